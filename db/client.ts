@@ -1,0 +1,75 @@
+/**
+ * Opening the database: one file, WAL, the pragmas every connection needs, and the migrations
+ * applied in order. Everything that touches SQLite gets its handle from `openDatabase`.
+ */
+import { Database } from 'bun:sqlite'
+import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
+import type { MigrationMeta } from 'drizzle-orm/migrator'
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import * as schema from './schema'
+import { migrationFiles, migrationJournal } from './migrations'
+
+export type Db = BunSQLiteDatabase<typeof schema>
+
+export interface DatabaseHandle {
+  /** the raw connection, for the few hot paths that use prepared statements directly */
+  sqlite: Database
+  db: Db
+  close(): void
+}
+
+export interface OpenOptions {
+  /** FULL also survives power loss; NORMAL survives a crash of the process. */
+  synchronous?: 'NORMAL' | 'FULL'
+  busyTimeoutMs?: number
+  migrate?: boolean
+}
+
+export function openDatabase(path: string, options: OpenOptions = {}): DatabaseHandle {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const sqlite = new Database(path, { create: true, strict: true })
+  sqlite.run('PRAGMA journal_mode = WAL')
+  sqlite.run(`PRAGMA synchronous = ${options.synchronous ?? 'NORMAL'}`)
+  sqlite.run('PRAGMA foreign_keys = ON')
+  sqlite.run(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+  sqlite.run('PRAGMA temp_store = MEMORY')
+  const db = drizzle(sqlite, { schema })
+  if (options.migrate !== false) migrate(db)
+  return { sqlite, db, close: () => sqlite.close() }
+}
+
+/** The migrations as drizzle's migrator expects them, built from the embedded texts. */
+export function embeddedMigrations(): MigrationMeta[] {
+  return migrationJournal.entries.map((entry) => {
+    const text = migrationFiles[entry.tag]
+    if (text === undefined) throw new Error(`migration ${entry.tag} is in the journal but not in db/migrations/index.ts`)
+    return {
+      sql: text.split('--> statement-breakpoint'),
+      bps: entry.breakpoints,
+      folderMillis: entry.when,
+      hash: new Bun.CryptoHasher('sha256').update(text).digest('hex'),
+    }
+  })
+}
+
+/** Applies every migration newer than the newest applied one (drizzle compares timestamps). */
+export function migrate(db: Db): void {
+  // The same call drizzle's bun-sqlite migrator makes, minus reading a folder from disk.
+  ;(db as unknown as { dialect: { migrate(m: MigrationMeta[], s: unknown, c: object): void }; session: unknown }).dialect.migrate(
+    embeddedMigrations(),
+    (db as unknown as { session: unknown }).session,
+    {},
+  )
+}
+
+/** Whether every embedded migration has been applied (for /ready). */
+export function migrationsApplied(sqlite: Database): boolean {
+  try {
+    const row = sqlite.query('SELECT max(created_at) AS newest FROM __drizzle_migrations').get() as { newest: number | null }
+    const newest = Math.max(...migrationJournal.entries.map((e) => e.when))
+    return row.newest !== null && row.newest >= newest
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,213 @@
+/**
+ * The database, table by table. Datetimes are stored as integer Unix milliseconds and turned
+ * into ISO strings at the edge; fix timestamps are Unix seconds like the API's.
+ *
+ * `positions` is declared here for Drizzle's benefit, but its migration makes it a
+ * `WITHOUT ROWID` table keyed (device, ts): the primary key is the table, so a fix costs one
+ * B-tree entry and a re-sent fix is a no-op (`INSERT OR IGNORE`).
+ */
+import { sql } from 'drizzle-orm'
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+
+const createdAt = () => integer('created_at').notNull().default(sql`(cast(unixepoch('subsec') * 1000 as integer))`)
+
+export const accounts = sqliteTable('accounts', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  createdAt: createdAt(),
+})
+
+export const groups = sqliteTable(
+  'groups',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    name: text('name').notNull(),
+  },
+  (t) => [index('groups_account').on(t.accountId)],
+)
+
+export const users = sqliteTable(
+  'users',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    name: text('name').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('users_account').on(t.accountId)],
+)
+
+export const userGroups = sqliteTable(
+  'user_groups',
+  {
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    groupId: text('group_id').notNull().references(() => groups.id, { onDelete: 'cascade' }),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.groupId] }), index('user_groups_group').on(t.groupId)],
+)
+
+/** Only the SHA-256 of a key is kept; the plaintext is shown once when it is created. */
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    hash: text('hash').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('api_keys_hash').on(t.hash)],
+)
+
+export const models = sqliteTable('models', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  protocol: text('protocol'),
+})
+
+export const commands = sqliteTable(
+  'commands',
+  {
+    id: text('id').primaryKey(),
+    modelId: text('model_id').notNull().references(() => models.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** the widget object exactly as imported, as JSON text */
+    widget: text('widget').notNull(),
+    /** keeps the model's commands in the order they were given */
+    ordinal: integer('ordinal').notNull().default(0),
+  },
+  (t) => [index('commands_model').on(t.modelId, t.ordinal)],
+)
+
+export const devices = sqliteTable(
+  'devices',
+  {
+    /** integer surrogate key: what the big tables (positions, events) carry */
+    key: integer('key').primaryKey({ autoIncrement: true }),
+    id: text('id').notNull(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    modelId: text('model_id').notNull().references(() => models.id),
+    alias: text('alias').notNull(),
+    properties: text('properties').notNull().default('{}'),
+    serial: text('serial').notNull(),
+    imei: text('imei').notNull(),
+    iccid: text('iccid').notNull().default(''),
+    state: text('state').notNull().default('new'),
+    latitude: real('latitude'),
+    longitude: real('longitude'),
+    connected: integer('connected', { mode: 'boolean' }).notNull().default(false),
+    connectedAt: integer('connected_at'),
+    disconnectedAt: integer('disconnected_at'),
+    createdAt: createdAt(),
+    updatedAt: integer('updated_at').notNull().default(sql`(cast(unixepoch('subsec') * 1000 as integer))`),
+  },
+  (t) => [
+    uniqueIndex('devices_id').on(t.id),
+    index('devices_imei').on(t.imei),
+    index('devices_serial').on(t.serial),
+    index('devices_account').on(t.accountId),
+  ],
+)
+
+export const deviceGroups = sqliteTable(
+  'device_groups',
+  {
+    groupId: text('group_id').notNull().references(() => groups.id, { onDelete: 'cascade' }),
+    deviceKey: integer('device_key').notNull().references(() => devices.key, { onDelete: 'cascade' }),
+  },
+  (t) => [primaryKey({ columns: [t.groupId, t.deviceKey] }), index('device_groups_device').on(t.deviceKey)],
+)
+
+/**
+ * One row per fix. Compact fixed-point columns: lat/lon in 1e-7 degrees (1 cm), speed in
+ * 0.1 km/h. `flags` bit 0 = the device said the fix is invalid. `attributes` is JSON or NULL.
+ */
+export const positions = sqliteTable(
+  'positions',
+  {
+    device: integer('device').notNull(),
+    ts: integer('ts').notNull(),
+    lat: integer('lat').notNull(),
+    lon: integer('lon').notNull(),
+    speed: integer('speed'),
+    course: integer('course'),
+    altitude: integer('altitude'),
+    satellites: integer('satellites'),
+    flags: integer('flags').notNull().default(0),
+    attributes: text('attributes'),
+  },
+  (t) => [primaryKey({ columns: [t.device, t.ts] })],
+)
+
+export const events = sqliteTable(
+  'events',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    device: integer('device').notNull(),
+    ts: integer('ts').notNull(),
+    alarmCode: text('alarm_code').notNull(),
+    context: text('context').notNull().default('{}'),
+    speed: integer('speed'),
+    satellite: integer('satellite'),
+    latitude: real('latitude'),
+    longitude: real('longitude'),
+    mcc: integer('mcc'),
+    mnc: integer('mnc'),
+    dbm: integer('dbm'),
+  },
+  // a re-sent alarm (same device, second and code) is the same event
+  (t) => [uniqueIndex('events_device_ts_code').on(t.device, t.ts, t.alarmCode)],
+)
+
+/** The fixed permission table a share link's `acl` draws from (seeded by a migration). */
+export const permissions = sqliteTable('permissions', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  description: text('description').notNull(),
+})
+
+export const shareLinks = sqliteTable(
+  'share_links',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    createdBy: text('created_by').references(() => users.id, { onDelete: 'set null' }),
+    /** the bearer token itself: the spec's list operation returns it */
+    token: text('token').notNull(),
+    shortCode: text('short_code').notNull(),
+    /** JSON array of permission ids */
+    acl: text('acl').notNull(),
+    revoked: integer('revoked', { mode: 'boolean' }).notNull().default(false),
+    expiresAt: integer('expires_at').notNull(),
+    uniqueViews: integer('unique_views').notNull().default(0),
+    lastAccessedAt: integer('last_accessed_at'),
+    createdAt: createdAt(),
+    updatedAt: integer('updated_at').notNull().default(sql`(cast(unixepoch('subsec') * 1000 as integer))`),
+  },
+  (t) => [
+    uniqueIndex('share_links_token').on(t.token),
+    uniqueIndex('share_links_short_code').on(t.shortCode),
+    index('share_links_account').on(t.accountId),
+  ],
+)
+
+export const shareLinkDevices = sqliteTable(
+  'share_link_devices',
+  {
+    linkId: text('link_id').notNull().references(() => shareLinks.id, { onDelete: 'cascade' }),
+    deviceKey: integer('device_key').notNull().references(() => devices.key, { onDelete: 'cascade' }),
+    ordinal: integer('ordinal').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.linkId, t.deviceKey] })],
+)
+
+/** One row per distinct viewer of a link: what `unique_views` counts. */
+export const shareViewers = sqliteTable(
+  'share_viewers',
+  {
+    linkId: text('link_id').notNull().references(() => shareLinks.id, { onDelete: 'cascade' }),
+    viewer: text('viewer').notNull(),
+    firstSeenAt: integer('first_seen_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.linkId, t.viewer] })],
+)

@@ -1,0 +1,56 @@
+/**
+ * createApp(deps) → the Elysia app: the one place where modules meet. Services are built here
+ * from their dependencies and handed to the routes; the server (main.ts) and the tests both
+ * start from this function.
+ */
+import { Elysia } from 'elysia'
+import { type Clock, systemClock } from './clock'
+import { commandsRoutes } from './commands'
+import { createCommandService } from './commands/service'
+import { type Config, loadConfig } from './config'
+import { createDeviceAccess } from './devices/access'
+import { devicesRoutes } from './devices'
+import { createDeviceService } from './devices/service'
+import { API_DESCRIPTION } from './http/description'
+import { apiDocs } from './http/docs'
+import { authPlugin } from './http/auth'
+import { createAuthThrottle, defaultThrottle, type AuthThrottleOptions } from './http/limits'
+import { problemDetails } from './http/problem'
+import { LivePositions } from './ingest/live'
+import { createKeyLookup } from './keys/service'
+import { type Logger, silentLogger } from './log'
+import type { DatabaseHandle } from '../db/client'
+import pkg from '../package.json'
+
+export interface AppDeps {
+  database: DatabaseHandle
+  config?: Config
+  clock?: Clock
+  log?: Logger
+  live?: LivePositions
+  throttle?: AuthThrottleOptions
+}
+
+export function createApp(deps: AppDeps) {
+  const { sqlite } = deps.database
+  const config = deps.config ?? loadConfig({})
+  const clock = deps.clock ?? systemClock
+  const log = deps.log ?? silentLogger
+  const live = deps.live ?? new LivePositions()
+
+  const access = createDeviceAccess(sqlite)
+  const auth = authPlugin({
+    findUserByKey: createKeyLookup(sqlite),
+    throttle: createAuthThrottle(clock, deps.throttle ?? defaultThrottle),
+  })
+  const devices = createDeviceService({ sqlite, access, live })
+  const commands = createCommandService(sqlite, access)
+
+  return new Elysia({ normalize: false })
+    .use(problemDetails(log))
+    .use(apiDocs(API_DESCRIPTION, pkg.version))
+    .use(commandsRoutes(auth, commands))
+    .use(devicesRoutes(auth, devices))
+}
+
+export type App = ReturnType<typeof createApp>

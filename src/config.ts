@@ -1,0 +1,86 @@
+/**
+ * The environment, read once into a typed, validated config. A bad value stops the process at
+ * start with a message naming the variable, rather than surfacing later as a strange failure.
+ */
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
+
+export interface Config {
+  port: number
+  host: string
+  databasePath: string
+  appUrl: string
+  shortUrlBase: string
+  /** 0 turns a listener off */
+  osmandPort: number
+  gt06Port: number
+  teltonikaPort: number
+  logLevel: LogLevel
+  /** seconds of silence after which a device counts as disconnected */
+  offlineAfter: number
+  /** optional Nominatim-compatible reverse geocoder for street addresses */
+  geocoderUrl: string | null
+  geocoderTimeoutMs: number
+  tileUrl: string
+  /** days of positions and events to keep; null keeps everything */
+  retentionDays: number | null
+  metricsToken: string | null
+  synchronous: 'NORMAL' | 'FULL'
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`)
+  }
+  return value
+}
+
+function url(env: Env, name: string, fallback: string | null): string | null {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  try {
+    new URL(raw.replace('{s}', 'a').replace('{z}', '0').replace('{x}', '0').replace('{y}', '0'))
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`)
+  }
+  return raw.replace(/\/+$/, '')
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535)
+  const appUrl = url(env, 'APP_URL', `http://localhost:${port}`)!
+  const logLevel = (env.LOG_LEVEL || 'info') as LogLevel
+  if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of debug, info, warn, error, silent, got "${env.LOG_LEVEL}"`)
+  }
+  const synchronous = (env.SQLITE_SYNCHRONOUS || 'NORMAL').toUpperCase()
+  if (synchronous !== 'NORMAL' && synchronous !== 'FULL') {
+    throw new ConfigError(`SQLITE_SYNCHRONOUS must be NORMAL or FULL, got "${env.SQLITE_SYNCHRONOUS}"`)
+  }
+  const retention = integer(env, 'RETENTION_DAYS', 0, 0, 100_000)
+  return {
+    port,
+    host: env.HOST || '0.0.0.0',
+    databasePath: env.DATABASE_PATH || './data/tracker.db',
+    appUrl,
+    shortUrlBase: url(env, 'SHORT_URL_BASE', `${appUrl}/s`)!,
+    osmandPort: integer(env, 'OSMAND_PORT', 5055, 0, 65535),
+    gt06Port: integer(env, 'GT06_PORT', 5023, 0, 65535),
+    teltonikaPort: integer(env, 'TELTONIKA_PORT', 5027, 0, 65535),
+    logLevel,
+    offlineAfter: integer(env, 'OFFLINE_AFTER', 600, 1, 86_400 * 30),
+    geocoderUrl: url(env, 'GEOCODER_URL', null),
+    geocoderTimeoutMs: integer(env, 'GEOCODER_TIMEOUT_MS', 1500, 1, 60_000),
+    tileUrl: env.TILE_URL || 'https://tile.openstreetmap.org/{z}/{x}/{y}.png',
+    retentionDays: retention === 0 ? null : retention,
+    metricsToken: env.METRICS_TOKEN || null,
+    synchronous,
+  }
+}

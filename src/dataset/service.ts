@@ -1,0 +1,240 @@
+/**
+ * Importing a dataset (contracts/fixture.md): validate the whole document, check every
+ * reference against the file and the database, then write it in one transaction. A bad
+ * document changes nothing and names the path of the first bad field.
+ */
+import type { Database, SQLQueryBindings } from 'bun:sqlite'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { hashKey } from '../keys/service'
+import { type Dataset, DatasetSchema } from './model'
+import { registerFormats } from './formats'
+
+registerFormats()
+const checker = TypeCompiler.Compile(DatasetSchema)
+
+export class DatasetError extends Error {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`${path || '/'}: ${reason}`)
+  }
+}
+
+export interface ImportOptions {
+  upsert?: boolean
+  now?: number
+  /** called now and then while positions are written: (done, total) */
+  onProgress?: (done: number, total: number) => void
+}
+
+export interface ImportSummary {
+  accounts: number
+  groups: number
+  users: number
+  apiKeys: number
+  models: number
+  commands: number
+  devices: number
+  positions: number
+  events: number
+}
+
+export function parseDataset(document: unknown): Dataset {
+  if (!checker.Check(document)) {
+    const first = checker.Errors(document).First()!
+    throw new DatasetError(first.path, first.message)
+  }
+  return document
+}
+
+/** Validates `document` and writes it; throws DatasetError (nothing written) when anything is off. */
+export function importDataset(sqlite: Database, document: unknown, options: ImportOptions = {}): ImportSummary {
+  const data = parseDataset(document)
+  const now = options.now ?? Date.now()
+  const upsert = options.upsert ?? false
+  checkReferences(sqlite, data, upsert)
+
+  const write = sqlite.transaction(() => writeDataset(sqlite, data, { upsert, now, onProgress: options.onProgress }))
+  return write()
+}
+
+const isoMs = (value: string | null | undefined): number | null => (value == null ? null : Date.parse(value))
+
+function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void {
+  const exists = (table: string) => {
+    const stmt = sqlite.query<{ one: number }, [string]>(`SELECT 1 AS one FROM ${table} WHERE id = ?`)
+    return (id: string) => stmt.get(id) !== null
+  }
+  const accountInDb = exists('accounts')
+  const modelInDb = exists('models')
+  const deviceInDb = exists('devices')
+  const groupInDb = sqlite.query<{ account_id: string }, [string]>('SELECT account_id FROM groups WHERE id = ?')
+
+  // Ids: unique within the file, and new to the database unless upserting.
+  const tables: [keyof Dataset, string][] = [['accounts', 'accounts'], ['groups', 'groups'], ['users', 'users'], ['models', 'models'], ['devices', 'devices']]
+  const fileIds = new Map<string, Set<string>>()
+  for (const [key, table] of tables) {
+    const seen = new Set<string>()
+    const inDb = exists(table)
+    ;(data[key] as { id: string }[] | undefined)?.forEach((item, i) => {
+      const id = item.id.toLowerCase()
+      if (seen.has(id)) throw new DatasetError(`/${key}/${i}/id`, `duplicate id ${item.id} in the file`)
+      if (!upsert && inDb(item.id)) throw new DatasetError(`/${key}/${i}/id`, `${item.id} already exists (use --upsert to update)`)
+      seen.add(id)
+    })
+    fileIds.set(key, seen)
+  }
+  const commandIds = new Set<string>()
+  const commandInDb = exists('commands')
+  data.models?.forEach((model, m) =>
+    model.commands?.forEach((command, c) => {
+      const path = `/models/${m}/commands/${c}/id`
+      if (commandIds.has(command.id)) throw new DatasetError(path, `duplicate id ${command.id} in the file`)
+      if (!upsert && commandInDb(command.id)) throw new DatasetError(path, `${command.id} already exists (use --upsert to update)`)
+      commandIds.add(command.id)
+    }),
+  )
+
+  const hasAccount = (id: string) => fileIds.get('accounts')!.has(id) || accountInDb(id)
+  const groupAccount = new Map<string, string>()
+  data.groups?.forEach((group, i) => {
+    if (!hasAccount(group.account)) throw new DatasetError(`/groups/${i}/account`, `no account ${group.account}`)
+    groupAccount.set(group.id, group.account)
+  })
+  const accountOfGroup = (id: string) => groupAccount.get(id) ?? groupInDb.get(id)?.account_id
+  const checkGroups = (groups: string[] | undefined, account: string, path: string) =>
+    groups?.forEach((group, g) => {
+      const owner = accountOfGroup(group)
+      if (owner === undefined) throw new DatasetError(`${path}/${g}`, `no group ${group}`)
+      if (owner !== account) throw new DatasetError(`${path}/${g}`, `group ${group} belongs to another account`)
+      groupAccount.set(group, owner)
+    })
+
+  const keys = new Set<string>()
+  const keyInDb = sqlite.query<{ one: number }, [string]>('SELECT 1 AS one FROM api_keys WHERE hash = ?')
+  data.users?.forEach((user, i) => {
+    if (!hasAccount(user.account)) throw new DatasetError(`/users/${i}/account`, `no account ${user.account}`)
+    checkGroups(user.groups, user.account, `/users/${i}/groups`)
+    user.api_keys?.forEach((key, k) => {
+      if (keys.has(key) || (!upsert && keyInDb.get(hashKey(key)))) throw new DatasetError(`/users/${i}/api_keys/${k}`, 'duplicate API key')
+      keys.add(key)
+    })
+  })
+  data.devices?.forEach((device, i) => {
+    if (!hasAccount(device.account)) throw new DatasetError(`/devices/${i}/account`, `no account ${device.account}`)
+    if (!fileIds.get('models')!.has(device.model) && !modelInDb(device.model)) throw new DatasetError(`/devices/${i}/model`, `no model ${device.model}`)
+    checkGroups(device.groups, device.account, `/devices/${i}/groups`)
+  })
+  const hasDevice = (id: string) => fileIds.get('devices')!.has(id) || deviceInDb(id)
+  data.positions?.forEach((position, i) => {
+    if (!hasDevice(position.device)) throw new DatasetError(`/positions/${i}/device`, `no device ${position.device}`)
+  })
+  data.events?.forEach((event, i) => {
+    if (!hasDevice(event.device)) throw new DatasetError(`/events/${i}/device`, `no device ${event.device}`)
+  })
+}
+
+function writeDataset(
+  sqlite: Database,
+  data: Dataset,
+  { upsert, now, onProgress }: { upsert: boolean; now: number; onProgress?: (done: number, total: number) => void },
+): ImportSummary {
+  // Without --upsert every id was checked to be new, so a conflict cannot happen there.
+  const onConflict = (columns: string[]) =>
+    upsert ? `ON CONFLICT(id) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(', ')}` : ''
+
+  const insertAccount = sqlite.query(`INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?) ${onConflict(['name'])}`)
+  const insertGroup = sqlite.query(`INSERT INTO groups (id, account_id, name) VALUES (?, ?, ?) ${onConflict(['account_id', 'name'])}`)
+  const insertUser = sqlite.query(`INSERT INTO users (id, account_id, name, created_at) VALUES (?, ?, ?, ?) ${onConflict(['account_id', 'name'])}`)
+  const clearUserGroups = sqlite.query('DELETE FROM user_groups WHERE user_id = ?')
+  const insertUserGroup = sqlite.query('INSERT OR IGNORE INTO user_groups (user_id, group_id) VALUES (?, ?)')
+  const insertKey = sqlite.query('INSERT OR IGNORE INTO api_keys (user_id, hash, created_at) VALUES (?, ?, ?)')
+  const insertModel = sqlite.query(`INSERT INTO models (id, name, protocol) VALUES (?, ?, ?) ${onConflict(['name', 'protocol'])}`)
+  const insertCommand = sqlite.query(
+    `INSERT INTO commands (id, model_id, name, widget, ordinal) VALUES (?, ?, ?, ?, ?) ${onConflict(['model_id', 'name', 'widget', 'ordinal'])}`,
+  )
+  const deviceColumns = ['account_id', 'model_id', 'alias', 'properties', 'serial', 'imei', 'iccid', 'state', 'latitude', 'longitude', 'connected', 'connected_at', 'disconnected_at', 'created_at', 'updated_at']
+  const insertDevice = sqlite.query<{ key: number }, SQLQueryBindings[]>(
+    `INSERT INTO devices (id, ${deviceColumns.join(', ')}) VALUES (${Array(deviceColumns.length + 1).fill('?').join(', ')}) ${onConflict(deviceColumns)} RETURNING key`,
+  )
+  const clearDeviceGroups = sqlite.query('DELETE FROM device_groups WHERE device_key = ?')
+  const insertDeviceGroup = sqlite.query('INSERT OR IGNORE INTO device_groups (group_id, device_key) VALUES (?, ?)')
+  const deviceKey = sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?')
+  const insertPosition = sqlite.query(
+    `INSERT OR ${upsert ? 'REPLACE' : 'IGNORE'} INTO positions (device, ts, lat, lon, speed, course, altitude, satellites, flags, attributes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, NULL)`,
+  )
+  const insertEvent = sqlite.query(
+    `INSERT OR ${upsert ? 'REPLACE' : 'IGNORE'} INTO events (device, ts, alarm_code, context, speed, satellite, latitude, longitude, mcc, mnc, dbm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  )
+  const locateFromNewest = sqlite.query(
+    `UPDATE devices SET latitude = p.lat / 1e7, longitude = p.lon / 1e7
+       FROM (SELECT lat, lon FROM positions WHERE device = ?1 AND (flags & 1) = 0 ORDER BY ts DESC LIMIT 1) AS p
+     WHERE key = ?1`,
+  )
+
+  const summary: ImportSummary = { accounts: 0, groups: 0, users: 0, apiKeys: 0, models: 0, commands: 0, devices: 0, positions: 0, events: 0 }
+  for (const a of data.accounts ?? []) summary.accounts += insertAccount.run(a.id, a.name, now).changes
+  for (const g of data.groups ?? []) summary.groups += insertGroup.run(g.id, g.account, g.name).changes
+  for (const u of data.users ?? []) {
+    summary.users += insertUser.run(u.id, u.account, u.name, now).changes
+    if (u.groups) {
+      clearUserGroups.run(u.id)
+      for (const g of u.groups) insertUserGroup.run(u.id, g)
+    }
+    for (const key of u.api_keys ?? []) summary.apiKeys += insertKey.run(u.id, hashKey(key), now).changes
+  }
+  for (const m of data.models ?? []) {
+    summary.models += insertModel.run(m.id, m.name, m.protocol ?? null).changes
+    m.commands?.forEach((c, ordinal) => {
+      summary.commands += insertCommand.run(c.id, m.id, c.name, JSON.stringify(c.widget), ordinal).changes
+    })
+  }
+
+  const keys = new Map<string, number>()
+  const locateAfterPositions: number[] = []
+  for (const d of data.devices ?? []) {
+    const location = d.location ?? null
+    const key = insertDevice.get(
+      d.id, d.account, d.model, d.alias, JSON.stringify(d.properties ?? {}), d.serial ?? '', d.imei ?? '', d.iccid ?? '',
+      d.state ?? 'new', location?.[0] ?? null, location?.[1] ?? null, d.connected ? 1 : 0,
+      isoMs(d.connected_at), isoMs(d.disconnected_at), isoMs(d.created_at) ?? now, isoMs(d.updated_at) ?? now,
+    )!.key
+    keys.set(d.id, key)
+    summary.devices++
+    if (d.groups) {
+      clearDeviceGroups.run(key)
+      for (const g of d.groups) insertDeviceGroup.run(g, key)
+    }
+    if (d.location === undefined) locateAfterPositions.push(key)
+  }
+  const keyOf = (id: string) => {
+    let key = keys.get(id)
+    if (key === undefined) {
+      key = deviceKey.get(id)!.key
+      keys.set(id, key)
+    }
+    return key
+  }
+
+  const positions = data.positions ?? []
+  const step = Math.max(1, Math.floor(positions.length / 50))
+  positions.forEach((p, i) => {
+    summary.positions += insertPosition.run(
+      keyOf(p.device), p.timestamp, Math.round(p.latitude * 1e7), Math.round(p.longitude * 1e7),
+      p.speed == null ? null : Math.round(p.speed * 10), p.course == null ? null : Math.round(p.course),
+      p.altitude == null ? null : Math.round(p.altitude), p.satellites ?? null,
+    ).changes
+    if (onProgress && i % step === 0) onProgress(i, positions.length)
+  })
+  onProgress?.(positions.length, positions.length)
+
+  for (const e of data.events ?? []) {
+    summary.events += insertEvent.run(
+      keyOf(e.device), e.timestamp, e.alarm_code, JSON.stringify(e.context ?? {}), e.speed ?? null, e.satellite ?? null,
+      e.coordinates?.[0] ?? null, e.coordinates?.[1] ?? null, e.mcc ?? null, e.mnc ?? null, e.dbm ?? null,
+    ).changes
+  }
+  if (positions.length > 0) for (const key of locateAfterPositions) locateFromNewest.run(key)
+  return summary
+}

@@ -1,0 +1,98 @@
+/**
+ * The one access function: every query that reads a device goes through here, so the rule
+ * "a user reaches the devices that share a group with them; a share link reaches its own
+ * devices" is written once. Other modules ask for a device here and get its key back; they
+ * never query `devices` themselves.
+ */
+import type { Database, Statement } from 'bun:sqlite'
+import type { Principal } from '../principal'
+
+export interface DeviceRow {
+  key: number
+  id: string
+  account_id: string
+  model_id: string
+  alias: string
+  properties: string
+  serial: string
+  imei: string
+  iccid: string
+  state: string
+  latitude: number | null
+  longitude: number | null
+  connected: number
+  connected_at: number | null
+  disconnected_at: number | null
+  created_at: number
+  updated_at: number
+}
+
+export interface ListFilter {
+  /** only devices in at least one of these groups */
+  groups: string[] | null
+  limit: number
+  offset: number
+}
+
+const COLUMNS = `d.key, d.id, d.account_id, d.model_id, d.alias, d.properties, d.serial, d.imei, d.iccid, d.state,
+  d.latitude, d.longitude, d.connected, d.connected_at, d.disconnected_at, d.created_at, d.updated_at`
+
+/** `$scope` is the user id for a user, the JSON array of device keys for a share link. */
+const SCOPE = {
+  user: `EXISTS (SELECT 1 FROM device_groups dg JOIN user_groups ug ON ug.group_id = dg.group_id
+                 WHERE dg.device_key = d.key AND ug.user_id = $scope)`,
+  share: `d.key IN (SELECT value FROM json_each($scope))`,
+} as const
+
+type Kind = keyof typeof SCOPE
+
+function scopeValue(principal: Principal): string {
+  return principal.kind === 'user' ? principal.userId : JSON.stringify(principal.deviceKeys)
+}
+
+export function createDeviceAccess(sqlite: Database) {
+  const prepare = <Row, Params extends Record<string, string | number | null>>(build: (scope: string) => string) => {
+    const byKind = {} as Record<Kind, Statement<Row, [Params]>>
+    for (const kind of Object.keys(SCOPE) as Kind[]) byKind[kind] = sqlite.query<Row, [Params]>(build(SCOPE[kind]))
+    return (principal: Principal) => byKind[principal.kind]
+  }
+
+  const one = prepare<DeviceRow, { id: string; scope: string }>(
+    (scope) => `SELECT ${COLUMNS} FROM devices d WHERE d.id = $id AND ${scope}`,
+  )
+  const list = prepare<DeviceRow, { scope: string; groups: string | null; limit: number; offset: number }>(
+    (scope) => `SELECT ${COLUMNS} FROM devices d
+      WHERE d.state <> 'unlink' AND ${scope}
+        AND ($groups IS NULL OR EXISTS (SELECT 1 FROM device_groups g
+              WHERE g.device_key = d.key AND g.group_id IN (SELECT value FROM json_each($groups))))
+      ORDER BY d.alias, d.id LIMIT $limit OFFSET $offset`,
+  )
+  const many = prepare<{ id: string; key: number }, { ids: string; scope: string }>(
+    (scope) => `SELECT d.id, d.key FROM devices d WHERE d.id IN (SELECT value FROM json_each($ids)) AND ${scope}`,
+  )
+
+  return {
+    /** the device, or null when it does not exist or this principal cannot reach it */
+    find(principal: Principal, id: string): DeviceRow | null {
+      return one(principal).get({ id, scope: scopeValue(principal) })
+    },
+
+    /** the reachable devices, `unlink` excluded, ordered by alias then id */
+    list(principal: Principal, filter: ListFilter): DeviceRow[] {
+      return list(principal).all({
+        scope: scopeValue(principal),
+        groups: filter.groups ? JSON.stringify(filter.groups) : null,
+        limit: filter.limit,
+        offset: filter.offset,
+      })
+    },
+
+    /** id → key for those of `ids` this principal can reach */
+    reachableKeys(principal: Principal, ids: readonly string[]): Map<string, number> {
+      const rows = many(principal).all({ ids: JSON.stringify(ids), scope: scopeValue(principal) })
+      return new Map(rows.map((r) => [r.id, r.key]))
+    },
+  }
+}
+
+export type DeviceAccess = ReturnType<typeof createDeviceAccess>

@@ -1,0 +1,29 @@
+import { Elysia, t } from 'elysia'
+import { authPlugin } from '../http/auth'
+import { IdParams, problems } from '../http/model'
+import type { DeviceService } from './service'
+import { Device, ListQuery } from './model'
+
+export function devicesRoutes(auth: ReturnType<typeof authPlugin>, devices: DeviceService) {
+  return new Elysia({ name: 'devices', prefix: '/devices' })
+    .use(auth)
+    .get('/', ({ principal, query }) => devices.list(principal, { groups: query.groups ?? null, limit: query.limit, offset: query.offset }), {
+      auth: 'any',
+      query: ListQuery,
+      response: { 200: t.Array(Device), ...problems(400, 401, 404, 429, 504) },
+      detail: {
+        tags: ['Devices'],
+        summary: 'List the devices you can reach',
+        description:
+          'Devices sharing at least one group with the user (a share token: the link\'s devices). Devices in state `unlink` are never listed. ' +
+          'Ordered by alias, then id. An empty result is 404, as the spec says.',
+      },
+    })
+    .get('/:id', ({ principal, params }) => devices.get(principal, params.id), {
+      auth: 'any',
+      params: IdParams,
+      response: { 200: Device, ...problems(400, 401, 404, 429, 504) },
+      detail: { tags: ['Devices'], summary: 'One device', description: '404 when it does not exist or you cannot reach it (never 403).' },
+    })
+}
+

@@ -1,0 +1,42 @@
+import { t } from 'elysia'
+import { DateTime, Uuid } from '../http/model'
+
+export const DEVICE_STATES = ['off', 'moving', 'stopped', 'suspended', 'unlink', 'stolen', 'new'] as const
+export type DeviceState = (typeof DEVICE_STATES)[number]
+
+export const Device = t.Object(
+  {
+    id: Uuid,
+    model: Uuid,
+    alias: t.String(),
+    properties: t.Record(t.String(), t.Unknown(), { description: 'Custom properties (picture, plate, VIN, …), as imported' }),
+    serial: t.String(),
+    imei: t.String(),
+    iccid: t.String(),
+    state: t.UnionEnum(DEVICE_STATES),
+    location: t.Union([t.Tuple([t.Number(), t.Number()]), t.Null()], {
+      description: '[latitude, longitude]; null when the device has never reported. A moving device reads its newest live fix.',
+    }),
+    connected: t.Boolean(),
+    connected_at: t.Union([DateTime, t.Null()]),
+    disconnected_at: t.Union([DateTime, t.Null()]),
+    created_at: DateTime,
+    updated_at: DateTime,
+  },
+  { additionalProperties: false },
+)
+
+export type DeviceBody = typeof Device.static
+
+export const ListQuery = t.Object(
+  {
+    groups: t.Optional(
+      t.Array(Uuid, {
+        description: 'Only devices in at least one of these groups: repeat the parameter (?groups=a&groups=b) or separate with commas',
+      }),
+    ),
+    limit: t.Integer({ minimum: 1, maximum: 1000, default: 99, description: 'Maximum number of devices (1–1000)' }),
+    offset: t.Integer({ minimum: 0, default: 0, description: 'Number of devices to skip' }),
+  },
+  { additionalProperties: true },
+)

@@ -1,0 +1,74 @@
+/**
+ * Reading devices: access through the one access function, then the exact Device shape of the
+ * spec. A `moving` device's location is its newest live fix (fed by ingestion), or its newest
+ * stored fix when no live one is held.
+ */
+import type { Database } from 'bun:sqlite'
+import { NotFound } from '../errors'
+import { isoOrNull } from '../http/model'
+import type { LivePositions } from '../ingest/live'
+import type { Principal } from '../principal'
+import type { DeviceAccess, DeviceRow, ListFilter } from './access'
+import type { DeviceBody, DeviceState } from './model'
+
+export interface DeviceServiceDeps {
+  sqlite: Database
+  access: DeviceAccess
+  live: LivePositions
+}
+
+export function createDeviceService({ sqlite, access, live }: DeviceServiceDeps) {
+  const newestStored = sqlite.query<{ lat: number; lon: number }, [number]>(
+    'SELECT lat, lon FROM positions WHERE device = ? AND (flags & 1) = 0 ORDER BY ts DESC LIMIT 1',
+  )
+
+  function location(row: DeviceRow): [number, number] | null {
+    if (row.state === 'moving') {
+      const fix = live.get(row.key)
+      if (fix) return [fix.latitude, fix.longitude]
+      const stored = newestStored.get(row.key)
+      if (stored) return [stored.lat / 1e7, stored.lon / 1e7]
+    }
+    return row.latitude === null || row.longitude === null ? null : [row.latitude, row.longitude]
+  }
+
+  function toBody(row: DeviceRow): DeviceBody {
+    return {
+      id: row.id,
+      model: row.model_id,
+      alias: row.alias,
+      properties: JSON.parse(row.properties),
+      serial: row.serial,
+      imei: row.imei,
+      iccid: row.iccid,
+      state: row.state as DeviceState,
+      location: location(row),
+      connected: row.connected === 1,
+      connected_at: isoOrNull(row.connected_at),
+      disconnected_at: isoOrNull(row.disconnected_at),
+      created_at: isoOrNull(row.created_at)!,
+      updated_at: isoOrNull(row.updated_at)!,
+    }
+  }
+
+  return {
+    list(principal: Principal, filter: ListFilter): DeviceBody[] {
+      const rows = access.list(principal, filter)
+      if (rows.length === 0) throw new NotFound('No devices found')
+      return rows.map(toBody)
+    },
+
+    get(principal: Principal, id: string): DeviceBody {
+      return toBody(requireDevice(access, principal, id))
+    },
+  }
+}
+
+/** The device row, or 404 whether it does not exist or is out of reach: existence is not revealed. */
+export function requireDevice(access: DeviceAccess, principal: Principal, id: string): DeviceRow {
+  const row = access.find(principal, id)
+  if (!row) throw new NotFound(`No device ${id}`)
+  return row
+}
+
+export type DeviceService = ReturnType<typeof createDeviceService>

@@ -1,0 +1,106 @@
+/**
+ * RFC 9457 problem details: the one place where every failure becomes a response.
+ * Domain errors keep their status; validation and parse failures are 400 (never Elysia's 422);
+ * a database busy past its timeout is 504; anything else is a 500 that says nothing of why.
+ */
+import { Elysia, type ValidationError } from 'elysia'
+import { DomainError, type FieldError } from '../errors'
+import type { Logger } from '../log'
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
+
+export interface Problem {
+  type: string
+  title: string
+  status: number
+  detail: string
+  errors?: FieldError[]
+}
+
+export function problemResponse(problem: Omit<Problem, 'type'> & { type?: string }, headers: Record<string, string> = {}): Response {
+  const body: Problem = { type: problem.type ?? 'about:blank', ...problem }
+  return new Response(JSON.stringify(body), {
+    status: problem.status,
+    headers: { 'content-type': PROBLEM_CONTENT_TYPE, ...headers },
+  })
+}
+
+export function domainProblem(error: DomainError): Response {
+  return problemResponse(
+    { title: error.title, status: error.status, detail: error.detail, ...(error.errors ? { errors: error.errors } : {}) },
+    error.headers,
+  )
+}
+
+interface SchemaLike {
+  type?: string
+  anyOf?: SchemaLike[]
+  minimum?: number
+  maximum?: number
+  format?: string
+  minItems?: number
+  maxItems?: number
+}
+
+/** "must be an integer from 60 to 31536000", read off the schema, for unions Elysia adds to coerce query strings. */
+function describeSchema(schema: SchemaLike | undefined): string | null {
+  if (!schema) return null
+  const numeric = schema.anyOf?.find((s) => s.type === 'integer' || s.type === 'number') ?? (schema.type === 'integer' || schema.type === 'number' ? schema : null)
+  if (!numeric) return null
+  const kind = numeric.type === 'integer' ? 'an integer' : 'a number'
+  const { minimum: min, maximum: max } = numeric
+  if (min !== undefined && max !== undefined) return `must be ${kind} from ${min} to ${max}`
+  if (min !== undefined) return `must be ${kind} ≥ ${min}`
+  if (max !== undefined) return `must be ${kind} ≤ ${max}`
+  return `must be ${kind}`
+}
+
+export function validationErrors(error: Readonly<ValidationError>): FieldError[] {
+  const seen = new Map<string, string>()
+  for (const issue of error.all as Array<{ path?: string; message?: string; summary?: string; schema?: SchemaLike }>) {
+    const path = issue.path || '/'
+    if (seen.has(path)) continue
+    const message =
+      issue.message === 'Expected union value' ? describeSchema(issue.schema) ?? issue.summary ?? 'is invalid' : issue.summary ?? issue.message ?? 'is invalid'
+    seen.set(path, message)
+  }
+  if (seen.size === 0) seen.set('/', 'is invalid')
+  return [...seen].map(([path, message]) => ({ path, message }))
+}
+
+function isDatabaseBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || (typeof code === 'string' && code.startsWith('SQLITE_BUSY'))
+}
+
+/** Applied once, on the root app, so that it covers every route and every plugin. */
+export function problemDetails(log: Logger) {
+  return new Elysia({ name: 'problem-details' }).onError({ as: 'global' }, ({ code, error, request, path }) => {
+    if (error instanceof DomainError) return domainProblem(error)
+    switch (code) {
+      case 'VALIDATION': {
+        const errors = validationErrors(error)
+        const where = (error as ValidationError).type
+        return problemResponse({
+          title: 'Bad Request',
+          status: 400,
+          detail: `Invalid ${where === 'params' ? 'path parameter' : where === 'query' ? 'query parameter' : where}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
+          errors,
+        })
+      }
+      case 'PARSE':
+        return problemResponse({ title: 'Bad Request', status: 400, detail: 'The request body could not be parsed; send JSON with Content-Type: application/json' })
+      case 'NOT_FOUND':
+        return problemResponse({ title: 'Not Found', status: 404, detail: `No resource at ${request.method} ${path}` })
+      case 'INVALID_COOKIE_SIGNATURE':
+      case 'INVALID_FILE_TYPE':
+        return problemResponse({ title: 'Bad Request', status: 400, detail: 'The request is malformed' })
+    }
+    if (isDatabaseBusy(error)) {
+      log.warn('database busy past its timeout', { path })
+      return problemResponse({ title: 'Gateway Timeout', status: 504, detail: 'The database was busy for too long; try again' })
+    }
+    log.error('unhandled error', { path, method: request.method, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error), stack: error instanceof Error ? error.stack : undefined })
+    return problemResponse({ title: 'Internal Server Error', status: 500, detail: 'Something went wrong on our side; it has been logged' })
+  })
+}

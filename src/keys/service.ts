@@ -1,0 +1,39 @@
+/**
+ * API keys: random, shown once, stored only as a SHA-256 hash. A presented key is hashed and
+ * looked up by hash; the stored hash is then compared in constant time, so no timing of ours
+ * depends on how much of a guess was right.
+ */
+import type { Database } from 'bun:sqlite'
+import { timingSafeEqual } from 'node:crypto'
+import { NotFound } from '../errors'
+import type { UserPrincipal } from '../principal'
+
+export function hashKey(key: string): string {
+  return new Bun.CryptoHasher('sha256').update(key).digest('hex')
+}
+
+/** 32 random bytes, base64url, with a prefix that makes a leaked key easy to recognise. */
+export function generateKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32))
+  return `trk_${Buffer.from(bytes).toString('base64url')}`
+}
+
+export function createApiKey(sqlite: Database, userId: string, now = Date.now()): string {
+  const user = sqlite.query('SELECT id FROM users WHERE id = ?').get(userId)
+  if (!user) throw new NotFound(`No user with id ${userId}`)
+  const key = generateKey()
+  sqlite.query('INSERT INTO api_keys (user_id, hash, created_at) VALUES (?, ?, ?)').run(userId, hashKey(key), now)
+  return key
+}
+
+export function createKeyLookup(sqlite: Database) {
+  const byHash = sqlite.query<{ hash: string; user_id: string; account_id: string }, [string]>(
+    'SELECT k.hash, u.id AS user_id, u.account_id FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ?',
+  )
+  return function findUserByKey(key: string): UserPrincipal | null {
+    const presented = hashKey(key)
+    const row = byHash.get(presented)
+    if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(presented))) return null
+    return { kind: 'user', userId: row.user_id, accountId: row.account_id }
+  }
+}

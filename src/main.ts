@@ -1,0 +1,111 @@
+#!/usr/bin/env bun
+/**
+ * The command line: `serve` (the default), `import FILE [--upsert]`, `key create --user ID`,
+ * `migrate`. The compiled binary takes the same commands. Exit codes: 0 ok, 1 failure,
+ * 2 bad input (usage, an invalid dataset).
+ */
+import { openDatabase } from '../db/client'
+import { ConfigError, loadConfig } from './config'
+import { DatasetError, importDataset } from './dataset/service'
+import { DomainError } from './errors'
+import { createApiKey } from './keys/service'
+import { startServer } from './server'
+
+const USAGE = `Usage: tracker <command>
+
+  serve                      serve the API and the device listeners (default)
+  import FILE [--upsert]     load a dataset (JSON, see contracts/fixture.md)
+  key create --user ID       issue an API key for a user; it is printed once
+  migrate                    create or migrate the database, then exit
+
+Environment: PORT, HOST, DATABASE_PATH, APP_URL, SHORT_URL_BASE, OSMAND_PORT, GT06_PORT,
+TELTONIKA_PORT, LOG_LEVEL, … (see README.md)`
+
+class UsageError extends Error {}
+
+async function run(argv: string[]): Promise<number> {
+  const [command = 'serve', ...args] = argv
+  const config = loadConfig()
+  switch (command) {
+    case 'serve': {
+      const server = await startServer(config)
+      const shutdown = async () => {
+        await server.stop()
+        process.exit(0)
+      }
+      process.once('SIGTERM', shutdown)
+      process.once('SIGINT', shutdown)
+      return -1
+    }
+    case 'import': {
+      const file = args.find((a) => !a.startsWith('--'))
+      const unknown = args.filter((a) => a.startsWith('--') && a !== '--upsert')
+      if (!file || unknown.length) throw new UsageError(unknown.length ? `unknown option ${unknown[0]}` : 'import needs a FILE')
+      let document: unknown
+      try {
+        document = JSON.parse(await Bun.file(file).text())
+      } catch (error) {
+        throw new DatasetError('', `cannot read ${file} as JSON: ${(error as Error).message}`)
+      }
+      const database = openDatabase(config.databasePath, { synchronous: config.synchronous })
+      const tty = process.stderr.isTTY
+      const started = performance.now()
+      try {
+        const summary = importDataset(database.sqlite, document, {
+          upsert: args.includes('--upsert'),
+          onProgress: tty ? (done, total) => process.stderr.write(`\rpositions ${done}/${total}`) : undefined,
+        })
+        if (tty) process.stderr.write('\n')
+        const counts = Object.entries(summary).map(([k, v]) => `${v} ${k}`).join(', ')
+        console.log(`imported ${counts} in ${Math.round(performance.now() - started)} ms`)
+      } finally {
+        database.close()
+      }
+      return 0
+    }
+    case 'key': {
+      const userAt = args.indexOf('--user')
+      const userId = userAt >= 0 ? args[userAt + 1] : undefined
+      if (args[0] !== 'create' || !userId) throw new UsageError('key create --user ID')
+      const database = openDatabase(config.databasePath, { synchronous: config.synchronous })
+      try {
+        console.log(createApiKey(database.sqlite, userId))
+      } finally {
+        database.close()
+      }
+      return 0
+    }
+    case 'migrate': {
+      openDatabase(config.databasePath).close()
+      console.log(`database ${config.databasePath} is migrated`)
+      return 0
+    }
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(USAGE)
+      return 0
+    default:
+      throw new UsageError(`unknown command ${command}`)
+  }
+}
+
+try {
+  const code = await run(process.argv.slice(2))
+  if (code >= 0) process.exit(code)
+} catch (error) {
+  if (error instanceof UsageError) {
+    console.error(`${error.message}\n\n${USAGE}`)
+    process.exit(2)
+  }
+  if (error instanceof DatasetError || error instanceof ConfigError) {
+    console.error(`error: ${error.message}`)
+    process.exit(2)
+  }
+  if (error instanceof DomainError) {
+    console.error(`error: ${error.detail}`)
+    process.exit(error.status === 404 ? 1 : 2)
+  }
+  console.error(error)
+  process.exit(1)
+}
