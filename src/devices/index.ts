@@ -7,7 +7,7 @@ import { Device, ListQuery } from './model'
 export function devicesRoutes(auth: ReturnType<typeof authPlugin>, devices: DeviceService) {
   return new Elysia({ name: 'devices', prefix: '/devices' })
     .use(auth)
-    .get('/', ({ principal, query }) => devices.list(principal, { groups: query.groups ?? null, limit: query.limit, offset: query.offset }), {
+    .get('', ({ principal, query }) => devices.list(principal, { groups: query.groups ?? null, limit: query.limit, offset: query.offset }), {
       auth: 'any',
       query: ListQuery,
       response: { 200: t.Array(Device), ...problems(400, 401, 404, 429, 504) },

@@ -32,11 +32,12 @@ export const ListQuery = t.Object(
   {
     groups: t.Optional(
       t.Array(Uuid, {
+        title: 'groups',
         description: 'Only devices in at least one of these groups: repeat the parameter (?groups=a&groups=b) or separate with commas',
       }),
     ),
-    limit: t.Integer({ minimum: 1, maximum: 1000, default: 99, description: 'Maximum number of devices (1–1000)' }),
-    offset: t.Integer({ minimum: 0, default: 0, description: 'Number of devices to skip' }),
+    limit: t.Integer({ title: 'limit', minimum: 1, maximum: 1000, default: 99, description: 'Maximum number of devices (1–1000)' }),
+    offset: t.Integer({ title: 'offset', minimum: 0, default: 0, description: 'Number of devices to skip' }),
   },
   { additionalProperties: true },
 )

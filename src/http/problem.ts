@@ -40,6 +40,7 @@ interface SchemaLike {
   format?: string
   minItems?: number
   maxItems?: number
+  title?: string
 }
 
 /** "must be an integer from 60 to 31536000", read off the schema, for unions Elysia adds to coerce query strings. */
@@ -55,13 +56,31 @@ function describeSchema(schema: SchemaLike | undefined): string | null {
   return `must be ${kind}`
 }
 
+interface Issue {
+  path?: string
+  message?: string
+  summary?: string
+  schema?: SchemaLike
+}
+
+/**
+ * Elysia checks a coerced query value on its own and loses its path (and an array of a query
+ * parameter fails inside a decode step that knows only the array): query schemas carry their
+ * parameter name as `title`, which puts the path back.
+ */
+function issuesOf(error: Readonly<ValidationError>): Issue[] {
+  const raw = error as unknown as { all?: Issue[]; schema?: SchemaLike; error?: Issue }
+  if (Array.isArray(raw.all)) return raw.all.map((i) => ({ ...i, path: i.path || (i.schema?.title ? `/${i.schema.title}` : '') }))
+  if (raw.error) return [{ ...raw.error, path: `${raw.schema?.title ? `/${raw.schema.title}` : ''}${raw.error.path ?? ''}` }]
+  return []
+}
+
 export function validationErrors(error: Readonly<ValidationError>): FieldError[] {
   const seen = new Map<string, string>()
-  for (const issue of error.all as Array<{ path?: string; message?: string; summary?: string; schema?: SchemaLike }>) {
+  for (const issue of issuesOf(error)) {
     const path = issue.path || '/'
     if (seen.has(path)) continue
-    const message =
-      issue.message === 'Expected union value' ? describeSchema(issue.schema) ?? issue.summary ?? 'is invalid' : issue.summary ?? issue.message ?? 'is invalid'
+    const message = describeSchema(issue.schema) ?? issue.summary ?? issue.message ?? 'is invalid'
     seen.set(path, message)
   }
   if (seen.size === 0) seen.set('/', 'is invalid')
@@ -84,7 +103,7 @@ export function problemDetails(log: Logger) {
         return problemResponse({
           title: 'Bad Request',
           status: 400,
-          detail: `Invalid ${where === 'params' ? 'path parameter' : where === 'query' ? 'query parameter' : where}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
+          detail: `Invalid ${where === 'params' ? 'path parameter' : where === 'query' ? 'query parameter' : where === 'body' ? 'body' : 'request'}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
           errors,
         })
       }

@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openDatabase } from '../../db/client'
+import { createApp } from '../../src/app'
+import { baseDataset, ids } from '../support/world'
+
+const root = join(import.meta.dir, '../..')
+let dir: string
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tracker-cli-'))
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+function cli(args: string[], env: Record<string, string> = {}) {
+  const result = Bun.spawnSync([process.execPath, join(root, 'src/main.ts'), ...args], {
+    cwd: dir,
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }
+}
+
+describe('command line', () => {
+  test('import loads a dataset, creating and migrating the database', () => {
+    const file = join(dir, 'fleet.json')
+    writeFileSync(file, JSON.stringify(baseDataset()))
+    const db = join(dir, 'fresh', 'tracker.db')
+    const run = cli(['import', file], { DATABASE_PATH: db })
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('5 devices')
+    const sqlite = new Database(db, { readonly: true })
+    expect(sqlite.query('SELECT count(*) AS n FROM devices').get()).toEqual({ n: 5 })
+    sqlite.close()
+  })
+
+  test('a second import of the same file exits 2 naming the duplicate; --upsert succeeds', () => {
+    const file = join(dir, 'twice.json')
+    writeFileSync(file, JSON.stringify(baseDataset()))
+    const db = join(dir, 'twice.db')
+    expect(cli(['import', file], { DATABASE_PATH: db }).code).toBe(0)
+    const again = cli(['import', file], { DATABASE_PATH: db })
+    expect(again.code).toBe(2)
+    expect(again.stderr).toContain('/accounts/0/id')
+    expect(cli(['import', file, '--upsert'], { DATABASE_PATH: db }).code).toBe(0)
+  })
+
+  test('an invalid dataset exits 2 with the path of the bad field and writes nothing', () => {
+    const document = baseDataset() as Record<string, unknown> & ReturnType<typeof baseDataset>
+    ;(document.devices[1] as Record<string, unknown>).state = 'flying'
+    const file = join(dir, 'bad.json')
+    writeFileSync(file, JSON.stringify(document))
+    const db = join(dir, 'bad.db')
+    const run = cli(['import', file], { DATABASE_PATH: db })
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('/devices/1/state')
+    const sqlite = new Database(db, { readonly: true })
+    expect(sqlite.query('SELECT count(*) AS n FROM accounts').get()).toEqual({ n: 0 })
+    sqlite.close()
+  })
+
+  test('a file that is not JSON exits 2', () => {
+    const file = join(dir, 'garbage.json')
+    writeFileSync(file, '{ not json')
+    const run = cli(['import', file], { DATABASE_PATH: join(dir, 'garbage.db') })
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('JSON')
+  })
+
+  test('key create prints a new key once, and it authenticates', async () => {
+    const file = join(dir, 'keys.json')
+    writeFileSync(file, JSON.stringify(baseDataset()))
+    const db = join(dir, 'keys.db')
+    expect(cli(['import', file], { DATABASE_PATH: db }).code).toBe(0)
+    const run = cli(['key', 'create', '--user', ids.bob], { DATABASE_PATH: db })
+    expect(run.code).toBe(0)
+    const key = run.stdout.trim()
+    expect(key).toMatch(/^trk_[A-Za-z0-9_-]{43}$/)
+    const database = openDatabase(db)
+    try {
+      const stored = database.sqlite.query('SELECT hash FROM api_keys').all() as { hash: string }[]
+      expect(stored.some((row) => row.hash === key)).toBe(false)
+      const res = await createApp({ database }).handle(new Request('http://localhost/devices', { headers: { authorization: `Bearer ${key}` } }))
+      expect(res.status).toBe(200)
+      expect(((await res.json()) as { id: string }[]).map((d) => d.id)).toEqual([ids.truck2, ids.van1])
+    } finally {
+      database.close()
+    }
+  })
+
+  test('key create for an unknown user fails', () => {
+    const run = cli(['key', 'create', '--user', '0c000000-0000-4000-8000-0000000000ff'], { DATABASE_PATH: join(dir, 'keys.db') })
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('No user')
+  })
+
+  test('migrate creates the schema and exits 0', () => {
+    const db = join(dir, 'migrated', 'tracker.db')
+    expect(cli(['migrate'], { DATABASE_PATH: db }).code).toBe(0)
+    const sqlite = new Database(db, { readonly: true })
+    const tables = (sqlite.query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((t) => t.name)
+    expect(tables).toEqual(expect.arrayContaining(['devices', 'positions', 'events', 'share_links', 'permissions']))
+    expect(sqlite.query('SELECT count(*) AS n FROM permissions').get()).toEqual({ n: 3 })
+    sqlite.close()
+  })
+
+  test("the README's example fleet imports, and its demo key works", async () => {
+    const db = join(dir, 'example.db')
+    const run = cli(['import', join(root, 'examples/fleet.json')], { DATABASE_PATH: db })
+    expect(run.code).toBe(0)
+    const database = openDatabase(db)
+    try {
+      const res = await createApp({ database }).handle(new Request('http://localhost/devices', { headers: { authorization: 'Bearer alice-demo-key-0001' } }))
+      expect(((await res.json()) as { alias: string }[]).map((d) => d.alias)).toEqual(['Bus 304', 'Service van'])
+    } finally {
+      database.close()
+    }
+  })
+
+  test('usage errors exit 2', () => {
+    expect(cli(['frobnicate']).code).toBe(2)
+    expect(cli(['import']).code).toBe(2)
+    expect(cli(['key', 'create']).code).toBe(2)
+  })
+
+  test('a bad environment value stops with a message naming it', () => {
+    const run = cli(['migrate'], { PORT: 'eighty', DATABASE_PATH: join(dir, 'env.db') })
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('PORT')
+  })
+})

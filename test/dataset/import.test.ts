@@ -1,0 +1,134 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openDatabase, type DatabaseHandle } from '../../db/client'
+import { DatasetError, importDataset } from '../../src/dataset/service'
+import { hashKey } from '../../src/keys/service'
+import { baseDataset, ids, keys } from '../support/world'
+
+let dir: string
+let database: DatabaseHandle
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tracker-import-'))
+  database = openDatabase(join(dir, 'tracker.db'))
+})
+afterEach(() => {
+  database.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const count = (table: string) => (database.sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
+const TABLES = ['accounts', 'groups', 'users', 'user_groups', 'api_keys', 'models', 'commands', 'devices', 'device_groups', 'positions', 'events']
+const snapshot = () => Object.fromEntries(TABLES.map((t) => [t, count(t)]))
+
+function expectRejected(document: unknown, path: string, message?: RegExp | null, options = {}) {
+  const before = snapshot()
+  let error: unknown
+  try {
+    importDataset(database.sqlite, document, options)
+  } catch (e) {
+    error = e
+  }
+  expect(error).toBeInstanceOf(DatasetError)
+  expect((error as DatasetError).path).toBe(path)
+  if (message) expect((error as DatasetError).reason).toMatch(message)
+  expect(snapshot()).toEqual(before)
+}
+
+describe('importDataset', () => {
+  test('writes every entity, hashes keys and keeps widgets as given', () => {
+    const summary = importDataset(database.sqlite, {
+      ...baseDataset(),
+      positions: [{ device: ids.van1, timestamp: 1764000000, latitude: 48.85, longitude: 2.35, speed: 12.5, course: 90, altitude: 35, satellites: 9 }],
+      events: [{ device: ids.van1, alarm_code: 'sos', context: { a: 1 }, speed: 0, satellite: 7, coordinates: [48.85, 2.35], mcc: 208, mnc: 1, dbm: -71, timestamp: 1764000100 }],
+    })
+    expect(summary).toEqual({ accounts: 2, groups: 3, users: 3, apiKeys: 3, models: 2, commands: 2, devices: 5, positions: 1, events: 1 })
+    const stored = database.sqlite.query('SELECT hash FROM api_keys').all() as { hash: string }[]
+    expect(stored.map((k) => k.hash).sort()).toEqual(Object.values(keys).map(hashKey).sort())
+    expect(JSON.stringify(stored)).not.toContain(keys.alice)
+    const widget = (database.sqlite.query('SELECT widget FROM commands WHERE id = ?').get(ids.engineStop) as { widget: string }).widget
+    expect(JSON.parse(widget)).toEqual(baseDataset().models[0].commands![0].widget)
+    // van1 had no location: it takes its newest position's
+    const van = database.sqlite.query('SELECT latitude, longitude FROM devices WHERE id = ?').get(ids.van1)
+    expect(van).toEqual({ latitude: 48.85, longitude: 2.35 })
+    const position = database.sqlite.query('SELECT ts, lat, lon, speed, course, altitude, satellites FROM positions').get()
+    expect(position).toEqual({ ts: 1764000000, lat: 488500000, lon: 23500000, speed: 125, course: 90, altitude: 35, satellites: 9 })
+  })
+
+  test('an empty document and empty arrays are fine', () => {
+    expect(importDataset(database.sqlite, {}).devices).toBe(0)
+    expect(importDataset(database.sqlite, { accounts: [], positions: [] }).accounts).toBe(0)
+  })
+
+  test('importing the same document twice fails on a duplicate id, unless upserting', () => {
+    importDataset(database.sqlite, baseDataset())
+    expectRejected(baseDataset(), '/accounts/0/id', /already exists/)
+    const changed = baseDataset()
+    changed.devices[0].alias = 'Renamed truck'
+    importDataset(database.sqlite, changed, { upsert: true })
+    expect(database.sqlite.query('SELECT alias FROM devices WHERE id = ?').get(ids.truck1)).toEqual({ alias: 'Renamed truck' })
+    expect(count('devices')).toBe(5)
+    expect(count('api_keys')).toBe(3)
+  })
+
+  const bad: [string, (d: ReturnType<typeof baseDataset> & Record<string, unknown>) => void, string, RegExp?][] = [
+    ['an unknown top-level key', (d) => (d.vehicles = []), '/vehicles'],
+    ['an unknown nested key', (d) => ((d.devices[0] as Record<string, unknown>).colour = 'red'), '/devices/0/colour'],
+    ['a malformed id', (d) => (d.accounts[1].id = 'nope'), '/accounts/1/id'],
+    ['a duplicate id in the file', (d) => (d.groups[1].id = d.groups[0].id), '/groups/1/id', /duplicate/],
+    ['a group of a missing account', (d) => (d.groups[0].account = '0a000000-0000-4000-8000-0000000000ff'), '/groups/0/account', /no account/],
+    ['a user in another account\'s group', (d) => d.users[0].groups.push(ids.globexGroup), '/users/0/groups/2', /another account/],
+    ['a device in another account\'s group', (d) => d.devices[0].groups.push(ids.globexGroup), '/devices/0/groups/1', /another account/],
+    ['a device of a missing model', (d) => (d.devices[2].model = '0d000000-0000-4000-8000-0000000000ff'), '/devices/2/model', /no model/],
+    ['an unknown state', (d) => (d.devices[0].state = 'parked'), '/devices/0/state'],
+    ['a short API key', (d) => (d.users[0].api_keys = ['short']), '/users/0/api_keys/0'],
+    ['a bad datetime', (d) => (d.devices[0].created_at = 'yesterday'), '/devices/0/created_at'],
+    ['a latitude out of range', (d) => (d.positions = [{ device: ids.truck1, timestamp: 1, latitude: 91, longitude: 0 }]), '/positions/0/latitude'],
+    ['a longitude out of range', (d) => (d.positions = [{ device: ids.truck1, timestamp: 1, latitude: 0, longitude: -180.5 }]), '/positions/0/longitude'],
+    ['a fractional timestamp', (d) => (d.positions = [{ device: ids.truck1, timestamp: 1.5, latitude: 0, longitude: 0 }]), '/positions/0/timestamp'],
+    ['a string timestamp', (d) => (d.events = [{ device: ids.truck1, alarm_code: 'sos', timestamp: '1764000000' }]), '/events/0/timestamp'],
+    ['a position of a missing device', (d) => (d.positions = [{ device: '0f000000-0000-4000-8000-0000000000ff', timestamp: 1, latitude: 0, longitude: 0 }]), '/positions/0/device', /no device/],
+    ['a position without coordinates', (d) => (d.positions = [{ device: ids.truck1, timestamp: 1 }]), '/positions/0/latitude'],
+    ['not an object at all', () => {}, ''],
+  ]
+  test.each(bad.map(([name, spoil, path, message]) => [name, spoil, path, message ?? null] as const))('rejects %s, naming the path, and writes nothing', (_name, spoil, path, message) => {
+    const document = baseDataset() as ReturnType<typeof baseDataset> & Record<string, unknown>
+    spoil(document)
+    expectRejected(path === '' ? [document] : document, path, message)
+  })
+
+  test('a late error (the last of many positions) still writes nothing', () => {
+    const document = {
+      ...baseDataset(),
+      positions: [
+        ...Array.from({ length: 1000 }, (_, i) => ({ device: ids.truck1, timestamp: 1764000000 + i, latitude: 48, longitude: 2 })),
+        { device: '0f000000-0000-4000-8000-0000000000ff', timestamp: 1, latitude: 0, longitude: 0 },
+      ],
+    }
+    expectRejected(document, '/positions/1000/device')
+  })
+
+  test('a resent position (same device and timestamp) is stored once', () => {
+    const summary = importDataset(database.sqlite, {
+      ...baseDataset(),
+      positions: [
+        { device: ids.truck1, timestamp: 1764000000, latitude: 48, longitude: 2 },
+        { device: ids.truck1, timestamp: 1764000000, latitude: 48, longitude: 2 },
+      ],
+    })
+    expect(summary.positions).toBe(1)
+    expect(count('positions')).toBe(1)
+  })
+
+  test('loads 100,000 positions in one transaction', () => {
+    const positions = Array.from({ length: 100_000 }, (_, i) => ({
+      device: i % 2 ? ids.truck1 : ids.truck2, timestamp: 1764000000 + Math.floor(i / 2), latitude: 48 + i * 1e-6, longitude: 2 + i * 1e-6, speed: i % 90,
+    }))
+    let progressCalls = 0
+    const summary = importDataset(database.sqlite, { ...baseDataset(), positions }, { onProgress: () => progressCalls++ })
+    expect(summary.positions).toBe(100_000)
+    expect(count('positions')).toBe(100_000)
+    expect(progressCalls).toBeGreaterThan(10)
+  })
+})

@@ -1,0 +1,135 @@
+/**
+ * A small world for API tests: two accounts, groups, users with keys, models with commands and
+ * devices, imported through the real dataset import into a fresh SQLite file.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openDatabase, type DatabaseHandle } from '../../db/client'
+import { createApp, type AppDeps } from '../../src/app'
+import { manualClock } from '../../src/clock'
+import { importDataset } from '../../src/dataset/service'
+
+export const ids = {
+  acme: '0a000000-0000-4000-8000-000000000001',
+  globex: '0a000000-0000-4000-8000-000000000002',
+  trucks: '0b000000-0000-4000-8000-000000000001',
+  vans: '0b000000-0000-4000-8000-000000000002',
+  globexGroup: '0b000000-0000-4000-8000-000000000003',
+  alice: '0c000000-0000-4000-8000-000000000001', // trucks + vans
+  bob: '0c000000-0000-4000-8000-000000000002', // vans only
+  carol: '0c000000-0000-4000-8000-000000000003', // globex
+  gt06: '0d000000-0000-4000-8000-000000000001',
+  bare: '0d000000-0000-4000-8000-000000000002',
+  engineStop: '0e000000-0000-4000-8000-000000000001',
+  setApn: '0e000000-0000-4000-8000-000000000002',
+  truck1: '0f000000-0000-4000-8000-000000000001', // trucks, moving
+  truck2: '0f000000-0000-4000-8000-000000000002', // trucks + vans, stopped
+  van1: '0f000000-0000-4000-8000-000000000003', // vans, never reported
+  unlinked: '0f000000-0000-4000-8000-000000000004', // trucks, unlink
+  globexCar: '0f000000-0000-4000-8000-000000000005',
+} as const
+
+export const keys = {
+  alice: 'alice-key-0123456789abcdef',
+  bob: 'bob-key-0123456789abcdef',
+  carol: 'carol-key-0123456789abcdef',
+}
+
+export function baseDataset() {
+  return {
+    accounts: [
+      { id: ids.acme, name: 'Acme Logistics' },
+      { id: ids.globex, name: 'Globex' },
+    ],
+    groups: [
+      { id: ids.trucks, account: ids.acme, name: 'Trucks' },
+      { id: ids.vans, account: ids.acme, name: 'Vans' },
+      { id: ids.globexGroup, account: ids.globex, name: 'Cars' },
+    ],
+    users: [
+      { id: ids.alice, account: ids.acme, name: 'alice', groups: [ids.trucks, ids.vans], api_keys: [keys.alice] },
+      { id: ids.bob, account: ids.acme, name: 'bob', groups: [ids.vans], api_keys: [keys.bob] },
+      { id: ids.carol, account: ids.globex, name: 'carol', groups: [ids.globexGroup], api_keys: [keys.carol] },
+    ],
+    models: [
+      {
+        id: ids.gt06,
+        name: 'GT06N',
+        protocol: 'gt06',
+        commands: [
+          { id: ids.engineStop, name: 'Engine stop', widget: { type: 'button', label: 'Stop engine', confirm: true, confirm_message: 'The vehicle will stop. Continue?' } },
+          {
+            id: ids.setApn,
+            name: 'Set APN',
+            widget: { type: 'form', fields: [{ name: 'apn', type: 'text', label: 'APN' }, { name: 'password', type: 'password', label: 'Password' }] },
+          },
+        ],
+      },
+      { id: ids.bare, name: 'Bare', protocol: 'osmand' },
+    ],
+    devices: [
+      {
+        id: ids.truck1, account: ids.acme, model: ids.gt06, groups: [ids.trucks], alias: 'Truck 1', properties: { plate: 'AB-123-CD' },
+        serial: 'S-T1', imei: '359710049095001', iccid: '8934071179000000001', state: 'moving', location: [48.8566, 2.3522],
+        connected: true, connected_at: '2026-11-01T08:00:00Z', created_at: '2026-01-01T00:00:00Z', updated_at: '2026-11-01T18:00:00Z',
+      },
+      {
+        id: ids.truck2, account: ids.acme, model: ids.gt06, groups: [ids.trucks, ids.vans], alias: 'Truck 2', properties: {},
+        serial: 'S-T2', imei: '359710049095002', iccid: '', state: 'stopped', location: [45.75, 4.85], connected: false,
+        connected_at: '2026-11-01T08:00:00Z', disconnected_at: '2026-11-01T18:00:00Z',
+      },
+      { id: ids.van1, account: ids.acme, model: ids.bare, groups: [ids.vans], alias: 'Van 1', serial: 'S-V1', imei: '359710049095003', state: 'new' },
+      { id: ids.unlinked, account: ids.acme, model: ids.gt06, groups: [ids.trucks], alias: 'Old truck', serial: 'S-OLD', imei: '359710049095004', state: 'unlink' },
+      { id: ids.globexCar, account: ids.globex, model: ids.bare, groups: [ids.globexGroup], alias: 'Car', serial: 'S-C', imei: '359710049095005', state: 'off' },
+    ],
+  }
+}
+
+export interface World {
+  dir: string
+  database: DatabaseHandle
+  clock: ReturnType<typeof manualClock>
+  app: ReturnType<typeof createApp>
+  /** GET/POST/… with an optional bearer token, through app.handle */
+  call(method: string, path: string, options?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>
+  close(): void
+}
+
+export function makeWorld(dataset: object = baseDataset(), deps: Partial<AppDeps> = {}): World {
+  const dir = mkdtempSync(join(tmpdir(), 'tracker-test-'))
+  const database = openDatabase(join(dir, 'tracker.db'))
+  importDataset(database.sqlite, dataset)
+  const clock = manualClock()
+  const app = createApp({ database, clock, ...deps })
+  return {
+    dir,
+    database,
+    clock,
+    app,
+    call(method, path, { token, body, headers = {} } = {}) {
+      const init: RequestInit = { method, headers: { ...headers } }
+      if (token !== undefined) (init.headers as Record<string, string>).authorization = `Bearer ${token}`
+      if (body !== undefined) {
+        init.body = typeof body === 'string' ? body : JSON.stringify(body)
+        ;(init.headers as Record<string, string>)['content-type'] ??= 'application/json'
+      }
+      return app.handle(new Request(`http://localhost${path}`, init))
+    },
+    close() {
+      database.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** Asserts an RFC 9457 body and returns it. */
+export async function problem(response: Response, status: number) {
+  const body = (await response.json()) as { type: string; title: string; status: number; detail: string; errors?: { path: string; message: string }[] }
+  if (response.status !== status) throw new Error(`expected ${status}, got ${response.status}: ${JSON.stringify(body)}`)
+  if (response.headers.get('content-type') !== 'application/problem+json') throw new Error(`content-type ${response.headers.get('content-type')}`)
+  if (body.status !== status || typeof body.title !== 'string' || typeof body.detail !== 'string' || typeof body.type !== 'string') {
+    throw new Error(`not a problem body: ${JSON.stringify(body)}`)
+  }
+  return body
+}
