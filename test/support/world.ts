@@ -10,7 +10,7 @@ import { createApp, type AppDeps } from '../../src/app'
 import { manualClock } from '../../src/clock'
 import { importDataset } from '../../src/dataset/service'
 
-export const ids = {
+const idValues = {
   acme: '0a000000-0000-4000-8000-000000000001',
   globex: '0a000000-0000-4000-8000-000000000002',
   trucks: '0b000000-0000-4000-8000-000000000001',
@@ -28,7 +28,8 @@ export const ids = {
   van1: '0f000000-0000-4000-8000-000000000003', // vans, never reported
   unlinked: '0f000000-0000-4000-8000-000000000004', // trucks, unlink
   globexCar: '0f000000-0000-4000-8000-000000000005',
-} as const
+}
+export const ids: { readonly [K in keyof typeof idValues]: string } = idValues
 
 export const keys = {
   alice: 'alice-key-0123456789abcdef',
