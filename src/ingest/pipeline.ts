@@ -1,0 +1,537 @@
+/**
+ * The ingest pipeline: what every protocol listener hands its decoded reports to.
+ *
+ * identify the device (IMEI or serial) → validate each fix → queue → group commit (one
+ * transaction for every report queued in the last few ms, device rows updated in the same
+ * transaction) → resolve the caller's promise → the caller acknowledges the device. Nothing is
+ * acknowledged before it is durable, and the cost of a commit is shared by every report in it.
+ *
+ * Device state rules (documented in README "Devices reporting in"):
+ * - any report (fix, event, keep-alive, login) marks the device connected; `connected_at` is set
+ *   when it was not connected before;
+ * - the newest valid fix sets `latitude`/`longitude` and the state: `moving` above
+ *   MOVING_SPEED_KMH, `stopped` at or below (speed as reported, or derived from the distance to
+ *   the previous fix when the device sends none). Older, re-sent fixes are stored but move nothing;
+ * - disconnection (TCP session closed, or OFFLINE_AFTER seconds without a report) sets
+ *   `connected = false`, `disconnected_at`, and `moving`/`stopped` → `off`;
+ * - `suspended`, `unlink` and `stolen` are administrative and never changed here (the SQL
+ *   re-checks, so a state set behind the cache's back is still respected).
+ */
+import type { Database, Statement } from 'bun:sqlite'
+import { LRUCache } from 'lru-cache'
+import type { Clock } from '../clock'
+import { DomainError, NotFound } from '../errors'
+import type { Logger } from '../log'
+import type { LivePositions } from './live'
+import type { DecodedEvent, DecodedFix, DecodedReport } from './types'
+
+/** A device counts as moving above this speed (km/h); below it is GPS jitter or crawling in a queue. */
+export const MOVING_SPEED_KMH = 3
+/** A fix more than this far ahead of the server clock is refused (a broken device clock). */
+export const MAX_FUTURE_SECONDS = 86_400
+/** positions.flags bit 0: the device said the fix is invalid, or it is the 0/0 placeholder. */
+export const FLAG_INVALID = 1
+
+const ADMINISTRATIVE_STATES = new Set(['suspended', 'unlink', 'stolen'])
+
+/** The device is not in the fleet (or is unlinked): its data is refused. */
+export class UnknownDevice extends NotFound {
+  constructor(readonly uniqueId: string) {
+    super(`No device with IMEI or serial ${JSON.stringify(uniqueId.slice(0, 64))}`)
+  }
+}
+
+/** The pipeline is shutting down and takes nothing more. */
+export class PipelineStopped extends DomainError {
+  constructor() {
+    super(503, 'Service Unavailable', 'The server is shutting down')
+  }
+}
+
+export interface DeviceRef {
+  key: number
+  id: string
+  state: string
+}
+
+export interface IngestResult {
+  device: DeviceRef
+  /** fixes written */
+  stored: number
+  /** fixes whose (device, timestamp) was already stored */
+  duplicates: number
+  /** fixes refused as impossible (coordinates out of range, timestamp in the future) */
+  rejected: number
+  /** events written (a re-sent event is not counted) */
+  events: number
+}
+
+/** A TCP connection of a known device; closing the last one disconnects the device. */
+export interface DeviceSession {
+  readonly device: DeviceRef
+  close(): void
+}
+
+export interface PipelineOptions {
+  sqlite: Database
+  clock: Clock
+  log: Logger
+  live: LivePositions
+  /** seconds without a report after which a device is disconnected */
+  offlineAfterSeconds: number
+  /** flush when this many fixes are queued (default 500) */
+  maxBatchFixes?: number
+  /** flush at the latest this long after the first report was queued (default 5 ms) */
+  maxBatchDelayMs?: number
+  /** how often the offline sweep runs in real time; 0 = never (tests call sweep()) */
+  sweepIntervalMs?: number
+  /** how long a device lookup is trusted (clock ms, default 30 s) */
+  deviceCacheTtlMs?: number
+}
+
+interface PositionRow {
+  ts: number
+  lat: number
+  lon: number
+  speed: number | null
+  course: number | null
+  altitude: number | null
+  satellites: number | null
+  flags: number
+  attributes: string | null
+  /** valid and not 0/0: may become the device's location */
+  locatable: boolean
+  /** km/h as reported, for the moving/stopped decision and the live fix */
+  speedKmh: number | null
+  courseDeg: number | null
+}
+
+interface EventRow {
+  ts: number
+  code: string
+  context: string
+  speed: number | null
+  satellites: number | null
+  latitude: number | null
+  longitude: number | null
+  mcc: number | null
+  mnc: number | null
+  dbm: number | null
+}
+
+type Operation =
+  | {
+      kind: 'report'
+      device: DeviceRef
+      at: number
+      rows: PositionRow[]
+      events: EventRow[]
+      rejected: number
+      resolve: (result: IngestResult) => void
+      reject: (error: unknown) => void
+    }
+  | { kind: 'disconnect'; deviceKey: number; at: number }
+
+interface Newest {
+  ts: number
+  lat: number
+  lon: number
+}
+
+interface Liveness {
+  lastSeen: number
+  connected: boolean
+  sessions: number
+}
+
+interface CachedLookup {
+  device: DeviceRef | null
+  loadedAt: number
+}
+
+/** The state a fix implies, for a device not in an administrative state. */
+function motionState(speedKmh: number): 'moving' | 'stopped' {
+  return speedKmh > MOVING_SPEED_KMH ? 'moving' : 'stopped'
+}
+
+/** Equirectangular distance in metres: plenty for two consecutive fixes of one device. */
+function metresBetween(lat1: number, lon1: number, lat2: number, lon2: number): number {
+  const toRad = Math.PI / 180
+  const x = (lon2 - lon1) * toRad * Math.cos(((lat1 + lat2) / 2) * toRad)
+  const y = (lat2 - lat1) * toRad
+  return Math.sqrt(x * x + y * y) * 6_371_008
+}
+
+const finiteOrNull = (value: number | null | undefined): number | null =>
+  value === null || value === undefined || !Number.isFinite(value) ? null : value
+
+const roundOrNull = (value: number | null | undefined, scale = 1): number | null => {
+  const v = finiteOrNull(value)
+  return v === null ? null : Math.round(v * scale)
+}
+
+function hasKeys(object: Record<string, unknown> | undefined): boolean {
+  if (!object) return false
+  for (const _ in object) return true
+  return false
+}
+
+export function createIngestPipeline(options: PipelineOptions) {
+  const { sqlite, clock, log, live } = options
+  const offlineAfterMs = options.offlineAfterSeconds * 1000
+  const maxBatchFixes = options.maxBatchFixes ?? 500
+  const maxBatchDelayMs = options.maxBatchDelayMs ?? 5
+  const cacheTtlMs = options.deviceCacheTtlMs ?? 30_000
+
+  // --- prepared statements (the hot path binds positionally) ---
+  // An unlinked device loses to a live one with the same identifier (a re-provisioned tracker);
+  // then an IMEI match beats a serial match; then the newest device.
+  const findDevice = sqlite.query<DeviceRef, [string]>(
+    `SELECT key, id, state FROM devices WHERE imei = ?1 OR serial = ?1
+     ORDER BY state = 'unlink', imei = ?1 DESC, key DESC LIMIT 1`,
+  )
+  const newestStored = sqlite.query<Newest, [number]>(
+    `SELECT ts, lat / 1e7 AS lat, lon / 1e7 AS lon FROM positions WHERE device = ? AND (flags & ${FLAG_INVALID}) = 0 ORDER BY ts DESC LIMIT 1`,
+  )
+  const insertPosition: Statement = sqlite.query(
+    `INSERT OR IGNORE INTO positions (device, ts, lat, lon, speed, course, altitude, satellites, flags, attributes)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  )
+  const insertEvent: Statement = sqlite.query(
+    `INSERT OR IGNORE INTO events (device, ts, alarm_code, context, speed, satellite, latitude, longitude, mcc, mnc, dbm)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  )
+  // ?5 is the state the newest fix implies, NULL when this batch moved nothing.
+  const markSeen: Statement = sqlite.query(
+    `UPDATE devices SET
+       connected_at = CASE WHEN connected = 0 OR connected_at IS NULL THEN ?2 ELSE connected_at END,
+       connected = 1,
+       updated_at = ?2,
+       latitude = coalesce(?3, latitude),
+       longitude = coalesce(?4, longitude),
+       state = CASE WHEN ?5 IS NULL OR state IN ('suspended', 'unlink', 'stolen') THEN state ELSE ?5 END
+     WHERE key = ?1`,
+  )
+  const markDisconnected: Statement = sqlite.query(
+    `UPDATE devices SET connected = 0, disconnected_at = ?2, updated_at = ?2,
+       state = CASE WHEN state IN ('moving', 'stopped') THEN 'off' ELSE state END
+     WHERE key = ?1 AND connected = 1`,
+  )
+
+  // --- in-memory state ---
+  const lookups = new LRUCache<string, CachedLookup>({ max: 50_000 })
+  /** newest committed locatable fix per device key: what a fix must beat to move the device */
+  const newest = new Map<number, Newest | null>()
+  const liveness = new Map<number, Liveness>()
+  /** identifier → when it was last logged as unknown (at most once a minute each) */
+  const unknownLogged = new LRUCache<string, number>({ max: 10_000 })
+
+  let queue: Operation[] = []
+  let queuedFixes = 0
+  let flushTimer: ReturnType<typeof setTimeout> | null = null
+  let stopped = false
+  let batches = 0
+
+  // Devices left connected by a previous run: their last sign of life is their updated_at.
+  for (const row of sqlite.query<{ key: number; updated_at: number }, []>('SELECT key, updated_at FROM devices WHERE connected = 1').all()) {
+    liveness.set(row.key, { lastSeen: row.updated_at, connected: true, sessions: 0 })
+  }
+
+  const sweepTimer = options.sweepIntervalMs ? setInterval(() => sweep(), options.sweepIntervalMs) : null
+  sweepTimer?.unref?.()
+
+  /** The device behind an identifier; throws UnknownDevice (unknown, or unlinked). */
+  function identify(uniqueId: string): DeviceRef {
+    const now = clock.now()
+    let cached = lookups.get(uniqueId)
+    if (!cached || now - cached.loadedAt > cacheTtlMs || now < cached.loadedAt) {
+      const device = uniqueId === '' ? null : findDevice.get(uniqueId)
+      cached = { device, loadedAt: now }
+      lookups.set(uniqueId, cached)
+    }
+    const device = cached.device
+    if (!device || device.state === 'unlink') {
+      const lastLogged = unknownLogged.get(uniqueId)
+      if (lastLogged === undefined || now - lastLogged >= 60_000 || now < lastLogged) {
+        unknownLogged.set(uniqueId, now)
+        log.warn('device refused', { uniqueId: uniqueId.slice(0, 64), reason: device ? 'unlink' : 'unknown' })
+      }
+      throw new UnknownDevice(uniqueId)
+    }
+    return device
+  }
+
+  /** Forget cached lookups (all, or one identifier): call after devices are edited. */
+  function invalidate(uniqueId?: string): void {
+    if (uniqueId === undefined) lookups.clear()
+    else lookups.delete(uniqueId)
+  }
+
+  function validateFix(fix: DecodedFix, nowSeconds: number): PositionRow | null {
+    const { latitude, longitude } = fix
+    const ts = Math.floor(fix.timestamp)
+    if (!Number.isFinite(latitude) || !Number.isFinite(longitude) || latitude < -90 || latitude > 90 || longitude < -180 || longitude > 180) {
+      return null
+    }
+    if (!Number.isFinite(ts) || ts < 0 || ts > nowSeconds + MAX_FUTURE_SECONDS) return null
+    const lat = Math.round(latitude * 1e7)
+    const lon = Math.round(longitude * 1e7)
+    const nullIsland = lat === 0 && lon === 0
+    const locatable = fix.valid && !nullIsland
+    const speedKmh = finiteOrNull(fix.speed)
+    const courseDeg = finiteOrNull(fix.course)
+    return {
+      ts,
+      lat,
+      lon,
+      speed: speedKmh === null ? null : Math.round(speedKmh * 10),
+      course: courseDeg === null ? null : Math.round(courseDeg),
+      altitude: roundOrNull(fix.altitude),
+      satellites: roundOrNull(fix.satellites),
+      flags: locatable ? 0 : FLAG_INVALID,
+      attributes: hasKeys(fix.attributes) ? JSON.stringify(fix.attributes) : null,
+      locatable,
+      speedKmh,
+      courseDeg,
+    }
+  }
+
+  function validateEvent(event: DecodedEvent, nowSeconds: number): EventRow | null {
+    const ts = Math.floor(event.timestamp)
+    if (!Number.isFinite(ts) || ts < 0 || ts > nowSeconds + MAX_FUTURE_SECONDS) return null
+    if (typeof event.alarmCode !== 'string' || event.alarmCode === '') return null
+    const lat = finiteOrNull(event.latitude)
+    const lon = finiteOrNull(event.longitude)
+    const placed = lat !== null && lon !== null && Math.abs(lat) <= 90 && Math.abs(lon) <= 180 && !(lat === 0 && lon === 0)
+    return {
+      ts,
+      code: event.alarmCode.slice(0, 64),
+      context: JSON.stringify(event.context ?? {}),
+      speed: roundOrNull(event.speed),
+      satellites: roundOrNull(event.satellites),
+      latitude: placed ? lat : null,
+      longitude: placed ? lon : null,
+      mcc: roundOrNull(event.mcc),
+      mnc: roundOrNull(event.mnc),
+      dbm: roundOrNull(event.dbm),
+    }
+  }
+
+  function seen(deviceKey: number, at: number): void {
+    const entry = liveness.get(deviceKey)
+    if (entry) {
+      entry.lastSeen = Math.max(entry.lastSeen, at)
+      entry.connected = true
+    } else liveness.set(deviceKey, { lastSeen: at, connected: true, sessions: 0 })
+  }
+
+  function enqueue(operation: Operation, fixes: number): void {
+    queue.push(operation)
+    queuedFixes += fixes
+    if (queuedFixes >= maxBatchFixes) flush()
+    else if (flushTimer === null) flushTimer = setTimeout(flush, maxBatchDelayMs)
+  }
+
+  /**
+   * Queue a report; the promise resolves once it is committed (then acknowledge the device),
+   * and rejects with UnknownDevice, PipelineStopped, or the database's error (do not acknowledge).
+   * A report without fixes or events is a keep-alive: it only marks the device connected.
+   */
+  function ingest(report: DecodedReport): Promise<IngestResult> {
+    if (stopped) return Promise.reject(new PipelineStopped())
+    let device: DeviceRef
+    try {
+      device = identify(report.uniqueId)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    const at = clock.now()
+    const nowSeconds = Math.floor(at / 1000)
+    const rows: PositionRow[] = []
+    let rejected = 0
+    for (const fix of report.fixes) {
+      const row = validateFix(fix, nowSeconds)
+      if (row) rows.push(row)
+      else rejected++
+    }
+    const events: EventRow[] = []
+    for (const event of report.events) {
+      const row = validateEvent(event, nowSeconds)
+      if (row) events.push(row)
+    }
+    if (rejected > 0) log.debug('fixes refused', { device: device.id, rejected })
+    seen(device.key, at)
+    return new Promise((resolve, reject) => {
+      enqueue({ kind: 'report', device, at, rows, events, rejected, resolve, reject }, rows.length + events.length + 1)
+    })
+  }
+
+  /**
+   * A TCP session of a known device: marks it connected (resolves after commit, so a login is
+   * acknowledged only once that is durable); closing the last session disconnects it.
+   */
+  async function openSession(uniqueId: string): Promise<DeviceSession> {
+    const result = await ingest({ uniqueId, fixes: [], events: [] })
+    const device = result.device
+    const entry = liveness.get(device.key)!
+    entry.sessions++
+    let closed = false
+    return {
+      device,
+      close() {
+        if (closed) return
+        closed = true
+        entry.sessions = Math.max(0, entry.sessions - 1)
+        if (entry.sessions === 0 && entry.connected) disconnect(device.key)
+      },
+    }
+  }
+
+  function disconnect(deviceKey: number): void {
+    const entry = liveness.get(deviceKey)
+    if (entry) entry.connected = false
+    // After stop() there is no batch to join; the next start's sweep disconnects it.
+    if (!stopped) enqueue({ kind: 'disconnect', deviceKey, at: clock.now() }, 1)
+  }
+
+  /** Disconnect every device quiet for OFFLINE_AFTER; returns how many. Runs on its timer, or by hand. */
+  function sweep(): number {
+    const cutoff = clock.now() - offlineAfterMs
+    let count = 0
+    for (const [key, entry] of liveness) {
+      if (entry.connected && entry.lastSeen <= cutoff) {
+        disconnect(key)
+        count++
+      }
+    }
+    if (count > 0) flush()
+    return count
+  }
+
+  interface DeviceUpdate {
+    at: number
+    fix: PositionRow | null
+    /** state implied by the newest fix, or null */
+    state: string | null
+  }
+
+  /** Commit everything queued, in one transaction; then settle the callers' promises. */
+  function flush(): void {
+    if (flushTimer !== null) {
+      clearTimeout(flushTimer)
+      flushTimer = null
+    }
+    if (queue.length === 0) return
+    const operations = queue
+    queue = []
+    queuedFixes = 0
+
+    const results: (IngestResult | null)[] = new Array(operations.length).fill(null)
+    const published: { deviceKey: number; row: PositionRow }[] = []
+    const newestAfter = new Map<number, Newest>()
+
+    const newestOf = (key: number): Newest | null => {
+      const pending = newestAfter.get(key)
+      if (pending) return pending
+      let known = newest.get(key)
+      if (known === undefined) {
+        known = newestStored.get(key)
+        newest.set(key, known)
+      }
+      return known
+    }
+
+    const write = () => {
+      const updates = new Map<number, DeviceUpdate>()
+      const applyUpdate = (key: number, update: DeviceUpdate) => {
+        const fix = update.fix
+        markSeen.run(key, update.at, fix ? fix.lat / 1e7 : null, fix ? fix.lon / 1e7 : null, update.state)
+      }
+      for (let i = 0; i < operations.length; i++) {
+        const op = operations[i]
+        if (op.kind === 'disconnect') {
+          const pending = updates.get(op.deviceKey)
+          if (pending) {
+            applyUpdate(op.deviceKey, pending)
+            updates.delete(op.deviceKey)
+          }
+          markDisconnected.run(op.deviceKey, op.at)
+          continue
+        }
+        const key = op.device.key
+        // read what is stored before this batch adds to it
+        if (op.rows.length > 0) newestOf(key)
+        let stored = 0
+        for (const row of op.rows) {
+          const changes = insertPosition.run(key, row.ts, row.lat, row.lon, row.speed, row.course, row.altitude, row.satellites, row.flags, row.attributes).changes
+          if (changes === 0) continue
+          stored++
+          if (!row.locatable) continue
+          published.push({ deviceKey: key, row })
+          const previous = newestOf(key)
+          if (previous && previous.ts >= row.ts) continue
+          let speed = row.speedKmh
+          if (speed === null) {
+            const seconds = previous ? row.ts - previous.ts : 0
+            speed = previous && seconds > 0 ? (metresBetween(previous.lat, previous.lon, row.lat / 1e7, row.lon / 1e7) / seconds) * 3.6 : 0
+          }
+          newestAfter.set(key, { ts: row.ts, lat: row.lat / 1e7, lon: row.lon / 1e7 })
+          const update = updates.get(key)
+          if (update) {
+            update.fix = row
+            update.state = motionState(speed)
+          } else updates.set(key, { at: op.at, fix: row, state: motionState(speed) })
+        }
+        let events = 0
+        for (const e of op.events) {
+          events += insertEvent.run(key, e.ts, e.code, e.context, e.speed, e.satellites, e.latitude, e.longitude, e.mcc, e.mnc, e.dbm).changes
+        }
+        const update = updates.get(key)
+        if (update) update.at = Math.max(update.at, op.at)
+        else updates.set(key, { at: op.at, fix: null, state: null })
+        results[i] = { device: op.device, stored, duplicates: op.rows.length - stored, rejected: op.rejected, events }
+      }
+      for (const [key, update] of updates) applyUpdate(key, update)
+    }
+
+    try {
+      sqlite.transaction(write).immediate()
+    } catch (error) {
+      log.error('ingest batch failed', { operations: operations.length, error: (error as Error).message })
+      for (const op of operations) if (op.kind === 'report') op.reject(error)
+      return
+    }
+    batches++
+    for (const [key, value] of newestAfter) newest.set(key, value)
+    // Only now, after the commit: tell the callers (who acknowledge) and the live streams.
+    for (let i = 0; i < operations.length; i++) {
+      const op = operations[i]
+      if (op.kind === 'report') op.resolve(results[i]!)
+    }
+    for (const { deviceKey, row } of published) {
+      live.publish({ deviceKey, timestamp: row.ts, latitude: row.lat / 1e7, longitude: row.lon / 1e7, speed: row.speedKmh, course: row.courseDeg })
+    }
+  }
+
+  /** Flush what is queued and take nothing more. Sessions should be closed before this. */
+  async function stop(): Promise<void> {
+    if (sweepTimer) clearInterval(sweepTimer)
+    flush()
+    stopped = true
+  }
+
+  return {
+    identify,
+    invalidate,
+    ingest,
+    openSession,
+    sweep,
+    flush,
+    stop,
+    get stats() {
+      return { queued: queue.length, batches, connected: [...liveness.values()].filter((e) => e.connected).length }
+    },
+  }
+}
+
+export type IngestPipeline = ReturnType<typeof createIngestPipeline>

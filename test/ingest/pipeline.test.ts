@@ -1,0 +1,326 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { manualClock } from '../../src/clock'
+import { LivePositions, type LiveFix } from '../../src/ingest/live'
+import { createIngestPipeline, FLAG_INVALID, PipelineStopped, UnknownDevice, type IngestPipeline } from '../../src/ingest/pipeline'
+import { createLogger } from '../../src/log'
+import { DEVICES, deviceRow, event, fix, positionCount, tempFleetDb, type TempDb } from './fleet'
+
+const START = Date.UTC(2026, 10, 25, 12, 0, 0)
+const T = START / 1000
+
+let db: TempDb
+let clock: ReturnType<typeof manualClock>
+let live: LivePositions
+let logLines: string[]
+let pipeline: IngestPipeline
+
+function build(options: { maxBatchFixes?: number; maxBatchDelayMs?: number } = {}) {
+  return createIngestPipeline({
+    sqlite: db.database.sqlite,
+    clock,
+    log: createLogger('debug', (line) => logLines.push(line)),
+    live,
+    offlineAfterSeconds: 600,
+    sweepIntervalMs: 0,
+    ...options,
+  })
+}
+
+beforeEach(() => {
+  db = tempFleetDb()
+  clock = manualClock(START)
+  live = new LivePositions()
+  logLines = []
+  pipeline = build()
+})
+
+afterEach(async () => {
+  await pipeline.stop()
+  db.cleanup()
+})
+
+describe('device lookup', () => {
+  test('finds a device by IMEI and by serial', async () => {
+    const byImei = await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T - 10)], events: [] })
+    const bySerial = await pipeline.ingest({ uniqueId: DEVICES.fresh.serial, fixes: [fix(T - 5)], events: [] })
+    expect(byImei.device.id).toBe(DEVICES.fresh.id)
+    expect(bySerial.device.id).toBe(DEVICES.fresh.id)
+    expect(positionCount(db.database, DEVICES.fresh.id)).toBe(2)
+  })
+
+  test('an unknown device is refused, and logged at most once a minute', async () => {
+    for (let i = 0; i < 3; i++) {
+      await expect(pipeline.ingest({ uniqueId: '000000000000001', fixes: [fix(T)], events: [] })).rejects.toBeInstanceOf(UnknownDevice)
+    }
+    const refusals = () => logLines.filter((l) => l.includes('device refused')).length
+    expect(refusals()).toBe(1)
+    clock.advance(61_000)
+    await expect(pipeline.ingest({ uniqueId: '000000000000001', fixes: [], events: [] })).rejects.toThrow(UnknownDevice)
+    expect(refusals()).toBe(2)
+    expect(positionCount(db.database)).toBe(0)
+  })
+
+  test('an empty identifier never matches a device without an IMEI', async () => {
+    await expect(pipeline.ingest({ uniqueId: '', fixes: [fix(T)], events: [] })).rejects.toBeInstanceOf(UnknownDevice)
+  })
+
+  test("an unlink device's data is refused", async () => {
+    await expect(pipeline.ingest({ uniqueId: DEVICES.unlinked.imei, fixes: [fix(T)], events: [] })).rejects.toBeInstanceOf(UnknownDevice)
+    expect(positionCount(db.database)).toBe(0)
+    expect(logLines.some((l) => l.includes('"reason":"unlink"'))).toBe(true)
+  })
+
+  test('a device unlinked later is refused once the cache is invalidated (or has expired)', async () => {
+    await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T - 60)], events: [] })
+    db.database.sqlite.run(`UPDATE devices SET state = 'unlink' WHERE id = ?`, [DEVICES.parked.id])
+    clock.advance(31_000)
+    await expect(pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T)], events: [] })).rejects.toBeInstanceOf(UnknownDevice)
+    db.database.sqlite.run(`UPDATE devices SET state = 'stopped' WHERE id = ?`, [DEVICES.parked.id])
+    pipeline.invalidate(DEVICES.parked.imei)
+    await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T)], events: [] })
+    expect(positionCount(db.database, DEVICES.parked.id)).toBe(2)
+  })
+})
+
+describe('fixes', () => {
+  test('are stored in compact units', async () => {
+    await pipeline.ingest({
+      uniqueId: DEVICES.fresh.imei,
+      fixes: [fix(T - 1, { latitude: 52.6291513, longitude: -8.6617468, speed: 42.57, course: 181.4, altitude: 19.6, satellites: 11, attributes: { ignition: true } })],
+      events: [],
+    })
+    const row = db.database.sqlite.query('SELECT * FROM positions').get() as Record<string, unknown>
+    expect(row).toMatchObject({ ts: T - 1, lat: 526291513, lon: -86617468, speed: 426, course: 181, altitude: 20, satellites: 11, flags: 0 })
+    expect(JSON.parse(row.attributes as string)).toEqual({ ignition: true })
+  })
+
+  test('a repeated (device, timestamp) adds no row', async () => {
+    const first = await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T - 2), fix(T - 1)], events: [] })
+    const again = await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T - 2, { latitude: 1 }), fix(T - 1), fix(T)], events: [] })
+    expect(first).toMatchObject({ stored: 2, duplicates: 0 })
+    expect(again).toMatchObject({ stored: 1, duplicates: 2 })
+    expect(positionCount(db.database)).toBe(3)
+    // the first one stays
+    expect(db.database.sqlite.query<{ lat: number }, [number]>('SELECT lat FROM positions WHERE ts = ?').get(T - 2)!.lat).toBe(526291510)
+  })
+
+  test('invalid fixes and 0/0 are stored but flagged, and move nothing', async () => {
+    const result = await pipeline.ingest({
+      uniqueId: DEVICES.fresh.imei,
+      fixes: [fix(T - 2, { valid: false, latitude: 10, longitude: 10 }), fix(T - 1, { latitude: 0, longitude: 0 })],
+      events: [],
+    })
+    expect(result.stored).toBe(2)
+    const flags = db.database.sqlite.query<{ flags: number }, []>('SELECT flags FROM positions ORDER BY ts').all()
+    expect(flags.map((r) => r.flags & FLAG_INVALID)).toEqual([1, 1])
+    const device = deviceRow(db.database, DEVICES.fresh.id)
+    expect(device.state).toBe('new')
+    expect(device.latitude).toBeNull()
+    expect(device.connected).toBe(1)
+    expect(live.get(device.key)).toBeUndefined()
+  })
+
+  test('impossible fixes are refused: out of range, not finite, more than a day ahead', async () => {
+    const result = await pipeline.ingest({
+      uniqueId: DEVICES.fresh.imei,
+      fixes: [
+        fix(T, { latitude: 90.5 }),
+        fix(T + 1, { longitude: -181 }),
+        fix(T + 2, { latitude: Number.NaN }),
+        fix(T + 86_400 + 1),
+        fix(T + 86_400 - 1),
+        fix(-5),
+      ],
+      events: [event(T + 2 * 86_400, 'sos')],
+    })
+    expect(result).toMatchObject({ stored: 1, rejected: 5, events: 0 })
+    expect(db.database.sqlite.query<{ ts: number }, []>('SELECT ts FROM positions').all()).toEqual([{ ts: T + 86_400 - 1 }])
+  })
+})
+
+describe('device state', () => {
+  test('new becomes moving on a fast first fix, then stopped, with location and connection times', async () => {
+    await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T - 10, { speed: 50, latitude: 52.1, longitude: -8.1 })], events: [] })
+    let device = deviceRow(db.database, DEVICES.fresh.id)
+    expect(device).toMatchObject({ state: 'moving', latitude: 52.1, longitude: -8.1, connected: 1, connected_at: START, updated_at: START })
+    clock.advance(5000)
+    await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T - 5, { speed: 2, latitude: 52.2, longitude: -8.2 })], events: [] })
+    device = deviceRow(db.database, DEVICES.fresh.id)
+    // connected_at is the start of the connection, not the last report
+    expect(device).toMatchObject({ state: 'stopped', latitude: 52.2, longitude: -8.2, connected_at: START, updated_at: START + 5000 })
+  })
+
+  test('at most MOVING_SPEED_KMH is stopped; a slow first fix makes a new device stopped', async () => {
+    await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T, { speed: 3 })], events: [] })
+    expect(deviceRow(db.database, DEVICES.fresh.id).state).toBe('stopped')
+  })
+
+  test('without a speed, the state comes from the distance to the previous fix', async () => {
+    // 0.001° of latitude is 111 m: in 10 s that is 40 km/h
+    await pipeline.ingest({ uniqueId: DEVICES.phone.serial, fixes: [fix(T - 20, { speed: null, latitude: 52 })], events: [] })
+    expect(deviceRow(db.database, DEVICES.phone.id).state).toBe('stopped')
+    await pipeline.ingest({ uniqueId: DEVICES.phone.serial, fixes: [fix(T - 10, { speed: null, latitude: 52.001 })], events: [] })
+    expect(deviceRow(db.database, DEVICES.phone.id).state).toBe('moving')
+  })
+
+  test('an older re-sent fix is stored but does not move the device back', async () => {
+    await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T, { speed: 0, latitude: 51 })], events: [] })
+    await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T - 100, { speed: 80, latitude: 50 })], events: [] })
+    const device = deviceRow(db.database, DEVICES.fresh.id)
+    expect(device).toMatchObject({ state: 'stopped', latitude: 51 })
+    expect(live.get(device.key)!.latitude).toBe(51)
+    expect(positionCount(db.database)).toBe(2)
+  })
+
+  test('within one batch the newest fix decides', async () => {
+    const fixes = [fix(T - 1, { speed: 0, latitude: 3 }), fix(T - 3, { speed: 60, latitude: 1 }), fix(T - 2, { speed: 60, latitude: 2 })]
+    await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes, events: [] })
+    expect(deviceRow(db.database, DEVICES.fresh.id)).toMatchObject({ state: 'stopped', latitude: 3 })
+  })
+
+  test('suspended, unlink and stolen are never changed', async () => {
+    await pipeline.ingest({ uniqueId: DEVICES.suspended.imei, fixes: [fix(T, { speed: 90 })], events: [] })
+    await pipeline.ingest({ uniqueId: DEVICES.stolen.imei, fixes: [fix(T, { speed: 90, latitude: 48 })], events: [] })
+    expect(deviceRow(db.database, DEVICES.suspended.id)).toMatchObject({ state: 'suspended', connected: 1 })
+    // a stolen vehicle's location is exactly what one wants to follow
+    expect(deviceRow(db.database, DEVICES.stolen.id)).toMatchObject({ state: 'stolen', latitude: 48 })
+    const session = await pipeline.openSession(DEVICES.stolen.imei)
+    session.close()
+    pipeline.flush()
+    expect(deviceRow(db.database, DEVICES.stolen.id)).toMatchObject({ state: 'stolen', connected: 0 })
+    // even when set behind the pipeline's cached lookup
+    db.database.sqlite.run(`UPDATE devices SET state = 'suspended' WHERE id = ?`, [DEVICES.parked.id])
+    await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T, { speed: 90 })], events: [] })
+    expect(deviceRow(db.database, DEVICES.parked.id).state).toBe('suspended')
+  })
+
+  test('closing the last TCP session disconnects: off, disconnected_at', async () => {
+    const first = await pipeline.openSession(DEVICES.parked.imei)
+    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 1, connected_at: START })
+    const second = await pipeline.openSession(DEVICES.parked.imei)
+    await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T, { speed: 30 })], events: [] })
+    clock.advance(1000)
+    first.close()
+    pipeline.flush()
+    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 1, state: 'moving' })
+    second.close()
+    second.close()
+    pipeline.flush()
+    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 0, state: 'off', disconnected_at: START + 1000 })
+    // reconnecting sets a new connected_at; the state waits for a fix
+    clock.advance(1000)
+    const third = await pipeline.openSession(DEVICES.parked.imei)
+    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 1, state: 'off', connected_at: START + 2000 })
+    await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T + 2, { speed: 0 })], events: [] })
+    expect(deviceRow(db.database, DEVICES.parked.id).state).toBe('stopped')
+    third.close()
+  })
+
+  test('a device that never sent a fix stays new when it disconnects', async () => {
+    const session = await pipeline.openSession(DEVICES.fresh.imei)
+    session.close()
+    pipeline.flush()
+    expect(deviceRow(db.database, DEVICES.fresh.id)).toMatchObject({ state: 'new', connected: 0 })
+  })
+})
+
+describe('offline sweep', () => {
+  test('a device quiet for OFFLINE_AFTER becomes disconnected, on the injected clock', async () => {
+    await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T, { speed: 20 })], events: [] })
+    await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T, { speed: 0 })], events: [] })
+    clock.advance(300_000)
+    await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [], events: [] }) // keep-alive
+    clock.advance(299_000)
+    expect(pipeline.sweep()).toBe(0)
+    clock.advance(1000)
+    expect(pipeline.sweep()).toBe(1)
+    expect(deviceRow(db.database, DEVICES.fresh.id)).toMatchObject({ connected: 0, state: 'off', disconnected_at: START + 600_000 })
+    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 1, state: 'stopped' })
+    clock.advance(300_000)
+    expect(pipeline.sweep()).toBe(1)
+    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 0, state: 'off' })
+    expect(pipeline.sweep()).toBe(0)
+  })
+
+  test('devices left connected by a previous run are swept after OFFLINE_AFTER', async () => {
+    db.database.sqlite.run(`UPDATE devices SET connected = 1, state = 'moving', updated_at = ? WHERE id = ?`, [START - 500_000, DEVICES.parked.id])
+    await pipeline.stop()
+    pipeline = build()
+    expect(pipeline.sweep()).toBe(0)
+    clock.advance(100_000)
+    expect(pipeline.sweep()).toBe(1)
+    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 0, state: 'off' })
+  })
+})
+
+describe('events', () => {
+  test('go to the events table; a re-sent event is one row', async () => {
+    const report = { uniqueId: DEVICES.parked.imei, fixes: [], events: [event(T - 5, 'sos', { context: { alarm_byte: 1 }, speed: 12.6 }), event(T - 5, 'power_cut', { latitude: 0, longitude: 0 })] }
+    expect((await pipeline.ingest(report)).events).toBe(2)
+    expect((await pipeline.ingest(report)).events).toBe(0)
+    const rows = db.database.sqlite.query('SELECT alarm_code, context, speed, latitude, mcc, dbm FROM events ORDER BY alarm_code').all()
+    expect(rows).toEqual([
+      { alarm_code: 'power_cut', context: '{}', speed: 0, latitude: null, mcc: 272, dbm: -80 },
+      { alarm_code: 'sos', context: '{"alarm_byte":1}', speed: 13, latitude: 52.6, mcc: 272, dbm: -80 },
+    ])
+  })
+})
+
+describe('group commit', () => {
+  test('many reports share one transaction, and each promise resolves after the commit', async () => {
+    const reader = new Database(db.path, { readonly: true })
+    const visible = () => reader.query<{ n: number }, []>('SELECT count(*) AS n FROM positions').get()!.n
+    const pending = Array.from({ length: 20 }, (_, i) => pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T - 100 + i)], events: [] }))
+    const settled: number[] = []
+    pending.forEach((p, i) => p.then(() => settled.push(i)))
+    await Bun.sleep(0)
+    expect(settled).toEqual([])
+    expect(visible()).toBe(0) // nothing committed, nothing acknowledged
+    await Promise.all(pending)
+    // when the first promise ran, all 20 rows were already visible to another connection
+    expect(visible()).toBe(20)
+    expect(pipeline.stats.batches).toBe(1)
+    reader.close()
+  })
+
+  test('a full batch flushes at once, without waiting for the timer', async () => {
+    await pipeline.stop()
+    pipeline = build({ maxBatchFixes: 10, maxBatchDelayMs: 60_000 })
+    const fixes = Array.from({ length: 12 }, (_, i) => fix(T - 100 + i))
+    const result = await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes, events: [] })
+    expect(result.stored).toBe(12)
+  })
+
+  test('a failed commit rejects every report in it, and nothing is acknowledged', async () => {
+    db.database.sqlite.run(`CREATE TRIGGER fail BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'disk full'); END`)
+    const good = pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T)], events: [] })
+    const bad = pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T)], events: [event(T, 'sos')] })
+    const [goodOutcome, badOutcome] = await Promise.allSettled([good, bad])
+    expect(goodOutcome).toMatchObject({ status: 'rejected', reason: { message: 'disk full' } })
+    expect(badOutcome).toMatchObject({ status: 'rejected', reason: { message: 'disk full' } })
+    expect(positionCount(db.database)).toBe(0)
+    expect(deviceRow(db.database, DEVICES.fresh.id).connected).toBe(0)
+    db.database.sqlite.run('DROP TRIGGER fail')
+    await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T)], events: [] })
+    expect(positionCount(db.database)).toBe(1)
+  })
+
+  test('committed fixes are published to live positions, in commit order', async () => {
+    const seen: LiveFix[] = []
+    live.subscribe((f) => seen.push(f))
+    const result = await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T - 1, { speed: 36 }), fix(T, { speed: 40, course: 10 })], events: [] })
+    expect(seen.map((f) => f.timestamp)).toEqual([T - 1, T])
+    expect(live.get(result.device.key)).toEqual({ deviceKey: result.device.key, timestamp: T, latitude: 52.629151, longitude: -8.661746, speed: 40, course: 10 })
+    // a duplicate is not news
+    await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T)], events: [] })
+    expect(seen.length).toBe(2)
+  })
+
+  test('stop flushes what is queued, then refuses', async () => {
+    const pending = pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T)], events: [] })
+    await pipeline.stop()
+    await expect(pending).resolves.toMatchObject({ stored: 1 })
+    await expect(pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T + 1)], events: [] })).rejects.toBeInstanceOf(PipelineStopped)
+  })
+})
