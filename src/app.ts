@@ -18,6 +18,12 @@ import { createAuthThrottle, defaultThrottle, type AuthThrottleOptions } from '.
 import { problemDetails } from './http/problem'
 import { LivePositions } from './ingest/live'
 import { createKeyLookup } from './keys/service'
+import { shareRoutes } from './share'
+import { createShareService } from './share/service'
+import { createShareTokenCache } from './share/tokens'
+import { viewerOf } from './share/viewer'
+import { streamRoutes } from './stream'
+import { createLiveStreams } from './stream/service'
 import { type Logger, silentLogger } from './log'
 import type { DatabaseHandle } from '../db/client'
 import pkg from '../package.json'
@@ -39,17 +45,29 @@ export function createApp(deps: AppDeps) {
   const live = deps.live ?? new LivePositions()
 
   const access = createDeviceAccess(sqlite)
+  const shares = createShareService({
+    sqlite,
+    access,
+    clock,
+    tokens: createShareTokenCache(sqlite, clock),
+    appUrl: config.appUrl,
+    shortUrlBase: config.shortUrlBase,
+  })
   const auth = authPlugin({
     findUserByKey: createKeyLookup(sqlite),
+    resolveShareToken: (token, request, client) => shares.resolve(token, viewerOf(request, client)),
     throttle: createAuthThrottle(clock, deps.throttle ?? defaultThrottle),
   })
   const devices = createDeviceService({ sqlite, access, live })
   const commands = createCommandService(sqlite, access)
+  const streams = createLiveStreams({ access, live, linkActive: shares.isActive, onLinkChange: shares.onChange })
 
   return new Elysia({ normalize: false })
     .use(problemDetails(log))
     .use(apiDocs(API_DESCRIPTION, pkg.version))
     .use(commandsRoutes(auth, commands))
+    .use(shareRoutes(auth, shares))
+    .use(streamRoutes(auth, streams))
     .use(devicesRoutes(auth, devices))
 }
 

@@ -8,6 +8,7 @@ import { NotFound } from '../errors'
 import { isoOrNull } from '../http/model'
 import type { LivePositions } from '../ingest/live'
 import type { Principal } from '../principal'
+import { PERMISSION, requirePermission } from '../share/permissions'
 import type { DeviceAccess, DeviceRow, ListFilter } from './access'
 import type { DeviceBody, DeviceState } from './model'
 
@@ -53,12 +54,14 @@ export function createDeviceService({ sqlite, access, live }: DeviceServiceDeps)
 
   return {
     list(principal: Principal, filter: ListFilter): DeviceBody[] {
+      requirePermission(principal, PERMISSION.location)
       const rows = access.list(principal, filter)
       if (rows.length === 0) throw new NotFound('No devices found')
       return rows.map(toBody)
     },
 
     get(principal: Principal, id: string): DeviceBody {
+      requirePermission(principal, PERMISSION.location)
       return toBody(requireDevice(access, principal, id))
     },
   }

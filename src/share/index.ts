@@ -1,0 +1,93 @@
+import { Elysia, t } from 'elysia'
+import { asUser, type authPlugin } from '../http/auth'
+import { IdParams, problems } from '../http/model'
+import { CreateShareBody, ShareCreated, ShareLink, ShareLinkDetail, ShareLinkListed, UpdateShareBody } from './model'
+import type { ShareService } from './service'
+
+const MANAGE = 'Managing links needs an API key: a share token gets 403. Links are scoped to your account: another account\'s link is 404.'
+
+/** The share-link API under /devices/share, and the short links under /s. */
+export function shareRoutes(auth: ReturnType<typeof authPlugin>, shares: ShareService) {
+  return (
+    new Elysia({ name: 'share' })
+      .use(auth)
+      // Static paths: the router prefers them to /devices/:id, so "share" is never read as a device id.
+      .get('/devices/share', ({ principal }) => shares.list(asUser(principal)), {
+        auth: 'user',
+        response: { 200: t.Array(ShareLinkListed), ...problems(401, 403, 429, 504) },
+        detail: {
+          tags: ['Share links'],
+          summary: "The account's active share links",
+          description: `Links neither revoked nor expired, newest first, with their token and original_url (an empty array when there are none). ${MANAGE}`,
+        },
+      })
+      .post('/devices/share', ({ principal, body }) => shares.create(asUser(principal), body), {
+        auth: 'user',
+        body: CreateShareBody,
+        response: { 200: ShareCreated, ...problems(400, 401, 403, 404, 429, 504) },
+        detail: {
+          tags: ['Share links'],
+          summary: 'Create a share link',
+          description:
+            'Shares devices you can reach (else 404) until now + ttl. The token is random (256 bits, base64url); ' +
+            '`original_url` is the web page, `short_url` redirects to it while the link is active. Without `acl`, the link grants ' +
+            `all three permissions. Unknown fields, a repeated device, an unknown permission id are 400. ${MANAGE}`,
+        },
+      })
+      .get('/devices/share/:id', ({ principal, params }) => shares.get(asUser(principal), params.id), {
+        auth: 'user',
+        params: IdParams,
+        response: { 200: ShareLinkDetail, ...problems(400, 401, 403, 404, 429, 504) },
+        detail: {
+          tags: ['Share links'],
+          summary: 'One share link',
+          description: `The list shape plus \`short_url\`; revoked and expired links too. ${MANAGE}`,
+        },
+      })
+      .patch('/devices/share/:id', ({ principal, params, body }) => shares.update(asUser(principal), params.id, body), {
+        auth: 'user',
+        params: IdParams,
+        body: UpdateShareBody,
+        response: { 200: ShareLink, ...problems(400, 401, 403, 404, 429, 504) },
+        detail: {
+          tags: ['Share links'],
+          summary: 'Change the devices, lifetime or permissions of a share link',
+          description:
+            'Only the fields sent change: `devices` replaces the list, `ttl` recomputes expires_at = now + ttl (an expired link ' +
+            'comes back to life; a revoked one stays revoked), `acl` replaces the permissions. The token\'s cache entry is dropped, ' +
+            `so the change applies from the next request; open live streams of the link are closed. ${MANAGE}`,
+        },
+      })
+      .delete(
+        '/devices/share/:id',
+        ({ principal, params }) => {
+          shares.revoke(asUser(principal), params.id)
+          return new Response(null, { status: 204 })
+        },
+        {
+          auth: 'user',
+          params: IdParams,
+          response: { 204: t.Void({ description: 'Revoked' }), ...problems(400, 401, 403, 404, 429, 504) },
+          detail: {
+            tags: ['Share links'],
+            summary: 'Revoke a share link',
+            description: `From the next request its token is 401, its page says the link has ended, its short link is 404. Idempotent. ${MANAGE}`,
+          },
+        },
+      )
+      .get(
+        '/s/:code',
+        ({ params }) => new Response(null, { status: 302, headers: { location: shares.redirectTarget(params.code), 'referrer-policy': 'no-referrer', 'cache-control': 'no-store' } }),
+        {
+          params: t.Object({ code: t.String() }),
+          response: { 302: t.Void({ description: 'Location: original_url' }), ...problems(404) },
+          detail: {
+            tags: ['Share links'],
+            summary: 'Short link',
+            description: 'No authentication. 302 to the link\'s original_url while it is active; 404 when unknown, expired or revoked.',
+            security: [],
+          },
+        },
+      )
+  )
+}

@@ -1,0 +1,252 @@
+/**
+ * Share links: creating, reading, changing and revoking them for an account's users, and
+ * resolving a presented token to the principal that may read the link's devices. Devices are
+ * checked through the access function only; every change drops the token's cache entry and
+ * tells open live streams, so it takes effect on the very next request.
+ */
+import type { Database } from 'bun:sqlite'
+import type { Clock } from '../clock'
+import type { DeviceAccess } from '../devices/access'
+import { Invalid, NotFound, type FieldError } from '../errors'
+import { isoOrNull } from '../http/model'
+import type { SharePrincipal, UserPrincipal } from '../principal'
+import type { CreateShareInput, ShareCreatedBody, ShareLinkBody, ShareLinkDetailBody, ShareLinkListedBody, UpdateShareInput } from './model'
+import { DEFAULT_ACL, isPermission } from './permissions'
+import { generateShortCode, generateToken, SHORT_CODE, type ShareTokenCache } from './tokens'
+
+export interface ShareServiceDeps {
+  sqlite: Database
+  access: DeviceAccess
+  clock: Clock
+  tokens: ShareTokenCache
+  /** APP_URL and SHORT_URL_BASE, without a trailing slash */
+  appUrl: string
+  shortUrlBase: string
+}
+
+interface LinkRow {
+  id: string
+  account_id: string
+  token: string
+  short_code: string
+  acl: string
+  revoked: number
+  expires_at: number
+  unique_views: number
+  last_accessed_at: number | null
+  created_at: number
+}
+
+/** An open link, as the page sees it. */
+export interface OpenLink {
+  principal: SharePrincipal
+  expiresAt: number
+}
+
+const LINK_COLUMNS = 'id, account_id, token, short_code, acl, revoked, expires_at, unique_views, last_accessed_at, created_at'
+
+export function createShareService({ sqlite, access, clock, tokens, appUrl, shortUrlBase }: ShareServiceDeps) {
+  const linkById = sqlite.query<LinkRow, [string, string]>(`SELECT ${LINK_COLUMNS} FROM share_links WHERE id = ? AND account_id = ?`)
+  const activeLinks = sqlite.query<LinkRow, [string, number]>(
+    `SELECT ${LINK_COLUMNS} FROM share_links WHERE account_id = ? AND revoked = 0 AND expires_at > ? ORDER BY created_at DESC, id`,
+  )
+  const linkState = sqlite.query<{ revoked: number; expires_at: number }, [string]>('SELECT revoked, expires_at FROM share_links WHERE id = ?')
+  const linkByCode = sqlite.query<{ token: string; revoked: number; expires_at: number }, [string]>(
+    'SELECT token, revoked, expires_at FROM share_links WHERE short_code = ?',
+  )
+  // The link's own device ids, for its body: access was decided when they were put in the link.
+  const deviceIdsOf = sqlite.query<{ link_id: string; id: string }, [string]>(
+    `SELECT l.link_id, d.id FROM share_link_devices l JOIN devices d ON d.key = l.device_key
+     WHERE l.link_id IN (SELECT value FROM json_each(?)) ORDER BY l.link_id, l.ordinal`,
+  )
+  const insertLink = sqlite.query(
+    `INSERT INTO share_links (id, account_id, created_by, token, short_code, acl, revoked, expires_at, unique_views, created_at, updated_at)
+     VALUES ($id, $account, $user, $token, $code, $acl, 0, $expires, 0, $now, $now)`,
+  )
+  const insertDevice = sqlite.query<unknown, [string, number, number]>('INSERT INTO share_link_devices (link_id, device_key, ordinal) VALUES (?, ?, ?)')
+  const deleteDevices = sqlite.query<unknown, [string]>('DELETE FROM share_link_devices WHERE link_id = ?')
+  const updateLink = sqlite.query(
+    `UPDATE share_links SET expires_at = coalesce($expires, expires_at), acl = coalesce($acl, acl), updated_at = $now WHERE id = $id`,
+  )
+  const revokeLink = sqlite.query<unknown, [number, string]>('UPDATE share_links SET revoked = 1, updated_at = ? WHERE id = ?')
+
+  const changeListeners = new Set<(linkId: string) => void>()
+
+  const originalUrl = (token: string) => `${appUrl}/share?token=${token}`
+  const shortUrl = (code: string) => `${shortUrlBase}/${code}`
+
+  /** The devices, each distinct and reachable by the user, as keys in the order given. */
+  function reachableDevices(user: UserPrincipal, ids: readonly string[]): number[] {
+    const first = new Map<string, number>()
+    const repeats: FieldError[] = []
+    ids.forEach((id, i) => {
+      const seen = first.get(id.toLowerCase())
+      if (seen === undefined) first.set(id.toLowerCase(), i)
+      else repeats.push({ path: `/devices/${i}`, message: `repeats /devices/${seen}; each device may appear once` })
+    })
+    if (repeats.length > 0) throw new Invalid(`devices holds a repeated id: ${repeats.map((e) => e.path).join(', ')}`, repeats)
+
+    const keys = access.reachableKeys(user, ids)
+    const missing = ids.filter((id) => !keys.has(id))
+    if (missing.length > 0) {
+      const named = missing.slice(0, 5).join(', ') + (missing.length > 5 ? ` and ${missing.length - 5} more` : '')
+      throw new NotFound(`No device ${named} (it does not exist or you cannot reach it)`)
+    }
+    return ids.map((id) => keys.get(id)!)
+  }
+
+  /** The acl as stored: known permission ids, each once, lower case, in the order given. */
+  function checkAcl(acl: readonly string[]): string[] {
+    const errors: FieldError[] = []
+    const seen = new Set<string>()
+    acl.forEach((raw, i) => {
+      const id = raw.toLowerCase()
+      if (!isPermission(id)) errors.push({ path: `/acl/${i}`, message: 'is not a known permission id' })
+      else if (seen.has(id)) errors.push({ path: `/acl/${i}`, message: 'repeats a permission' })
+      seen.add(id)
+    })
+    if (errors.length > 0) throw new Invalid(`acl: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, errors)
+    return [...seen]
+  }
+
+  function requireLink(user: UserPrincipal, id: string): LinkRow {
+    const row = linkById.get(id.toLowerCase(), user.accountId)
+    if (!row) throw new NotFound(`No share link ${id}`)
+    return row
+  }
+
+  function devicesOf(linkIds: string[]): Map<string, string[]> {
+    const byLink = new Map<string, string[]>(linkIds.map((id) => [id, []]))
+    for (const row of deviceIdsOf.all(JSON.stringify(linkIds))) byLink.get(row.link_id)!.push(row.id)
+    return byLink
+  }
+
+  function toBody(row: LinkRow, devices: string[]): ShareLinkBody {
+    const lastAccess = Math.max(row.last_accessed_at ?? 0, tokens.lastAccessedAt(row.token) ?? 0)
+    return {
+      id: row.id,
+      account: row.account_id,
+      devices,
+      acl: JSON.parse(row.acl),
+      revoked: row.revoked === 1,
+      expires_at: isoOrNull(row.expires_at)!,
+      unique_views: row.unique_views,
+      last_accessed_at: lastAccess === 0 ? null : isoOrNull(lastAccess),
+      created_at: isoOrNull(row.created_at)!,
+    }
+  }
+
+  const listed = (row: LinkRow, devices: string[]): ShareLinkListedBody => ({ ...toBody(row, devices), token: row.token, original_url: originalUrl(row.token) })
+
+  function changed(row: LinkRow): void {
+    tokens.forget(row.token)
+    for (const listener of changeListeners) listener(row.id)
+  }
+
+  function open(token: string, viewer: string): OpenLink | 'inactive' | null {
+    const link = tokens.lookup(token)
+    if (link === null) return null
+    if (!tokens.isActive(link)) return 'inactive'
+    tokens.recordAccess(link, viewer)
+    return {
+      principal: { kind: 'share', linkId: link.linkId, accountId: link.accountId, deviceKeys: link.deviceKeys, acl: link.acl },
+      expiresAt: link.expiresAt,
+    }
+  }
+
+  return {
+    create(user: UserPrincipal, input: CreateShareInput): ShareCreatedBody {
+      const keys = reachableDevices(user, input.devices)
+      const acl = input.acl === undefined ? [...DEFAULT_ACL] : checkAcl(input.acl)
+      const now = clock.now()
+      const id = crypto.randomUUID()
+      const token = generateToken()
+      const expiresAt = now + input.ttl * 1000
+
+      const write = sqlite.transaction((code: string) => {
+        insertLink.run({ id, account: user.accountId, user: user.userId, token, code, acl: JSON.stringify(acl), expires: expiresAt, now })
+        keys.forEach((key, i) => insertDevice.run(id, key, i))
+      })
+      // 59 bits make a clash of short codes all but impossible; retry rather than assume
+      let code = generateShortCode()
+      for (let attempt = 1; ; attempt++) {
+        try {
+          write(code)
+          break
+        } catch (error) {
+          if (attempt >= 5 || !String((error as Error).message).includes('share_links.short_code')) throw error
+          code = generateShortCode()
+        }
+      }
+      return { id, token, devices: [...input.devices], expires_at: isoOrNull(expiresAt)!, original_url: originalUrl(token), short_url: shortUrl(code) }
+    },
+
+    /** the account's active links: neither revoked nor expired, newest first */
+    list(user: UserPrincipal): ShareLinkListedBody[] {
+      const rows = activeLinks.all(user.accountId, clock.now())
+      const devices = devicesOf(rows.map((r) => r.id))
+      return rows.map((row) => listed(row, devices.get(row.id)!))
+    },
+
+    /** one of the account's links, active or not */
+    get(user: UserPrincipal, id: string): ShareLinkDetailBody {
+      const row = requireLink(user, id)
+      return { ...listed(row, devicesOf([row.id]).get(row.id)!), short_url: shortUrl(row.short_code) }
+    },
+
+    update(user: UserPrincipal, id: string, input: UpdateShareInput): ShareLinkBody {
+      const row = requireLink(user, id)
+      const keys = input.devices === undefined ? null : reachableDevices(user, input.devices)
+      const acl = input.acl === undefined ? null : checkAcl(input.acl)
+      const now = clock.now()
+      sqlite.transaction(() => {
+        updateLink.run({ id: row.id, expires: input.ttl === undefined ? null : now + input.ttl * 1000, acl: acl && JSON.stringify(acl), now })
+        if (keys) {
+          deleteDevices.run(row.id)
+          keys.forEach((key, i) => insertDevice.run(row.id, key, i))
+        }
+      })()
+      changed(row)
+      const updated = requireLink(user, row.id)
+      return toBody(updated, devicesOf([row.id]).get(row.id)!)
+    },
+
+    /** revokes the link for good; revoking a revoked link is a no-op */
+    revoke(user: UserPrincipal, id: string): void {
+      const row = requireLink(user, id)
+      if (row.revoked === 0) revokeLink.run(clock.now(), row.id)
+      changed(row)
+    },
+
+    /** where a short link points while its link is active */
+    redirectTarget(code: string): string {
+      const row = SHORT_CODE.test(code) ? linkByCode.get(code) : null
+      if (!row) throw new NotFound('No such short link')
+      if (row.revoked === 1 || clock.now() >= row.expires_at) throw new NotFound('This short link has expired or was revoked')
+      return originalUrl(row.token)
+    },
+
+    /** the link behind a token, counting the viewer; 'inactive' when revoked or expired; null when unknown */
+    open,
+
+    /** the ShareTokenResolver of http/auth.ts */
+    resolve(token: string, viewer: string): SharePrincipal | 'inactive' | null {
+      const opened = open(token, viewer)
+      return opened === null || opened === 'inactive' ? opened : opened.principal
+    },
+
+    /** whether the link is neither revoked nor expired (read from the database: for long-lived streams) */
+    isActive(linkId: string): boolean {
+      const row = linkState.get(linkId)
+      return row !== null && row.revoked === 0 && clock.now() < row.expires_at
+    },
+
+    /** tells `listener` the id of every link that changes (patched or revoked) */
+    onChange(listener: (linkId: string) => void): () => void {
+      changeListeners.add(listener)
+      return () => changeListeners.delete(listener)
+    },
+  }
+}
+
+export type ShareService = ReturnType<typeof createShareService>

@@ -1,0 +1,39 @@
+import { Elysia } from 'elysia'
+import type { authPlugin } from '../http/auth'
+import { problems } from '../http/model'
+import type { LiveStreams } from './service'
+
+/** GET /devices/stream: Server-Sent Events of live fixes. */
+export function streamRoutes(auth: ReturnType<typeof authPlugin>, streams: LiveStreams) {
+  return new Elysia({ name: 'stream' }).use(auth).get(
+    '/devices/stream',
+    ({ principal, request, server }) => {
+      const body = streams.open(principal, request.signal)
+      // the stream is quiet between fixes; the heartbeat, not Bun's idle timer, decides when it is dead
+      server?.timeout(request, 0)
+      return new Response(body, {
+        headers: {
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-store',
+          'referrer-policy': 'no-referrer',
+          'x-accel-buffering': 'no',
+        },
+      })
+    },
+    {
+      auth: 'any',
+      response: problems(401, 403, 429, 504),
+      detail: {
+        tags: ['Devices'],
+        summary: 'Live positions (Server-Sent Events)',
+        description:
+          'A `text/event-stream` of the fixes of the devices you reach (a share token: the link\'s devices; it needs the location ' +
+          'permission). Each fix is `event: fix` with data `{"id","latitude","longitude","speed","timestamp"}` (speed km/h or null, ' +
+          'timestamp Unix seconds); the newest known fix of each device comes first. A comment line is sent every 15 s as heartbeat. ' +
+          'The stream ends when a share link is patched, revoked or expires: reconnect (a revoked or expired token then gets 401). ' +
+          'Authenticate with the Authorization header, as everywhere (read it with fetch; EventSource cannot send headers).',
+        responses: { 200: { description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
+      },
+    },
+  )
+}
