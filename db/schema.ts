@@ -106,6 +106,8 @@ export const devices = sqliteTable(
     index('devices_imei').on(t.imei),
     index('devices_serial').on(t.serial),
     index('devices_account').on(t.accountId),
+    // the list order: lets a page stop after `limit` rows instead of sorting every device
+    index('devices_alias').on(t.alias, t.id),
   ],
 )
 

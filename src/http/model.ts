@@ -1,5 +1,5 @@
 /** Schemas shared by every module: ids, datetimes and the problem body, for validation and OpenAPI. */
-import { t } from 'elysia'
+import { t, type TSchema } from 'elysia'
 
 export const Uuid = t.String({ format: 'uuid', description: 'UUID', examples: ['6f1c2b1e-3a5d-4c1e-9b7a-2d4e5f6a7b8c'] })
 
@@ -18,9 +18,36 @@ export const ProblemBody = t.Object(
   { description: 'RFC 9457 problem details (Content-Type: application/problem+json)' },
 )
 
-/** Problem responses to declare on a route, by status. */
+/** Problem responses as Elysia `response` validators (kept for routes that want validation). */
 export function problems(...statuses: number[]) {
   return Object.fromEntries(statuses.map((s) => [s, ProblemBody])) as Record<number, typeof ProblemBody>
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Invalid parameters',
+  401: 'Missing, malformed or unknown bearer token',
+  403: 'Not allowed with this token',
+  404: 'Not found, or out of your reach',
+  429: 'Too many failed authentications',
+  500: 'Internal error',
+  504: 'The database was busy for too long',
+}
+
+/**
+ * The OpenAPI responses of a route, declared as documentation rather than as Elysia's
+ * `response` validator: validating every answer against its schema cost more than the whole
+ * rest of a request (measured: 43 µs of 126 µs for one device, 3.3 ms for 99). The shapes are
+ * held by the services' types and the API tests instead.
+ */
+export function responses(success: Record<number, { schema?: TSchema; description: string; contentType?: string }>, ...errors: number[]) {
+  const documented: Record<string, { description: string; content?: Record<string, { schema: object }> }> = {}
+  for (const [status, { schema, description, contentType }] of Object.entries(success)) {
+    documented[status] = schema ? { description, content: { [contentType ?? 'application/json']: { schema } } } : { description }
+  }
+  for (const status of errors) {
+    documented[status] = { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/problem+json': { schema: ProblemBody } } }
+  }
+  return documented
 }
 
 /** ISO 8601 with milliseconds and Z, or null. */

@@ -1,0 +1,19 @@
+/**
+ * `npm run bench -- <name>`: runs one benchmark from this folder. Each prints the product
+ * against its floor, measured side by side in one run, with absolute figures and the ratio.
+ */
+const benches: Record<string, string> = {
+  devices: './devices.ts',
+  history: './history.ts',
+  ingest: './ingest.ts',
+}
+
+const name = process.argv[2]
+if (!name || !(name in benches)) {
+  console.error(`usage: npm run bench -- <${Object.keys(benches).join('|')}>`)
+  process.exit(2)
+}
+const child = Bun.spawn([process.execPath, new URL(benches[name], import.meta.url).pathname, ...process.argv.slice(3)], {
+  stdio: ['inherit', 'inherit', 'inherit'],
+})
+process.exit(await child.exited)
