@@ -17,6 +17,7 @@ import { authPlugin } from './http/auth'
 import { createAuthThrottle, defaultThrottle, type AuthThrottleOptions } from './http/limits'
 import { problemDetails } from './http/problem'
 import { LivePositions } from './ingest/live'
+import type { IngestPipeline } from './ingest/pipeline'
 import { createKeyLookup } from './keys/service'
 import { shareRoutes } from './share'
 import { createShareService } from './share/service'
@@ -34,6 +35,8 @@ export interface AppDeps {
   clock?: Clock
   log?: Logger
   live?: LivePositions
+  /** the ingest pipeline, for HTTP routes that need it (none yet; the listeners have their own ports) */
+  ingest?: IngestPipeline
   throttle?: AuthThrottleOptions
 }
 

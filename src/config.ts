@@ -18,6 +18,8 @@ export interface Config {
   logLevel: LogLevel
   /** seconds of silence after which a device counts as disconnected */
   offlineAfter: number
+  /** seconds a TCP device connection may go without a complete frame before it is closed */
+  tcpIdleTimeout: number
   /** optional Nominatim-compatible reverse geocoder for street addresses */
   geocoderUrl: string | null
   geocoderTimeoutMs: number
@@ -76,6 +78,7 @@ export function loadConfig(env: Env = process.env): Config {
     teltonikaPort: integer(env, 'TELTONIKA_PORT', 5027, 0, 65535),
     logLevel,
     offlineAfter: integer(env, 'OFFLINE_AFTER', 600, 1, 86_400 * 30),
+    tcpIdleTimeout: integer(env, 'TCP_IDLE_TIMEOUT', 300, 1, 86_400),
     geocoderUrl: url(env, 'GEOCODER_URL', null),
     geocoderTimeoutMs: integer(env, 'GEOCODER_TIMEOUT_MS', 1500, 1, 60_000),
     tileUrl: env.TILE_URL || 'https://tile.openstreetmap.org/{z}/{x}/{y}.png',

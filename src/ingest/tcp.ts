@@ -1,0 +1,252 @@
+/**
+ * What the TCP listeners share: Bun.listen, one handler per connection, writes that respect
+ * backpressure, reading paused while too many reports of one connection await their commit,
+ * and the idle timeout (a client that completes no frame for `idleTimeoutMs` is closed, which
+ * also catches a client that trickles a frame it never finishes). Elapsed time comes from the
+ * injected clock; the check runs on a real-time interval, or by hand (`closeIdle()`) in tests.
+ *
+ * Nothing a client sends can throw out of here: a handler error closes that connection only.
+ */
+import type { Socket, TCPSocketListener } from 'bun'
+import type { Clock } from '../clock'
+import type { Logger } from '../log'
+
+export const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60_000
+/** bytes we hold for a client that does not read its acknowledgements */
+const MAX_OUTGOING_BYTES = 64 * 1024
+/** reports of one connection waiting for a commit: pause reading above, resume below half */
+const MAX_IN_FLIGHT = 256
+
+export interface TcpConnection {
+  readonly remote: string
+  readonly closed: boolean
+  /** queue bytes for the client (kept in order across backpressure) */
+  write(bytes: Uint8Array): void
+  /** close once what was written has gone out */
+  close(reason: string): void
+  /** a complete frame arrived: resets the idle timer */
+  progress(): void
+  /** count a report awaiting its commit; call the returned function when it settled */
+  track(): () => void
+}
+
+export interface ConnectionHandler {
+  data(chunk: Uint8Array): void
+  /** the socket is gone, for whatever reason */
+  closed(): void
+}
+
+export interface TcpListenerOptions {
+  name: string
+  port: number
+  hostname?: string
+  clock: Clock
+  log: Logger
+  idleTimeoutMs?: number
+  /** called on stop after accepting has ended: commit what is queued so acks can go out */
+  drain: () => void
+  connect(connection: TcpConnection): ConnectionHandler
+}
+
+export interface TcpListener {
+  port: number
+  /** open connections */
+  readonly connections: number
+  /** close the connections idle past the timeout now; returns how many */
+  closeIdle(): number
+  /** stop accepting, commit and acknowledge what is in flight, then close every connection */
+  stop(): Promise<void>
+}
+
+interface ConnectionState {
+  connection: Connection | null
+}
+
+class Connection implements TcpConnection {
+  handler: ConnectionHandler | null = null
+  lastProgress: number
+  closed = false
+  private outgoing: Uint8Array[] = []
+  private outgoingBytes = 0
+  private closeWhenFlushed = false
+  private inFlight = 0
+  private paused = false
+
+  constructor(
+    readonly socket: Socket<ConnectionState>,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly name: string,
+  ) {
+    this.lastProgress = clock.now()
+  }
+
+  get remote(): string {
+    return this.socket.remoteAddress
+  }
+
+  write(bytes: Uint8Array): void {
+    if (this.closed || this.closeWhenFlushed) return
+    if (this.outgoing.length > 0) {
+      this.outgoing.push(bytes)
+      this.outgoingBytes += bytes.length
+      if (this.outgoingBytes > MAX_OUTGOING_BYTES) this.terminate('client does not read its acknowledgements')
+      return
+    }
+    const written = this.socket.write(bytes)
+    if (written < 0) this.terminate('write failed')
+    else if (written < bytes.length) {
+      this.outgoing.push(bytes.subarray(written))
+      this.outgoingBytes += bytes.length - written
+    }
+  }
+
+  drain(): void {
+    while (this.outgoing.length > 0 && !this.closed) {
+      const next = this.outgoing[0]
+      const written = this.socket.write(next)
+      if (written < 0) return this.terminate('write failed')
+      this.outgoingBytes -= Math.max(0, written)
+      if (written < next.length) {
+        this.outgoing[0] = next.subarray(written)
+        return
+      }
+      this.outgoing.shift()
+    }
+    if (this.closeWhenFlushed && !this.closed) this.socket.end()
+  }
+
+  close(reason: string): void {
+    if (this.closed || this.closeWhenFlushed) return
+    this.log.debug(`${this.name} closing connection`, { remote: this.remote, reason })
+    if (this.outgoing.length > 0) this.closeWhenFlushed = true
+    else this.socket.end()
+  }
+
+  terminate(reason: string): void {
+    if (this.closed) return
+    this.log.debug(`${this.name} terminating connection`, { remote: this.remote, reason })
+    this.closed = true
+    this.socket.terminate()
+  }
+
+  progress(): void {
+    this.lastProgress = this.clock.now()
+  }
+
+  track(): () => void {
+    this.inFlight++
+    if (this.inFlight >= MAX_IN_FLIGHT && !this.paused) {
+      this.paused = true
+      this.socket.pause()
+    }
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      this.inFlight--
+      if (this.paused && this.inFlight <= MAX_IN_FLIGHT / 2 && !this.closed) {
+        this.paused = false
+        this.socket.resume()
+      }
+    }
+  }
+}
+
+export function startTcpListener(options: TcpListenerOptions): TcpListener {
+  const { name, clock, log } = options
+  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
+  const open = new Set<Connection>()
+  let accepting = true
+
+  const closed = (socket: Socket<ConnectionState>) => {
+    const connection = socket.data?.connection
+    if (!connection || !open.has(connection)) return
+    open.delete(connection)
+    connection.closed = true
+    try {
+      connection.handler?.closed()
+    } catch (error) {
+      log.error(`${name} close handler failed`, { error: (error as Error).message })
+    }
+  }
+
+  const server: TCPSocketListener<ConnectionState> = Bun.listen<ConnectionState>({
+    hostname: options.hostname ?? '0.0.0.0',
+    port: options.port,
+    data: { connection: null },
+    socket: {
+      binaryType: 'uint8array',
+      open(socket) {
+        if (!accepting) return void socket.terminate()
+        const connection = new Connection(socket, clock, log, name)
+        socket.data = { connection }
+        open.add(connection)
+        try {
+          connection.handler = options.connect(connection)
+        } catch (error) {
+          log.error(`${name} connection setup failed`, { error: (error as Error).message })
+          connection.terminate('setup failed')
+        }
+      },
+      data(socket, chunk) {
+        const connection = socket.data.connection
+        if (!connection || connection.closed || !connection.handler) return
+        try {
+          connection.handler.data(chunk as Uint8Array)
+        } catch (error) {
+          // A decoder bug or a hostile frame: this connection goes, the listener stays.
+          log.error(`${name} frame handling failed`, { remote: connection.remote, error: (error as Error).message })
+          connection.terminate('handler error')
+        }
+      },
+      drain(socket) {
+        socket.data.connection?.drain()
+      },
+      close: closed,
+      error(socket, error) {
+        log.debug(`${name} socket error`, { error: error.message })
+        closed(socket)
+      },
+    },
+  })
+  log.info(`${name} listening`, { port: server.port })
+
+  function closeIdle(): number {
+    const cutoff = clock.now() - idleTimeoutMs
+    let count = 0
+    for (const connection of open) {
+      if (connection.lastProgress <= cutoff) {
+        connection.terminate('idle timeout')
+        count++
+      }
+    }
+    return count
+  }
+
+  const idleTimer = setInterval(closeIdle, Math.max(50, Math.min(idleTimeoutMs / 4, 10_000)))
+  idleTimer.unref?.()
+
+  return {
+    port: server.port,
+    get connections() {
+      return open.size
+    },
+    closeIdle,
+    async stop() {
+      if (!accepting) return
+      accepting = false
+      clearInterval(idleTimer)
+      server.stop(false)
+      // Commit what is queued; the acks go out from the promise callbacks, before the close.
+      options.drain()
+      await Bun.sleep(5)
+      for (const connection of [...open]) connection.close('server stopping')
+      await Bun.sleep(5)
+      for (const connection of [...open]) connection.terminate('server stopped')
+      server.stop(true)
+      // close events may not fire once the listener is gone: settle the sessions ourselves
+      for (const connection of [...open]) closed(connection.socket)
+    },
+  }
+}

@@ -1,0 +1,423 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { manualClock, systemClock } from '../../src/clock'
+import { startGt06Listener } from '../../src/ingest/gt06'
+import { LivePositions } from '../../src/ingest/live'
+import { startOsmandListener } from '../../src/ingest/osmand'
+import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline'
+import { startTeltonikaListener } from '../../src/ingest/teltonika'
+import type { TcpListener } from '../../src/ingest/tcp'
+import { silentLogger } from '../../src/log'
+import { DEVICES, deviceRow, positionCount, tempFleetDb, until, type TempDb } from './fleet'
+import {
+  connectClient,
+  gt06Alarm,
+  gt06Location,
+  gt06Login,
+  gt06Status,
+  hex,
+  teltonikaImei,
+  teltonikaPacket,
+  type AvlRecordInput,
+} from './frames'
+
+const START = Date.UTC(2026, 10, 25, 12, 0, 0)
+const T = START / 1000
+const IDLE_MS = 120_000
+
+let db: TempDb
+let clock: ReturnType<typeof manualClock>
+let pipeline: IngestPipeline
+
+function newPipeline() {
+  return createIngestPipeline({ sqlite: db.database.sqlite, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+}
+
+const count = (sql: string) => db.database.sqlite.query<{ n: number }, []>(sql).get()!.n
+const UNKNOWN_IMEI = '111111111111111'
+
+describe('GT06', () => {
+  let listener: TcpListener
+  beforeEach(() => {
+    db = tempFleetDb()
+    clock = manualClock(START)
+    pipeline = newPipeline()
+    listener = startGt06Listener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS })
+  })
+  afterEach(async () => {
+    await listener.stop()
+    await pipeline.stop()
+    db.cleanup()
+  })
+
+  test('login of a known device: committed, then the ACK of the document', async () => {
+    const client = await connectClient(listener.port)
+    client.send(gt06Login(DEVICES.parked.imei, 1))
+    expect(hex(await client.read(10))).toBe('78 78 05 01 00 01 D9 DC 0D 0A')
+    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 1, connected_at: START })
+    client.end()
+  })
+
+  test('login of an unknown device: closed without an ACK', async () => {
+    const client = await connectClient(listener.port)
+    client.send(gt06Login(UNKNOWN_IMEI))
+    await client.closed
+    expect(client.pending).toBe(0)
+  })
+
+  test('GPS, status and alarm frames: stored before their ACK; closing disconnects the device', async () => {
+    const client = await connectClient(listener.port)
+    client.send(gt06Login(DEVICES.fresh.imei))
+    await client.read(10)
+    // 0x12 gets no ACK; the status ACK that follows proves it was committed first
+    client.send(gt06Location({ timestamp: T - 30, latitude: 52.629151, longitude: -8.661746, speed: 45, course: 270 }, 7))
+    client.send(gt06Status(8))
+    const statusAck = await client.read(10)
+    expect(hex(statusAck)).toStartWith('78 78 05 13 00 08')
+    expect(positionCount(db.database, DEVICES.fresh.id)).toBe(1)
+    const stored = db.database.sqlite.query('SELECT lat, lon, speed, course, satellites, flags, attributes FROM positions').get() as Record<string, unknown>
+    expect(stored).toMatchObject({ speed: 450, course: 270, satellites: 9, flags: 0 })
+    // GT06 carries 1/1,800,000 of a degree: within 6 units of 1e-7
+    expect(Math.abs((stored.lat as number) - 526291510)).toBeLessThan(6)
+    expect(Math.abs((stored.lon as number) + 86617460)).toBeLessThan(6)
+    expect(JSON.parse(stored.attributes as string)).toMatchObject({ mcc: 272, mnc: 1 })
+    expect(deviceRow(db.database, DEVICES.fresh.id)).toMatchObject({ state: 'moving', connected: 1 })
+
+    client.send(gt06Alarm({ timestamp: T - 10, latitude: 52.63, longitude: -8.66, speed: 0 }, 0x01, 9))
+    expect(hex(await client.read(10))).toStartWith('78 78 05 16 00 09')
+    const alarm = db.database.sqlite.query('SELECT alarm_code, ts, latitude, mcc FROM events').get()
+    expect(alarm).toEqual({ alarm_code: 'sos', ts: T - 10, latitude: 52.63, mcc: 272 })
+
+    client.end()
+    await until(() => deviceRow(db.database, DEVICES.fresh.id).connected === 0, 2000, 'disconnection')
+    expect(deviceRow(db.database, DEVICES.fresh.id)).toMatchObject({ state: 'off', disconnected_at: START })
+  })
+
+  test('a frame split across many writes is reassembled', async () => {
+    const client = await connectClient(listener.port)
+    const login = gt06Login(DEVICES.parked.imei)
+    for (const byte of login) {
+      client.send(Uint8Array.of(byte))
+      await Bun.sleep(1)
+    }
+    expect((await client.read(10)).length).toBe(10)
+    client.end()
+  })
+
+  test('a bad CRC drops the frame and garbage is skipped; the connection goes on', async () => {
+    const client = await connectClient(listener.port)
+    client.send(gt06Login(DEVICES.parked.imei))
+    await client.read(10)
+    const broken = gt06Status(5)
+    broken[broken.length - 3] ^= 0xff
+    client.send(broken)
+    client.send(Uint8Array.from({ length: 300 }, (_, i) => (i * 37) & 0xff))
+    client.send(gt06Status(6))
+    expect(hex(await client.read(10))).toStartWith('78 78 05 13 00 06')
+    expect(client.isClosed()).toBe(false)
+    client.end()
+  })
+
+  test('data before login, and an oversized frame, close the connection', async () => {
+    const early = await connectClient(listener.port)
+    early.send(gt06Status())
+    await early.closed
+    const huge = await connectClient(listener.port)
+    huge.send(Uint8Array.of(0x79, 0x79, 0xff, 0xff, 0x12))
+    await huge.closed
+    expect(positionCount(db.database)).toBe(0)
+  })
+
+  test('a client that never finishes its frame is closed after the idle timeout', async () => {
+    const slow = await connectClient(listener.port)
+    const fine = await connectClient(listener.port)
+    fine.send(gt06Login(DEVICES.parked.imei))
+    await fine.read(10)
+    slow.send(gt06Login(DEVICES.fresh.imei).subarray(0, 7))
+    await Bun.sleep(20)
+    clock.advance(IDLE_MS - 1000)
+    fine.send(gt06Status()) // progress resets this one's timer
+    await fine.read(10)
+    expect(listener.closeIdle()).toBe(0)
+    clock.advance(2000)
+    expect(listener.closeIdle()).toBe(1)
+    await slow.closed
+    expect(fine.isClosed()).toBe(false)
+    fine.end()
+  })
+
+  test('the idle timeout also runs by itself (real clock, short timeout)', async () => {
+    const quick = startGt06Listener({ pipeline, clock: systemClock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: 200 })
+    const slow = await connectClient(quick.port)
+    slow.send(Uint8Array.of(0x78, 0x78, 0x11))
+    const started = Date.now()
+    await slow.closed
+    expect(Date.now() - started).toBeLessThan(2000)
+    await quick.stop()
+  })
+
+  test('garbage from many clients never kills the listener', async () => {
+    let seed = 7
+    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff)
+    const clients = await Promise.all(Array.from({ length: 20 }, () => connectClient(listener.port)))
+    for (const [i, client] of clients.entries()) {
+      const junk = Uint8Array.from({ length: 50 + Math.floor(random() * 2000) }, () => Math.floor(random() * 256))
+      // some start like a frame, to reach deeper into the parser
+      if (i % 2) junk.set([0x78, 0x78, Math.floor(random() * 256), Math.floor(random() * 256)], 0)
+      client.send(junk)
+      if (i % 3 === 0) client.end()
+    }
+    await Bun.sleep(50)
+    const client = await connectClient(listener.port)
+    client.send(gt06Login(DEVICES.parked.imei))
+    expect((await client.read(10)).length).toBe(10)
+    client.end()
+    for (const c of clients) c.end()
+  })
+})
+
+describe('Teltonika', () => {
+  let listener: TcpListener
+  beforeEach(() => {
+    db = tempFleetDb()
+    clock = manualClock(START)
+    pipeline = newPipeline()
+    listener = startTeltonikaListener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS })
+  })
+  afterEach(async () => {
+    await listener.stop()
+    await pipeline.stop()
+    db.cleanup()
+  })
+
+  const records = (n: number, from = 0): AvlRecordInput[] =>
+    Array.from({ length: n }, (_, i) => ({
+      timestampMs: (T - 100 + from + i) * 1000,
+      latitude: 54.6872 + i * 1e-4,
+      longitude: 25.2797,
+      altitude: 112,
+      angle: 45,
+      satellites: 11,
+      speed: 50,
+      io1: { 239: 1, 21: 4 },
+      io2: { 66: 12_800 },
+      io4: { 16: 123_456 },
+    }))
+
+  async function handshake(imei = DEVICES.parked.imei) {
+    const client = await connectClient(listener.port)
+    client.send(teltonikaImei(imei))
+    return { client, answer: await client.read(1) }
+  }
+
+  test('IMEI handshake: 01 for a known device, 00 then close for an unknown one', async () => {
+    const known = await handshake()
+    expect(known.answer[0]).toBe(0x01)
+    expect(deviceRow(db.database, DEVICES.parked.id).connected).toBe(1)
+    const unknown = await handshake(UNKNOWN_IMEI)
+    expect(unknown.answer[0]).toBe(0x00)
+    await unknown.client.closed
+    known.client.end()
+  })
+
+  test('Codec 8: the ACK is the record count, sent after the commit; IO elements kept as attributes', async () => {
+    const { client } = await handshake()
+    const packet = records(10)
+    packet[3].satellites = 0
+    client.send(teltonikaPacket(packet))
+    expect(hex(await client.read(4))).toBe('00 00 00 0A')
+    expect(positionCount(db.database)).toBe(10)
+    const rows = db.database.sqlite.query<{ flags: number; attributes: string; speed: number; altitude: number }, []>('SELECT flags, attributes, speed, altitude FROM positions ORDER BY ts').all()
+    expect(rows.map((r) => r.flags)).toEqual([0, 0, 0, 1, 0, 0, 0, 0, 0, 0]) // zero satellites: invalid
+    expect(JSON.parse(rows[0].attributes)).toMatchObject({ ignition: true, gsm_signal: 4, external_voltage: 12.8, odometer: 123_456 })
+    expect(rows[0]).toMatchObject({ speed: 500, altitude: 112 })
+    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ state: 'moving' })
+    // a re-sent packet is acknowledged again and adds nothing
+    client.send(teltonikaPacket(packet))
+    expect(hex(await client.read(4))).toBe('00 00 00 0A')
+    expect(positionCount(db.database)).toBe(10)
+    client.end()
+  })
+
+  test('Codec 8 Extended, and an alarm IO becomes an event', async () => {
+    const { client } = await handshake()
+    const [record] = records(1)
+    client.send(teltonikaPacket([{ ...record, eventIoId: 252, io1: { ...record.io1, 252: 1 } }], 0x8e))
+    expect(hex(await client.read(4))).toBe('00 00 00 01')
+    expect(db.database.sqlite.query('SELECT alarm_code FROM events').all()).toEqual([{ alarm_code: 'power_cut' }])
+    client.end()
+  })
+
+  test('a bad CRC is not acknowledged; the resent packet is', async () => {
+    const { client } = await handshake()
+    const packet = teltonikaPacket(records(2))
+    const broken = packet.slice()
+    broken[broken.length - 1] ^= 0x55
+    client.send(broken)
+    await Bun.sleep(30)
+    expect(client.pending).toBe(0)
+    expect(positionCount(db.database)).toBe(0)
+    client.send(packet)
+    expect(hex(await client.read(4))).toBe('00 00 00 02')
+    client.end()
+  })
+
+  test('malformed records, a bad handshake and an oversized packet', async () => {
+    const { client } = await handshake()
+    // a CRC-valid packet whose records are cut short: dropped, never acknowledged
+    const bad = new Uint8Array([0x08, 0x02, 0x00, 0x00, 0x01])
+    const packet = new Uint8Array(8 + bad.length + 4)
+    new DataView(packet.buffer).setUint32(4, bad.length)
+    packet.set(bad, 8)
+    const { crc16Arc } = await import('../../src/ingest/decoders/crc')
+    new DataView(packet.buffer).setUint32(8 + bad.length, crc16Arc(bad))
+    client.send(packet)
+    await Bun.sleep(30)
+    expect(client.pending).toBe(0)
+    expect(client.isClosed()).toBe(false)
+
+    const notDigits = await connectClient(listener.port)
+    notDigits.send(Uint8Array.of(0x00, 0x03, 0x41, 0x42, 0x43))
+    await notDigits.closed
+    const hugeLength = await connectClient(listener.port)
+    hugeLength.send(Uint8Array.of(0xff, 0xff))
+    await hugeLength.closed
+
+    client.send(Uint8Array.of(0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0x08))
+    await client.closed
+    client.end()
+  })
+
+  test('a truncated packet then a disconnect stores nothing; the listener serves the next client', async () => {
+    const { client } = await handshake()
+    client.send(teltonikaPacket(records(5)).subarray(0, 60))
+    await Bun.sleep(20)
+    client.end()
+    await client.closed
+    const next = await handshake(DEVICES.fresh.imei)
+    next.client.send(teltonikaPacket(records(3)))
+    expect(hex(await next.client.read(4))).toBe('00 00 00 03')
+    expect(positionCount(db.database)).toBe(3)
+    next.client.end()
+  })
+
+  test('a slow client that never finishes its packet is closed after the idle timeout', async () => {
+    const { client } = await handshake()
+    client.send(teltonikaPacket(records(5)).subarray(0, 40))
+    await Bun.sleep(20)
+    clock.advance(IDLE_MS + 1)
+    expect(listener.closeIdle()).toBe(1)
+    await client.closed
+  })
+
+  test('many concurrent devices: every packet acknowledged with its count', async () => {
+    const extra = Array.from({ length: 30 }, (_, i) => ({ imei: String(860000000000000 + i) }))
+    await listener.stop()
+    await pipeline.stop()
+    db.cleanup()
+    db = tempFleetDb(extra)
+    pipeline = newPipeline()
+    listener = startTeltonikaListener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
+    await Promise.all(
+      extra.map(async ({ imei }) => {
+        const { client, answer } = await handshake(imei)
+        expect(answer[0]).toBe(1)
+        for (let p = 0; p < 5; p++) {
+          client.send(teltonikaPacket(records(10, p * 10)))
+          expect(hex(await client.read(4))).toBe('00 00 00 0A')
+        }
+        client.end()
+      }),
+    )
+    expect(positionCount(db.database)).toBe(30 * 50)
+    expect(pipeline.stats.batches).toBeLessThan(30 * 5)
+  })
+})
+
+describe('OsmAnd', () => {
+  let base: string
+  let stopListener: () => Promise<void>
+  beforeAll(() => {})
+  beforeEach(() => {
+    db = tempFleetDb()
+    clock = manualClock(START)
+    pipeline = newPipeline()
+    const listener = startOsmandListener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', maxBodyBytes: 4096 })
+    base = `http://127.0.0.1:${listener.port}`
+    stopListener = listener.stop
+  })
+  afterEach(async () => {
+    await stopListener()
+    await pipeline.stop()
+    db.cleanup()
+  })
+  afterAll(() => {})
+
+  test('GET with a query string: 200 once committed; speed in knots becomes km/h', async () => {
+    const response = await fetch(`${base}/?id=${DEVICES.phone.serial}&lat=52.629151&lon=-8.661746&timestamp=${T - 5}&speed=10&bearing=90&altitude=20&batt=80`)
+    expect(response.status).toBe(200)
+    const row = db.database.sqlite.query('SELECT ts, lat, lon, speed, course, attributes FROM positions').get() as Record<string, unknown>
+    expect(row).toMatchObject({ ts: T - 5, lat: 526291510, lon: -86617460, speed: 185, course: 90 })
+    expect(JSON.parse(row.attributes as string)).toMatchObject({ battery_level: 80 })
+    expect(deviceRow(db.database, DEVICES.phone.id)).toMatchObject({ state: 'moving', connected: 1 })
+  })
+
+  test('POST with a form body, and with the JSON of the current Traccar Client', async () => {
+    const form = await fetch(base, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `id=${DEVICES.phone.serial}&lat=52.1&lon=-8.1&timestamp=${T - 20}`,
+    })
+    expect(form.status).toBe(200)
+    const json = await fetch(base, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        device_id: DEVICES.phone.serial,
+        location: { timestamp: new Date((T - 10) * 1000).toISOString(), coords: { latitude: 52.2, longitude: -8.2, speed: 10, heading: 45 }, battery: { level: 0.5 } },
+      }),
+    })
+    expect(json.status).toBe(200)
+    const rows = db.database.sqlite.query('SELECT ts, lat, speed FROM positions ORDER BY ts').all()
+    expect(rows).toEqual([
+      { ts: T - 20, lat: 521000000, speed: null },
+      { ts: T - 10, lat: 522000000, speed: 360 },
+    ])
+  })
+
+  test('an alarm parameter becomes an event', async () => {
+    expect((await fetch(`${base}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=${T}&alarm=sos`)).status).toBe(200)
+    expect(count('SELECT count(*) AS n FROM events')).toBe(1)
+  })
+
+  test('an unknown device is 404, problem JSON', async () => {
+    const response = await fetch(`${base}/?id=nobody&lat=52&lon=-8`)
+    expect(response.status).toBe(404)
+    expect(response.headers.get('content-type')).toBe('application/problem+json')
+    expect(await response.json()).toMatchObject({ status: 404, title: 'Not Found' })
+  })
+
+  test('bad input is 400 naming the parameter; nothing is stored', async () => {
+    for (const query of ['lat=52&lon=-8', `id=${DEVICES.phone.serial}&lon=-8`, `id=${DEVICES.phone.serial}&lat=95&lon=-8`, `id=${DEVICES.phone.serial}&lat=abc&lon=-8`]) {
+      const response = await fetch(`${base}/?${query}`)
+      expect(response.status).toBe(400)
+      expect(response.headers.get('content-type')).toBe('application/problem+json')
+    }
+    const broken = await fetch(base, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"device_id": ' })
+    expect(broken.status).toBe(400)
+    expect(positionCount(db.database)).toBe(0)
+  })
+
+  test('a timestamp more than a day ahead is 400', async () => {
+    const response = await fetch(`${base}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=${T + 2 * 86_400}`)
+    expect(response.status).toBe(400)
+    expect(positionCount(db.database)).toBe(0)
+  })
+
+  test('a body over the limit is 413; another method is 405', async () => {
+    const big = await fetch(base, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `id=${DEVICES.phone.serial}&x=${'a'.repeat(10_000)}` })
+    expect(big.status).toBe(413)
+    expect((await fetch(base, { method: 'PUT', body: 'x' })).status).toBe(405)
+    // the listener still works
+    expect((await fetch(`${base}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=${T}`)).status).toBe(200)
+  })
+})
