@@ -11,6 +11,9 @@ import { type Config, loadConfig } from './config'
 import { createDeviceAccess } from './devices/access'
 import { devicesRoutes } from './devices'
 import { createDeviceService } from './devices/service'
+import { createGeocoder, type Geocoder } from './geocode'
+import { historyRoutes } from './history'
+import { createHistoryService } from './history/service'
 import { API_DESCRIPTION } from './http/description'
 import { apiDocs } from './http/docs'
 import { authPlugin } from './http/auth'
@@ -20,6 +23,7 @@ import { LivePositions } from './ingest/live'
 import type { IngestPipeline } from './ingest/pipeline'
 import { createKeyLookup } from './keys/service'
 import { shareRoutes } from './share'
+import { sharePageRoutes } from './share/page'
 import { createShareService } from './share/service'
 import { createShareTokenCache } from './share/tokens'
 import { viewerOf } from './share/viewer'
@@ -38,6 +42,8 @@ export interface AppDeps {
   /** the ingest pipeline, for HTTP routes that need it (none yet; the listeners have their own ports) */
   ingest?: IngestPipeline
   throttle?: AuthThrottleOptions
+  /** reverse geocoder for travel addresses; default: offline, plus GEOCODER_URL when set */
+  geocoder?: Geocoder
 }
 
 export function createApp(deps: AppDeps) {
@@ -63,13 +69,17 @@ export function createApp(deps: AppDeps) {
   })
   const devices = createDeviceService({ sqlite, access, live })
   const commands = createCommandService(sqlite, access)
+  const geocoder = deps.geocoder ?? createGeocoder({ url: config.geocoderUrl, timeoutMs: config.geocoderTimeoutMs })
+  const history = createHistoryService({ sqlite, access, geocoder })
   const streams = createLiveStreams({ access, live, linkActive: shares.isActive, onLinkChange: shares.onChange })
 
   return new Elysia({ normalize: false })
     .use(problemDetails(log))
     .use(apiDocs(API_DESCRIPTION, pkg.version))
     .use(commandsRoutes(auth, commands))
+    .use(historyRoutes(auth, history))
     .use(shareRoutes(auth, shares))
+    .use(sharePageRoutes(shares, { tileUrl: config.tileUrl, appUrl: config.appUrl }))
     .use(streamRoutes(auth, streams))
     .use(devicesRoutes(auth, devices))
 }

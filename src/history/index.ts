@@ -1,0 +1,62 @@
+import { Elysia, t } from 'elysia'
+import type { authPlugin } from '../http/auth'
+import { IdParams, responses } from '../http/model'
+import { EventRecord, RangeQuery, RouteQuery, RouteResult, TravelResult } from './model'
+import type { HistoryService } from './service'
+
+const ERRORS = [400, 401, 403, 404, 429, 500, 504]
+const RANGE_RULES = '`from` and `to` are required integer Unix seconds, `from` ≤ `to`, at most 31 days apart; otherwise 400.'
+
+export function historyRoutes(auth: ReturnType<typeof authPlugin>, history: HistoryService) {
+  const route = {
+    auth: 'any' as const,
+    params: IdParams,
+    query: RouteQuery,
+    detail: {
+      tags: ['History'],
+      summary: 'Route points and stops',
+      description:
+        `${RANGE_RULES} A stop is a span of at least \`stop_threshold_time\` seconds (default 300) during which the device stays within ` +
+        'a small radius, a gap in reporting included. `total_distance` counts movement only and equals the travels\' total over the same window.',
+      responses: responses({ 200: { schema: RouteResult, description: 'The route' } }, ...ERRORS),
+    },
+  }
+  const events = {
+    auth: 'any' as const,
+    params: IdParams,
+    query: RangeQuery,
+    detail: {
+      tags: ['History'],
+      summary: 'Events and alarms',
+      description: `${RANGE_RULES} In time order. Alarm codes are listed in the API description.`,
+      responses: responses({ 200: { schema: t.Array(EventRecord), description: 'The events' } }, ...ERRORS),
+    },
+  }
+
+  return new Elysia({ name: 'history', prefix: '/devices' })
+    .use(auth)
+    .get('/:id/history/route', ({ principal, params, query }) => history.route(principal, params.id, query, query.stop_threshold_time), route)
+    .get('/:id/route', ({ principal, params, query }) => history.route(principal, params.id, query, query.stop_threshold_time), {
+      ...route,
+      detail: { ...route.detail, summary: 'Route points and stops (alias of /history/route)' },
+    })
+    .get('/:id/history/travels', ({ principal, params, query }) => history.travels(principal, params.id, query, query.stop_threshold_time), {
+      auth: 'any',
+      params: IdParams,
+      query: RouteQuery,
+      detail: {
+        tags: ['History'],
+        summary: 'Travels between stops',
+        description:
+          `${RANGE_RULES} Travels are the movements between stops (\`stop_threshold_time\`, default 300 s, as for the route). ` +
+          '`distance` in metres along the fixes, `duration` in seconds, `max_speed` and `avg_speed` (distance / duration) in km/h. ' +
+          'Each place has an `address`: "City, CC" from the offline geocoder, or a street address when GEOCODER_URL answers in time.',
+        responses: responses({ 200: { schema: TravelResult, description: 'The travels' } }, ...ERRORS),
+      },
+    })
+    .get('/:id/history/events', ({ principal, params, query }) => history.events(principal, params.id, query), events)
+    .get('/:id/events', ({ principal, params, query }) => history.events(principal, params.id, query), {
+      ...events,
+      detail: { ...events.detail, summary: 'Events and alarms (alias of /history/events)' },
+    })
+}

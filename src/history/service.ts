@@ -1,0 +1,132 @@
+/**
+ * A device's history over a window: its stored fixes handed to track/ for stops and travels,
+ * travel places named by the geocoder, and its events. Access goes through the one access
+ * function; a share link also needs the matching permission.
+ */
+import type { Database } from 'bun:sqlite'
+import type { DeviceAccess } from '../devices/access'
+import { requireDevice } from '../devices/service'
+import { Invalid } from '../errors'
+import type { Geocoder } from '../geocode'
+import type { Principal } from '../principal'
+import { PERMISSION, requirePermission } from '../share/permissions'
+import { analyseTrack, metresBetween, type TrackAnalysis, type TrackPoint } from '../track'
+import { MAX_RANGE_SECONDS, type EventBody, type RouteBody, type RoutePointBody, type TravelBody } from './model'
+
+export interface HistoryServiceDeps {
+  sqlite: Database
+  access: DeviceAccess
+  geocoder: Geocoder
+}
+
+/** ts, lat and lon in 1e-7 degrees, speed in 0.1 km/h or null, flags */
+type FixRow = [number, number, number, number | null, number]
+
+export interface Range {
+  from: number
+  to: number
+}
+
+/** Metres and seconds to one decimal: enough for a map, and totals compare exactly. */
+const tenth = (value: number) => Math.round(value * 10) / 10
+
+function checkRange({ from, to }: Range): void {
+  if (from > to) throw Invalid.field('/from', `must not be after to (${from} > ${to})`)
+  if (to - from > MAX_RANGE_SECONDS) throw Invalid.field('/to', `the window may span at most 31 days (${MAX_RANGE_SECONDS} s); got ${to - from} s`)
+}
+
+export function createHistoryService({ sqlite, access, geocoder }: HistoryServiceDeps) {
+  // values() returns arrays, which is markedly cheaper than objects for a day of fixes
+  const fixesIn = sqlite.query<unknown, [number, number, number]>(
+    'SELECT ts, lat, lon, speed, flags FROM positions WHERE device = ? AND ts BETWEEN ? AND ? ORDER BY ts',
+  )
+  const eventsIn = sqlite.query<
+    { alarm_code: string; context: string; speed: number | null; satellite: number | null; latitude: number | null; longitude: number | null; mcc: number | null; mnc: number | null; dbm: number | null; ts: number },
+    [number, number, number]
+  >('SELECT alarm_code, context, speed, satellite, latitude, longitude, mcc, mnc, dbm, ts FROM events WHERE device = ? AND ts BETWEEN ? AND ? ORDER BY ts, id')
+
+  /**
+   * Every stored fix as a route point, and the analysis of the fixes the device called valid.
+   * A point without a reported speed gets one from the previous fix, so the route never shows
+   * a moving vehicle at 0 km/h.
+   */
+  function analyse(deviceKey: number, range: Range, stopThresholdSeconds: number): { points: RoutePointBody[]; analysis: TrackAnalysis } {
+    const rows = fixesIn.values(deviceKey, range.from, range.to) as unknown as FixRow[]
+    const points: RoutePointBody[] = new Array(rows.length)
+    let deviceInvalid = 0
+    for (let i = 0; i < rows.length; i++) {
+      const [ts, lat, lon, speed, flags] = rows[i]
+      points[i] = { latitude: lat / 1e7, longitude: lon / 1e7, speed: speed === null ? (null as unknown as number) : speed / 10, timestamp: ts }
+      if (flags & 1) deviceInvalid++
+    }
+    const tracked: TrackPoint[] = deviceInvalid === 0 ? points : points.filter((_, i) => (rows[i][4] & 1) === 0)
+    const analysis = analyseTrack(tracked, { stopThresholdSeconds })
+    for (let i = 0; i < points.length; i++) {
+      if (points[i].speed !== null) continue
+      const previous = points[i - 1]
+      const seconds = previous ? points[i].timestamp - previous.timestamp : 0
+      points[i].speed = seconds > 0 ? tenth((metresBetween(previous.latitude, previous.longitude, points[i].latitude, points[i].longitude) / seconds) * 3.6) : 0
+    }
+    return { points, analysis }
+  }
+
+  /** The same number for the route and the travels: movement only, whatever the stop threshold. */
+  const totalDistance = (analysis: TrackAnalysis) => tenth(analysis.totalDistance)
+
+  return {
+    route(principal: Principal, deviceId: string, range: Range, stopThresholdSeconds: number): RouteBody {
+      checkRange(range)
+      const device = requireDevice(access, principal, deviceId)
+      requirePermission(principal, PERMISSION.history)
+      const { points, analysis } = analyse(device.key, range, stopThresholdSeconds)
+      return {
+        points,
+        stops: analysis.stops.map((s) => ({ latitude: s.latitude, longitude: s.longitude, duration: s.duration, start: s.start, end: s.end })),
+        total_distance: totalDistance(analysis),
+        total_duration: analysis.totalDuration,
+      }
+    },
+
+    async travels(principal: Principal, deviceId: string, range: Range, stopThresholdSeconds: number): Promise<TravelBody> {
+      checkRange(range)
+      const device = requireDevice(access, principal, deviceId)
+      requirePermission(principal, PERMISSION.history)
+      const { analysis } = analyse(device.key, range, stopThresholdSeconds)
+      const places = analysis.travels.flatMap((travel) => [travel.start, travel.end])
+      const addresses = await geocoder.addresses(places)
+      const travels = analysis.travels.map((travel, i) => ({
+        start: { latitude: travel.start.latitude, longitude: travel.start.longitude, timestamp: travel.start.timestamp, address: addresses[2 * i] },
+        end: { latitude: travel.end.latitude, longitude: travel.end.longitude, timestamp: travel.end.timestamp, address: addresses[2 * i + 1] },
+        distance: tenth(travel.distance),
+        duration: travel.duration,
+        max_speed: tenth(travel.max_speed),
+        avg_speed: tenth(travel.avg_speed),
+      }))
+      return {
+        travels,
+        total_travels: travels.length,
+        total_distance: totalDistance(analysis),
+        total_duration: travels.reduce((sum, travel) => sum + travel.duration, 0),
+      }
+    },
+
+    events(principal: Principal, deviceId: string, range: Range): EventBody[] {
+      checkRange(range)
+      const device = requireDevice(access, principal, deviceId)
+      requirePermission(principal, PERMISSION.events)
+      return eventsIn.all(device.key, range.from, range.to).map((e) => ({
+        alarm_code: e.alarm_code,
+        context: JSON.parse(e.context),
+        speed: e.speed,
+        satellite: e.satellite,
+        coordinates: e.latitude === null || e.longitude === null ? null : [e.latitude, e.longitude],
+        mcc: e.mcc,
+        mnc: e.mnc,
+        dbm: e.dbm,
+        timestamp: e.ts,
+      }))
+    },
+  }
+}
+
+export type HistoryService = ReturnType<typeof createHistoryService>
