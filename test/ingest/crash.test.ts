@@ -1,0 +1,149 @@
+/**
+ * Durability: the real server process takes fixes over Teltonika and OsmAnd, is killed with
+ * SIGKILL mid-stream, and restarted. Every fix that was acknowledged must be in the database,
+ * and the database must pass `PRAGMA integrity_check`.
+ */
+import { afterAll, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { openDatabase } from '../../db/client'
+import { importDataset } from '../../src/dataset/service'
+import { DEVICES, fleetDataset, tempDir } from './fleet'
+import { connectClient, teltonikaImei, teltonikaPacket } from './frames'
+
+const ROOT = join(import.meta.dir, '..', '..')
+const BUN = process.execPath
+const dir = tempDir('crash-')
+const databasePath = join(dir, 'tracker.db')
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+function freePort(): number {
+  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const port = probe.port
+  probe.stop(true)
+  return port
+}
+
+function startServer(ports: { http: number; osmand: number; teltonika: number }) {
+  return Bun.spawn([BUN, 'src/main.ts', 'serve'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_PATH: databasePath,
+      HOST: '127.0.0.1',
+      PORT: String(ports.http),
+      OSMAND_PORT: String(ports.osmand),
+      GT06_PORT: '0',
+      TELTONIKA_PORT: String(ports.teltonika),
+      LOG_LEVEL: 'error',
+    },
+    stdout: 'ignore',
+    stderr: 'inherit',
+  })
+}
+
+async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      const socket = await Bun.connect({ hostname: '127.0.0.1', port, socket: { data() {} } })
+      socket.end()
+      return
+    } catch {
+      if (Date.now() > deadline) throw new Error(`port ${port} did not open`)
+      await Bun.sleep(25)
+    }
+  }
+}
+
+const TELTONIKA_DEVICES = Array.from({ length: 8 }, (_, i) => String(870000000000000 + i))
+const BASE_MS = Date.UTC(2026, 0, 1)
+
+test('every acknowledged fix survives SIGKILL; the database is intact', async () => {
+  const setup = openDatabase(databasePath)
+  importDataset(setup.sqlite, fleetDataset(TELTONIKA_DEVICES.map((imei) => ({ imei }))))
+  setup.close()
+
+  const ports = { http: freePort(), osmand: freePort(), teltonika: freePort() }
+  const server = startServer(ports)
+  await waitForPort(ports.teltonika)
+
+  /** imei → acknowledged timestamps (seconds) */
+  const acked = new Map<string, number[]>()
+  let stop = false
+
+  const teltonikaDevice = async (imei: string) => {
+    const list: number[] = []
+    acked.set(imei, list)
+    const client = await connectClient(ports.teltonika)
+    client.send(teltonikaImei(imei))
+    if ((await client.read(1))[0] !== 1) throw new Error('handshake refused')
+    for (let packet = 0; !stop; packet++) {
+      const records = Array.from({ length: 10 }, (_, i) => ({
+        timestampMs: BASE_MS + (packet * 10 + i) * 1000,
+        latitude: 54.68 + i * 1e-4,
+        longitude: 25.27,
+        speed: 40,
+        satellites: 9,
+      }))
+      client.send(teltonikaPacket(records))
+      try {
+        const ack = await client.read(4, 5000)
+        if (new DataView(ack.buffer).getUint32(0) !== 10) throw new Error('short ack')
+      } catch {
+        return // the server died: what is unacknowledged is not owed
+      }
+      list.push(...records.map((r) => r.timestampMs / 1000))
+    }
+  }
+
+  const osmandDevice = async () => {
+    const list: number[] = []
+    acked.set(DEVICES.phone.serial, list)
+    for (let i = 0; !stop; i++) {
+      const ts = BASE_MS / 1000 + i
+      try {
+        const response = await fetch(`http://127.0.0.1:${ports.osmand}/?id=${DEVICES.phone.serial}&lat=52.6&lon=-8.6&timestamp=${ts}`)
+        if (response.status === 200) list.push(ts)
+      } catch {
+        return
+      }
+    }
+  }
+
+  const clients = [...TELTONIKA_DEVICES.map(teltonikaDevice), osmandDevice(), osmandDevice()]
+  // Let a few hundred fixes through, then pull the plug.
+  const deadline = Date.now() + 5000
+  while ([...acked.values()].reduce((n, l) => n + l.length, 0) < 800 && Date.now() < deadline) await Bun.sleep(10)
+  server.kill('SIGKILL')
+  await server.exited
+  stop = true
+  await Promise.allSettled(clients)
+
+  const total = [...acked.values()].reduce((n, l) => n + l.length, 0)
+  expect(total).toBeGreaterThan(100)
+
+  // Restart on the crashed file: WAL recovery, migrations, listeners come back.
+  const restarted = startServer(ports)
+  await waitForPort(ports.teltonika)
+  const again = await connectClient(ports.teltonika)
+  again.send(teltonikaImei(TELTONIKA_DEVICES[0]))
+  expect((await again.read(1))[0]).toBe(1)
+  again.end()
+
+  const reader = new Database(databasePath, { readonly: true })
+  try {
+    expect(reader.query<{ integrity_check: string }, []>('PRAGMA integrity_check').get()!.integrity_check).toBe('ok')
+    const has = reader.query<{ one: number }, [string, number]>(
+      'SELECT 1 AS one FROM positions WHERE device = (SELECT key FROM devices WHERE imei = ?1 OR serial = ?1 LIMIT 1) AND ts = ?2',
+    )
+    const missing: string[] = []
+    for (const [id, list] of acked) for (const ts of list) if (!has.get(id, ts)) missing.push(`${id}@${ts}`)
+    expect(missing).toEqual([])
+  } finally {
+    reader.close()
+    restarted.kill('SIGTERM')
+    await restarted.exited
+  }
+}, 30_000)
