@@ -1,0 +1,270 @@
+// The shared-link page: the link's devices on a map, today's track of each, and their fixes as
+// they arrive. Everything comes from the API with the link's token as a Bearer token; the live
+// stream is read with fetch, because EventSource cannot send an Authorization header.
+;(function () {
+  'use strict'
+
+  var body = document.body
+  var token = new URLSearchParams(location.search).get('token') || ''
+  var auth = { Authorization: 'Bearer ' + token }
+  var COLORS = ['#1565c0', '#c62828', '#2e7d32', '#6a1b9a', '#ef6c00', '#00838f', '#ad1457', '#4e342e']
+  var ENDED = new Error('ended')
+
+  var listEl = document.getElementById('devices')
+  var noticeEl = document.getElementById('notice')
+  var statusEl = document.getElementById('status')
+  var devices = new Map() // id → { body, color, marker, track, row, fix: { latitude, longitude, speed, timestamp } }
+  var ended = false
+
+  var map = L.map('map', { worldCopyJump: true }).setView([20, 0], 2)
+  // Offline, tiles fail to load: Leaflet only fires `tileerror`, and markers and tracks still draw.
+  L.tileLayer(body.dataset.tileUrl, { maxZoom: 19, attribution: body.dataset.tileAttribution || '' }).addTo(map)
+
+  var expiresAt = new Date(body.dataset.expiresAt)
+  if (!isNaN(expiresAt)) {
+    document.getElementById('expiry').textContent = 'Shared until ' + expiresAt.toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' })
+  }
+
+  function api(path) {
+    return fetch(path, { headers: auth, cache: 'no-store' }).then(function (response) {
+      if (response.status === 401) throw ENDED
+      return response
+    })
+  }
+
+  function setStatus(text, live) {
+    statusEl.textContent = text
+    statusEl.classList.toggle('live', !!live)
+  }
+
+  function notice(text) {
+    noticeEl.textContent = text || ''
+    noticeEl.hidden = !text
+  }
+
+  function showEnded() {
+    ended = true
+    document.getElementById('view').hidden = true
+    document.getElementById('ended').hidden = false
+    setStatus('Ended', false)
+  }
+
+  function ago(seconds) {
+    var s = Math.max(0, Math.round(Date.now() / 1000 - seconds))
+    if (s < 60) return 'just now'
+    if (s < 3600) return Math.floor(s / 60) + ' min ago'
+    if (s < 86400) return Math.floor(s / 3600) + ' h ago'
+    return Math.floor(s / 86400) + ' d ago'
+  }
+
+  function when(seconds) {
+    var date = new Date(seconds * 1000)
+    var today = date.toDateString() === new Date().toDateString()
+    var text = today ? date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : date.toLocaleString([], { dateStyle: 'short', timeStyle: 'short' })
+    return text + ' (' + ago(seconds) + ')'
+  }
+
+  function render(device) {
+    var fix = device.fix
+    var speed = device.row.querySelector('.speed')
+    var updated = device.row.querySelector('.updated')
+    speed.textContent = fix && fix.speed != null ? Math.round(fix.speed) + ' km/h' : '– km/h'
+    if (fix) {
+      updated.textContent = 'Updated ' + when(fix.timestamp)
+      updated.dateTime = new Date(fix.timestamp * 1000).toISOString()
+    } else {
+      updated.textContent = device.body.location ? 'Updated ' + when(Date.parse(device.body.updated_at) / 1000) : 'No position yet'
+    }
+  }
+
+  function place(device, latitude, longitude) {
+    var at = [latitude, longitude]
+    if (device.marker) return device.marker.setLatLng(at)
+    var label = document.createElement('span')
+    label.textContent = device.body.alias
+    device.marker = L.marker(at, { title: device.body.alias, alt: device.body.alias })
+      .bindTooltip(label, { permanent: true, direction: 'top', offset: [0, -40], className: 'alias-label' })
+      .addTo(map)
+  }
+
+  function addDevice(deviceBody, index) {
+    var color = COLORS[index % COLORS.length]
+    var row = document.createElement('li')
+    row.className = 'device'
+    row.dataset.id = deviceBody.id
+    var button = document.createElement('button')
+    button.type = 'button'
+    var dot = document.createElement('span')
+    dot.className = 'dot'
+    dot.style.background = color
+    var alias = document.createElement('span')
+    alias.className = 'alias'
+    alias.textContent = deviceBody.alias
+    var meta = document.createElement('span')
+    meta.className = 'meta'
+    var speed = document.createElement('span')
+    speed.className = 'speed'
+    var updated = document.createElement('time')
+    updated.className = 'updated'
+    meta.append(speed, updated)
+    button.append(dot, alias, meta)
+    row.append(button)
+    listEl.append(row)
+
+    var device = { body: deviceBody, color: color, marker: null, track: null, row: row, fix: null }
+    button.addEventListener('click', function () {
+      if (device.marker) map.setView(device.marker.getLatLng(), Math.max(map.getZoom(), 15))
+    })
+    if (deviceBody.location) place(device, deviceBody.location[0], deviceBody.location[1])
+    devices.set(deviceBody.id, device)
+    render(device)
+    return device
+  }
+
+  function removeDevice(id) {
+    var device = devices.get(id)
+    if (device.marker) device.marker.remove()
+    if (device.track) device.track.remove()
+    device.row.remove()
+    devices.delete(id)
+  }
+
+  // Today's track, when the link grants history; without it (or without data) the marker is enough.
+  function loadTrack(device) {
+    var midnight = new Date()
+    midnight.setHours(0, 0, 0, 0)
+    var from = Math.floor(midnight / 1000)
+    var to = Math.floor(Date.now() / 1000)
+    return api('devices/' + encodeURIComponent(device.body.id) + '/history/route?from=' + from + '&to=' + to)
+      .then(function (response) {
+        return response.ok ? response.json() : null
+      })
+      .then(function (route) {
+        if (!route || !route.points || route.points.length === 0) return
+        var points = route.points
+        device.track = L.polyline(
+          points.map(function (p) {
+            return [p.latitude, p.longitude]
+          }),
+          { color: device.color, weight: 4, opacity: 0.8 },
+        ).addTo(map)
+        var last = points[points.length - 1]
+        if (!device.fix || device.fix.timestamp < last.timestamp) update(device, last)
+      })
+      .catch(function (error) {
+        if (error === ENDED) throw error
+      })
+  }
+
+  function update(device, fix) {
+    if (device.fix && device.fix.timestamp > fix.timestamp) return
+    device.fix = { latitude: fix.latitude, longitude: fix.longitude, speed: fix.speed, timestamp: fix.timestamp }
+    place(device, fix.latitude, fix.longitude)
+    var midnight = new Date()
+    midnight.setHours(0, 0, 0, 0)
+    if (fix.timestamp * 1000 >= midnight.getTime()) {
+      if (!device.track) device.track = L.polyline([], { color: device.color, weight: 4, opacity: 0.8 }).addTo(map)
+      var latlngs = device.track.getLatLngs()
+      var tail = latlngs[latlngs.length - 1]
+      if (!tail || tail.lat !== fix.latitude || tail.lng !== fix.longitude) device.track.addLatLng([fix.latitude, fix.longitude])
+    }
+    render(device)
+  }
+
+  function fit() {
+    var bounds = L.latLngBounds([])
+    devices.forEach(function (device) {
+      if (device.marker) bounds.extend(device.marker.getLatLng())
+      if (device.track && device.track.getLatLngs().length > 0) bounds.extend(device.track.getBounds())
+    })
+    if (!bounds.isValid()) return
+    map.fitBounds(bounds, { padding: [48, 48], maxZoom: 15 })
+  }
+
+  // Reads the device list and reconciles the map with it (a patched link may have changed it).
+  function sync() {
+    return api('devices').then(function (response) {
+      if (response.status === 403 || response.status === 404) {
+        notice(response.status === 403 ? 'This link does not share the vehicles’ locations.' : 'No vehicles are shared by this link right now.')
+        setStatus('Not live', false)
+        return false
+      }
+      if (!response.ok) throw new Error('HTTP ' + response.status)
+      return response.json().then(function (list) {
+        notice('')
+        var wanted = new Set(list.map(function (d) { return d.id }))
+        Array.from(devices.keys()).forEach(function (id) {
+          if (!wanted.has(id)) removeDevice(id)
+        })
+        var added = list.filter(function (d) { return !devices.has(d.id) }).map(function (d) { return addDevice(d, devices.size) })
+        if (added.length === 0) return true
+        fit()
+        return Promise.all(added.map(loadTrack)).then(function () {
+          fit()
+          return true
+        })
+      })
+    })
+  }
+
+  function handleEvent(block) {
+    var event = 'message'
+    var data = ''
+    block.split('\n').forEach(function (line) {
+      if (line.indexOf('event:') === 0) event = line.slice(6).trim()
+      else if (line.indexOf('data:') === 0) data += line.slice(5).trim()
+    })
+    if (event !== 'fix' || !data) return
+    var fix = JSON.parse(data)
+    var device = devices.get(fix.id)
+    if (device) update(device, fix)
+  }
+
+  // Resolves when the stream ends (the server closes it when the link changes or ends).
+  function stream() {
+    return api('devices/stream').then(function (response) {
+      if (!response.ok || !response.body) throw new Error('HTTP ' + response.status)
+      setStatus('Live', true)
+      var reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
+      var buffer = ''
+      function read() {
+        return reader.read().then(function (chunk) {
+          if (chunk.done) return
+          buffer = (buffer + chunk.value).replace(/\r\n?/g, '\n')
+          var end
+          while ((end = buffer.indexOf('\n\n')) >= 0) {
+            handleEvent(buffer.slice(0, end))
+            buffer = buffer.slice(end + 2)
+          }
+          return read()
+        })
+      }
+      return read()
+    })
+  }
+
+  var delay = 1000
+  function run() {
+    var started = Date.now()
+    sync()
+      .then(function (streaming) {
+        if (!streaming) return new Promise(function (resolve) { setTimeout(resolve, 30000) })
+        return stream()
+      })
+      .catch(function (error) {
+        if (error === ENDED) showEnded()
+      })
+      .then(function () {
+        if (ended) return
+        setStatus('Reconnecting…', false)
+        if (Date.now() - started > 10000) delay = 1000
+        setTimeout(run, delay)
+        delay = Math.min(delay * 2, 30000)
+      })
+  }
+
+  setInterval(function () {
+    devices.forEach(render)
+  }, 30000)
+  run()
+})()
