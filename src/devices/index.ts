@@ -12,7 +12,7 @@ export function devicesRoutes(auth: ReturnType<typeof authPlugin>, devices: Devi
       query: ListQuery,
       detail: {
         tags: ['Devices'],
-        responses: responses({ 200: { schema: t.Array(Device), description: 'The devices' } }, 400, 401, 404, 429, 504),
+        responses: responses({ 200: { schema: t.Array(Device), description: 'The devices' } }, 400, 401, 403, 404, 429, 504),
         summary: 'List the devices you can reach',
         description:
           'Devices sharing at least one group with the user (a share token: the link\'s devices). Devices in state `unlink` are never listed. ' +
@@ -26,7 +26,7 @@ export function devicesRoutes(auth: ReturnType<typeof authPlugin>, devices: Devi
         tags: ['Devices'],
         summary: 'One device',
         description: '404 when it does not exist or you cannot reach it (never 403).',
-        responses: responses({ 200: { schema: Device, description: 'The device' } }, 400, 401, 404, 429, 504),
+        responses: responses({ 200: { schema: Device, description: 'The device' } }, 400, 401, 403, 404, 429, 504),
       },
     })
 }

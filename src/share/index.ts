@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { asUser, type authPlugin } from '../http/auth'
-import { IdParams, problems } from '../http/model'
+import { IdParams, responses } from '../http/model'
 import { CreateShareBody, ShareCreated, ShareLink, ShareLinkDetail, ShareLinkListed, UpdateShareBody } from './model'
 import type { ShareService } from './service'
 
@@ -14,9 +14,9 @@ export function shareRoutes(auth: ReturnType<typeof authPlugin>, shares: ShareSe
       // Static paths: the router prefers them to /devices/:id, so "share" is never read as a device id.
       .get('/devices/share', ({ principal }) => shares.list(asUser(principal)), {
         auth: 'user',
-        response: { 200: t.Array(ShareLinkListed), ...problems(401, 403, 429, 504) },
         detail: {
           tags: ['Share links'],
+          responses: responses({ 200: { schema: t.Array(ShareLinkListed), description: 'The active links' } }, 401, 403, 429, 504),
           summary: "The account's active share links",
           description: `Links neither revoked nor expired, newest first, with their token and original_url (an empty array when there are none). ${MANAGE}`,
         },
@@ -24,9 +24,9 @@ export function shareRoutes(auth: ReturnType<typeof authPlugin>, shares: ShareSe
       .post('/devices/share', ({ principal, body }) => shares.create(asUser(principal), body), {
         auth: 'user',
         body: CreateShareBody,
-        response: { 200: ShareCreated, ...problems(400, 401, 403, 404, 429, 504) },
         detail: {
           tags: ['Share links'],
+          responses: responses({ 200: { schema: ShareCreated, description: 'The new link' } }, 400, 401, 403, 404, 429, 504),
           summary: 'Create a share link',
           description:
             'Shares devices you can reach (else 404) until now + ttl. The token is random (256 bits, base64url); ' +
@@ -37,9 +37,9 @@ export function shareRoutes(auth: ReturnType<typeof authPlugin>, shares: ShareSe
       .get('/devices/share/:id', ({ principal, params }) => shares.get(asUser(principal), params.id), {
         auth: 'user',
         params: IdParams,
-        response: { 200: ShareLinkDetail, ...problems(400, 401, 403, 404, 429, 504) },
         detail: {
           tags: ['Share links'],
+          responses: responses({ 200: { schema: ShareLinkDetail, description: 'The link' } }, 400, 401, 403, 404, 429, 504),
           summary: 'One share link',
           description: `The list shape plus \`short_url\`; revoked and expired links too. ${MANAGE}`,
         },
@@ -48,9 +48,9 @@ export function shareRoutes(auth: ReturnType<typeof authPlugin>, shares: ShareSe
         auth: 'user',
         params: IdParams,
         body: UpdateShareBody,
-        response: { 200: ShareLink, ...problems(400, 401, 403, 404, 429, 504) },
         detail: {
           tags: ['Share links'],
+          responses: responses({ 200: { schema: ShareLink, description: 'The updated link' } }, 400, 401, 403, 404, 429, 504),
           summary: 'Change the devices, lifetime or permissions of a share link',
           description:
             'Only the fields sent change: `devices` replaces the list, `ttl` recomputes expires_at = now + ttl (an expired link ' +
@@ -67,9 +67,9 @@ export function shareRoutes(auth: ReturnType<typeof authPlugin>, shares: ShareSe
         {
           auth: 'user',
           params: IdParams,
-          response: { 204: t.Void({ description: 'Revoked' }), ...problems(400, 401, 403, 404, 429, 504) },
           detail: {
             tags: ['Share links'],
+            responses: responses({ 204: { description: 'Revoked' } }, 400, 401, 403, 404, 429, 504),
             summary: 'Revoke a share link',
             description: `From the next request its token is 401, its page says the link has ended, its short link is 404. Idempotent. ${MANAGE}`,
           },
@@ -80,9 +80,9 @@ export function shareRoutes(auth: ReturnType<typeof authPlugin>, shares: ShareSe
         ({ params }) => new Response(null, { status: 302, headers: { location: shares.redirectTarget(params.code), 'referrer-policy': 'no-referrer', 'cache-control': 'no-store' } }),
         {
           params: t.Object({ code: t.String() }),
-          response: { 302: t.Void({ description: 'Location: original_url' }), ...problems(404) },
           detail: {
             tags: ['Share links'],
+            responses: responses({ 302: { description: 'Location: original_url' } }, 404),
             summary: 'Short link',
             description: 'No authentication. 302 to the link\'s original_url while it is active; 404 when unknown, expired or revoked.',
             security: [],

@@ -14,7 +14,7 @@ import markerIcon2x from 'leaflet/dist/images/marker-icon-2x.png' with { type: '
 import markerIcon from 'leaflet/dist/images/marker-icon.png' with { type: 'file' }
 import markerShadow from 'leaflet/dist/images/marker-shadow.png' with { type: 'file' }
 import { NotFound } from '../errors'
-import { problems } from '../http/model'
+import { responses } from '../http/model'
 import endedHtml from './page/ended.html' with { type: 'file' }
 import pageHtml from './page/index.html' with { type: 'file' }
 import pageCss from './page/share.css' with { type: 'file' }
@@ -114,6 +114,7 @@ export function sharePageRoutes(shares: ShareService, { tileUrl, appUrl }: Share
             'the token is in the URL (original_url); the page then calls the API with it as a Bearer token. 410 with a page saying so ' +
             'when the link has expired or was revoked; 404 for an unknown token. Sends `Referrer-Policy: no-referrer` and `Cache-Control: no-store`.',
           security: [],
+          responses: responses({ 200: { schema: t.String(), description: 'The page', contentType: 'text/html' }, 404: { description: 'Unknown token (an HTML page)' }, 410: { description: 'The link has expired or was revoked (an HTML page)' } }),
         },
       },
     )
@@ -124,6 +125,6 @@ export function sharePageRoutes(shares: ShareService, { tileUrl, appUrl }: Share
         if (!asset) throw new NotFound(`No asset ${params['*']}`)
         return new Response(Bun.file(asset.path), { headers: { 'content-type': asset.type, 'cache-control': asset.cache, 'x-content-type-options': 'nosniff' } })
       },
-      { response: problems(404), detail: { hide: true } },
+      { detail: { hide: true } },
     )
 }

@@ -1,6 +1,6 @@
-import { Elysia } from 'elysia'
+import { Elysia, t } from 'elysia'
 import type { authPlugin } from '../http/auth'
-import { problems } from '../http/model'
+import { responses } from '../http/model'
 import type { LiveStreams } from './service'
 
 /** GET /devices/stream: Server-Sent Events of live fixes. */
@@ -22,7 +22,6 @@ export function streamRoutes(auth: ReturnType<typeof authPlugin>, streams: LiveS
     },
     {
       auth: 'any',
-      response: problems(401, 403, 429, 504),
       detail: {
         tags: ['Devices'],
         summary: 'Live positions (Server-Sent Events)',
@@ -32,7 +31,7 @@ export function streamRoutes(auth: ReturnType<typeof authPlugin>, streams: LiveS
           'timestamp Unix seconds); the newest known fix of each device comes first. A comment line is sent every 15 s as heartbeat. ' +
           'The stream ends when a share link is patched, revoked or expires: reconnect (a revoked or expired token then gets 401). ' +
           'Authenticate with the Authorization header, as everywhere (read it with fetch; EventSource cannot send headers).',
-        responses: { 200: { description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
+        responses: responses({ 200: { schema: t.String(), description: 'The event stream', contentType: 'text/event-stream' } }, 401, 403, 429, 504),
       },
     },
   )
