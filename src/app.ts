@@ -42,6 +42,8 @@ export interface AppDeps {
   /** the ingest pipeline, for HTTP routes that need it (none yet; the listeners have their own ports) */
   ingest?: IngestPipeline
   throttle?: AuthThrottleOptions
+  /** heartbeat interval of live streams (default 15 s); tests shorten it */
+  streamHeartbeatMs?: number
   /** reverse geocoder for travel addresses; default: offline, plus GEOCODER_URL when set */
   geocoder?: Geocoder
 }
@@ -71,7 +73,13 @@ export function createApp(deps: AppDeps) {
   const commands = createCommandService(sqlite, access)
   const geocoder = deps.geocoder ?? createGeocoder({ url: config.geocoderUrl, timeoutMs: config.geocoderTimeoutMs })
   const history = createHistoryService({ sqlite, access, geocoder })
-  const streams = createLiveStreams({ access, live, linkActive: shares.isActive, onLinkChange: shares.onChange })
+  const streams = createLiveStreams({
+    access,
+    live,
+    linkActive: shares.isActive,
+    onLinkChange: shares.onChange,
+    heartbeatMs: deps.streamHeartbeatMs,
+  })
 
   return new Elysia({ normalize: false })
     .use(problemDetails(log))

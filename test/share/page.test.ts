@@ -1,0 +1,110 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { loadConfig } from '../../src/config'
+import { createLogger } from '../../src/log'
+import { tileSource } from '../../src/share/page'
+import { ids, keys, makeWorld, type World } from '../support/world'
+
+let world: World
+const logLines: string[] = []
+beforeEach(() => {
+  logLines.length = 0
+  world = makeWorld(undefined, {
+    config: loadConfig({ TILE_URL: 'https://{s}.tiles.example.org/{z}/{x}/{y}.png' }),
+    log: createLogger('debug', (line) => logLines.push(line)),
+  })
+})
+afterEach(() => world.close())
+
+async function share(ttl = 3600) {
+  const res = await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1, ids.truck2], ttl } })
+  return (await res.json()) as { id: string; token: string; original_url: string }
+}
+
+const pagePath = (link: { original_url: string }) => {
+  const url = new URL(link.original_url)
+  return url.pathname + url.search
+}
+
+function expectPageHeaders(res: Response) {
+  expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8')
+  expect(res.headers.get('referrer-policy')).toBe('no-referrer')
+  expect(res.headers.get('cache-control')).toBe('no-store')
+  expect(res.headers.get('content-security-policy')).toContain("script-src 'self'")
+}
+
+describe('GET /share?token=…', () => {
+  test('is a web page for a phone, with its assets from this server and the configured tiles', async () => {
+    const link = await share()
+    const res = await world.call('GET', pagePath(link))
+    expect(res.status).toBe(200)
+    expectPageHeaders(res)
+    expect(res.headers.get('content-security-policy')).toContain('img-src \'self\' data: https://*.tiles.example.org')
+    const html = await res.text()
+    expect(html).toContain('<meta name="viewport" content="width=device-width')
+    expect(html).toContain('data-tile-url="https://{s}.tiles.example.org/{z}/{x}/{y}.png"')
+    expect(html).not.toContain(link.token) // the script reads it from the address bar
+    expect(html).not.toMatch(/unpkg|jsdelivr|cdnjs|https?:\/\/[^"]*\.js/)
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1])
+    expect(assets.sort()).toEqual(['share/assets/leaflet.css', 'share/assets/leaflet.js', 'share/assets/share.css', 'share/assets/share.js'])
+    for (const asset of [...assets, 'share/assets/images/marker-icon.png', 'share/assets/images/marker-icon-2x.png', 'share/assets/images/marker-shadow.png']) {
+      const file = await world.call('GET', `/${asset}`)
+      expect({ asset, status: file.status }).toEqual({ asset, status: 200 })
+      expect((await file.arrayBuffer()).byteLength).toBeGreaterThan(500)
+    }
+    expect((await world.call('GET', '/share/assets/../../package.json')).status).toBe(404)
+    expect((await world.call('GET', '/share/assets/nope.js')).status).toBe(404)
+  })
+
+  test('gives a first visit a viewer cookie, which its API calls carry: one view', async () => {
+    const link = await share()
+    const res = await world.call('GET', pagePath(link))
+    const setCookie = res.headers.get('set-cookie')!
+    expect(setCookie).toMatch(/^tracker_viewer=[A-Za-z0-9_-]{22}; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax$/)
+    const cookie = setCookie.split(';')[0]
+    await world.call('GET', '/devices', { token: link.token, headers: { cookie } })
+    const again = await world.call('GET', pagePath(link), { headers: { cookie } })
+    expect(again.headers.get('set-cookie')).toBeNull()
+    const row = (await (await world.call('GET', `/devices/share/${link.id}`, { token: keys.alice })).json()) as { unique_views: number; last_accessed_at: string }
+    expect(row.unique_views).toBe(1)
+    expect(row.last_accessed_at).toBe(new Date(world.clock.now()).toISOString())
+  })
+
+  test('a revoked or expired link is a friendly 410 page; an unknown or missing token a 404 page', async () => {
+    const revoked = await share()
+    await world.call('GET', pagePath(revoked)) // cached
+    await world.call('DELETE', `/devices/share/${revoked.id}`, { token: keys.alice })
+    const gone = await world.call('GET', pagePath(revoked))
+    expect(gone.status).toBe(410)
+    expectPageHeaders(gone)
+    expect(await gone.text()).toContain('This shared link has ended')
+
+    const expired = await share(60)
+    world.clock.advance(60_000)
+    const late = await world.call('GET', pagePath(expired))
+    expect(late.status).toBe(410)
+
+    for (const path of ['/share?token=nope', '/share']) {
+      const res = await world.call('GET', path)
+      expect(res.status).toBe(404)
+      expectPageHeaders(res)
+      expect(await res.text()).toContain('This link is not valid')
+    }
+  })
+
+  test('no token reaches the logs', async () => {
+    const link = await share()
+    await world.call('GET', pagePath(link))
+    await world.call('GET', `/devices/${ids.truck1}/commands`, { token: link.token })
+    await world.call('GET', '/devices/nope', { token: link.token })
+    await world.call('GET', '/devices', { token: 'x'.repeat(43) })
+    await world.call('DELETE', `/devices/share/${link.id}`, { token: keys.alice })
+    await world.call('GET', '/devices', { token: link.token })
+    expect(logLines.join('\n')).not.toContain(link.token)
+  })
+})
+
+test('tileSource: the tile server as a CSP source', () => {
+  expect(tileSource('https://{s}.tile.openstreetmap.org/{z}/{x}/{y}.png')).toBe('https://*.tile.openstreetmap.org')
+  expect(tileSource('http://127.0.0.1:8080/tiles/{z}/{x}/{y}.png')).toBe('http://127.0.0.1:8080')
+  expect(tileSource('tiles/{z}/{x}/{y}.png')).toBe('https:')
+})

@@ -1,0 +1,140 @@
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { LivePositions, type LiveFix, type LiveListener } from '../../src/ingest/live'
+import { ids, keys, makeWorld, problem, type World } from '../support/world'
+
+/** LivePositions that knows how many subscribers it has, to see streams let go. */
+class CountingLive extends LivePositions {
+  subscribers = 0
+  override subscribe(listener: LiveListener): () => void {
+    this.subscribers++
+    const unsubscribe = super.subscribe(listener)
+    return () => {
+      this.subscribers--
+      return unsubscribe()
+    }
+  }
+}
+
+let world: World
+let live: CountingLive
+beforeEach(() => {
+  live = new CountingLive()
+  world = makeWorld(undefined, { live })
+})
+afterEach(() => world.close())
+
+const KEY = (id: string) => world.database.sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?').get(id)!.key
+const fix = (id: string, timestamp: number, latitude = 48.85, longitude = 2.35, speed: number | null = 30): LiveFix => ({
+  deviceKey: KEY(id), timestamp, latitude, longitude, speed, course: null,
+})
+
+/** Reads SSE events from a response body, one at a time. */
+function events(res: Response) {
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
+  let buffer = ''
+  return {
+    /** the next event block (comments included), or null when the stream ended */
+    async next(timeoutMs = 2000): Promise<string | null> {
+      const deadline = Date.now() + timeoutMs
+      while (!buffer.includes('\n\n')) {
+        const chunk = await Promise.race([reader.read(), Bun.sleep(Math.max(0, deadline - Date.now())).then(() => 'timeout' as const)])
+        if (chunk === 'timeout') throw new Error(`no event within ${timeoutMs} ms`)
+        if (chunk.done) return null
+        buffer += chunk.value
+      }
+      const end = buffer.indexOf('\n\n')
+      const block = buffer.slice(0, end)
+      buffer = buffer.slice(end + 2)
+      return block
+    },
+    cancel: () => reader.cancel(),
+  }
+}
+
+const fixData = (block: string | null) => {
+  expect(block).toStartWith('event: fix\ndata: ')
+  return JSON.parse(block!.slice('event: fix\ndata: '.length))
+}
+
+async function share(devices: string[]) {
+  const res = await world.call('POST', '/devices/share', { token: keys.alice, body: { devices, ttl: 3600 } })
+  return (await res.json()) as { id: string; token: string }
+}
+
+describe('GET /devices/stream', () => {
+  test('a share token gets its link\'s fixes only, newest known first, as event: fix', async () => {
+    live.publish(fix(ids.truck2, 1764000000, 45.75, 4.85, 0))
+    const link = await share([ids.truck2, ids.van1])
+    const res = await world.call('GET', '/devices/stream', { token: link.token })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toStartWith('text/event-stream')
+    expect(res.headers.get('cache-control')).toBe('no-store')
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer')
+
+    const stream = events(res)
+    expect(await stream.next()).toBe('retry: 3000')
+    expect(fixData(await stream.next())).toEqual({ id: ids.truck2, latitude: 45.75, longitude: 4.85, speed: 0, timestamp: 1764000000 })
+
+    live.publish(fix(ids.truck1, 1764000010)) // not in the link
+    live.publish(fix(ids.van1, 1764000020, 48.1, 2.1, null))
+    expect(fixData(await stream.next())).toEqual({ id: ids.van1, latitude: 48.1, longitude: 2.1, speed: null, timestamp: 1764000020 })
+    await stream.cancel()
+  })
+
+  test('a user gets the devices they reach', async () => {
+    const stream = events(await world.call('GET', '/devices/stream', { token: keys.bob }))
+    expect(await stream.next()).toBe('retry: 3000')
+    live.publish(fix(ids.truck1, 1764000001)) // trucks: not bob's
+    live.publish(fix(ids.globexCar, 1764000002))
+    live.publish(fix(ids.truck2, 1764000003))
+    expect(fixData(await stream.next()).id).toBe(ids.truck2)
+    await stream.cancel()
+  })
+
+  test('unsubscribes when the client goes away', async () => {
+    const stream = events(await world.call('GET', '/devices/stream', { token: keys.alice }))
+    await stream.next()
+    expect(live.subscribers).toBe(1)
+    await stream.cancel()
+    expect(live.subscribers).toBe(0)
+
+    const aborted = new AbortController()
+    const res = await world.app.handle(new Request('http://localhost/devices/stream', { headers: { authorization: `Bearer ${keys.alice}` }, signal: aborted.signal }))
+    expect(res.status).toBe(200)
+    expect(live.subscribers).toBe(1)
+    aborted.abort()
+    expect(live.subscribers).toBe(0)
+  })
+
+  test('ends when the link is revoked or patched; reconnecting with a revoked token is 401', async () => {
+    const link = await share([ids.truck1])
+    const first = events(await world.call('GET', '/devices/stream', { token: link.token }))
+    await first.next()
+    await world.call('PATCH', `/devices/share/${link.id}`, { token: keys.alice, body: { devices: [ids.truck2] } })
+    expect(await first.next()).toBeNull()
+
+    const second = events(await world.call('GET', '/devices/stream', { token: link.token }))
+    await second.next()
+    await world.call('DELETE', `/devices/share/${link.id}`, { token: keys.alice })
+    expect(await second.next()).toBeNull()
+    expect(live.subscribers).toBe(0)
+    await problem(await world.call('GET', '/devices/stream', { token: link.token }), 401)
+  })
+
+  test('sends heartbeats, and ends at a heartbeat once the link has expired', async () => {
+    world.close()
+    live = new CountingLive()
+    world = makeWorld(undefined, { live, streamHeartbeatMs: 20 })
+    const link = await share([ids.truck1])
+    const stream = events(await world.call('GET', '/devices/stream', { token: link.token }))
+    expect(await stream.next()).toBe('retry: 3000')
+    expect(await stream.next()).toBe(': heartbeat')
+    world.clock.advance(3600_000)
+    expect(await stream.next()).toBeNull()
+    expect(live.subscribers).toBe(0)
+  })
+
+  test('without a token it is 401', async () => {
+    await problem(await world.call('GET', '/devices/stream'), 401)
+  })
+})
