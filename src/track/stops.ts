@@ -1,0 +1,110 @@
+/**
+ * Stops: spans of at least `thresholdSeconds` during which the device stays within a small radius.
+ *
+ * Built on the still spans of the movement pass (distance.ts), so a stop starts at the fix where
+ * the device arrived and ends at the last fix before it moved away; a gap in reporting while it
+ * stays put is inside the span (two fixes at the same place 20 minutes apart are 20 minutes of
+ * stop). Still spans at the same place (within STOP_RADIUS_M, with every fix between them within
+ * it too) are one stop: a parked receiver's slow drift, a car moving across a car park, a bus
+ * inching forward in a queue. Only then is the threshold applied, so the threshold decides which
+ * stops are reported, never where they begin or end.
+ *
+ * Threshold 0 reports every still span: any two or more fixes during which the device drifted no
+ * faster than a slow shuffle (see STILL_SPEED_MPS) - never a lone fix, never a walker.
+ */
+import { FIX_NEW_SEGMENT } from './filters'
+import { metresBetween, wrapLongitude } from './geo'
+import type { Movement, StillSpan } from './distance'
+import type { TrackPoint } from './types'
+
+/**
+ * Radius of a stop: 30 m holds a parked car's drift and a bus's creep at a stop, while real
+ * movement of a few seconds at urban speed already leaves it. Bus stops are 200-400 m apart,
+ * so neighbouring stops are not merged.
+ */
+export const STOP_RADIUS_M = 30
+
+export interface Stop {
+  /** where it stood: the time-weighted centre of its fixes */
+  latitude: number
+  longitude: number
+  /** timestamp of the first fix of the stop (arrival) */
+  start: number
+  /** timestamp of the last fix before it moved away */
+  end: number
+  /** end - start, seconds */
+  duration: number
+  /** indices of those first and last fixes in the analysed points */
+  startIndex: number
+  endIndex: number
+}
+
+export interface StopOptions {
+  /** minimum duration of a stop in seconds, ≥ 0 */
+  thresholdSeconds: number
+  /** defaults to STOP_RADIUS_M */
+  radiusMetres?: number
+}
+
+export function detectStops(
+  points: readonly TrackPoint[],
+  valid: Uint8Array,
+  movement: Movement,
+  options: StopOptions,
+): Stop[] {
+  const threshold = options.thresholdSeconds
+  if (!(threshold >= 0)) throw new RangeError(`stop threshold must be ≥ 0 seconds, got ${threshold}`)
+  const radius = options.radiusMetres ?? STOP_RADIUS_M
+
+  const stops: Stop[] = []
+  const spans = movement.stillSpans
+  if (spans.length === 0) return stops
+
+  // The stop being grown, starting from the first still span.
+  let current: StillSpan = { ...spans[0] }
+
+  const flush = () => {
+    const start = points[current.startIndex].timestamp
+    const end = points[current.endIndex].timestamp
+    if (end - start < threshold) return
+    stops.push({
+      latitude: current.latitude,
+      longitude: current.longitude,
+      start,
+      end,
+      duration: end - start,
+      startIndex: current.startIndex,
+      endIndex: current.endIndex,
+    })
+  }
+
+  /** Whether the device stayed within `radius` of the current stop from its end to `span`. */
+  const samePlace = (span: StillSpan): boolean => {
+    if (metresBetween(current.latitude, current.longitude, span.latitude, span.longitude) > radius) return false
+    for (let i = current.endIndex + 1; i <= span.startIndex; i++) {
+      if (valid[i] === 0) continue
+      if (valid[i] === FIX_NEW_SEGMENT) return false
+      const point = points[i]
+      if (metresBetween(current.latitude, current.longitude, point.latitude, point.longitude) > radius) return false
+    }
+    return true
+  }
+
+  for (let k = 1; k < spans.length; k++) {
+    const span = spans[k]
+    if (samePlace(span)) {
+      // One stop: its place is the time-weighted centre of both.
+      const total = current.weight + span.weight
+      const share = total > 0 ? span.weight / total : 0.5
+      current.latitude += (span.latitude - current.latitude) * share
+      current.longitude = wrapLongitude(current.longitude + wrapLongitude(span.longitude - current.longitude) * share)
+      current.weight = total
+      current.endIndex = span.endIndex
+    } else {
+      flush()
+      current = { ...span }
+    }
+  }
+  flush()
+  return stops
+}
