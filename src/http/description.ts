@@ -26,6 +26,21 @@ fields are rejected (400).
 \`offset\` ≥ 0 (default 0). Stable order: alias, then id. Devices in state \`unlink\` are never
 listed (they can still be read by id). An empty page is 404, as the spec says.
 
+**Share links.** \`devices\` holds 1–1,000 distinct ids you can reach (else 404); \`ttl\` is an
+integer from 60 to 31,536,000 seconds; the token is 256 random bits, base64url. \`acl\` holds ids
+from a fixed permission table: \`a3c1f6d0-2b7e-4f5a-8c9d-000000000001\` location (device list,
+detail, live stream), \`…0002\` history (route, travels), \`…0003\` events; without \`acl\` a link
+grants all three, and a shared caller lacking one gets 403. The list holds the account's active
+links, newest first; \`GET /devices/share/{id}\` also shows revoked and expired ones (plus
+\`short_url\`); \`PATCH\` sets only what it is sent (\`ttl\` → expires_at = now + ttl; a revoked link
+stays revoked); \`DELETE\` revokes (204). Another account's link is 404; managing links with a
+share token is 403. A share token reads its link's devices as its acl allows; expired or revoked
+→ 401; every change applies from the next request. \`unique_views\` counts distinct viewers (the
+page's viewer cookie, else client address + user agent). \`GET /s/{code}\` → 302 to
+\`original_url\` while the link is active, else 404. \`original_url\` is an HTML page (410 once the
+link has ended). \`GET /devices/stream\` is Server-Sent Events: \`event: fix\` with
+\`{id, latitude, longitude, speed, timestamp}\`, ending when a share link changes or ends.
+
 **Database timeouts.** A query that waits for the database longer than its busy timeout (5 s) is
 answered 504.
 `.trim()
