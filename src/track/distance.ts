@@ -110,110 +110,211 @@ export function pathLength(points: readonly TrackPoint[], valid?: Uint8Array): n
  * counting the jump): movement distance per fix and the spans where the device stood still.
  */
 export function measureMovement(points: readonly TrackPoint[], valid: Uint8Array): Movement {
-  const n = points.length
-  const cumulative = new Float64Array(n)
-  const stillSpans: StillSpan[] = []
-  let travelled = 0
+  return new MovementPass(points, valid).run()
+}
 
-  // The current stay: its anchor fix, a local metric frame at the anchor, running sums of the
-  // time-weighted centre (trapezoids between consecutive fixes) in metres from the anchor, and
-  // the path length through its fixes.
-  let anchor = -1
-  let anchorLat = 0
-  let anchorLon = 0
-  let kx = 0
-  let ky = 0
-  let weight = 0
-  let sumX = 0
-  let sumY = 0
-  let path = 0
-  let steps = 0
-  let previous = -1
-  let previousX = 0
-  let previousY = 0
-  let lastStill = -1
-  // The longest stand within the stay so far: time spent within STAND_RADIUS_M of a fix.
-  let standFrom = -1
-  let standX = 0
-  let standY = 0
-  let longestStand = 0
+/** The state of the pass: the current stay and the running total (a class, for speed). */
+class MovementPass {
+  readonly cumulative: Float64Array
+  readonly stillSpans: StillSpan[] = []
+  travelled = 0
 
-  const startStay = (i: number) => {
-    const point = points[i]
-    const ruler = rulerAt(point.latitude)
-    anchor = i
-    anchorLat = point.latitude
-    anchorLon = point.longitude
-    kx = ruler.kx
-    ky = ruler.ky
-    weight = 0
-    sumX = 0
-    sumY = 0
-    path = 0
-    steps = 0
-    previous = i
-    previousX = 0
-    previousY = 0
-    lastStill = i
-    standFrom = i
-    standX = 0
-    standY = 0
-    longestStand = 0
+  // The current stay: its anchor fix and a local metric frame there (metres east/north of it).
+  anchor = -1
+  anchorLat = 0
+  anchorLon = 0
+  kx = 0
+  ky = 0
+  // Its time-weighted centre: sums of trapezoids between consecutive fixes.
+  weight = 0
+  sumX = 0
+  sumY = 0
+  // The path through its fixes, and the last fix on it.
+  path = 0
+  steps = 0
+  previous = -1
+  previousX = 0
+  previousY = 0
+  // The last fix that belongs to it (the path's last, or a lone outlier after it).
+  lastStill = -1
+  // Its longest stand: time spent within STAND_RADIUS_M of one fix.
+  standFrom = -1
+  standX = 0
+  standY = 0
+  longestStand = 0
+
+  constructor(
+    readonly points: readonly TrackPoint[],
+    readonly valid: Uint8Array,
+  ) {
+    this.cumulative = new Float64Array(points.length)
   }
 
-  /** Whether the current stay was standing still; if so, it is recorded. */
-  const closeStay = (): boolean => {
+  run(): Movement {
+    const { points, valid, cumulative } = this
+    const n = points.length
+    for (let i = 0; i < n; i++) {
+      const flag = valid[i]
+      if (flag === 0) {
+        cumulative[i] = this.travelled
+        continue
+      }
+      if (this.anchor < 0 || flag === FIX_NEW_SEGMENT) {
+        // A new segment: the jump to it is not movement, but the stay before it may have been.
+        if (this.anchor >= 0 && this.lastStill > this.anchor) this.travelled = this.settle(this.lastStill)
+        this.startStay(i)
+        cumulative[i] = this.travelled
+        continue
+      }
+
+      const point = points[i]
+      const x = wrapLongitude(point.longitude - this.anchorLon) * this.kx
+      const y = (point.latitude - this.anchorLat) * this.ky
+      const centreX = this.weight > 0 ? this.sumX / this.weight : 0
+      const centreY = this.weight > 0 ? this.sumY / this.weight : 0
+      const offset = Math.sqrt((x - centreX) * (x - centreX) + (y - centreY) * (y - centreY))
+
+      if (offset <= MOVEMENT_RADIUS_M) {
+        this.addStill(i, x, y)
+        cumulative[i] = this.travelled
+        continue
+      }
+      if (offset <= OUTLIER_LIMIT_M && this.nextReturns(i, centreX, centreY)) {
+        // A lone outlier: part of the stay's time, not of its centre, and not a departure.
+        this.lastStill = i
+        cumulative[i] = this.travelled
+        continue
+      }
+      // It left the radius: the stay is over, and this fix anchors the next one.
+      this.travelled = this.settle(i)
+      this.startStay(i)
+    }
+    // The track ends inside the last stay: if that was slow movement, it still counts.
+    if (this.anchor >= 0 && this.lastStill > this.anchor) this.travelled = this.settle(this.lastStill)
+    return { cumulative, stillSpans: this.stillSpans }
+  }
+
+  startStay(i: number): void {
+    const point = this.points[i]
+    const ruler = rulerAt(point.latitude)
+    this.anchor = i
+    this.anchorLat = point.latitude
+    this.anchorLon = point.longitude
+    this.kx = ruler.kx
+    this.ky = ruler.ky
+    this.weight = 0
+    this.sumX = 0
+    this.sumY = 0
+    this.path = 0
+    this.steps = 0
+    this.previous = i
+    this.previousX = 0
+    this.previousY = 0
+    this.lastStill = i
+    this.standFrom = i
+    this.standX = 0
+    this.standY = 0
+    this.longestStand = 0
+  }
+
+  /** Fix i (at x, y in the stay's frame) is within the radius: it joins the stay. */
+  addStill(i: number, x: number, y: number): void {
+    const time = this.points[i].timestamp
+    // Weigh each fix by the time it represents: parked trackers report rarely, and the fix they
+    // sat at for 20 minutes is where they stood.
+    const halfSeconds = (time - this.points[this.previous].timestamp) / 2
+    this.sumX += (this.previousX + x) * halfSeconds
+    this.sumY += (this.previousY + y) * halfSeconds
+    this.weight += 2 * halfSeconds
+    const dx = x - this.previousX
+    const dy = y - this.previousY
+    this.path += Math.sqrt(dx * dx + dy * dy)
+    this.steps++
+    const sx = x - this.standX
+    const sy = y - this.standY
+    if (sx * sx + sy * sy <= STAND_RADIUS_M * STAND_RADIUS_M) {
+      const stood = time - this.points[this.standFrom].timestamp
+      if (stood > this.longestStand) this.longestStand = stood
+    } else {
+      this.standFrom = i
+      this.standX = x
+      this.standY = y
+    }
+    this.previous = i
+    this.previousX = x
+    this.previousY = y
+    this.lastStill = i
+  }
+
+  /** Whether the next valid fix after i is back within the radius of the stay's centre. */
+  nextReturns(i: number, centreX: number, centreY: number): boolean {
+    const { points, valid } = this
+    let next = i + 1
+    while (next < points.length && valid[next] === 0) next++
+    if (next >= points.length || valid[next] === FIX_NEW_SEGMENT) return false
+    const point = points[next]
+    const dx = wrapLongitude(point.longitude - this.anchorLon) * this.kx - centreX
+    const dy = (point.latitude - this.anchorLat) * this.ky - centreY
+    return Math.sqrt(dx * dx + dy * dy) <= MOVEMENT_RADIUS_M
+  }
+
+  /** Whether the current stay was standing still; if so, it is recorded as a still span. */
+  closeStay(): boolean {
+    const { anchor, lastStill } = this
     if (lastStill === anchor) return false
-    const first = points[anchor]
-    const last = points[lastStill]
+    const first = this.points[anchor]
+    const last = this.points[lastStill]
     const seconds = last.timestamp - first.timestamp
     if (seconds < STAND_SECONDS) return false
-    if (longestStand < STAND_SECONDS) {
+    if (this.longestStand < STAND_SECONDS) {
       const drift = metresBetween(first.latitude, first.longitude, last.latitude, last.longitude)
       if (drift - JITTER_ALLOWANCE_M > STILL_SPEED_MPS * seconds) return false // slow movement
     }
-    const centreX = weight > 0 ? sumX / weight : 0
-    const centreY = weight > 0 ? sumY / weight : 0
-    stillSpans.push({
+    const centreX = this.weight > 0 ? this.sumX / this.weight : 0
+    const centreY = this.weight > 0 ? this.sumY / this.weight : 0
+    this.stillSpans.push({
       startIndex: anchor,
       endIndex: lastStill,
-      latitude: anchorLat + centreY / ky,
-      longitude: wrapLongitude(anchorLon + centreX / kx),
-      weight,
+      latitude: this.anchorLat + centreY / this.ky,
+      longitude: wrapLongitude(this.anchorLon + centreX / this.kx),
+      weight: this.weight,
     })
     return true
   }
 
-  /** Offset in metres of fix i from the current stay's centre. */
-  const offsetFromCentre = (i: number, centreX: number, centreY: number): number => {
-    const point = points[i]
-    const dx = wrapLongitude(point.longitude - anchorLon) * kx - centreX
-    const dy = (point.latitude - anchorLat) * ky - centreY
-    return Math.sqrt(dx * dx + dy * dy)
-  }
-
   /**
    * Ends the current stay at fix `end` (the fix that left the radius, or the stay's own last
-   * fix when the track or segment ends) and returns the running total at `end`.
+   * fix when the track or segment ends); returns the running total at `end`.
    */
-  const settleStay = (end: number): number => {
+  settle(end: number): number {
+    const { points, cumulative, anchor } = this
     const base = cumulative[anchor]
     const from = points[anchor]
     const to = points[end]
-    const stood = closeStay()
-    if (stood && end === lastStill) return base // ended standing: nothing moved
+    if (this.lastStill === anchor) {
+      // Left at the first fix after the anchor (a vehicle at speed, most fixes): a plain step.
+      const step = base + metresBetween(from.latitude, from.longitude, to.latitude, to.longitude)
+      cumulative[end] = step
+      return step
+    }
+    const stood = this.closeStay()
+    if (stood && end === this.lastStill) return base // ended standing: nothing moved
     let moved: number
     if (stood) {
       // It came in to where it stood, and left from there; its jitter there is no movement.
-      const stand = stillSpans[stillSpans.length - 1]
+      const stand = this.stillSpans[this.stillSpans.length - 1]
       moved =
         metresBetween(from.latitude, from.longitude, stand.latitude, stand.longitude) +
         metresBetween(stand.latitude, stand.longitude, to.latitude, to.longitude)
     } else {
       moved = metresBetween(from.latitude, from.longitude, to.latitude, to.longitude)
-      const before = points[previous]
-      const along = end === previous ? path : path + metresBetween(before.latitude, before.longitude, to.latitude, to.longitude)
-      const alongSteps = end === previous ? steps : steps + 1
+      let along = this.path
+      let alongSteps = this.steps
+      if (end !== this.previous) {
+        const before = points[this.previous]
+        along += metresBetween(before.latitude, before.longitude, to.latitude, to.longitude)
+        alongSteps++
+      }
       // Net progress well above the noise between fixes (a vehicle): the path through them, which
       // follows curves. Less (a walker, a runner): the chord, in which their noise cancels.
       if (moved >= PATH_STEP_M * alongSteps) moved = along
@@ -224,73 +325,4 @@ export function measureMovement(points: readonly TrackPoint[], valid: Uint8Array
     cumulative[end] = base + moved
     return base + moved
   }
-
-  for (let i = 0; i < n; i++) {
-    const flag = valid[i]
-    if (flag === 0) {
-      cumulative[i] = travelled
-      continue
-    }
-    if (anchor < 0 || flag === FIX_NEW_SEGMENT) {
-      // A new segment: the jump to it is not movement, but the stay before it may have been.
-      if (anchor >= 0) travelled = lastStill > anchor ? settleStay(lastStill) : travelled
-      startStay(i)
-      cumulative[i] = travelled
-      continue
-    }
-
-    const point = points[i]
-    const x = wrapLongitude(point.longitude - anchorLon) * kx
-    const y = (point.latitude - anchorLat) * ky
-    const centreX = weight > 0 ? sumX / weight : 0
-    const centreY = weight > 0 ? sumY / weight : 0
-    const offset = Math.sqrt((x - centreX) * (x - centreX) + (y - centreY) * (y - centreY))
-
-    if (offset <= MOVEMENT_RADIUS_M) {
-      // Within the radius. Weigh each fix by the time it represents (parked trackers report
-      // rarely, and the fix they sat at for 20 minutes is where they stood).
-      const halfSeconds = (point.timestamp - points[previous].timestamp) / 2
-      sumX += (previousX + x) * halfSeconds
-      sumY += (previousY + y) * halfSeconds
-      weight += 2 * halfSeconds
-      path += Math.sqrt((x - previousX) * (x - previousX) + (y - previousY) * (y - previousY))
-      steps++
-      const standDx = x - standX
-      const standDy = y - standY
-      if (standDx * standDx + standDy * standDy <= STAND_RADIUS_M * STAND_RADIUS_M) {
-        const stood = point.timestamp - points[standFrom].timestamp
-        if (stood > longestStand) longestStand = stood
-      } else {
-        standFrom = i
-        standX = x
-        standY = y
-      }
-      previous = i
-      previousX = x
-      previousY = y
-      lastStill = i
-      cumulative[i] = travelled
-      continue
-    }
-
-    if (offset <= OUTLIER_LIMIT_M) {
-      let next = i + 1
-      while (next < n && valid[next] === 0) next++
-      if (next < n && valid[next] !== FIX_NEW_SEGMENT && offsetFromCentre(next, centreX, centreY) <= MOVEMENT_RADIUS_M) {
-        // A lone outlier: part of the stay's time, not of its centre, and not a departure.
-        lastStill = i
-        cumulative[i] = travelled
-        continue
-      }
-    }
-
-    // It left the radius: the stay is over, and this fix anchors the next one.
-    travelled = settleStay(i)
-    cumulative[i] = travelled
-    startStay(i)
-  }
-  // The track ends inside the last stay: if that was slow movement, it still counts.
-  if (anchor >= 0 && lastStill > anchor) travelled = settleStay(lastStill)
-
-  return { cumulative, stillSpans }
 }

@@ -66,60 +66,14 @@ export function isPlausiblePosition(latitude: number, longitude: number): boolea
 
 export function filterFixes(points: readonly TrackPoint[], options: FilterOptions = {}): FixFilter {
   const n = points.length
-  const maxMetresPerSecond = (options.maxSpeedKmh ?? MAX_SPEED_KMH) / 3.6
+  const limit = (options.maxSpeedKmh ?? MAX_SPEED_KMH) / 3.6 // metres per second
   const valid = new Uint8Array(n)
   const reasons = new Uint8Array(n)
-
-  /** Whether `to` can be reached from `from` (which is earlier) without exceeding the limit. */
-  const reachable = (from: TrackPoint, to: TrackPoint): boolean =>
-    metresBetween(from.latitude, from.longitude, to.latitude, to.longitude) <=
-    maxMetresPerSecond * (to.timestamp - from.timestamp)
-
-  // The last accepted fixes, newest first, for outvoting; and how many were accepted in all.
-  let last = -1
-  let beforeLast = -1
-  let acceptedCount = 0
-  // Rejected-for-speed fixes that agree with each other (each reachable from the previous one).
+  // Accepted fixes in order, as a stack: the top is the last accepted, and outvoting pops.
+  const accepted = new Int32Array(n)
+  let top = 0
+  // Fixes rejected for speed that agree with each other (each reachable from the one before).
   const chain: number[] = []
-
-  const accept = (i: number, flag: number) => {
-    valid[i] = flag
-    reasons[i] = REASON_NONE
-    beforeLast = last
-    last = i
-    acceptedCount++
-  }
-
-  const unaccept = (i: number) => {
-    valid[i] = FIX_REJECTED
-    reasons[i] = REASON_SPEED
-    acceptedCount--
-  }
-
-  /** The chain outvotes the last one or two accepted fixes if they alone stand against it. */
-  const tryOutvote = (): boolean => {
-    const first = points[chain[0]]
-    const island: number[] = []
-    for (const candidate of [last, beforeLast]) {
-      if (candidate < 0) break
-      if (reachable(points[candidate], first)) {
-        for (const i of island) unaccept(i)
-        last = candidate // accepting the chain refills beforeLast
-        for (const i of chain) accept(i, FIX_VALID)
-        return true
-      }
-      island.push(candidate)
-    }
-    if (island.length === acceptedCount) {
-      // Everything accepted so far was the spike (typically the track's first fix or two).
-      for (const i of island) unaccept(i)
-      last = -1
-      beforeLast = -1
-      for (const i of chain) accept(i, FIX_VALID)
-      return true
-    }
-    return false
-  }
 
   for (let i = 0; i < n; i++) {
     const point = points[i]
@@ -127,29 +81,52 @@ export function filterFixes(points: readonly TrackPoint[], options: FilterOption
       reasons[i] = REASON_COORDINATES
       continue
     }
-    if (last >= 0 && !(point.timestamp > points[last].timestamp)) {
+    if (top === 0) {
+      valid[i] = FIX_VALID
+      accepted[top++] = i
+      continue
+    }
+    const last = points[accepted[top - 1]]
+    if (!(point.timestamp > last.timestamp)) {
       reasons[i] = REASON_ORDER
       continue
     }
-    if (last < 0 || reachable(points[last], point)) {
-      accept(i, FIX_VALID)
-      chain.length = 0
+    if (reachable(last, point, limit)) {
+      valid[i] = FIX_VALID
+      accepted[top++] = i
+      if (chain.length !== 0) chain.length = 0
       continue
     }
 
+    // Too fast from the last accepted fix: a spike, unless the spike is the last accepted fix.
     reasons[i] = REASON_SPEED
     const chainEnd = chain.length > 0 ? points[chain[chain.length - 1]] : undefined
-    if (chainEnd !== undefined && point.timestamp > chainEnd.timestamp && reachable(chainEnd, point)) {
-      chain.push(i)
-    } else {
+    if (chainEnd === undefined || !(point.timestamp > chainEnd.timestamp) || !reachable(chainEnd, point, limit)) {
       chain.length = 0
-      chain.push(i)
     }
-    if (chain.length === OUTVOTE_FIXES && tryOutvote()) {
-      chain.length = 0
+    chain.push(i)
+    if (chain.length === OUTVOTE_FIXES) {
+      const kept = outvote(points, chain, accepted, top, limit)
+      if (kept >= 0) {
+        for (let k = kept; k < top; k++) {
+          valid[accepted[k]] = FIX_REJECTED
+          reasons[accepted[k]] = REASON_SPEED
+        }
+        top = kept
+        for (const c of chain) {
+          valid[c] = FIX_VALID
+          reasons[c] = REASON_NONE
+          accepted[top++] = c
+        }
+        chain.length = 0
+      }
     } else if (chain.length >= NEW_SEGMENT_FIXES) {
-      accept(chain[0], FIX_NEW_SEGMENT)
-      for (let k = 1; k < chain.length; k++) accept(chain[k], FIX_VALID)
+      for (const c of chain) {
+        valid[c] = FIX_VALID
+        reasons[c] = REASON_NONE
+        accepted[top++] = c
+      }
+      valid[chain[0]] = FIX_NEW_SEGMENT
       chain.length = 0
     }
   }
@@ -157,4 +134,24 @@ export function filterFixes(points: readonly TrackPoint[], options: FilterOption
   const rejected: number[] = []
   for (let i = 0; i < n; i++) if (valid[i] === FIX_REJECTED) rejected.push(i)
   return { valid, reasons, rejected }
+}
+
+/** Whether `to` can be reached from `from` (which is earlier) within the speed limit (m/s). */
+function reachable(from: TrackPoint, to: TrackPoint, limit: number): boolean {
+  return metresBetween(from.latitude, from.longitude, to.latitude, to.longitude) <= limit * (to.timestamp - from.timestamp)
+}
+
+/**
+ * Whether the chain outvotes the last accepted fixes: it does if fewer than OUTVOTE_FIXES of them
+ * (the island) stand against it, i.e. the chain's first fix is reachable from the accepted fix
+ * just before the island, or the island is everything accepted so far (the track began with the
+ * spike). Returns how many accepted fixes to keep (the island is the rest), or -1.
+ */
+function outvote(points: readonly TrackPoint[], chain: readonly number[], accepted: Int32Array, top: number, limit: number): number {
+  const first = points[chain[0]]
+  for (let keep = top; keep > top - OUTVOTE_FIXES; keep--) {
+    if (keep === 0) return 0
+    if (reachable(points[accepted[keep - 1]], first, limit)) return keep === top ? -1 : keep
+  }
+  return -1
 }
