@@ -32,6 +32,8 @@ export function generateShortCode(length = SHORT_CODE_LENGTH): string {
   return code
 }
 
+const MAX_SEEN_VIEWERS = 1000
+
 /** A link as the resolver needs it, held in the cache by token. */
 export interface CachedLink {
   linkId: string
@@ -127,6 +129,8 @@ export function createShareTokenCache(sqlite: Database, clock: Clock, options: S
       const now = clock.now()
       if (!link.seenViewers.has(viewer)) {
         addViewer(link.linkId, viewer, now)
+        // a link passed around widely must not grow the entry without bound; forgetting costs one no-op insert
+        if (link.seenViewers.size >= MAX_SEEN_VIEWERS) link.seenViewers.clear()
         link.seenViewers.add(viewer)
       }
       link.lastAccessedAt = Math.max(link.lastAccessedAt ?? 0, now)
