@@ -6,9 +6,9 @@
  * over a window of time and space. From an anchor fix, the fixes that follow form a stay while
  * they remain within MOVEMENT_RADIUS_M of the stay's (time-weighted) centre. The first fix that
  * leaves the radius ends the stay and anchors the next one. Then:
- * - if the stay drifted no faster than STILL_SPEED_MPS, the device stood there: its fixes are
- *   jitter and count nothing; the move is the geodesic from its anchor to the leaving fix. The
- *   stay is recorded as a still span, which stop detection builds on;
+ * - if the device stood there (see STAND_SECONDS), its fixes there are jitter and count nothing:
+ *   the move is from the anchor to where it stood (the stay's centre) and on to the leaving fix.
+ *   The stay is recorded as a still span, which stop detection builds on;
  * - otherwise it was slow movement (a walker, a bus in a queue): the move is the path through
  *   its fixes or its chord (see PATH_STEP_M), spread over its fixes by time.
  * At vehicle speeds the radius is left at almost every fix and this is the plain geodesic sum.

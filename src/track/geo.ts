@@ -32,9 +32,8 @@ export function rulerAt(latitude: number): CheapRuler {
 
 /** Longitude difference folded into [-180, 180), so a step across the antimeridian is short. */
 export function wrapLongitude(delta: number): number {
-  while (delta < -180) delta += 360
-  while (delta >= 180) delta -= 360
-  return delta
+  if (delta >= -180 && delta < 180) return delta
+  return ((((delta + 180) % 360) + 360) % 360) - 180
 }
 
 /** Geodesic distance in metres between two WGS84 positions (degrees). */

@@ -9,8 +9,9 @@
  * inching forward in a queue. Only then is the threshold applied, so the threshold decides which
  * stops are reported, never where they begin or end.
  *
- * Threshold 0 reports every still span: any two or more fixes during which the device drifted no
- * faster than a slow shuffle (see STILL_SPEED_MPS) - never a lone fix, never a walker.
+ * Threshold 0 reports every still span: every time the device stood for at least STAND_SECONDS
+ * (10 s; shorter pauses cannot be told from slow movement), never a lone fix, never a walker.
+ * Any threshold below 10 s therefore behaves like 10 s.
  */
 import { FIX_NEW_SEGMENT } from './filters'
 import { metresBetween, wrapLongitude } from './geo'

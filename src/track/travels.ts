@@ -2,7 +2,9 @@
  * Travels: the movements between stops. A travel runs from the last fix of one stop to the first
  * fix of the next (or from the track's first valid fix, or to its last), so stops and travels
  * partition the track. Its distance is the movement distance (distance.ts) between those fixes,
- * so jitter is excluded exactly as in the route's total.
+ * so jitter is excluded exactly as in the route's total. The few metres from a stop's first fix
+ * to where it stood count in the travel that leaves the stop, so a route's total distance does
+ * not depend on the threshold unless stops merge (movement inside a stop is not travel).
  *
  * A stretch between stops in which the device did not move at all (e.g. parked for less than the
  * threshold at the start of the window) is no travel.

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { measureMovement, pathLength } from '../../src/track/distance'
 import { FIX_NEW_SEGMENT, filterFixes } from '../../src/track/filters'
-import { metresBetween } from '../../src/track/geo'
+import { metresBetween, wrapLongitude } from '../../src/track/geo'
 import type { TrackPoint } from '../../src/track/types'
 import { haversine } from './recordings'
 import { TrackBuilder, uniform, wandering } from './synthetic'
@@ -154,7 +154,7 @@ describe('movement distance', () => {
     expect(moved(spiked)).toBe(moved(clean))
   })
 
-  test('running total: non-decreasing, zero at the start, flat over rejected fixes', () => {
+  test('running total: non-decreasing, zero at the start, rejected fixes between their neighbours', () => {
     const points = new TrackBuilder().fix().move(0, 12, 60).park(120, 1, uniform(4)).move(1, 1.2, 300, 1, uniform(1)).points
     points[30] = { ...points[30], latitude: 0, longitude: 0 }
     const { valid } = filterFixes(points)
@@ -180,5 +180,19 @@ describe('movement distance', () => {
   test('empty and single-fix input', () => {
     expect(moved([])).toBe(0)
     expect(moved(new TrackBuilder().fix().points)).toBe(0)
+  })
+})
+
+describe('wrapLongitude', () => {
+  test('folds any difference into [-180, 180) without looping', () => {
+    expect(wrapLongitude(0)).toBe(0)
+    expect(wrapLongitude(359.5)).toBeCloseTo(-0.5, 9)
+    expect(wrapLongitude(-359.5)).toBeCloseTo(0.5, 9)
+    expect(wrapLongitude(180)).toBe(-180)
+    expect(wrapLongitude(720 + 90)).toBeCloseTo(90, 9)
+    expect(wrapLongitude(-1080 - 90)).toBeCloseTo(-90, 9)
+    expect(wrapLongitude(1e12)).toBeGreaterThanOrEqual(-180)
+    expect(wrapLongitude(Number.NaN)).toBeNaN()
+    expect(wrapLongitude(Number.POSITIVE_INFINITY)).toBeNaN()
   })
 })
