@@ -51,6 +51,9 @@ describe('GET /share?token=…', () => {
       expect({ asset, status: file.status }).toEqual({ asset, status: 200 })
       expect((await file.arrayBuffer()).byteLength).toBeGreaterThan(500)
     }
+    const slash = await world.call('GET', pagePath(link).replace('/share', '/share/'))
+    expect(slash.status).toBe(301)
+    expect(new URL(slash.headers.get('location')!, 'http://localhost/share/').href).toBe(`http://localhost${pagePath(link)}`)
     expect((await world.call('GET', '/share/assets/../../package.json')).status).toBe(404)
     expect((await world.call('GET', '/share/assets/nope.js')).status).toBe(404)
   })
