@@ -6,7 +6,8 @@
  * stays put is inside the span (two fixes at the same place 20 minutes apart are 20 minutes of
  * stop). Still spans at the same place (within STOP_RADIUS_M, with every fix between them within
  * it too) are one stop: a parked receiver's slow drift, a car moving across a car park, a bus
- * inching forward in a queue. Only then is the threshold applied, so the threshold decides which
+ * inching forward in a queue; so are spans at the very same spot around a brief excursion (see
+ * BRIEF_EXCURSION_SECONDS). Only then is the threshold applied, so the threshold decides which
  * stops are reported, never where they begin or end.
  *
  * Threshold 0 reports every still span: every time the device stood for at least STAND_SECONDS
@@ -15,7 +16,7 @@
  */
 import { FIX_NEW_SEGMENT } from './filters'
 import { metresBetween, wrapLongitude } from './geo'
-import type { Movement, StillSpan } from './distance'
+import { MOVEMENT_RADIUS_M, type Movement, type StillSpan } from './distance'
 import type { TrackPoint } from './types'
 
 /**
@@ -24,6 +25,9 @@ import type { TrackPoint } from './types'
  * so neighbouring stops are not merged.
  */
 export const STOP_RADIUS_M = 30
+
+/** An excursion this short that ends back at the same spot does not end a stop. */
+export const BRIEF_EXCURSION_SECONDS = 60
 
 export interface Stop {
   /** where it stood: the time-weighted centre of its fixes */
@@ -79,16 +83,26 @@ export function detectStops(
     })
   }
 
-  /** Whether the device stayed within `radius` of the current stop from its end to `span`. */
+  /**
+   * Whether `span` is the same stop as the current one: its place is within `radius`, and so was
+   * every fix in between; or it is back at the very spot (within MOVEMENT_RADIUS_M) after a brief
+   * excursion (a burst of multipath fixes, a car re-parked).
+   */
   const samePlace = (span: StillSpan): boolean => {
-    if (metresBetween(current.latitude, current.longitude, span.latitude, span.longitude) > radius) return false
+    const apart = metresBetween(current.latitude, current.longitude, span.latitude, span.longitude)
+    if (apart > radius) return false
+    let allWithin = true
     for (let i = current.endIndex + 1; i <= span.startIndex; i++) {
       if (valid[i] === 0) continue
       if (valid[i] === FIX_NEW_SEGMENT) return false
       const point = points[i]
-      if (metresBetween(current.latitude, current.longitude, point.latitude, point.longitude) > radius) return false
+      if (allWithin && metresBetween(current.latitude, current.longitude, point.latitude, point.longitude) > radius) {
+        allWithin = false
+      }
     }
-    return true
+    if (allWithin) return true
+    const away = points[span.startIndex].timestamp - points[current.endIndex].timestamp
+    return apart <= MOVEMENT_RADIUS_M && away <= BRIEF_EXCURSION_SECONDS
   }
 
   for (let k = 1; k < spans.length; k++) {

@@ -6,8 +6,8 @@
  * to where it stood count in the travel that leaves the stop, so a route's total distance does
  * not depend on the threshold unless stops merge (movement inside a stop is not travel).
  *
- * A stretch between stops in which the device did not move at all (e.g. parked for less than the
- * threshold at the start of the window) is no travel.
+ * A stretch in which the device did not move at all (e.g. a window holding only a wait shorter
+ * than the threshold) is no travel.
  */
 import type { Movement } from './distance'
 import type { Stop } from './stops'

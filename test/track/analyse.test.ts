@@ -191,6 +191,26 @@ describe('stops at the same place are one stop', () => {
     expect(result.stops[0].duration).toBeGreaterThanOrEqual(400)
   })
 
+  test('a burst of multipath fixes 45 m away while parked does not split the stop', () => {
+    const builder = new TrackBuilder().fix().park(1800, 1, uniform(3))
+    builder.east += 45
+    builder.park(4, 1, uniform(3))
+    builder.east -= 45
+    builder.park(1800, 1, uniform(3))
+    const result = analyse(builder.points, 300)
+    expect(result.stops.map((stop) => stop.duration)).toEqual([3604])
+    expect(result.totalDistance).toBe(0)
+  })
+
+  test('driving off for five minutes and parking at the same spot again is two stops', () => {
+    const builder = new TrackBuilder().fix().park(1800, 10, uniform(3)).move(0, 10, 150).move(180, 10, 150)
+    builder.park(1800, 10, uniform(3))
+    const result = analyse(builder.points, 300)
+    expect(result.stops.length).toBe(2)
+    expect(result.travels.length).toBe(1)
+    expect(Math.abs(result.totalDistance - 3000)).toBeLessThan(30)
+  })
+
   test('two car parks 500 m apart are two stops with a travel between', () => {
     const builder = new TrackBuilder().fix().park(600, 10, uniform(3)).move(90, 10, 50).park(600, 10, uniform(3))
     const result = analyse(builder.points, 300)
