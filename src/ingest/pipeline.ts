@@ -2,8 +2,8 @@
  * The ingest pipeline: what every protocol listener hands its decoded reports to.
  *
  * identify the device (IMEI or serial) → validate each fix → queue → group commit (one
- * transaction for every report queued in the last few ms, device rows updated in the same
- * transaction) → resolve the caller's promise → the caller acknowledges the device. Nothing is
+ * transaction for every report queued since the last one, at most 500 fixes, device rows
+ * updated in the same transaction) → resolve the caller's promise → the caller acknowledges the device. Nothing is
  * acknowledged before it is durable, and the cost of a commit is shared by every report in it.
  *
  * Device state rules (documented in README "Devices reporting in"):
@@ -81,7 +81,11 @@ export interface PipelineOptions {
   offlineAfterSeconds: number
   /** flush when this many fixes are queued (default 500) */
   maxBatchFixes?: number
-  /** flush at the latest this long after the first report was queued (default 5 ms) */
+  /**
+   * 0 (the default): flush on the next turn of the event loop, so a batch holds every report
+   * that arrived while the previous commit ran: batches grow with the load, and a lone report
+   * waits for nothing. > 0: flush at the latest this many ms after the first report was queued.
+   */
   maxBatchDelayMs?: number
   /** how often the offline sweep runs in real time; 0 = never (tests call sweep()) */
   sweepIntervalMs?: number
@@ -180,7 +184,7 @@ export function createIngestPipeline(options: PipelineOptions) {
   const { sqlite, clock, log, live } = options
   const offlineAfterMs = options.offlineAfterSeconds * 1000
   const maxBatchFixes = options.maxBatchFixes ?? 500
-  const maxBatchDelayMs = options.maxBatchDelayMs ?? 5
+  const maxBatchDelayMs = options.maxBatchDelayMs ?? 0
   const cacheTtlMs = options.deviceCacheTtlMs ?? 30_000
 
   // --- prepared statements (the hot path binds positionally) ---
@@ -228,7 +232,7 @@ export function createIngestPipeline(options: PipelineOptions) {
 
   let queue: Operation[] = []
   let queuedFixes = 0
-  let flushTimer: ReturnType<typeof setTimeout> | null = null
+  let flushTimer: ReturnType<typeof setTimeout> | ReturnType<typeof setImmediate> | null = null
   let stopped = false
   let batches = 0
 
@@ -329,7 +333,7 @@ export function createIngestPipeline(options: PipelineOptions) {
     queue.push(operation)
     queuedFixes += fixes
     if (queuedFixes >= maxBatchFixes) flush()
-    else if (flushTimer === null) flushTimer = setTimeout(flush, maxBatchDelayMs)
+    else if (flushTimer === null) flushTimer = maxBatchDelayMs > 0 ? setTimeout(flush, maxBatchDelayMs) : setImmediate(flush)
   }
 
   /**
@@ -418,7 +422,8 @@ export function createIngestPipeline(options: PipelineOptions) {
   /** Commit everything queued, in one transaction; then settle the callers' promises. */
   function flush(): void {
     if (flushTimer !== null) {
-      clearTimeout(flushTimer)
+      if (maxBatchDelayMs > 0) clearTimeout(flushTimer as ReturnType<typeof setTimeout>)
+      else clearImmediate(flushTimer as ReturnType<typeof setImmediate>)
       flushTimer = null
     }
     if (queue.length === 0) return

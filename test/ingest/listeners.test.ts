@@ -203,7 +203,7 @@ describe('Teltonika', () => {
       io4: { 16: 123_456 },
     }))
 
-  async function handshake(imei = DEVICES.parked.imei) {
+  async function handshake(imei: string = DEVICES.parked.imei) {
     const client = await connectClient(listener.port)
     client.send(teltonikaImei(imei))
     return { client, answer: await client.read(1) }
