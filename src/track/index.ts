@@ -1,10 +1,16 @@
-/** Track analysis: pure functions over a device's stored fixes, no I/O. */
+/**
+ * Track analysis: pure functions over one device's stored fixes (sorted by timestamp), no I/O.
+ * `analyseTrack` is the entry point for the history service; the parts are exported for tests,
+ * benchmarks and anyone who needs only one of them.
+ */
 export type { TrackPoint } from './types'
 export { analyseTrack, DEFAULT_STOP_THRESHOLD_SECONDS, type AnalyseOptions, type TrackAnalysis } from './analyse'
 export {
   filterFixes,
   isPlausiblePosition,
   MAX_SPEED_KMH,
+  OUTVOTE_FIXES,
+  NEW_SEGMENT_FIXES,
   FIX_REJECTED,
   FIX_VALID,
   FIX_NEW_SEGMENT,
@@ -20,10 +26,21 @@ export {
   movedBetween,
   pathLength,
   MOVEMENT_RADIUS_M,
+  STAND_SECONDS,
+  STAND_RADIUS_M,
   STILL_SPEED_MPS,
+  JITTER_ALLOWANCE_M,
+  OUTLIER_LIMIT_M,
+  PATH_STEP_M,
   type Movement,
   type StillSpan,
 } from './distance'
-export { detectStops, STOP_RADIUS_M, type Stop, type StopOptions } from './stops'
-export { buildTravels, SPEED_WINDOW_SECONDS, type Travel, type TravelPlace } from './travels'
-export { metresBetween } from './geo'
+export { detectStops, STOP_RADIUS_M, BRIEF_EXCURSION_SECONDS, type Stop, type StopOptions } from './stops'
+export {
+  buildTravels,
+  SPEED_WINDOW_SECONDS,
+  SPEED_WINDOW_METRES,
+  type Travel,
+  type TravelPlace,
+} from './travels'
+export { metresBetween, wrapLongitude } from './geo'
