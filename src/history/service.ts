@@ -27,9 +27,6 @@ export interface Range {
   to: number
 }
 
-/** Metres and seconds to one decimal: enough for a map, and totals compare exactly. */
-const tenth = (value: number) => Math.round(value * 10) / 10
-
 function checkRange({ from, to }: Range): void {
   if (from > to) throw Invalid.field('/from', `must not be after to (${from} > ${to})`)
   if (to - from > MAX_RANGE_SECONDS) throw Invalid.field('/to', `the window may span at most 31 days (${MAX_RANGE_SECONDS} s); got ${to - from} s`)
@@ -65,13 +62,15 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
       if (points[i].speed !== null) continue
       const previous = points[i - 1]
       const seconds = previous ? points[i].timestamp - previous.timestamp : 0
-      points[i].speed = seconds > 0 ? tenth((metresBetween(previous.latitude, previous.longitude, points[i].latitude, points[i].longitude) / seconds) * 3.6) : 0
+      points[i].speed = seconds > 0 ? (metresBetween(previous.latitude, previous.longitude, points[i].latitude, points[i].longitude) / seconds) * 3.6 : 0
     }
     return { points, analysis }
   }
 
-  /** The same number for the route and the travels: movement only, whatever the stop threshold. */
-  const totalDistance = (analysis: TrackAnalysis) => tenth(analysis.totalDistance)
+  /**
+   * Distances and speeds are not rounded: the travels' distances add up to total_distance
+   * exactly, and the route's total_distance is that same sum (movement only).
+   */
 
   return {
     route(principal: Principal, deviceId: string, range: Range, stopThresholdSeconds: number): RouteBody {
@@ -82,8 +81,9 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
       return {
         points,
         stops: analysis.stops.map((s) => ({ latitude: s.latitude, longitude: s.longitude, duration: s.duration, start: s.start, end: s.end })),
-        total_distance: totalDistance(analysis),
-        total_duration: analysis.totalDuration,
+        total_distance: analysis.totalDistance,
+        // every listed point counts here, those the device itself called invalid included
+        total_duration: points.length > 0 ? points[points.length - 1].timestamp - points[0].timestamp : 0,
       }
     },
 
@@ -97,15 +97,15 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
       const travels = analysis.travels.map((travel, i) => ({
         start: { latitude: travel.start.latitude, longitude: travel.start.longitude, timestamp: travel.start.timestamp, address: addresses[2 * i] },
         end: { latitude: travel.end.latitude, longitude: travel.end.longitude, timestamp: travel.end.timestamp, address: addresses[2 * i + 1] },
-        distance: tenth(travel.distance),
+        distance: travel.distance,
         duration: travel.duration,
-        max_speed: tenth(travel.max_speed),
-        avg_speed: tenth(travel.avg_speed),
+        max_speed: travel.max_speed,
+        avg_speed: travel.avg_speed,
       }))
       return {
         travels,
         total_travels: travels.length,
-        total_distance: totalDistance(analysis),
+        total_distance: analysis.totalDistance,
         total_duration: travels.reduce((sum, travel) => sum + travel.duration, 0),
       }
     },
