@@ -17,6 +17,7 @@ const USAGE = `Usage: tracker <command>
   import FILE [--upsert]     load a dataset (JSON, see contracts/fixture.md)
   key create --user ID       issue an API key for a user; it is printed once
   migrate                    create or migrate the database, then exit
+  demo [--speed N] [--exit]  demo fleet: nine buses replayed over OsmAnd (N× real time, default 10)
 
 Environment: PORT, HOST, DATABASE_PATH, APP_URL, SHORT_URL_BASE, OSMAND_PORT, GT06_PORT,
 TELTONIKA_PORT, LOG_LEVEL, … (see README.md)`
@@ -72,6 +73,21 @@ async function run(argv: string[]): Promise<number> {
         console.log(createApiKey(database.sqlite, userId))
       } finally {
         database.close()
+      }
+      return 0
+    }
+    case 'demo': {
+      const speedAt = args.indexOf('--speed')
+      const speed = speedAt >= 0 ? Number(args[speedAt + 1]) : 10
+      const unknown = args.filter((a, i) => a !== '--speed' && a !== '--exit' && (speedAt < 0 || i !== speedAt + 1))
+      if (!(speed > 0) || unknown.length) throw new UsageError(unknown.length ? `unknown argument ${unknown[0]}` : '--speed needs a positive number')
+      const { DemoError, defaultTracksDir, runDemo } = await import('./demo')
+      try {
+        await runDemo({ config, speed, tracksDir: defaultTracksDir(), exitWhenDone: args.includes('--exit') })
+      } catch (error) {
+        if (!(error instanceof DemoError)) throw error
+        console.error(`error: ${error.message}`)
+        return 1
       }
       return 0
     }

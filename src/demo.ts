@@ -1,0 +1,262 @@
+/**
+ * `tracker demo [--speed N] [--exit]`: a demo fleet that moves. Creates (or updates) an account,
+ * a group, a user with a fresh API key (printed), a model and nine buses — route 304 in Limerick
+ * and the eight route-14 buses in Liverpool — then starts the server and replays their real
+ * recordings through the OsmAnd protocol over HTTP, as phones running Traccar Client would.
+ *
+ * Timing: each recording starts when the replay starts; a point recorded t seconds in is sent
+ * t / speed seconds after the start, stamped start + t. Fixes keep their recorded spacing, so
+ * routes, stops and travels look real, and at speed > 1 their timestamps run ahead of the clock
+ * (at most the recording's length, well within the one day the pipeline accepts).
+ */
+import { existsSync, readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { openDatabase } from '../db/client'
+import type { Config } from './config'
+import { importDataset } from './dataset/service'
+import { createApiKey } from './keys/service'
+import { startServer } from './server'
+
+/** What stops the demo before it starts: no recordings, no OsmAnd port, a bad speed. */
+export class DemoError extends Error {}
+
+export interface TrackPoint {
+  /** seconds since the recording's first point */
+  offset: number
+  latitude: number
+  longitude: number
+  altitude: number | null
+  /** degrees, when the recording has it */
+  bearing: number | null
+}
+
+export interface Track {
+  /** the device serial it is replayed as */
+  serial: string
+  alias: string
+  points: TrackPoint[]
+}
+
+const BUS_304_FILE = 'bus304_limerick_2019-02-18.gpx'
+const LIVERPOOL_FILE = 'liverpool_bus_route14_outbound_2026-01-26.csv'
+
+/** GPX track points: lat, lon, ele, time. */
+export function parseGpx(text: string): { time: number; latitude: number; longitude: number; altitude: number | null }[] {
+  const points = []
+  for (const match of text.matchAll(/<trkpt\b([^>]*)>([\s\S]*?)<\/trkpt>/g)) {
+    const latitude = Number(/\blat="([^"]+)"/.exec(match[1])?.[1])
+    const longitude = Number(/\blon="([^"]+)"/.exec(match[1])?.[1])
+    const time = Date.parse(/<time>([^<]+)<\/time>/.exec(match[2])?.[1] ?? '')
+    const ele = /<ele>([^<]+)<\/ele>/.exec(match[2])?.[1]
+    if (!Number.isFinite(latitude) || !Number.isFinite(longitude) || !Number.isFinite(time)) continue
+    points.push({ time: time / 1000, latitude, longitude, altitude: ele === undefined ? null : Number(ele) })
+  }
+  return points
+}
+
+/** A CSV line into fields: commas separate, double quotes may wrap a field ("" is a quote). */
+function csvFields(line: string): string[] {
+  const fields: string[] = []
+  let field = ''
+  let quoted = false
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]
+    if (quoted) {
+      if (c === '"' && line[i + 1] === '"') {
+        field += '"'
+        i++
+      } else if (c === '"') quoted = false
+      else field += c
+    } else if (c === '"') quoted = true
+    else if (c === ',') {
+      fields.push(field)
+      field = ''
+    } else field += c
+  }
+  fields.push(field)
+  return fields
+}
+
+/** Rows of a CSV with a header line, as objects keyed by the header's names. */
+export function parseCsv(text: string): Record<string, string>[] {
+  const lines = text.split(/\r?\n/).filter((l) => l.trim() !== '')
+  const header = csvFields(lines[0] ?? '')
+  return lines.slice(1).map((line) => {
+    const values = csvFields(line)
+    return Object.fromEntries(header.map((name, i) => [name, values[i] ?? '']))
+  })
+}
+
+/** The nine demo buses, read from the recordings in `dir`. */
+export function loadTracks(dir: string): Track[] {
+  const tracks: Track[] = []
+  const gpx = parseGpx(readFileSync(join(dir, BUS_304_FILE), 'utf8'))
+  if (gpx.length > 0) {
+    tracks.push({
+      serial: 'demo-bus-304',
+      alias: 'Bus 304 (Limerick)',
+      points: gpx.map((p) => ({ offset: p.time - gpx[0].time, latitude: p.latitude, longitude: p.longitude, altitude: p.altitude, bearing: null })),
+    })
+  }
+  // Local times in UK winter time, i.e. UTC. All eight buses share one clock, so that they
+  // keep their real spacing along the route.
+  const rows = parseCsv(readFileSync(join(dir, LIVERPOOL_FILE), 'utf8'))
+    .map((r) => ({ vehicle: r.vehicle_id, time: Date.parse(`${r.timestamp.replace(' ', 'T')}Z`) / 1000, latitude: Number(r.latitude), longitude: Number(r.longitude), bearing: r.bearing === '' ? null : Number(r.bearing) }))
+    .filter((r) => r.vehicle && Number.isFinite(r.time) && Number.isFinite(r.latitude) && Number.isFinite(r.longitude))
+  const first = Math.min(...rows.map((r) => r.time))
+  const vehicles = [...new Set(rows.map((r) => r.vehicle))].sort()
+  for (const vehicle of vehicles) {
+    const points = rows
+      .filter((r) => r.vehicle === vehicle)
+      .sort((a, b) => a.time - b.time)
+      .map((r) => ({ offset: r.time - first, latitude: r.latitude, longitude: r.longitude, altitude: null, bearing: r.bearing }))
+    tracks.push({ serial: `demo-liverpool-${vehicle}`, alias: `Bus 14 #${vehicle} (Liverpool)`, points })
+  }
+  return tracks
+}
+
+const DEMO = {
+  account: 'de300000-0000-4000-8000-000000000001',
+  group: 'de300000-0000-4000-8000-000000000002',
+  user: 'de300000-0000-4000-8000-000000000003',
+  model: 'de300000-0000-4000-8000-000000000004',
+}
+const deviceId = (i: number) => `de300000-0000-4000-8000-1000000000${String(i).padStart(2, '0')}`
+
+/** The demo fleet as an import document (contracts/fixture.md), for `importDataset` with upsert. */
+export function demoDataset(tracks: Track[]) {
+  return {
+    accounts: [{ id: DEMO.account, name: 'Demo Transit' }],
+    groups: [{ id: DEMO.group, account: DEMO.account, name: 'Buses' }],
+    users: [{ id: DEMO.user, account: DEMO.account, name: 'demo', groups: [DEMO.group] }],
+    models: [{ id: DEMO.model, name: 'Phone with Traccar Client', protocol: 'osmand' }],
+    devices: tracks.map((track, i) => ({
+      id: deviceId(i),
+      account: DEMO.account,
+      model: DEMO.model,
+      groups: [DEMO.group],
+      alias: track.alias,
+      properties: { route: track.serial.includes('304') ? '304' : '14' },
+      serial: track.serial,
+      imei: '',
+      state: 'new' as const,
+    })),
+  }
+}
+
+/** Metres between two points (equirectangular; consecutive fixes are close). */
+function metres(a: TrackPoint, b: TrackPoint): number {
+  const rad = Math.PI / 180
+  const x = (b.longitude - a.longitude) * rad * Math.cos(((a.latitude + b.latitude) / 2) * rad)
+  const y = (b.latitude - a.latitude) * rad
+  return Math.sqrt(x * x + y * y) * 6_371_008
+}
+
+function bearing(a: TrackPoint, b: TrackPoint): number {
+  const rad = Math.PI / 180
+  const y = Math.sin((b.longitude - a.longitude) * rad) * Math.cos(b.latitude * rad)
+  const x = Math.cos(a.latitude * rad) * Math.sin(b.latitude * rad) - Math.sin(a.latitude * rad) * Math.cos(b.latitude * rad) * Math.cos((b.longitude - a.longitude) * rad)
+  return (Math.atan2(y, x) / rad + 360) % 360
+}
+
+/** One OsmAnd request's query: speed in knots (the protocol's unit), from the previous point. */
+export function osmandQuery(serial: string, point: TrackPoint, previous: TrackPoint | null, timestamp: number): string {
+  const params = new URLSearchParams({ id: serial, lat: point.latitude.toFixed(7), lon: point.longitude.toFixed(7), timestamp: String(timestamp) })
+  if (previous && point.offset > previous.offset) {
+    const metresPerSecond = metres(previous, point) / (point.offset - previous.offset)
+    params.set('speed', (metresPerSecond * 1.943844).toFixed(2))
+    params.set('bearing', String(Math.round(point.bearing ?? bearing(previous, point))))
+  } else if (point.bearing !== null) params.set('bearing', String(point.bearing))
+  if (point.altitude !== null) params.set('altitude', String(point.altitude))
+  return params.toString()
+}
+
+export interface DemoOptions {
+  config: Config
+  /** replay speed-up, > 0 */
+  speed: number
+  tracksDir: string
+  /** stop the server once the replay is done (otherwise it keeps serving until stopped) */
+  exitWhenDone: boolean
+  print?: (line: string) => void
+}
+
+/** The default recordings folder: the shared data next to the repository, or DEMO_TRACKS_DIR. */
+export function defaultTracksDir(env: Record<string, string | undefined> = process.env): string {
+  if (env.DEMO_TRACKS_DIR) return resolve(env.DEMO_TRACKS_DIR)
+  return resolve(import.meta.dir, '..', '..', 'shared', 'data', 'tracks')
+}
+
+export async function runDemo(options: DemoOptions): Promise<{ sent: number; refused: number }> {
+  const print = options.print ?? ((line: string) => console.log(line))
+  const { config, speed } = options
+  if (!(speed > 0)) throw new DemoError('--speed must be a positive number')
+  if (!config.osmandPort) throw new DemoError('the demo replays over OsmAnd: OSMAND_PORT must not be 0')
+  if (!existsSync(join(options.tracksDir, BUS_304_FILE))) {
+    throw new DemoError(`no recordings in ${options.tracksDir} (set DEMO_TRACKS_DIR to the folder holding ${BUS_304_FILE} and ${LIVERPOOL_FILE})`)
+  }
+  const tracks = loadTracks(options.tracksDir)
+
+  const database = openDatabase(config.databasePath, { synchronous: config.synchronous })
+  let key: string
+  try {
+    importDataset(database.sqlite, demoDataset(tracks), { upsert: true })
+    key = createApiKey(database.sqlite, DEMO.user)
+  } finally {
+    database.close()
+  }
+
+  const server = await startServer(config)
+  const api = `http://localhost:${server.port}`
+  const osmand = `http://127.0.0.1:${server.ports.osmand}`
+  print(`demo fleet: ${tracks.length} buses in group "Buses" (account "Demo Transit")`)
+  print(`API key (shown once): ${key}`)
+  print(`try: curl -H "Authorization: Bearer ${key}" ${api}/devices`)
+  print(`replaying ${tracks.reduce((n, t) => n + t.points.length, 0)} fixes at ${speed}× over OsmAnd (${osmand})…`)
+
+  // One timeline across all buses, in the order the points were recorded.
+  const timeline = tracks
+    .flatMap((track) => track.points.map((point, i) => ({ track, point, previous: i > 0 ? track.points[i - 1] : null })))
+    .sort((a, b) => a.point.offset - b.point.offset)
+  const startMs = Date.now()
+  const startSeconds = Math.floor(startMs / 1000)
+  let sent = 0
+  let refused = 0
+  let stopping = false
+  let wakeUp = () => {}
+  const stopped = new Promise<void>((resolve) => (wakeUp = resolve))
+  const stop = () => {
+    stopping = true
+    wakeUp()
+  }
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+  try {
+    for (const { track, point, previous } of timeline) {
+      if (stopping) break
+      const due = startMs + (point.offset * 1000) / speed
+      const wait = due - Date.now()
+      if (wait > 0) await Promise.race([Bun.sleep(wait), stopped])
+      if (stopping) break
+      const query = osmandQuery(track.serial, point, previous, startSeconds + Math.round(point.offset))
+      try {
+        const response = await fetch(`${osmand}/?${query}`)
+        if (response.ok) sent++
+        else refused++
+      } catch {
+        refused++
+      }
+      if ((sent + refused) % 500 === 0) print(`  ${sent + refused} of ${timeline.length} sent`)
+    }
+    print(`replay done: ${sent} fixes accepted, ${refused} refused`)
+    if (!options.exitWhenDone && !stopping) {
+      print('still serving; Ctrl-C stops')
+      await stopped
+    }
+  } finally {
+    process.off('SIGINT', stop)
+    process.off('SIGTERM', stop)
+    await server.stop()
+  }
+  return { sent, refused }
+}
