@@ -43,4 +43,18 @@ link has ended). \`GET /devices/stream\` is Server-Sent Events: \`event: fix\` w
 
 **Database timeouts.** A query that waits for the database longer than its busy timeout (5 s) is
 answered 504.
+
+**Devices reporting in.** Devices report on their own ports, not through this API: OsmAnd /
+Traccar Client over HTTP (\`OSMAND_PORT\`, 5055), GT06 (\`GT06_PORT\`, 5023) and Teltonika
+(\`TELTONIKA_PORT\`, 5027) over TCP, found by IMEI or serial. A fix repeating a stored
+(device, second) is not a new point. Invalid fixes and 0/0 are kept but never become a location.
+A device is \`moving\` when its newest fix is above 3 km/h, else \`stopped\`; it becomes \`off\` with
+\`connected: false\` when its connection closes or after 600 s (\`OFFLINE_AFTER\`) without a report;
+\`suspended\`, \`unlink\` and \`stolen\` never change by themselves. Event \`alarm_code\` values:
+\`sos\`, \`power_cut\`, \`vibration\`, \`low_battery\`, \`overspeed\`, \`movement\`, \`geofence_enter\`,
+\`geofence_exit\`, \`tamper\`, \`collision\`, \`crash\`, \`towing\`, \`jamming\`, \`gnss_jamming\`,
+\`harsh_acceleration\`, \`harsh_braking\`, \`harsh_cornering\`, \`ignition_on\`, \`ignition_off\`,
+\`alarm_0xNN\` (an unlisted GT06 alarm byte), or the lower_snake_case \`alarm\` an OsmAnd client
+sent. Their \`context\` holds the protocol's details; a \`dbm\` estimated from a signal level has
+\`context.dbm_estimated: true\`.
 `.trim()
