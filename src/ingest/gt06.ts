@@ -52,11 +52,17 @@ function gt06Connection(connection: TcpConnection, pipeline: IngestPipeline, clo
     connection.close(error instanceof UnknownDevice ? 'unknown device' : 'report not stored')
   }
 
+  /** a failure in our own handling (not the client's data): this connection goes, nothing else */
+  const broken = (error: unknown) => {
+    log.error('gt06 connection failed', { remote: connection.remote, error: (error as Error)?.message })
+    connection.terminate('handler error')
+  }
+
   function login(imei: string, ack: Uint8Array): void {
     if (device && session.imei === imei) {
       // the same device logging in again on this connection: a keep-alive
       const settled = connection.track()
-      pipeline.ingest({ uniqueId: imei, fixes: [], events: [] }).then(() => connection.write(ack), refuse).finally(settled)
+      pipeline.ingest({ uniqueId: imei, fixes: [], events: [] }).then(() => connection.write(ack), refuse).catch(broken).finally(settled)
       return
     }
     loggingIn = true
@@ -81,6 +87,7 @@ function gt06Connection(connection: TcpConnection, pipeline: IngestPipeline, clo
           refuse(error)
         },
       )
+      .catch(broken)
       .finally(settled)
   }
 
@@ -104,6 +111,7 @@ function gt06Connection(connection: TcpConnection, pipeline: IngestPipeline, clo
           .then(() => {
             if (ack) connection.write(ack)
           }, refuse)
+          .catch(broken)
           .finally(settled)
         return
       }

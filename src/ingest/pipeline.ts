@@ -353,15 +353,20 @@ export function createIngestPipeline(options: PipelineOptions) {
     const nowSeconds = Math.floor(at / 1000)
     const rows: PositionRow[] = []
     let rejected = 0
-    for (const fix of report.fixes) {
-      const row = validateFix(fix, nowSeconds)
-      if (row) rows.push(row)
-      else rejected++
-    }
     const events: EventRow[] = []
-    for (const event of report.events) {
-      const row = validateEvent(event, nowSeconds)
-      if (row) events.push(row)
+    try {
+      for (const fix of report.fixes) {
+        const row = validateFix(fix, nowSeconds)
+        if (row) rows.push(row)
+        else rejected++
+      }
+      for (const event of report.events) {
+        const row = validateEvent(event, nowSeconds)
+        if (row) events.push(row)
+      }
+    } catch (error) {
+      // a decoder handed over something that is not data (attributes JSON cannot hold)
+      return Promise.reject(error)
     }
     if (rejected > 0) log.debug('fixes refused', { device: device.id, rejected })
     seen(device.key, at)
@@ -514,7 +519,12 @@ export function createIngestPipeline(options: PipelineOptions) {
       if (op.kind === 'report') op.resolve(results[i]!)
     }
     for (const { deviceKey, row } of published) {
-      live.publish({ deviceKey, timestamp: row.ts, latitude: row.lat / 1e7, longitude: row.lon / 1e7, speed: row.speedKmh, course: row.courseDeg })
+      try {
+        live.publish({ deviceKey, timestamp: row.ts, latitude: row.lat / 1e7, longitude: row.lon / 1e7, speed: row.speedKmh, course: row.courseDeg })
+      } catch (error) {
+        // a live-stream subscriber's failure is its own; the fixes are committed and acknowledged
+        log.error('live position subscriber failed', { error: (error as Error)?.message })
+      }
     }
   }
 

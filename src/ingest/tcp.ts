@@ -24,6 +24,8 @@ export interface TcpConnection {
   write(bytes: Uint8Array): void
   /** close once what was written has gone out */
   close(reason: string): void
+  /** close now, dropping anything unsent */
+  terminate(reason: string): void
   /** a complete frame arrived: resets the idle timer */
   progress(): void
   /** count a report awaiting its commit; call the returned function when it settled */

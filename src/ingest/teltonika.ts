@@ -46,6 +46,12 @@ function teltonikaConnection(connection: TcpConnection, pipeline: IngestPipeline
     connection.close(error instanceof UnknownDevice ? 'unknown device' : 'packet not stored')
   }
 
+  /** a failure in our own handling (not the client's data): this connection goes, nothing else */
+  const broken = (error: unknown) => {
+    log.error('teltonika connection failed', { remote: connection.remote, error: (error as Error)?.message })
+    connection.terminate('handler error')
+  }
+
   function handshake(candidate: string): void {
     const settled = connection.track()
     pipeline
@@ -66,6 +72,7 @@ function teltonikaConnection(connection: TcpConnection, pipeline: IngestPipeline
           refuse(error)
         },
       )
+      .catch(broken)
       .finally(settled)
   }
 
@@ -85,6 +92,7 @@ function teltonikaConnection(connection: TcpConnection, pipeline: IngestPipeline
     pipeline
       .ingest(decoded.report)
       .then(() => connection.write(ack), refuse)
+      .catch(broken)
       .finally(settled)
   }
 

@@ -316,6 +316,22 @@ describe('group commit', () => {
     expect(seen.length).toBe(2)
   })
 
+  test('a live subscriber that throws breaks neither the commit nor the next report', async () => {
+    live.subscribe(() => {
+      throw new Error('subscriber bug')
+    })
+    await expect(pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T - 1)], events: [] })).resolves.toMatchObject({ stored: 1 })
+    await expect(pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T)], events: [] })).resolves.toMatchObject({ stored: 1 })
+    expect(logLines.some((l) => l.includes('subscriber failed'))).toBe(true)
+  })
+
+  test('a report that is not data (attributes JSON cannot hold) is rejected, not thrown', async () => {
+    const bad = fix(T, { attributes: { odometer: 10n } })
+    const outcome = pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [bad], events: [] })
+    await expect(outcome).rejects.toThrow()
+    expect(positionCount(db.database)).toBe(0)
+  })
+
   test('stop flushes what is queued, then refuses', async () => {
     const pending = pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T)], events: [] })
     await pipeline.stop()

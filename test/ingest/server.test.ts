@@ -1,0 +1,69 @@
+/** The server starts the pipeline and the listeners from the config, and stops them in order. */
+import { afterAll, expect, test } from 'bun:test'
+import { join } from 'node:path'
+import { rmSync } from 'node:fs'
+import { openDatabase } from '../../db/client'
+import { manualClock } from '../../src/clock'
+import { loadConfig } from '../../src/config'
+import { importDataset } from '../../src/dataset/service'
+import { silentLogger } from '../../src/log'
+import { startServer } from '../../src/server'
+import { DEVICES, fleetDataset, tempDir } from './fleet'
+import { connectClient, gt06Login, hex, teltonikaImei, teltonikaPacket } from './frames'
+
+const dir = tempDir('server-')
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+function freePort(): number {
+  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const port = probe.port
+  probe.stop(true)
+  return port
+}
+
+test('listeners on their configured ports; stop acknowledges, closes sessions, then disconnects devices', async () => {
+  const databasePath = join(dir, 'a.db')
+  const setup = openDatabase(databasePath)
+  importDataset(setup.sqlite, fleetDataset())
+  setup.close()
+  const ports = { osmand: freePort(), gt06: freePort(), teltonika: freePort() }
+  const clock = manualClock(Date.UTC(2026, 10, 25, 12))
+  const config = loadConfig({
+    DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
+    OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: String(ports.teltonika),
+  })
+  const server = await startServer(config, { clock, log: silentLogger })
+  expect(server.ports).toEqual(ports)
+
+  const teltonika = await connectClient(ports.teltonika)
+  teltonika.send(teltonikaImei(DEVICES.parked.imei))
+  expect((await teltonika.read(1))[0]).toBe(1)
+  teltonika.send(teltonikaPacket([{ timestampMs: clock.now() - 5000, latitude: 54.7, longitude: 25.3, speed: 30 }]))
+  expect(hex(await teltonika.read(4))).toBe('00 00 00 01')
+  const gt06 = await connectClient(ports.gt06)
+  gt06.send(gt06Login(DEVICES.fresh.imei))
+  await gt06.read(10)
+  const osmand = await fetch(`http://127.0.0.1:${ports.osmand}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=${clock.now() / 1000 - 1}`)
+  expect(osmand.status).toBe(200)
+
+  clock.advance(1000)
+  await server.stop()
+  await teltonika.closed
+  await gt06.closed
+
+  const db = openDatabase(databasePath)
+  const row = (id: string) => db.sqlite.query<{ state: string; connected: number; disconnected_at: number | null }, [string]>('SELECT state, connected, disconnected_at FROM devices WHERE id = ?').get(id)!
+  expect(row(DEVICES.parked.id)).toEqual({ state: 'off', connected: 0, disconnected_at: clock.now() })
+  expect(row(DEVICES.fresh.id)).toMatchObject({ state: 'new', connected: 0 })
+  // OsmAnd has no session: the phone stays connected until OFFLINE_AFTER passes (the next start sweeps it)
+  expect(row(DEVICES.phone.id)).toMatchObject({ state: 'stopped', connected: 1 })
+  expect(db.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM positions').get()!.n).toBe(2)
+  db.close()
+})
+
+test('port 0 turns a listener off', async () => {
+  const config = loadConfig({ DATABASE_PATH: join(dir, 'b.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0' })
+  const server = await startServer(config, { log: silentLogger })
+  expect(server.ports).toEqual({ osmand: null, gt06: null, teltonika: null })
+  await server.stop()
+})
