@@ -141,7 +141,7 @@ async function child(args: string[]): Promise<Record<string, number>> {
   return JSON.parse(out.trim().split('\n').pop()!)
 }
 
-const line = (label: string, value: string) => console.log(`  ${label.padEnd(44)} ${value}`)
+const line = (label: string, value: string) => console.log(`  ${label.padEnd(48)} ${value}`)
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`
 
 try {
