@@ -4,6 +4,7 @@
  * depends on how much of a guess was right.
  */
 import type { Database } from 'bun:sqlite'
+import { LRUCache } from 'lru-cache'
 import { timingSafeEqual } from 'node:crypto'
 import { NotFound } from '../errors'
 import type { UserPrincipal } from '../principal'
@@ -26,14 +27,24 @@ export function createApiKey(sqlite: Database, userId: string, now = Date.now())
   return key
 }
 
+/** How long a recognised key is trusted without asking the database again. */
+export const KEY_CACHE_TTL_MS = 10_000
+
 export function createKeyLookup(sqlite: Database) {
   const byHash = sqlite.query<{ hash: string; user_id: string; account_id: string }, [string]>(
     'SELECT k.hash, u.id AS user_id, u.account_id FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ?',
   )
+  // Only known keys are cached (hashed, so no plaintext key sits in memory longer than a
+  // request): a key created a moment ago by `cli key create` is found on its first use.
+  const recognised = new LRUCache<string, UserPrincipal>({ max: 10_000, ttl: KEY_CACHE_TTL_MS })
   return function findUserByKey(key: string): UserPrincipal | null {
     const presented = hashKey(key)
+    const cached = recognised.get(presented)
+    if (cached) return cached
     const row = byHash.get(presented)
     if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(presented))) return null
-    return { kind: 'user', userId: row.user_id, accountId: row.account_id }
+    const principal: UserPrincipal = { kind: 'user', userId: row.user_id, accountId: row.account_id }
+    recognised.set(presented, principal)
+    return principal
   }
 }
