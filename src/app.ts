@@ -30,6 +30,10 @@ import { viewerOf } from './share/viewer'
 import { streamRoutes } from './stream'
 import { createLiveStreams } from './stream/service'
 import { type Logger, silentLogger } from './log'
+import { opsRoutes } from './ops'
+import type { ServerStatus } from './ops/health'
+import { requestLog } from './ops/requests'
+import { createServerMetrics, type ServerMetrics } from './ops/server-metrics'
 import type { DatabaseHandle } from '../db/client'
 import pkg from '../package.json'
 
@@ -46,6 +50,10 @@ export interface AppDeps {
   streamHeartbeatMs?: number
   /** reverse geocoder for travel addresses; default: offline, plus GEOCODER_URL when set */
   geocoder?: Geocoder
+  /** what /metrics reports; default: a fresh set that sees this app's requests and database */
+  metrics?: ServerMetrics
+  /** listeners up, shutting down: read by /ready; default: ready (an app without listeners) */
+  status?: ServerStatus
 }
 
 export function createApp(deps: AppDeps) {
@@ -54,6 +62,8 @@ export function createApp(deps: AppDeps) {
   const clock = deps.clock ?? systemClock
   const log = deps.log ?? silentLogger
   const live = deps.live ?? new LivePositions()
+  const metrics = deps.metrics ?? createServerMetrics()
+  metrics.bind({ sqlite })
 
   const access = createDeviceAccess(sqlite)
   const shares = createShareService({
@@ -83,6 +93,8 @@ export function createApp(deps: AppDeps) {
 
   return new Elysia({ normalize: false })
     .use(problemDetails(log))
+    .use(requestLog({ log, metrics }))
+    .use(opsRoutes({ sqlite, status: deps.status ?? { listening: true, stopping: false }, metrics, metricsToken: config.metricsToken }))
     .use(apiDocs(API_DESCRIPTION, pkg.version))
     .use(commandsRoutes(auth, commands))
     .use(historyRoutes(auth, history))

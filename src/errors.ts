@@ -62,3 +62,9 @@ export class Timeout extends DomainError {
     super(504, 'Gateway Timeout', detail)
   }
 }
+
+export class Unavailable extends DomainError {
+  constructor(detail: string, retryAfterSeconds?: number) {
+    super(503, 'Service Unavailable', detail, retryAfterSeconds ? { 'Retry-After': String(Math.ceil(retryAfterSeconds)) } : {})
+  }
+}

@@ -30,6 +30,7 @@ const STATUS_TEXT: Record<number, string> = {
   404: 'Not found, or out of your reach',
   429: 'Too many failed authentications',
   500: 'Internal error',
+  503: 'Not ready, or shutting down',
   504: 'The database was busy for too long',
 }
 

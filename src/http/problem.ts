@@ -92,34 +92,48 @@ function isDatabaseBusy(error: unknown): boolean {
   return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || (typeof code === 'string' && code.startsWith('SQLITE_BUSY'))
 }
 
+interface ErrorContext {
+  code: string | number
+  error: unknown
+  request: Request
+  path: string
+}
+
 /** Applied once, on the root app, so that it covers every route and every plugin. */
 export function problemDetails(log: Logger) {
-  return new Elysia({ name: 'problem-details' }).onError({ as: 'global' }, ({ code, error, request, path }) => {
-    if (error instanceof DomainError) return domainProblem(error)
-    switch (code) {
-      case 'VALIDATION': {
-        const errors = validationErrors(error)
-        const where = (error as ValidationError).type
-        return problemResponse({
-          title: 'Bad Request',
-          status: 400,
-          detail: `Invalid ${where === 'params' ? 'path parameter' : where === 'query' ? 'query parameter' : where === 'body' ? 'body' : 'request'}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
-          errors,
-        })
-      }
-      case 'PARSE':
-        return problemResponse({ title: 'Bad Request', status: 400, detail: 'The request body could not be parsed; send JSON with Content-Type: application/json' })
-      case 'NOT_FOUND':
-        return problemResponse({ title: 'Not Found', status: 404, detail: `No resource at ${request.method} ${path}` })
-      case 'INVALID_COOKIE_SIGNATURE':
-      case 'INVALID_FILE_TYPE':
-        return problemResponse({ title: 'Bad Request', status: 400, detail: 'The request is malformed' })
-    }
-    if (isDatabaseBusy(error)) {
-      log.warn('database busy past its timeout', { path })
-      return problemResponse({ title: 'Gateway Timeout', status: 504, detail: 'The database was busy for too long; try again' })
-    }
-    log.error('unhandled error', { path, method: request.method, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error), stack: error instanceof Error ? error.stack : undefined })
-    return problemResponse({ title: 'Internal Server Error', status: 500, detail: 'Something went wrong on our side; it has been logged' })
+  return new Elysia({ name: 'problem-details' }).onError({ as: 'global' }, (context) => {
+    const response = problemFor(context, log)
+    // the access log and the metrics read the final status here (ops/requests.ts)
+    context.set.status = response.status
+    return response
   })
+}
+
+function problemFor({ code, error, request, path }: ErrorContext, log: Logger): Response {
+  if (error instanceof DomainError) return domainProblem(error)
+  switch (code) {
+    case 'VALIDATION': {
+      const errors = validationErrors(error as ValidationError)
+      const where = (error as ValidationError).type
+      return problemResponse({
+        title: 'Bad Request',
+        status: 400,
+        detail: `Invalid ${where === 'params' ? 'path parameter' : where === 'query' ? 'query parameter' : where === 'body' ? 'body' : 'request'}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
+        errors,
+      })
+    }
+    case 'PARSE':
+      return problemResponse({ title: 'Bad Request', status: 400, detail: 'The request body could not be parsed; send JSON with Content-Type: application/json' })
+    case 'NOT_FOUND':
+      return problemResponse({ title: 'Not Found', status: 404, detail: `No resource at ${request.method} ${path}` })
+    case 'INVALID_COOKIE_SIGNATURE':
+    case 'INVALID_FILE_TYPE':
+      return problemResponse({ title: 'Bad Request', status: 400, detail: 'The request is malformed' })
+  }
+  if (isDatabaseBusy(error)) {
+    log.warn('database busy past its timeout', { path })
+    return problemResponse({ title: 'Gateway Timeout', status: 504, detail: 'The database was busy for too long; try again' })
+  }
+  log.error('unhandled error', { path, method: request.method, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error), stack: error instanceof Error ? error.stack : undefined })
+  return problemResponse({ title: 'Internal Server Error', status: 500, detail: 'Something went wrong on our side; it has been logged' })
 }

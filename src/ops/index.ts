@@ -1,0 +1,91 @@
+/**
+ * Operations endpoints: GET /health (alive), GET /ready (can serve), GET /metrics (Prometheus).
+ * No data behind any of them; /metrics wants `Authorization: Bearer <METRICS_TOKEN>` when set.
+ */
+import type { Database } from 'bun:sqlite'
+import { Elysia, t } from 'elysia'
+import { timingSafeEqual } from 'node:crypto'
+import { Unauthorized, Unavailable } from '../errors'
+import { bearerToken } from '../http/auth'
+import { responses } from '../http/model'
+import { readiness, type ServerStatus } from './health'
+import { METRICS_CONTENT_TYPE } from './metrics'
+import type { ServerMetrics } from './server-metrics'
+
+export interface OpsDeps {
+  sqlite: Database
+  status: ServerStatus
+  metrics: ServerMetrics
+  /** METRICS_TOKEN; null leaves /metrics open (bind it to a private interface then) */
+  metricsToken: string | null
+}
+
+const sha256 = (text: string) => new Bun.CryptoHasher('sha256').update(text).digest()
+
+/** Throws Unauthorized unless the request carries the metrics token (compared in constant time). */
+export function checkMetricsToken(request: Request, expected: string | null): void {
+  if (expected === null) return
+  const token = bearerToken(request)
+  if (token === null || token === '') throw new Unauthorized('Send Authorization: Bearer <METRICS_TOKEN>', false)
+  if (!timingSafeEqual(sha256(token), sha256(expected))) throw new Unauthorized('Wrong metrics token', true)
+}
+
+const Checks = t.Object({
+  database: t.Union([t.Literal('ok'), t.Literal('failing')]),
+  migrations: t.Union([t.Literal('ok'), t.Literal('failing')]),
+  listeners: t.Union([t.Literal('ok'), t.Literal('failing')]),
+})
+
+export function opsRoutes({ sqlite, status, metrics, metricsToken }: OpsDeps) {
+  return new Elysia({ name: 'ops' })
+    .get('/health', () => ({ status: 'ok' as const }), {
+      detail: {
+        tags: ['Operations'],
+        summary: 'Liveness',
+        description: 'Always 200 while the process answers. No authentication, no data. For a supervisor that restarts a hung process.',
+        security: [],
+        responses: responses({ 200: { schema: t.Object({ status: t.Literal('ok') }), description: 'Alive' } }),
+      },
+    })
+    .get(
+      '/ready',
+      () => {
+        const result = readiness(sqlite, status)
+        if (!result.ready) {
+          const failing = Object.entries(result.checks).filter(([, v]) => v !== 'ok').map(([k]) => k)
+          throw new Unavailable(`Not ready: ${failing.join(', ')} failing${status.stopping ? ' (shutting down)' : ''}`)
+        }
+        return { status: 'ready' as const, checks: result.checks }
+      },
+      {
+        detail: {
+          tags: ['Operations'],
+          summary: 'Readiness',
+          description:
+            '200 when the database answers, every migration is applied and the device listeners are up; 503 (problem details naming ' +
+            'the failing checks) otherwise, and from the moment a shutdown begins. No authentication, no data. For a load balancer.',
+          security: [],
+          responses: responses({ 200: { schema: t.Object({ status: t.Literal('ready'), checks: Checks }), description: 'Ready' } }, 503),
+        },
+      },
+    )
+    .get(
+      '/metrics',
+      ({ request }) => {
+        checkMetricsToken(request, metricsToken)
+        return new Response(metrics.registry.render(), { headers: { 'content-type': METRICS_CONTENT_TYPE, 'cache-control': 'no-store' } })
+      },
+      {
+        detail: {
+          tags: ['Operations'],
+          summary: 'Prometheus metrics',
+          description:
+            'Prometheus text format 0.0.4: HTTP requests by route template and status with a latency histogram, fixes ingested by ' +
+            'protocol, ingest batch commit time, connected devices, TCP connections, database and WAL size, rows deleted by ' +
+            'retention. When the server has a METRICS_TOKEN, send it as `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise); ' +
+            'without one the endpoint is open.',
+          responses: responses({ 200: { schema: t.String(), description: 'Metrics', contentType: METRICS_CONTENT_TYPE } }, 401),
+        },
+      },
+    )
+}

@@ -1,0 +1,99 @@
+/**
+ * Every HTTP API request gets an id (a well-formed incoming X-Request-Id, or a new one), echoed
+ * in the response's X-Request-Id, and one access log line and its metrics once answered.
+ *
+ * What is logged is chosen, never dumped: method, the route template, status, duration, id, and
+ * the URL with credentials cut out (`token=` and other secret query parameters, the short-link
+ * code). Headers are never logged, so the Authorization header cannot leak through here.
+ */
+import { Elysia } from 'elysia'
+import type { Logger } from '../log'
+import type { ServerMetrics } from './server-metrics'
+
+export const REQUEST_ID_HEADER = 'x-request-id'
+/** what we accept from a client or a proxy: short, printable, nothing to inject into a log */
+const WELL_FORMED_ID = /^[A-Za-z0-9._:@/+=-]{8,128}$/
+/** query parameters whose value is a credential */
+const SECRET_PARAMS = /^(token|key|api_key|apikey|access_token|password|secret)$/i
+/** routes a probe or a scraper calls every few seconds: logged at debug, not info */
+const QUIET_ROUTES = new Set(['/health', '/ready', '/metrics'])
+const UNMATCHED = 'unmatched'
+/** anything else a client invents is counted as OTHER, so it cannot grow the metrics */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+
+export function requestIdOf(request: Request): string {
+  const incoming = request.headers.get(REQUEST_ID_HEADER)
+  return incoming !== null && WELL_FORMED_ID.test(incoming) ? incoming : crypto.randomUUID()
+}
+
+/** The path and query of a URL as it may be logged: secret values replaced, the short-link code too. */
+export function redactUrl(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  let rest = start < 0 ? '/' : url.slice(start)
+  const hash = rest.indexOf('#')
+  if (hash >= 0) rest = rest.slice(0, hash)
+  const q = rest.indexOf('?')
+  let path = q < 0 ? rest : rest.slice(0, q)
+  // /s/<code> redirects to the share page with its token: the code is as good as the token
+  path = path.replace(/^\/s\/[^/]+/, '/s/[redacted]')
+  if (q < 0) return path
+  const query = rest
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=')
+      const name = eq < 0 ? pair : pair.slice(0, eq)
+      let decoded = name
+      try {
+        decoded = decodeURIComponent(name)
+      } catch {}
+      return SECRET_PARAMS.test(decoded) ? `${name}=[redacted]` : pair
+    })
+    .join('&')
+  return `${path}?${query}`
+}
+
+interface Started {
+  at: number
+  id: string
+}
+
+export interface RequestLogOptions {
+  log: Logger
+  metrics?: ServerMetrics
+}
+
+/**
+ * Use it on the root app right after the problem-details plugin, before any route: Elysia's
+ * after-response hook only reaches the routes registered after it.
+ */
+export function requestLog({ log, metrics }: RequestLogOptions) {
+  const started = new WeakMap<Request, Started>()
+  return new Elysia({ name: 'request-log' })
+    .onRequest(({ request, set }) => {
+      const id = requestIdOf(request)
+      started.set(request, { at: performance.now(), id })
+      set.headers[REQUEST_ID_HEADER] = id
+    })
+    .onAfterResponse({ as: 'global' }, ({ request, route, set, responseValue }) => {
+      const begun = started.get(request)
+      const seconds = begun ? (performance.now() - begun.at) / 1000 : 0
+      // a Response returned by a handler carries its own status; otherwise Elysia's set.status
+      // (problem details set it too, see http/problem.ts)
+      const status = responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200
+      const template = route || UNMATCHED
+      const method = METHODS.has(request.method) ? request.method : 'OTHER'
+      metrics?.httpRequests.inc([method, template, String(status)])
+      metrics?.httpDuration.observe([method, template], seconds)
+      const fields = {
+        id: begun?.id,
+        method: request.method,
+        route: template,
+        url: redactUrl(request.url),
+        status,
+        ms: Math.round(seconds * 10_000) / 10,
+      }
+      if (QUIET_ROUTES.has(template) && status < 400) log.debug('request', fields)
+      else log.info('request', fields)
+    })
+}

@@ -1,0 +1,110 @@
+/**
+ * What the server measures, by name, and the glue that feeds it: the HTTP request log records
+ * requests, a counting wrapper around the ingest pipeline records fixes by protocol, the
+ * pipeline's batch hook records commit times, and gauges are read at scrape time.
+ */
+import { statSync } from 'node:fs'
+import type { Database } from 'bun:sqlite'
+import type { IngestPipeline, IngestResult } from '../ingest/pipeline'
+import { Registry } from './metrics'
+
+/** seconds: from a cached device list (~0.1 ms) to a week of route (seconds) */
+const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+/** seconds: a group commit is usually a millisecond or two; fsync stalls show up on the right */
+const COMMIT_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
+
+export interface MetricSources {
+  /** devices currently connected (the pipeline's view) */
+  connectedDevices?: () => number
+  /** open device TCP connections by protocol */
+  tcpConnections?: () => Record<string, number>
+  /** the database whose files are measured */
+  sqlite?: Database
+}
+
+export function createServerMetrics() {
+  const registry = new Registry()
+  const startedAt = Date.now() / 1000
+  const sources: MetricSources = {}
+
+  const metrics = {
+    registry,
+    httpRequests: registry.counter('tracker_http_requests_total', 'HTTP API requests, by method, route template and status', ['method', 'route', 'status']),
+    httpDuration: registry.histogram(
+      'tracker_http_request_duration_seconds',
+      'Time from receiving an HTTP API request to handing back its response (for a stream: its headers)',
+      ['method', 'route'],
+      HTTP_BUCKETS,
+    ),
+    fixesIngested: registry.counter('tracker_fixes_ingested_total', 'Fixes committed to the database, by protocol', ['protocol']),
+    fixesDiscarded: registry.counter(
+      'tracker_fixes_discarded_total',
+      'Fixes received but not stored, by protocol and reason: duplicate (already stored) or rejected (impossible coordinates or time)',
+      ['protocol', 'reason'],
+    ),
+    eventsIngested: registry.counter('tracker_events_ingested_total', 'Events and alarms committed to the database, by protocol', ['protocol']),
+    batchCommit: registry.histogram('tracker_ingest_batch_commit_seconds', 'Time to commit one ingest batch (group commit)', [], COMMIT_BUCKETS),
+    batchOperations: registry.counter('tracker_ingest_batch_operations_total', 'Reports and state changes committed in ingest batches'),
+    retentionDeleted: registry.counter('tracker_retention_deleted_rows_total', 'Rows deleted by RETENTION_DAYS, by table', ['table']),
+    connectedDevices: registry.gauge('tracker_connected_devices', 'Devices currently connected', [], (set) => {
+      if (sources.connectedDevices) set([], sources.connectedDevices())
+    }),
+    tcpConnections: registry.gauge('tracker_tcp_connections', 'Open device TCP connections, by protocol', ['protocol'], (set) => {
+      for (const [protocol, count] of Object.entries(sources.tcpConnections?.() ?? {})) set([protocol], count)
+    }),
+    databaseSize: registry.gauge('tracker_database_size_bytes', 'Size of the SQLite files on disk: the database and its write-ahead log', ['file'], (set) => {
+      const sqlite = sources.sqlite
+      if (!sqlite) return
+      const size = databaseFileSizes(sqlite)
+      set(['database'], size.database)
+      set(['wal'], size.wal)
+    }),
+    residentMemory: registry.gauge('process_resident_memory_bytes', 'Resident memory size in bytes', [], (set) => set([], process.memoryUsage.rss())),
+    startTime: registry.gauge('process_start_time_seconds', 'Start time of the process since the Unix epoch, in seconds', [], (set) => set([], startedAt)),
+    /** plug in what only exists once the server runs (the pipeline, the listeners, the database) */
+    bind(more: MetricSources): void {
+      Object.assign(sources, more)
+    },
+  }
+  return metrics
+}
+
+export type ServerMetrics = ReturnType<typeof createServerMetrics>
+
+/** Bytes of the database file and its WAL; an in-memory database counts its pages. */
+export function databaseFileSizes(sqlite: Database): { database: number; wal: number } {
+  const file = sqlite.filename
+  if (!file || file === ':memory:') {
+    const pages = sqlite.query<{ n: number }, []>('SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()').get()
+    return { database: pages?.n ?? 0, wal: 0 }
+  }
+  const size = (path: string) => {
+    try {
+      return statSync(path).size
+    } catch {
+      return 0
+    }
+  }
+  return { database: size(file), wal: size(`${file}-wal`) }
+}
+
+/**
+ * The pipeline as one protocol's listener sees it, counting what it commits. The listeners take
+ * a pipeline; handing each its own counting view keeps the protocol label out of the pipeline.
+ */
+export function countingPipeline(pipeline: IngestPipeline, protocol: string, metrics: ServerMetrics): IngestPipeline {
+  const ingested = metrics.fixesIngested.labels(protocol)
+  const duplicates = metrics.fixesDiscarded.labels(protocol, 'duplicate')
+  const rejected = metrics.fixesDiscarded.labels(protocol, 'rejected')
+  const events = metrics.eventsIngested.labels(protocol)
+  const count = (result: IngestResult) => {
+    if (result.stored) ingested.inc(result.stored)
+    if (result.duplicates) duplicates.inc(result.duplicates)
+    if (result.rejected) rejected.inc(result.rejected)
+    if (result.events) events.inc(result.events)
+    return result
+  }
+  const view: IngestPipeline = Object.create(pipeline)
+  view.ingest = (report) => pipeline.ingest(report).then(count)
+  return view
+}
