@@ -13,8 +13,8 @@
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
 import { createGt06Parser, decodeGt06Frame, type Gt06Frame, type Gt06Session } from './decoders/gt06'
-import { UnknownDevice, type DeviceSession, type IngestPipeline } from './pipeline'
-import { startTcpListener, type ConnectionHandler, type TcpConnection, type TcpListener } from './tcp'
+import type { DeviceSession, IngestPipeline } from './pipeline'
+import { reportFailures, startTcpListener, type ConnectionHandler, type TcpConnection, type TcpListener } from './tcp'
 
 export interface Gt06ListenerOptions {
   pipeline: IngestPipeline
@@ -47,16 +47,7 @@ function gt06Connection(connection: TcpConnection, pipeline: IngestPipeline, clo
   let waiting: Gt06Frame[] = []
   let loggingIn = false
 
-  const refuse = (error: unknown) => {
-    if (!(error instanceof UnknownDevice)) log.warn('gt06 report not stored', { error: (error as Error)?.message })
-    connection.close(error instanceof UnknownDevice ? 'unknown device' : 'report not stored')
-  }
-
-  /** a failure in our own handling (not the client's data): this connection goes, nothing else */
-  const broken = (error: unknown) => {
-    log.error('gt06 connection failed', { remote: connection.remote, error: (error as Error)?.message })
-    connection.terminate('handler error')
-  }
+  const { refuse, broken } = reportFailures(connection, log, 'gt06')
 
   function login(imei: string, ack: Uint8Array): void {
     if (device && session.imei === imei) {

@@ -10,6 +10,7 @@
 import type { Socket, TCPSocketListener } from 'bun'
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
+import { UnknownDevice } from './pipeline'
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60_000
 /** bytes we hold for a client that does not read its acknowledgements */
@@ -30,6 +31,25 @@ export interface TcpConnection {
   progress(): void
   /** count a report awaiting its commit; call the returned function when it settled */
   track(): () => void
+}
+
+/**
+ * How a report's failure ends a connection: refused by the pipeline (an unknown device, data it
+ * will not store) closes it politely after what was written; a failure in our own handling
+ * terminates this connection and nothing else.
+ */
+export function reportFailures(connection: TcpConnection, log: Logger, protocol: string) {
+  return {
+    refuse(error: unknown): void {
+      const refused = error instanceof UnknownDevice
+      if (!refused) log.warn(`${protocol} report not stored`, { error: (error as Error)?.message })
+      connection.close(refused ? 'unknown device' : 'report not stored')
+    },
+    broken(error: unknown): void {
+      log.error(`${protocol} connection failed`, { remote: connection.remote, error: (error as Error)?.message })
+      connection.terminate('handler error')
+    },
+  }
 }
 
 export interface ConnectionHandler {

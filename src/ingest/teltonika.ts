@@ -9,7 +9,7 @@ import type { Clock } from '../clock'
 import type { Logger } from '../log'
 import { createTeltonikaParser, decodeTeltonikaPacket, teltonikaImeiResponse, type TeltonikaPacket } from './decoders/teltonika'
 import { UnknownDevice, type DeviceSession, type IngestPipeline } from './pipeline'
-import { startTcpListener, type ConnectionHandler, type TcpConnection, type TcpListener } from './tcp'
+import { reportFailures, startTcpListener, type ConnectionHandler, type TcpConnection, type TcpListener } from './tcp'
 
 export interface TeltonikaListenerOptions {
   pipeline: IngestPipeline
@@ -41,16 +41,7 @@ function teltonikaConnection(connection: TcpConnection, pipeline: IngestPipeline
   /** packets that arrived before the handshake was settled (a device should wait for 01) */
   let waiting: TeltonikaPacket[] = []
 
-  const refuse = (error: unknown) => {
-    if (!(error instanceof UnknownDevice)) log.warn('teltonika packet not stored', { error: (error as Error)?.message })
-    connection.close(error instanceof UnknownDevice ? 'unknown device' : 'packet not stored')
-  }
-
-  /** a failure in our own handling (not the client's data): this connection goes, nothing else */
-  const broken = (error: unknown) => {
-    log.error('teltonika connection failed', { remote: connection.remote, error: (error as Error)?.message })
-    connection.terminate('handler error')
-  }
+  const { refuse, broken } = reportFailures(connection, log, 'teltonika')
 
   function handshake(candidate: string): void {
     const settled = connection.track()

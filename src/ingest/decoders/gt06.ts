@@ -18,6 +18,7 @@
  * *after* the data is durable. Both are pure: no I/O, no clock (the caller passes `now`).
  */
 
+import { appendBytes } from './bytes'
 import type { DecodedEvent, DecodedFix, DecodedReport } from '../types'
 import { crc16X25 } from './crc'
 
@@ -126,14 +127,7 @@ export function createGt06Parser(options: Gt06ParserOptions = {}): Gt06Parser {
   function push(chunk: Uint8Array): Gt06StreamItem[] {
     if (fatalError) return [{ kind: 'error', error: fatalError }]
     const items: Gt06StreamItem[] = []
-    // Only copy when there is a remainder; a chunk that holds whole frames is read in place.
-    let buffer: Uint8Array
-    if (pending.length === 0) buffer = chunk
-    else {
-      buffer = new Uint8Array(pending.length + chunk.length)
-      buffer.set(pending, 0)
-      buffer.set(chunk, pending.length)
-    }
+    const buffer = appendBytes(pending, chunk)
 
     let position = 0
     let skipped = 0

@@ -16,6 +16,7 @@
  * to be sent *after* the records are durable. Pure: no I/O, no clock.
  */
 
+import { appendBytes } from './bytes'
 import type { DecodedEvent, DecodedFix, DecodedReport } from '../types'
 import { crc16Arc } from './crc'
 
@@ -159,13 +160,7 @@ export function createTeltonikaParser(options: TeltonikaParserOptions = {}): Tel
   function push(chunk: Uint8Array): TeltonikaStreamItem[] {
     if (fatalError) return [{ kind: 'error', error: fatalError }]
     const items: TeltonikaStreamItem[] = []
-    let buffer: Uint8Array
-    if (pending.length === 0) buffer = chunk
-    else {
-      buffer = new Uint8Array(pending.length + chunk.length)
-      buffer.set(pending, 0)
-      buffer.set(chunk, pending.length)
-    }
+    const buffer = appendBytes(pending, chunk)
     let position = 0
 
     if (imei === null) {
