@@ -91,6 +91,8 @@ export interface PipelineOptions {
   sweepIntervalMs?: number
   /** how long a device lookup is trusted (clock ms, default 30 s) */
   deviceCacheTtlMs?: number
+  /** told after each committed batch: its operations and how long the transaction took (metrics) */
+  onBatch?: (batch: { operations: number; seconds: number }) => void
 }
 
 interface PositionRow {
@@ -504,6 +506,7 @@ export function createIngestPipeline(options: PipelineOptions) {
       for (const [key, update] of updates) applyUpdate(key, update)
     }
 
+    const started = performance.now()
     try {
       sqlite.transaction(write).immediate()
     } catch (error) {
@@ -512,6 +515,7 @@ export function createIngestPipeline(options: PipelineOptions) {
       return
     }
     batches++
+    options.onBatch?.({ operations: operations.length, seconds: (performance.now() - started) / 1000 })
     for (const [key, value] of newestAfter) newest.set(key, value)
     // Only now, after the commit: tell the callers (who acknowledge) and the live streams.
     for (let i = 0; i < operations.length; i++) {
