@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 /**
  * The command line: `serve` (the default), `import FILE [--upsert]`, `key create --user ID`,
- * `migrate`. The compiled binary takes the same commands. Exit codes: 0 ok, 1 failure,
+ * `migrate`, `backup FILE`, `demo`, `version`. The compiled binary takes the same commands. Exit codes: 0 ok, 1 failure,
  * 2 bad input (usage, an invalid dataset).
  */
 import { openDatabase } from '../db/client'
@@ -9,7 +9,11 @@ import { ConfigError, loadConfig } from './config'
 import { DatasetError, importDataset } from './dataset/service'
 import { DomainError } from './errors'
 import { createApiKey } from './keys/service'
+import { createLogger } from './log'
+import { backupDatabase, requireDatabaseFile } from './ops/backup'
+import { stopOnSignals } from './ops/shutdown'
 import { startServer } from './server'
+import pkg from '../package.json'
 
 const USAGE = `Usage: tracker <command>
 
@@ -17,6 +21,8 @@ const USAGE = `Usage: tracker <command>
   import FILE [--upsert]     load a dataset (JSON, see contracts/fixture.md)
   key create --user ID       issue an API key for a user; it is printed once
   migrate                    create or migrate the database, then exit
+  backup FILE                consistent copy of the live database into FILE (safe while serving)
+  version                    print the version
   demo [--speed N] [--exit]  demo fleet: nine buses replayed over OsmAnd (N× real time, default 10)
 
 Environment: PORT, HOST, DATABASE_PATH, APP_URL, SHORT_URL_BASE, OSMAND_PORT, GT06_PORT,
@@ -29,15 +35,28 @@ async function run(argv: string[]): Promise<number> {
   const config = loadConfig()
   switch (command) {
     case 'serve': {
-      const server = await startServer(config)
-      const shutdown = async () => {
-        await server.stop()
-        process.exit(0)
-      }
-      process.once('SIGTERM', shutdown)
-      process.once('SIGINT', shutdown)
+      const log = createLogger(config.logLevel)
+      const server = await startServer(config, { log })
+      stopOnSignals(() => server.stop(), { log })
       return -1
     }
+    case 'backup': {
+      const [file, ...rest] = args
+      if (!file || file.startsWith('--') || rest.length) throw new UsageError('backup FILE')
+      requireDatabaseFile(config.databasePath)
+      const database = openDatabase(config.databasePath, { synchronous: config.synchronous, migrate: false })
+      try {
+        const result = backupDatabase(database.sqlite, file)
+        console.log(`backup of ${config.databasePath} written to ${result.path}: ${result.bytes} bytes, copied in ${Math.round(result.copyMs)} ms, integrity ok (${Math.round(result.checkMs)} ms)`)
+      } finally {
+        database.close()
+      }
+      return 0
+    }
+    case 'version':
+    case '--version':
+      console.log(pkg.version)
+      return 0
     case 'import': {
       const file = args.find((a) => !a.startsWith('--'))
       const unknown = args.filter((a) => a.startsWith('--') && a !== '--upsert')

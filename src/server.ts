@@ -13,6 +13,13 @@ import { startOsmandListener } from './ingest/osmand'
 import { createIngestPipeline, type IngestPipeline } from './ingest/pipeline'
 import { startTeltonikaListener } from './ingest/teltonika'
 import { createLogger, type Logger } from './log'
+import type { ServerStatus } from './ops/health'
+import { startRetention } from './ops/retention'
+import { countingPipeline, createServerMetrics, type ServerMetrics } from './ops/server-metrics'
+import pkg from '../package.json'
+
+/** how long in-flight HTTP requests get to finish at shutdown before their connections are cut (live streams never finish) */
+const HTTP_DRAIN_MS = 2000
 
 export interface RunningServer {
   /** the HTTP port actually bound (useful with PORT=0) */
@@ -20,6 +27,8 @@ export interface RunningServer {
   /** the device listeners' bound ports; null when turned off (port 0 in the config) */
   ports: { osmand: number | null; gt06: number | null; teltonika: number | null }
   pipeline: IngestPipeline
+  metrics: ServerMetrics
+  /** stop accepting, acknowledge or refuse every fix received, close sessions, checkpoint, close the database */
   stop(): Promise<void>
 }
 
@@ -28,6 +37,8 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   const clock = options.clock ?? systemClock
   const database = openDatabase(config.databasePath, { synchronous: config.synchronous })
   const live = new LivePositions()
+  const metrics = createServerMetrics()
+  const status: ServerStatus = { listening: false, stopping: false }
   const pipeline = createIngestPipeline({
     sqlite: database.sqlite,
     clock,
@@ -35,18 +46,37 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
     live,
     offlineAfterSeconds: config.offlineAfter,
     sweepIntervalMs: Math.min(30_000, (config.offlineAfter * 1000) / 4),
+    onBatch: ({ operations, seconds }) => {
+      metrics.batchCommit.observe([], seconds)
+      metrics.batchOperations.inc([], operations)
+    },
   })
-  const app = createApp({ database, config, clock, log, live, ingest: pipeline })
+  const app = createApp({ database, config, clock, log, live, ingest: pipeline, metrics, status })
   app.listen({ port: config.port, hostname: config.host })
   const port = app.server!.port!
-  log.info('serving', { url: `http://${config.host}:${port}`, database: config.databasePath })
+  log.info('serving', { url: `http://${config.host}:${port}`, port, database: config.databasePath, version: pkg.version })
 
-  const listenerOptions = { pipeline, clock, log, hostname: config.host }
+  // each listener counts its own protocol's fixes through a view of the one pipeline
+  const listenerOptions = (protocol: string) => ({ pipeline: countingPipeline(pipeline, protocol, metrics), clock, log, hostname: config.host })
   const tcpIdleTimeoutMs = config.tcpIdleTimeout * 1000
-  const osmand = config.osmandPort ? startOsmandListener({ ...listenerOptions, port: config.osmandPort }) : null
-  const gt06 = config.gt06Port ? startGt06Listener({ ...listenerOptions, port: config.gt06Port, idleTimeoutMs: tcpIdleTimeoutMs }) : null
+  const osmand = config.osmandPort ? startOsmandListener({ ...listenerOptions('osmand'), port: config.osmandPort }) : null
+  const gt06 = config.gt06Port ? startGt06Listener({ ...listenerOptions('gt06'), port: config.gt06Port, idleTimeoutMs: tcpIdleTimeoutMs }) : null
   const teltonika = config.teltonikaPort
-    ? startTeltonikaListener({ ...listenerOptions, port: config.teltonikaPort, idleTimeoutMs: tcpIdleTimeoutMs })
+    ? startTeltonikaListener({ ...listenerOptions('teltonika'), port: config.teltonikaPort, idleTimeoutMs: tcpIdleTimeoutMs })
+    : null
+  status.listening = true
+  metrics.bind({
+    connectedDevices: () => pipeline.stats.connected,
+    tcpConnections: () => ({ gt06: gt06?.connections ?? 0, teltonika: teltonika?.connections ?? 0 }),
+  })
+  const retention = config.retentionDays
+    ? startRetention({
+        sqlite: database.sqlite,
+        clock,
+        log,
+        days: config.retentionDays,
+        onDeleted: (table, rows) => metrics.retentionDeleted.inc([table], rows),
+      })
     : null
 
   let stopped = false
@@ -54,14 +84,25 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
     port,
     ports: { osmand: osmand?.port ?? null, gt06: gt06?.port ?? null, teltonika: teltonika?.port ?? null },
     pipeline,
+    metrics,
     async stop() {
       if (stopped) return
       stopped = true
-      // Devices first: stop accepting, commit and acknowledge what is in flight, close the
-      // sessions; then the last batch (the disconnections) is flushed before the database closes.
+      // /ready answers 503 from now on; a retention pass ends after its current batch
+      status.stopping = true
+      await retention?.stop()
+      // The API takes no new connections; requests in flight go on while the devices drain.
+      const httpServer = app.server
+      const httpDrained = httpServer?.stop(false)
+      // Devices: stop accepting, commit and acknowledge what is in flight (anything not
+      // committed is refused, never acknowledged), close the sessions; then the last batch
+      // (the disconnections) is flushed before the database closes.
       await Promise.all([osmand?.stop(), gt06?.stop(), teltonika?.stop()])
       await pipeline.stop()
-      await app.stop()
+      // API requests get a moment to finish; live streams never do, so their connections are cut
+      await Promise.race([httpDrained, Bun.sleep(HTTP_DRAIN_MS)])
+      await app.stop(true)
+      // fold the WAL into the database file: a clean file to copy, a fast next start
       database.sqlite.run('PRAGMA wal_checkpoint(TRUNCATE)')
       database.close()
       log.info('stopped')

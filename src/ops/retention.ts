@@ -1,0 +1,165 @@
+/**
+ * RETENTION_DAYS: positions and events older than the cutoff are deleted in the background, in
+ * small transactions (5,000 rows by default) with a pause between them, so that ingestion (same
+ * process, same connection) never waits behind one long DELETE. Rows are found per device
+ * through the primary key (positions) and the (device, ts) index (events): no table scan.
+ *
+ * The WAL is kept bounded: a PASSIVE checkpoint after every batch (it never waits), and a
+ * TRUNCATE checkpoint at the end of a pass that deleted something, tried without waiting so a
+ * reader in another process (a backup) cannot stall the server. Deleted pages are reused by new
+ * rows; the file itself does not shrink (README: "Retention").
+ *
+ * The cutoff comes from the injected clock; the pass schedule is real time.
+ */
+import type { Database } from 'bun:sqlite'
+import type { Clock } from '../clock'
+import type { Logger } from '../log'
+
+export type RetainedTable = 'positions' | 'events'
+
+export interface RetentionOptions {
+  sqlite: Database
+  clock: Clock
+  log: Logger
+  /** keep this many days of positions and events */
+  days: number
+  /** rows deleted per transaction (default 5,000) */
+  batchRows?: number
+  /** devices visited per transaction at most, so a large fleet with little to delete stays short too (default 1,000) */
+  batchDevices?: number
+  /** real-time pause between two transactions, for ingestion to get its turn (default 10 ms) */
+  pauseMs?: number
+  /** first pass this long after the start (default 30 s); then every `intervalMs` (default 5 min); 0 = never (tests) */
+  firstDelayMs?: number
+  intervalMs?: number
+  onDeleted?: (table: RetainedTable, rows: number) => void
+}
+
+export interface RetentionPass {
+  /** Unix seconds: rows with a timestamp before it were deleted */
+  cutoff: number
+  positions: number
+  events: number
+  /** transactions */
+  batches: number
+}
+
+export interface Retention {
+  /** one pass now (a pass already running is joined, not doubled) */
+  runOnce(): Promise<RetentionPass>
+  /** stop scheduling; a running pass ends after its current batch */
+  stop(): Promise<void>
+}
+
+export function startRetention(options: RetentionOptions): Retention {
+  const { sqlite, clock, log, days } = options
+  if (!Number.isInteger(days) || days < 1) throw new Error(`retention needs a whole number of days ≥ 1, got ${days}`)
+  const batchRows = options.batchRows ?? 5000
+  const batchDevices = options.batchDevices ?? 1000
+  const pauseMs = options.pauseMs ?? 10
+  const intervalMs = options.intervalMs ?? 5 * 60_000
+  const firstDelayMs = options.firstDelayMs ?? 30_000
+
+  const deviceKeys = sqlite.query<{ key: number }, []>('SELECT key FROM devices ORDER BY key')
+  const deleteFrom: Record<RetainedTable, ReturnType<Database['query']>> = {
+    positions: sqlite.query(
+      'DELETE FROM positions WHERE device = ?1 AND ts IN (SELECT ts FROM positions WHERE device = ?1 AND ts < ?2 ORDER BY ts LIMIT ?3)',
+    ),
+    events: sqlite.query('DELETE FROM events WHERE id IN (SELECT id FROM events WHERE device = ?1 AND ts < ?2 ORDER BY ts LIMIT ?3)'),
+  }
+
+  let stopped = false
+  let running: Promise<RetentionPass> | null = null
+  let timer: ReturnType<typeof setTimeout> | null = null
+
+  async function pass(): Promise<RetentionPass> {
+    const started = performance.now()
+    const cutoff = Math.floor(clock.now() / 1000) - days * 86_400
+    const keys = deviceKeys.all().map((row) => row.key)
+    const tasks: { table: RetainedTable; key: number }[] = [
+      ...keys.map((key) => ({ table: 'positions' as const, key })),
+      ...keys.map((key) => ({ table: 'events' as const, key })),
+    ]
+    const result: RetentionPass = { cutoff, positions: 0, events: 0, batches: 0 }
+    let next = 0
+    while (next < tasks.length && !stopped) {
+      const deleted = { positions: 0, events: 0 }
+      sqlite
+        .transaction(() => {
+          let budget = batchRows
+          let visited = 0
+          while (budget > 0 && next < tasks.length && visited < batchDevices) {
+            const { table, key } = tasks[next]
+            const rows = deleteFrom[table].run(key, cutoff, budget).changes
+            deleted[table] += rows
+            budget -= rows
+            visited++
+            // fewer than asked: this device has nothing older left (exactly as many: look again next batch)
+            if (budget > 0) next++
+          }
+        })
+        .immediate()
+      result.batches++
+      result.positions += deleted.positions
+      result.events += deleted.events
+      if (deleted.positions) options.onDeleted?.('positions', deleted.positions)
+      if (deleted.events) options.onDeleted?.('events', deleted.events)
+      if (deleted.positions || deleted.events) sqlite.run('PRAGMA wal_checkpoint(PASSIVE)')
+      if (next < tasks.length) await Bun.sleep(pauseMs)
+    }
+    if (result.positions || result.events) {
+      truncateWal()
+      log.info('retention pass', {
+        cutoff: new Date(cutoff * 1000).toISOString(),
+        positions: result.positions,
+        events: result.events,
+        batches: result.batches,
+        ms: Math.round(performance.now() - started),
+      })
+    }
+    return result
+  }
+
+  /** TRUNCATE without waiting: with a reader in the way it simply does not happen this time. */
+  function truncateWal(): void {
+    const { timeout } = sqlite.query<{ timeout: number }, []>('PRAGMA busy_timeout').get()!
+    try {
+      sqlite.run('PRAGMA busy_timeout = 0')
+      sqlite.run('PRAGMA wal_checkpoint(TRUNCATE)')
+    } catch (error) {
+      log.debug('retention: WAL not truncated', { error: (error as Error).message })
+    } finally {
+      sqlite.run(`PRAGMA busy_timeout = ${timeout}`)
+    }
+  }
+
+  function runOnce(): Promise<RetentionPass> {
+    running ??= pass().finally(() => {
+      running = null
+    })
+    return running
+  }
+
+  function schedule(delayMs: number): void {
+    if (stopped) return
+    timer = setTimeout(async () => {
+      try {
+        await runOnce()
+      } catch (error) {
+        log.error('retention pass failed', { error: (error as Error).message })
+      }
+      schedule(intervalMs)
+    }, delayMs)
+    timer.unref?.()
+  }
+  if (intervalMs > 0) schedule(firstDelayMs)
+
+  return {
+    runOnce,
+    async stop() {
+      stopped = true
+      if (timer) clearTimeout(timer)
+      await running?.catch(() => {})
+    },
+  }
+}

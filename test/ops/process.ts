@@ -1,0 +1,76 @@
+/** Running the real server as a child process: ports, its JSON log lines on stderr, waiting for them. */
+import type { Subprocess } from 'bun'
+
+export function freePort(): number {
+  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const port = probe.port
+  probe.stop(true)
+  return port
+}
+
+export interface ServerProcess {
+  child: Subprocess<'ignore', 'pipe', 'pipe'>
+  /** every stderr line so far, parsed when it is JSON */
+  lines: Record<string, unknown>[]
+  /** stderr as text, for failure messages */
+  text(): string
+  /** the first log line matching, waiting for it */
+  waitFor(predicate: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>
+  /** SIGTERM, then the exit code */
+  terminate(signal?: NodeJS.Signals): Promise<number>
+}
+
+export function spawnServer(cmd: string[], options: { cwd: string; env: Record<string, string | undefined> }): ServerProcess {
+  const child = Bun.spawn(cmd, { cwd: options.cwd, env: options.env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  const lines: Record<string, unknown>[] = []
+  let raw = ''
+  const pump = (async () => {
+    const decoder = new TextDecoder()
+    let pending = ''
+    const reader = child.stderr.getReader()
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      const text = decoder.decode(value, { stream: true })
+      raw += text
+      pending += text
+      let newline: number
+      while ((newline = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, newline)
+        pending = pending.slice(newline + 1)
+        try {
+          lines.push(JSON.parse(line))
+        } catch {
+          lines.push({ raw: line })
+        }
+      }
+    }
+  })()
+  // drain stdout so the child never blocks on a full pipe
+  void new Response(child.stdout).arrayBuffer()
+  return {
+    child,
+    lines,
+    text: () => raw,
+    async waitFor(predicate, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs
+      for (;;) {
+        const found = lines.find(predicate)
+        if (found) return found
+        if (child.exitCode !== null || Date.now() > deadline) {
+          await Promise.race([pump, Bun.sleep(100)])
+          const late = lines.find(predicate)
+          if (late) return late
+          throw new Error(`log line not seen (exit ${child.exitCode}); stderr:\n${raw.slice(-3000)}`)
+        }
+        await Bun.sleep(10)
+      }
+    },
+    async terminate(signal = 'SIGTERM') {
+      child.kill(signal)
+      const code = await child.exited
+      await pump
+      return code
+    },
+  }
+}
