@@ -1,30 +1,31 @@
 #!/usr/bin/env bun
 /**
- * npm run build [-- --x64] [-- --arm64] [-- --all] [-- --outdir DIR]
+ * npm run build [-- --x64] [-- --x64-baseline] [-- --arm64] [-- --all] [-- --outdir DIR]
  *
  * One executable with everything inside: `bun build --compile` of src/main.ts, ESM with
  * bytecode (faster start), migrations, web assets, the API docs UI and the geocoder's cities
  * embedded (they are `with { type: 'text' | 'file' }` imports). The executable ignores a .env or
  * bunfig.toml in the folder it runs from: its configuration is the environment, nothing else.
  *
- * Without a flag: dist/tracker for this machine. `--x64` / `--arm64` / `--all`:
- * dist/tracker-linux-x64, dist/tracker-linux-arm64.
+ * Without a flag: dist/tracker for this machine. `--x64` / `--arm64` / `--all` (both):
+ * dist/tracker-linux-x64, dist/tracker-linux-arm64. `--x64-baseline`: dist/tracker-linux-x64-baseline,
+ * for x64 CPUs without AVX2 (older Atom and Celeron gateways), which the x64 runtime needs.
  *
  * Cross-compiling needs the Bun runtime of the other architecture. Bun would download it from
  * GitHub; we take the same runtime from the npm registry instead (@oven/bun-linux-aarch64 or
- * @oven/bun-linux-x64, exactly this Bun's version, integrity-checked by npm) with `npm pack`,
+ * @oven/bun-linux-x64[-baseline], exactly this Bun's version, integrity-checked by npm) with `npm pack`,
  * cache it in node_modules/.cache/bun-runtimes, and hand it to Bun as `executablePath`.
- * BUN_RUNTIME_LINUX_ARM64 / BUN_RUNTIME_LINUX_X64 point at a runtime you already have (offline).
+ * BUN_RUNTIME_LINUX_ARM64 / _X64 / _X64_BASELINE point at a runtime you already have (offline).
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 
-type Arch = 'x64' | 'arm64'
+type Arch = 'x64' | 'x64-baseline' | 'arm64'
 
 const ROOT = resolve(import.meta.dir, '..')
-const RUNTIME_PACKAGE: Record<Arch, string> = { x64: '@oven/bun-linux-x64', arm64: '@oven/bun-linux-aarch64' }
+const RUNTIME_PACKAGE: Record<Arch, string> = { x64: '@oven/bun-linux-x64', 'x64-baseline': '@oven/bun-linux-x64-baseline', arm64: '@oven/bun-linux-aarch64' }
 /** ELF e_machine of each architecture, to check a runtime before building with it */
-const ELF_MACHINE: Record<Arch, number> = { x64: 0x3e, arm64: 0xb7 }
+const ELF_MACHINE: Record<Arch, number> = { x64: 0x3e, 'x64-baseline': 0x3e, arm64: 0xb7 }
 
 class BuildError extends Error {}
 
@@ -34,12 +35,13 @@ function parseArgs(argv: string[]) {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     if (arg === '--x64') targets.add('x64')
+    else if (arg === '--x64-baseline') targets.add('x64-baseline')
     else if (arg === '--arm64') targets.add('arm64')
     else if (arg === '--all') {
       targets.add('x64')
       targets.add('arm64')
     } else if (arg === '--outdir') outdir = resolve(argv[++i] ?? '')
-    else throw new BuildError(`unknown option ${arg}\nusage: npm run build [-- --x64 | --arm64 | --all] [--outdir DIR]`)
+    else throw new BuildError(`unknown option ${arg}\nusage: npm run build [-- --x64 | --x64-baseline | --arm64 | --all] [--outdir DIR]`)
   }
   return { targets: [...targets], named: targets.size > 0, outdir }
 }
@@ -55,10 +57,17 @@ function elfMachine(path: string): number | null {
   return header.readUInt16LE(18)
 }
 
+/** npm's first words on a failure (the code and the request), without its advice and log paths */
+function npmErrors(stderr: string): string {
+  const lines = stderr.split('\n').map((l) => l.replace(/^npm (error|ERR!) ?/, '').trim()).filter(Boolean)
+  return lines.slice(0, 2).join('\n')
+}
+
 /** The Bun runtime for `arch`: this very Bun when it matches, else from the npm registry (cached). */
 async function runtimeFor(arch: Arch): Promise<string | undefined> {
   if (arch === hostArch()) return undefined
-  const override = process.env[`BUN_RUNTIME_LINUX_${arch.toUpperCase()}`]
+  const variable = `BUN_RUNTIME_LINUX_${arch.toUpperCase().replace('-', '_')}`
+  const override = process.env[variable]
   if (override) {
     if (elfMachine(override) !== ELF_MACHINE[arch]) throw new BuildError(`${override} is not a linux-${arch} executable`)
     return override
@@ -71,15 +80,15 @@ async function runtimeFor(arch: Arch): Promise<string | undefined> {
   console.log(`fetching the linux-${arch} Bun runtime: npm pack ${pkg}`)
   rmSync(cache, { recursive: true, force: true })
   mkdirSync(cache, { recursive: true })
-  const pack = Bun.spawnSync(['npm', 'pack', pkg, '--pack-destination', cache, '--silent'], { cwd: cache, stdout: 'pipe', stderr: 'pipe' })
+  const pack = Bun.spawnSync(['npm', 'pack', pkg, '--pack-destination', cache, '--loglevel=error'], { cwd: cache, stdout: 'pipe', stderr: 'pipe' })
   const tarball = readdirSync(cache).find((f) => f.endsWith('.tgz'))
   if (pack.exitCode !== 0 || !tarball) {
     throw new BuildError(
       `cannot build for linux-${arch}: the Bun runtime for it (${pkg}) could not be fetched from the npm registry.\n` +
-        `${pack.stderr.toString().trim().split('\n').slice(-3).join('\n')}\n` +
+        `${npmErrors(pack.stderr.toString())}\n` +
         `Bun needs that runtime to cross-compile (it is the executable the program is appended to). Either make the npm ` +
         `registry reachable, or fetch the package elsewhere (npm pack ${pkg}), unpack it, and run the build with ` +
-        `BUN_RUNTIME_LINUX_${arch.toUpperCase()}=/path/to/package/bin/bun.`,
+        `${variable}=/path/to/package/bin/bun.`,
     )
   }
   const untar = Bun.spawnSync(['tar', '-xzf', join(cache, tarball), '-C', cache], { stdout: 'pipe', stderr: 'pipe' })
