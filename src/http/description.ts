@@ -44,6 +44,12 @@ link has ended). \`GET /devices/stream\` is Server-Sent Events: \`event: fix\` w
 **Database timeouts.** A query that waits for the database longer than its busy timeout (5 s) is
 answered 504.
 
+**Operations.** \`GET /health\` (alive) and \`GET /ready\` (database, migrations and device
+listeners up; 503 otherwise and while shutting down) need no authentication; \`GET /metrics\` is
+Prometheus text, behind \`Authorization: Bearer <METRICS_TOKEN>\` when the server has one. Every
+response carries \`X-Request-Id\`: yours when it is 8–128 characters of
+\`A-Z a-z 0-9 . _ : @ / + = -\`, else a new UUID; quote it when reporting a problem.
+
 **Devices reporting in.** Devices report on their own ports, not through this API: OsmAnd /
 Traccar Client over HTTP (\`OSMAND_PORT\`, 5055), GT06 (\`GT06_PORT\`, 5023) and Teltonika
 (\`TELTONIKA_PORT\`, 5027) over TCP, found by IMEI or serial. A fix repeating a stored
