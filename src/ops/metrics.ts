@@ -56,6 +56,11 @@ abstract class Metric<Series> {
     return entry.data
   }
 
+  /** Start a series at zero, so that it is scraped (as 0) before its first event. */
+  zero(values: Labels = []): void {
+    this.seriesFor(values)
+  }
+
   render(): string {
     const out = [`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} ${this.type}`]
     for (const { values, data } of this.series.values()) out.push(...this.lines(this.name, values, data))
@@ -184,6 +189,7 @@ export class Registry {
   private add<M extends Metric<unknown>>(metric: M): M {
     if (this.metrics.some((m) => m.name === metric.name)) throw new Error(`metric ${metric.name} is registered twice`)
     this.metrics.push(metric)
+    if (metric.labelNames.length === 0) metric.zero()
     return metric
   }
 
