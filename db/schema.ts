@@ -161,6 +161,16 @@ export const events = sqliteTable(
   (t) => [uniqueIndex('events_device_ts_code').on(t.device, t.ts, t.alarmCode)],
 )
 
+/**
+ * One row whose `version` grows with every change to user_groups or device_groups (triggers in
+ * migration 0001): the access function caches who reaches which device and reads this in the
+ * same statement as the device, so a change made by any process (an import) is seen at once.
+ */
+export const accessVersion = sqliteTable('access_version', {
+  id: integer('id').primaryKey(),
+  version: integer('version').notNull(),
+})
+
 /** The fixed permission table a share link's `acl` draws from (seeded by a migration). */
 export const permissions = sqliteTable('permissions', {
   id: text('id').primaryKey(),

@@ -7,7 +7,7 @@ import type { Database, SQLQueryBindings } from 'bun:sqlite'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { hashKey } from '../keys/service'
 import { type Dataset, DatasetSchema } from './model'
-import { registerFormats } from './formats'
+import { registerFormats } from '../formats'
 
 registerFormats()
 const checker = TypeCompiler.Compile(DatasetSchema)

@@ -3,8 +3,13 @@
  * "a user reaches the devices that share a group with them; a share link reaches its own
  * devices" is written once. Other modules ask for a device here and get its key back; they
  * never query `devices` themselves.
+ *
+ * Lists are decided in SQL. One device by id is read by its id alone and then tested in memory:
+ * against the link's devices for a share link, against a cached set of the user's devices for a
+ * user (kept exact by the access version, see userReaches).
  */
 import type { Database, Statement } from 'bun:sqlite'
+import { LRUCache } from 'lru-cache'
 import type { Principal } from '../principal'
 
 export interface DeviceRow {
@@ -63,9 +68,33 @@ export function createDeviceAccess(sqlite: Database) {
     return (principal: Principal) => byKind[principal.kind]
   }
 
-  const one = prepare<DeviceRow, { id: string; scope: string }>(
-    (scope) => `SELECT ${COLUMNS} FROM devices d WHERE d.id = $id AND ${scope}`,
+  // One device by id, with the access version read in the same statement (same snapshot).
+  const byId = sqlite.query<DeviceRow & { access_version: number }, [string]>(
+    `SELECT ${COLUMNS}, (SELECT version FROM access_version WHERE id = 1) AS access_version FROM devices d WHERE d.id = ?`,
   )
+  const devicesOfUser = sqlite.query<{ key: number }, [string]>(
+    'SELECT DISTINCT dg.device_key AS key FROM user_groups ug JOIN device_groups dg ON dg.group_id = ug.group_id WHERE ug.user_id = ?',
+  )
+  /**
+   * Which devices each user reaches, as of `membershipVersion`. Testing a device against this
+   * costs nothing, where the same test in SQL doubled the cost of GET /devices/{id}; the
+   * version (bumped by triggers on any group change, by any process) keeps it exact.
+   */
+  const reachableByUser = new LRUCache<string, ReadonlySet<number>>({ max: 1000 })
+  let membershipVersion = -1
+  function userReaches(userId: string, deviceKey: number, version: number): boolean {
+    if (version !== membershipVersion) {
+      reachableByUser.clear()
+      membershipVersion = version
+    }
+    let keys = reachableByUser.get(userId)
+    if (!keys) {
+      keys = new Set(devicesOfUser.all(userId).map((r) => r.key))
+      reachableByUser.set(userId, keys)
+    }
+    return keys.has(deviceKey)
+  }
+
   const inGroups = `EXISTS (SELECT 1 FROM device_groups g WHERE g.device_key = d.key AND g.group_id IN (SELECT value FROM json_each($groups)))`
   const listWhere = (scope: string, groupFilter: string) =>
     `SELECT ${COLUMNS} FROM devices d WHERE d.state <> 'unlink' AND ${scope} ${groupFilter} ORDER BY d.alias, d.id LIMIT $limit OFFSET $offset`
@@ -78,7 +107,10 @@ export function createDeviceAccess(sqlite: Database) {
   return {
     /** the device, or null when it does not exist or this principal cannot reach it */
     find(principal: Principal, id: string): DeviceRow | null {
-      return one(principal).get({ id, scope: scopeValue(principal) })
+      const row = byId.get(id)
+      if (!row) return null
+      const reachable = principal.kind === 'user' ? userReaches(principal.userId, row.key, row.access_version) : principal.deviceKeys.includes(row.key)
+      return reachable ? row : null
     },
 
     /** the reachable devices, `unlink` excluded, ordered by alias then id */

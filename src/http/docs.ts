@@ -6,6 +6,10 @@ import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import swaggerBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' }
 import swaggerCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' }
+import { registerFormats } from '../formats'
+
+// after the openapi plugin has loaded, which swaps in a slow `uuid` check (see formats.ts)
+registerFormats()
 
 const ASSETS = '/openapi/assets'
 
