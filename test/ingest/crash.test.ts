@@ -10,20 +10,14 @@ import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { importDataset } from '../../src/dataset/service'
 import { DEVICES, fleetDataset, tempDir } from './fleet'
-import { connectClient, teltonikaImei, teltonikaPacket } from './frames'
+import { connectClient, streamTeltonika, teltonikaImei } from './frames'
+import { freePort } from '../support/process'
 
 const ROOT = join(import.meta.dir, '..', '..')
 const BUN = process.execPath
 const dir = tempDir('crash-')
 const databasePath = join(dir, 'tracker.db')
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
-function freePort(): number {
-  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const port = probe.port
-  probe.stop(true)
-  return port
-}
 
 function startServer(ports: { http: number; osmand: number; teltonika: number }) {
   return Bun.spawn([BUN, 'src/main.ts', 'serve'], {
@@ -73,29 +67,10 @@ test('every acknowledged fix survives SIGKILL; the database is intact', async ()
   const acked = new Map<string, number[]>()
   let stop = false
 
-  const teltonikaDevice = async (imei: string) => {
-    const list: number[] = []
-    acked.set(imei, list)
-    const client = await connectClient(ports.teltonika)
-    client.send(teltonikaImei(imei))
-    if ((await client.read(1))[0] !== 1) throw new Error('handshake refused')
-    for (let packet = 0; !stop; packet++) {
-      const records = Array.from({ length: 10 }, (_, i) => ({
-        timestampMs: BASE_MS + (packet * 10 + i) * 1000,
-        latitude: 54.68 + i * 1e-4,
-        longitude: 25.27,
-        speed: 40,
-        satellites: 9,
-      }))
-      client.send(teltonikaPacket(records))
-      try {
-        const ack = await client.read(4, 5000)
-        if (new DataView(ack.buffer).getUint32(0) !== 10) throw new Error('short ack')
-      } catch {
-        return // the server died: what is unacknowledged is not owed
-      }
-      list.push(...records.map((r) => r.timestampMs / 1000))
-    }
+  const teltonikaDevice = (imei: string) => {
+    const acknowledged: number[] = []
+    acked.set(imei, acknowledged)
+    return streamTeltonika(ports.teltonika, imei, { recordsPerPacket: 10, baseMs: BASE_MS, acknowledged, stopped: () => stop })
   }
 
   const osmandDevice = async () => {

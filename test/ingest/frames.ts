@@ -218,3 +218,36 @@ export async function connectClient(port: number): Promise<TestClient> {
 export function hex(bytes: Uint8Array): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0').toUpperCase()).join(' ')
 }
+
+/**
+ * A Teltonika device that streams packets of `recordsPerPacket` fixes, one second apart, until
+ * `stopped()` or until the server stops answering; every fix the server acknowledged is pushed
+ * to `acknowledged` (Unix seconds). What it did not acknowledge is not owed.
+ */
+export async function streamTeltonika(
+  port: number,
+  imei: string,
+  options: { recordsPerPacket: number; baseMs: number; acknowledged: number[]; stopped: () => boolean },
+): Promise<void> {
+  const { recordsPerPacket, baseMs, acknowledged, stopped } = options
+  const client = await connectClient(port)
+  client.send(teltonikaImei(imei))
+  if ((await client.read(1))[0] !== 1) throw new Error('handshake refused')
+  for (let packet = 0; !stopped(); packet++) {
+    const records = Array.from({ length: recordsPerPacket }, (_, i) => ({
+      timestampMs: baseMs + (packet * recordsPerPacket + i) * 1000,
+      latitude: 54.68 + i * 1e-4,
+      longitude: 25.27,
+      speed: 40,
+      satellites: 9,
+    }))
+    client.send(teltonikaPacket(records))
+    try {
+      const ack = await client.read(4, 5000)
+      if (new DataView(ack.buffer).getUint32(0) !== recordsPerPacket) throw new Error('short ack')
+    } catch {
+      return
+    }
+    acknowledged.push(...records.map((r) => r.timestampMs / 1000))
+  }
+}

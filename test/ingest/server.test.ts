@@ -8,18 +8,12 @@ import { loadConfig } from '../../src/config'
 import { importDataset } from '../../src/dataset/service'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
+import { freePort } from '../support/process'
 import { DEVICES, fleetDataset, tempDir } from './fleet'
 import { connectClient, gt06Login, hex, teltonikaImei, teltonikaPacket } from './frames'
 
 const dir = tempDir('server-')
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
-function freePort(): number {
-  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const port = probe.port
-  probe.stop(true)
-  return port
-}
 
 test('listeners on their configured ports; stop acknowledges, closes sessions, then disconnects devices', async () => {
   const databasePath = join(dir, 'a.db')

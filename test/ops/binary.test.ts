@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort, spawnServer } from './process'
+import { freePort, spawnServer } from '../support/process'
 
 const ROOT = join(import.meta.dir, '..', '..')
 const work = join(tmpdir(), `tracker-binary-${process.pid}`)

@@ -11,8 +11,8 @@ import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { importDataset } from '../../src/dataset/service'
 import { ACCOUNT, DEVICES, fleetDataset, tempDir } from '../ingest/fleet'
-import { connectClient, teltonikaImei, teltonikaPacket } from '../ingest/frames'
-import { freePort, spawnServer } from './process'
+import { streamTeltonika } from '../ingest/frames'
+import { freePort, spawnServer } from '../support/process'
 
 const ROOT = join(import.meta.dir, '..', '..')
 const dir = tempDir('shutdown-')
@@ -67,29 +67,10 @@ test('SIGTERM: exit 0, every acknowledged fix stored, sessions closed, WAL check
   const outcomes = { ok: 0, refused: 0, unreachable: 0 }
   let stop = false
 
-  const teltonikaDevice = async (imei: string) => {
-    const list: number[] = []
-    acked.set(imei, list)
-    const client = await connectClient(ports.teltonika)
-    client.send(teltonikaImei(imei))
-    if ((await client.read(1))[0] !== 1) throw new Error('handshake refused')
-    for (let packet = 0; !stop; packet++) {
-      const records = Array.from({ length: 5 }, (_, i) => ({
-        timestampMs: BASE_MS + (packet * 5 + i) * 1000,
-        latitude: 54.68 + i * 1e-4,
-        longitude: 25.27,
-        speed: 40,
-        satellites: 9,
-      }))
-      client.send(teltonikaPacket(records))
-      try {
-        const ack = await client.read(4, 5000)
-        if (new DataView(ack.buffer).getUint32(0) !== 5) throw new Error('short ack')
-      } catch {
-        return // the server closed the session: what it did not acknowledge is not owed
-      }
-      list.push(...records.map((r) => r.timestampMs / 1000))
-    }
+  const teltonikaDevice = (imei: string) => {
+    const acknowledged: number[] = []
+    acked.set(imei, acknowledged)
+    return streamTeltonika(ports.teltonika, imei, { recordsPerPacket: 5, baseMs: BASE_MS, acknowledged, stopped: () => stop })
   }
 
   const osmandDevice = async (offset: number) => {
