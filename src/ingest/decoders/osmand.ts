@@ -33,6 +33,7 @@
  * User input never throws: the result is a discriminated union naming the bad parameter.
  */
 
+import { eventAtFix } from './events'
 import type { DecodedEvent, DecodedFix, DecodedReport } from '../types'
 
 export type OsmandResult =
@@ -181,18 +182,7 @@ function typedValue(text: string): string | number | boolean {
 
 function makeEvent(alarmCode: string, fix: DecodedFix): DecodedEvent {
   const { mcc, mnc } = fix.attributes
-  return {
-    timestamp: fix.timestamp,
-    alarmCode,
-    latitude: fix.valid ? fix.latitude : null,
-    longitude: fix.valid ? fix.longitude : null,
-    speed: fix.speed,
-    satellites: fix.satellites,
-    mcc: typeof mcc === 'number' ? mcc : null,
-    mnc: typeof mnc === 'number' ? mnc : null,
-    dbm: null,
-    context: { gps_valid: fix.valid, course: fix.course, altitude: fix.altitude },
-  }
+  return eventAtFix(alarmCode, fix, { mcc: typeof mcc === 'number' ? mcc : null, mnc: typeof mnc === 'number' ? mnc : null, dbm: null })
 }
 
 // ---------------------------------------------------------------------------------------------

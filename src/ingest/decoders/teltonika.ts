@@ -16,6 +16,7 @@
  * to be sent *after* the records are durable. Pure: no I/O, no clock.
  */
 
+import { eventAtFix } from './events'
 import { appendBytes } from './bytes'
 import type { DecodedEvent, DecodedFix, DecodedReport } from '../types'
 import { crc16Arc } from './crc'
@@ -578,25 +579,12 @@ function recordToEvent(record: TeltonikaRecord, fix: DecodedFix): DecodedEvent |
   if (!alarmCode) return null
   const { mcc, mnc } = splitOperator(fix.attributes.operator)
   const gsmSignal = fix.attributes.gsm_signal
-  return {
-    timestamp: fix.timestamp,
-    alarmCode,
-    latitude: fix.valid ? fix.latitude : null,
-    longitude: fix.valid ? fix.longitude : null,
-    speed: fix.speed,
-    satellites: fix.satellites,
-    mcc,
-    mnc,
-    dbm: typeof gsmSignal === 'number' ? (TELTONIKA_GSM_LEVEL_DBM[gsmSignal] ?? null) : null,
-    context: {
-      io_id: record.eventIoId,
-      io_value: value,
-      priority: record.priority,
-      gps_valid: fix.valid,
-      course: fix.course,
-      altitude: fix.altitude,
-      ...(typeof gsmSignal === 'number' ? { gsm_signal: gsmSignal, dbm_estimated: true } : {}),
-      ...(fix.attributes.green_driving_value !== undefined ? { green_driving_value: fix.attributes.green_driving_value } : {}),
-    },
-  }
+  const dbm = typeof gsmSignal === 'number' ? (TELTONIKA_GSM_LEVEL_DBM[gsmSignal] ?? null) : null
+  return eventAtFix(alarmCode, fix, { mcc, mnc, dbm }, {
+    io_id: record.eventIoId,
+    io_value: value,
+    priority: record.priority,
+    ...(typeof gsmSignal === 'number' ? { gsm_signal: gsmSignal, dbm_estimated: true } : {}),
+    ...(fix.attributes.green_driving_value !== undefined ? { green_driving_value: fix.attributes.green_driving_value } : {}),
+  })
 }
