@@ -37,7 +37,7 @@ export const ListQuery = t.Object(
       }),
     ),
     limit: t.Integer({ title: 'limit', minimum: 1, maximum: 1000, default: 99, description: 'Maximum number of devices (1–1000)' }),
-    offset: t.Integer({ title: 'offset', minimum: 0, default: 0, description: 'Number of devices to skip' }),
+    offset: t.Integer({ title: 'offset', minimum: 0, maximum: 2_147_483_647, default: 0, description: 'Number of devices to skip' }),
   },
   { additionalProperties: true },
 )

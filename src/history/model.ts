@@ -4,7 +4,10 @@ import { DEFAULT_STOP_THRESHOLD_SECONDS } from '../track'
 /** The longest window one history request may cover. */
 export const MAX_RANGE_SECONDS = 31 * 86_400
 
-const timestamp = (name: 'from' | 'to', description: string) => t.Integer({ title: name, minimum: 0, description, examples: [1764000000] })
+/** 9999-12-31T23:59:59Z: beyond it a value is a mistake, and SQLite could not bind it as an integer */
+const LATEST = 253_402_300_799
+
+const timestamp = (name: 'from' | 'to', description: string) => t.Integer({ title: name, minimum: 0, maximum: LATEST, description, examples: [1764000000] })
 
 export const RangeQuery = t.Object(
   {
@@ -21,6 +24,7 @@ export const RouteQuery = t.Object(
     stop_threshold_time: t.Integer({
       title: 'stop_threshold_time',
       minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
       default: DEFAULT_STOP_THRESHOLD_SECONDS,
       description: 'Minimum stop duration in seconds (default 300)',
     }),

@@ -92,7 +92,7 @@ describe('GET /devices', () => {
     expect(body.title).toBe('Not Found')
   })
 
-  test.each([['limit=0'], ['limit=1001'], ['limit=abc'], ['limit=1.5'], ['offset=-1'], ['offset=x']])('%s is 400 with errors[]', async (query) => {
+  test.each([['limit=0'], ['limit=1001'], ['limit=abc'], ['limit=1.5'], ['offset=-1'], ['offset=x'], ['offset=1e308']])('%s is 400 with errors[]', async (query) => {
     const body = await problem(await world.call('GET', `/devices?${query}`, { token: keys.alice }), 400)
     expect(body.errors?.[0].path).toBe(`/${query.split('=')[0]}`)
     expect(body.errors?.[0].message).toMatch(/integer/)

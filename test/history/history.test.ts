@@ -117,6 +117,8 @@ describe('GET /devices/{id}/history/route', () => {
     ['to is fractional', `from=${T0}&to=${T0}.5`],
     ['from is after to', `from=${T0 + 1}&to=${T0}`],
     ['the window exceeds 31 days', `from=${T0}&to=${T0 + 31 * 86400 + 1}`],
+    ['from is negative', `from=-5&to=${T0}`],
+    ['the timestamps are beyond the year 9999', `from=99999999999999999999&to=99999999999999999999`],
     ['stop_threshold_time is negative', `from=${T0}&to=${T0 + 10}&stop_threshold_time=-1`],
     ['stop_threshold_time is not an integer', `from=${T0}&to=${T0 + 10}&stop_threshold_time=ten`],
   ]

@@ -1,0 +1,79 @@
+/**
+ * No input, however hostile, gets a 5xx: random query strings, path segments and bodies thrown
+ * at every endpoint (a seeded generator, so a failure replays), each answer a success or a
+ * problem-details 4xx.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { ids, keys, makeWorld, type World } from '../support/world'
+
+let world: World
+beforeAll(() => {
+  world = makeWorld()
+})
+afterAll(() => world.close())
+
+function generator(seed: number) {
+  let state = seed >>> 0
+  const next = () => {
+    state = (state * 1664525 + 1013904223) >>> 0
+    return state / 2 ** 32
+  }
+  const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]
+  return { next, pick }
+}
+
+const VALUES = [
+  '', '0', '-1', '1', '60', '99', '1000', '1001', '1.5', '1e3', '1e308', '-1e308', 'NaN', 'Infinity', '9007199254740993', '99999999999999999999',
+  '1764000000', 'abc', '%00', '%ZZ', "'; DROP TABLE devices; --", '<script>', '\u00e9\u00e8', '\ud83d\ude80', ids.truck1, ids.trucks, `${ids.trucks},${ids.vans}`, ',,',
+  'a'.repeat(3000), 'true', 'null', '[]', '{}',
+]
+const PARAMS = ['limit', 'offset', 'groups', 'from', 'to', 'stop_threshold_time', 'token', 'groups[]', '__proto__', 'constructor']
+const PATHS = [
+  '/devices', `/devices/${ids.truck1}`, `/devices/${ids.truck1}/commands`, `/devices/${ids.truck1}/history/route`, `/devices/${ids.truck1}/route`,
+  `/devices/${ids.truck1}/history/travels`, `/devices/${ids.truck1}/history/events`, `/devices/${ids.truck1}/events`, '/devices/share', '/s/', '/share',
+  '/devices/', '/devices/{id}',
+]
+
+test('every parameter with every hostile value, on every endpoint, never gives a 5xx', async () => {
+  for (const path of PATHS.filter((p) => !p.endsWith('/'))) {
+    for (const param of PARAMS) {
+      for (const value of VALUES) {
+        // a valid window first, so that history routes reach the parameter under test (the last value of a repeated one counts)
+        const url = `${path}?from=1764000000&to=1764003600&${param}=${encodeURIComponent(value)}`
+        const res = await world.call('GET', url, { token: keys.alice })
+        await res.arrayBuffer()
+        expect({ url, status: res.status < 500 }).toEqual({ url, status: true })
+      }
+    }
+  }
+})
+
+test('random query strings on every endpoint never give a 5xx', async () => {
+  const { next, pick } = generator(20261125)
+  for (let i = 0; i < 600; i++) {
+    const params = Array.from({ length: Math.floor(next() * 5) }, () => `${pick(PARAMS)}=${encodeURIComponent(pick(VALUES)).replace(/%25/g, next() < 0.3 ? '%' : '%25')}`)
+    let path = pick(PATHS)
+    if (path.endsWith('/')) path += encodeURIComponent(pick(VALUES))
+    const url = `${path}?${params.join('&')}`
+    const res = await world.call('GET', url, { token: pick([keys.alice, keys.bob, 'not-a-key-at-all']) })
+    await res.arrayBuffer()
+    expect({ url, status: res.status < 500 }).toEqual({ url, status: true })
+    if (res.status >= 400) expect({ url, type: res.headers.get('content-type') }).toEqual({ url, type: expect.stringMatching(/problem\+json|text\/html/) })
+  }
+})
+
+test('random bodies on share creation and update never give a 5xx', async () => {
+  const { next, pick } = generator(42)
+  const link = (await (await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1], ttl: 3600 } })).json()) as { id: string }
+  const fields = ['devices', 'ttl', 'acl', 'extra', '__proto__']
+  const values: unknown[] = [null, true, 0, -1, 60, 59, 1.5, 1e308, 31_536_001, '', 'x', [], [ids.truck1], [ids.truck1, ids.truck1], [ids.globexCar], ['nope'], {}, [[]], 'a'.repeat(5000)]
+  for (let i = 0; i < 300; i++) {
+    const body: Record<string, unknown> = {}
+    for (let f = 0; f < 1 + next() * 3; f++) body[pick(fields)] = pick(values)
+    const raw = next() < 0.1 ? JSON.stringify(body).slice(0, Math.floor(next() * 20)) : JSON.stringify(body)
+    const [method, path] = pick([['POST', '/devices/share'], ['PATCH', `/devices/share/${link.id}`]] as const)
+    const res = await world.call(method, path, { token: keys.alice, body: raw })
+    await res.arrayBuffer()
+    expect({ raw, status: res.status < 500 }).toEqual({ raw, status: true })
+  }
+})
