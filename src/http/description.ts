@@ -26,6 +26,22 @@ fields are rejected (400).
 \`offset\` ≥ 0 (default 0). Stable order: alias, then id. Devices in state \`unlink\` are never
 listed (they can still be read by id). An empty page is 404, as the spec says.
 
+**History.** \`from\` and \`to\` are required integer Unix seconds, \`from\` ≤ \`to\`, at most 31 days
+apart, both inclusive; anything else is 400. A window without data is 200 with empty lists and zero
+totals. Route points are every stored fix in time order (a point whose device sent no speed gets
+one from the previous fix). Impossible fixes (out of range, 0/0, a jump faster than 500 km/h)
+stay in the points but count in neither distances nor stops. A stop is a span of at least
+\`stop_threshold_time\` seconds (default 300; 0 means every stand of 10 s or more) during which the
+device stays within 10 m of where it stands, a gap in reporting included; stands at the same place
+(within 30 m) are merged first. GPS jitter while standing is not movement; slow movement (a walker)
+is. Travels are the movements between stops; \`travels\` also takes \`stop_threshold_time\`.
+\`total_distance\` (metres of movement) is the same number for the route and the travels, whatever
+the threshold, and the travels' distances add up to it. Route \`total_duration\` is last − first
+point; travels \`total_duration\` sums the travels. \`max_speed\` is the highest reported speed (or,
+without any, the highest over 10 s and 50 m); \`avg_speed\` = distance / duration, in km/h. Place
+\`address\`: "City, CC" from a world-cities table shipped with the server, or a street address when
+\`GEOCODER_URL\` answers within its timeout. Events come in time order.
+
 **Share links.** \`devices\` holds 1–1,000 distinct ids you can reach (else 404); \`ttl\` is an
 integer from 60 to 31,536,000 seconds; the token is 256 random bits, base64url. \`acl\` holds ids
 from a fixed permission table: \`a3c1f6d0-2b7e-4f5a-8c9d-000000000001\` location (device list,
