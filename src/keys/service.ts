@@ -34,17 +34,18 @@ export function createKeyLookup(sqlite: Database) {
   const byHash = sqlite.query<{ hash: string; user_id: string; account_id: string }, [string]>(
     'SELECT k.hash, u.id AS user_id, u.account_id FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ?',
   )
-  // Only known keys are cached (hashed, so no plaintext key sits in memory longer than a
-  // request): a key created a moment ago by `cli key create` is found on its first use.
+  // Only known keys are cached, by the key as presented (no hashing on a hit): a key created a
+  // moment ago by `cli key create` is found on its first use; a removed one stops working
+  // within KEY_CACHE_TTL_MS.
   const recognised = new LRUCache<string, UserPrincipal>({ max: 10_000, ttl: KEY_CACHE_TTL_MS })
   return function findUserByKey(key: string): UserPrincipal | null {
-    const presented = hashKey(key)
-    const cached = recognised.get(presented)
+    const cached = recognised.get(key)
     if (cached) return cached
+    const presented = hashKey(key)
     const row = byHash.get(presented)
     if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(presented))) return null
     const principal: UserPrincipal = { kind: 'user', userId: row.user_id, accountId: row.account_id }
-    recognised.set(presented, principal)
+    recognised.set(key, principal)
     return principal
   }
 }
