@@ -18,6 +18,7 @@
  * *after* the data is durable. Both are pure: no I/O, no clock (the caller passes `now`).
  */
 
+import { eventAtFix } from './events'
 import { appendBytes } from './bytes'
 import type { DecodedEvent, DecodedFix, DecodedReport } from '../types'
 import { crc16X25 } from './crc'
@@ -699,24 +700,13 @@ function decodeAlarm(reader: ContentReader, uniqueId: string, options: Gt06Decod
   }
   if (alarmCode) fixAttributes.alarm = alarmCode
 
-  const fixes = gps.positioned ? [toFix(gps, fixAttributes)] : []
+  const fix = toFix(gps, fixAttributes)
+  const fixes = gps.positioned ? [fix] : []
   const events: DecodedEvent[] = []
   if (alarmCode) {
-    events.push({
-      timestamp: gps.timestamp,
-      alarmCode,
-      // Without a GPS lock the coordinates are stale or zero: not worth showing as a place.
-      latitude: gps.positioned ? gps.latitude : null,
-      longitude: gps.positioned ? gps.longitude : null,
-      speed: gps.speed,
-      satellites: gps.satellites,
-      mcc: cell.mcc,
-      mnc: cell.mnc,
-      dbm: GT06_GSM_LEVEL_DBM[gsmSignal] ?? null,
-      context: {
+    events.push(
+      eventAtFix(alarmCode, fix, { mcc: cell.mcc, mnc: cell.mnc, dbm: GT06_GSM_LEVEL_DBM[gsmSignal] ?? null }, {
         alarm_byte: alarmByte,
-        gps_valid: gps.positioned,
-        course: gps.course,
         lac: cell.lac,
         cell_id: cell.cellId,
         ...status,
@@ -725,8 +715,8 @@ function decodeAlarm(reader: ContentReader, uniqueId: string, options: Gt06Decod
         dbm_estimated: true,
         ...(language !== null ? { language } : {}),
         ...(gps.timeFromServer ? { time_source: 'server' } : {}),
-      },
-    })
+      }),
+    )
   }
   return { uniqueId, fixes, events }
 }
