@@ -10,18 +10,20 @@ const DateTime = T.String({ format: 'date-time' })
 const Latitude = T.Number({ minimum: -90, maximum: 90 })
 const Longitude = T.Number({ minimum: -180, maximum: 180 })
 const closed = { additionalProperties: false } as const
+/** Names are optional (empty when absent): a file that leaves one out is still a fleet. */
+const Name = T.Optional(T.String())
 
 export const DatasetSchema = T.Object(
   {
-    accounts: T.Optional(T.Array(T.Object({ id: Uuid, name: T.String() }, closed))),
-    groups: T.Optional(T.Array(T.Object({ id: Uuid, account: Uuid, name: T.String() }, closed))),
+    accounts: T.Optional(T.Array(T.Object({ id: Uuid, name: Name }, closed))),
+    groups: T.Optional(T.Array(T.Object({ id: Uuid, account: Uuid, name: Name }, closed))),
     users: T.Optional(
       T.Array(
         T.Object(
           {
             id: Uuid,
             account: Uuid,
-            name: T.String(),
+            name: Name,
             groups: T.Optional(T.Array(Uuid)),
             api_keys: T.Optional(T.Array(T.String({ minLength: 16, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' }))),
           },
@@ -34,10 +36,10 @@ export const DatasetSchema = T.Object(
         T.Object(
           {
             id: Uuid,
-            name: T.String(),
+            name: Name,
             protocol: T.Optional(T.String()),
             commands: T.Optional(
-              T.Array(T.Object({ id: Uuid, name: T.String(), widget: T.Object({ type: T.String() }, { additionalProperties: true }) }, closed)),
+              T.Array(T.Object({ id: Uuid, name: Name, widget: T.Object({ type: T.String() }, { additionalProperties: true }) }, closed)),
             ),
           },
           closed,
@@ -52,7 +54,7 @@ export const DatasetSchema = T.Object(
             account: Uuid,
             model: Uuid,
             groups: T.Optional(T.Array(Uuid)),
-            alias: T.String(),
+            alias: Name,
             properties: T.Optional(T.Record(T.String(), T.Unknown())),
             serial: T.Optional(T.String()),
             imei: T.Optional(T.String()),

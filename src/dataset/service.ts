@@ -174,10 +174,10 @@ function writeDataset(
   )
 
   const summary: ImportSummary = { accounts: 0, groups: 0, users: 0, apiKeys: 0, models: 0, commands: 0, devices: 0, positions: 0, events: 0 }
-  for (const a of data.accounts ?? []) summary.accounts += insertAccount.run(a.id, a.name, now).changes
-  for (const g of data.groups ?? []) summary.groups += insertGroup.run(g.id, g.account, g.name).changes
+  for (const a of data.accounts ?? []) summary.accounts += insertAccount.run(a.id, a.name ?? '', now).changes
+  for (const g of data.groups ?? []) summary.groups += insertGroup.run(g.id, g.account, g.name ?? '').changes
   for (const u of data.users ?? []) {
-    summary.users += insertUser.run(u.id, u.account, u.name, now).changes
+    summary.users += insertUser.run(u.id, u.account, u.name ?? '', now).changes
     if (u.groups) {
       clearUserGroups.run(u.id)
       for (const g of u.groups) insertUserGroup.run(u.id, g)
@@ -185,9 +185,9 @@ function writeDataset(
     for (const key of u.api_keys ?? []) summary.apiKeys += insertKey.run(u.id, hashKey(key), now).changes
   }
   for (const m of data.models ?? []) {
-    summary.models += insertModel.run(m.id, m.name, m.protocol ?? null).changes
+    summary.models += insertModel.run(m.id, m.name ?? '', m.protocol ?? null).changes
     m.commands?.forEach((c, ordinal) => {
-      summary.commands += insertCommand.run(c.id, m.id, c.name, JSON.stringify(c.widget), ordinal).changes
+      summary.commands += insertCommand.run(c.id, m.id, c.name ?? '', JSON.stringify(c.widget), ordinal).changes
     })
   }
 
@@ -196,7 +196,7 @@ function writeDataset(
   for (const d of data.devices ?? []) {
     const location = d.location ?? null
     const key = insertDevice.get(
-      d.id, d.account, d.model, d.alias, JSON.stringify(d.properties ?? {}), d.serial ?? '', d.imei ?? '', d.iccid ?? '',
+      d.id, d.account, d.model, d.alias ?? '', JSON.stringify(d.properties ?? {}), d.serial ?? '', d.imei ?? '', d.iccid ?? '',
       d.state ?? 'new', location?.[0] ?? null, location?.[1] ?? null, d.connected ? 1 : 0,
       isoMs(d.connected_at), isoMs(d.disconnected_at), isoMs(d.created_at) ?? now, isoMs(d.updated_at) ?? now,
     )!.key

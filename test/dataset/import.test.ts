@@ -56,6 +56,20 @@ describe('importDataset', () => {
     expect(position).toEqual({ ts: 1764000000, lat: 488500000, lon: 23500000, speed: 125, course: 90, altitude: 35, satellites: 9 })
   })
 
+  test('a minimal fleet: names, alias and the optional device fields may be left out', () => {
+    const summary = importDataset(database.sqlite, {
+      accounts: [{ id: ids.acme }],
+      groups: [{ id: ids.trucks, account: ids.acme }],
+      users: [{ id: ids.alice, account: ids.acme }],
+      models: [{ id: ids.bare, commands: [{ id: ids.engineStop, widget: { type: 'button', label: 'Go', confirm: false } }] }],
+      devices: [{ id: ids.truck1, account: ids.acme, model: ids.bare }],
+    })
+    expect(summary.devices).toBe(1)
+    expect(database.sqlite.query('SELECT alias, serial, imei, iccid, state, properties, latitude, connected FROM devices').get()).toEqual({
+      alias: '', serial: '', imei: '', iccid: '', state: 'new', properties: '{}', latitude: null, connected: 0,
+    })
+  })
+
   test('an empty document and empty arrays are fine', () => {
     expect(importDataset(database.sqlite, {}).devices).toBe(0)
     expect(importDataset(database.sqlite, { accounts: [], positions: [] }).accounts).toBe(0)
