@@ -18,11 +18,6 @@ export const ProblemBody = t.Object(
   { description: 'RFC 9457 problem details (Content-Type: application/problem+json)' },
 )
 
-/** Problem responses as Elysia `response` validators (kept for routes that want validation). */
-export function problems(...statuses: number[]) {
-  return Object.fromEntries(statuses.map((s) => [s, ProblemBody])) as Record<number, typeof ProblemBody>
-}
-
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid parameters',
   401: 'Missing, malformed or unknown bearer token',
