@@ -162,9 +162,10 @@ export const events = sqliteTable(
 )
 
 /**
- * One row whose `version` grows with every change to user_groups or device_groups (triggers in
- * migration 0001): the access function caches who reaches which device and reads this in the
- * same statement as the device, so a change made by any process (an import) is seen at once.
+ * Change counters kept by triggers, so that in-process caches notice changes made by any process
+ * (an import). Row 1 (migration 0001): user_groups and device_groups, read by the access function
+ * in the same statement as the device. Row 2 (migration 0002): a device's IMEI, serial, or
+ * entering or leaving `unlink`, read by the ingest pipeline's device cache.
  */
 export const accessVersion = sqliteTable('access_version', {
   id: integer('id').primaryKey(),

@@ -89,8 +89,6 @@ export interface PipelineOptions {
   maxBatchDelayMs?: number
   /** how often the offline sweep runs in real time; 0 = never (tests call sweep()) */
   sweepIntervalMs?: number
-  /** how long a device lookup is trusted (clock ms, default 30 s) */
-  deviceCacheTtlMs?: number
   /** told after each committed batch: its operations and how long the transaction took (metrics) */
   onBatch?: (batch: { operations: number; seconds: number }) => void
 }
@@ -150,10 +148,8 @@ interface Liveness {
   sessions: number
 }
 
-interface CachedLookup {
-  device: DeviceRef | null
-  loadedAt: number
-}
+/** How stale the device cache may be after another process changed devices. */
+const IDENTITY_CHECK_MS = 1000
 
 /** The state a fix implies, for a device not in an administrative state. */
 function motionState(speedKmh: number): 'moving' | 'stopped' {
@@ -187,11 +183,11 @@ export function createIngestPipeline(options: PipelineOptions) {
   const offlineAfterMs = options.offlineAfterSeconds * 1000
   const maxBatchFixes = options.maxBatchFixes ?? 500
   const maxBatchDelayMs = options.maxBatchDelayMs ?? 0
-  const cacheTtlMs = options.deviceCacheTtlMs ?? 30_000
 
   // --- prepared statements (the hot path binds positionally) ---
   // An unlinked device loses to a live one with the same identifier (a re-provisioned tracker);
   // then an IMEI match beats a serial match; then the newest device.
+  const identityVersion = sqlite.query<{ version: number }, []>('SELECT version FROM access_version WHERE id = 2')
   const findDevice = sqlite.query<DeviceRef, [string]>(
     `SELECT key, id, state FROM devices WHERE imei = ?1 OR serial = ?1
      ORDER BY state = 'unlink', imei = ?1 DESC, key DESC LIMIT 1`,
@@ -225,7 +221,11 @@ export function createIngestPipeline(options: PipelineOptions) {
   )
 
   // --- in-memory state ---
-  const lookups = new LRUCache<string, CachedLookup>({ max: 50_000 })
+  /** identifier → its device (null: none, so an unknown device costs no query either) */
+  const lookups = new LRUCache<string, { device: DeviceRef | null }>({ max: 50_000 })
+  /** identity version the cached lookups were made at, and when it was last read */
+  let knownIdentityVersion = -1
+  let identityCheckedAt = -Infinity
   /** newest committed locatable fix per device key: what a fix must beat to move the device */
   const newest = new Map<number, Newest | null>()
   const liveness = new Map<number, Liveness>()
@@ -249,10 +249,19 @@ export function createIngestPipeline(options: PipelineOptions) {
   /** The device behind an identifier; throws UnknownDevice (unknown, or unlinked). */
   function identify(uniqueId: string): DeviceRef {
     const now = clock.now()
+    // A device added, re-identified or (un)linked by any process (an import) bumps the version:
+    // read it at most once a second, and start over when it moved.
+    if (now - identityCheckedAt >= IDENTITY_CHECK_MS || now < identityCheckedAt) {
+      identityCheckedAt = now
+      const version = identityVersion.get()?.version ?? 0
+      if (version !== knownIdentityVersion) {
+        lookups.clear()
+        knownIdentityVersion = version
+      }
+    }
     let cached = lookups.get(uniqueId)
-    if (!cached || now - cached.loadedAt > cacheTtlMs || now < cached.loadedAt) {
-      const device = uniqueId === '' ? null : findDevice.get(uniqueId)
-      cached = { device, loadedAt: now }
+    if (!cached) {
+      cached = { device: uniqueId === '' ? null : findDevice.get(uniqueId) }
       lookups.set(uniqueId, cached)
     }
     const device = cached.device
@@ -265,12 +274,6 @@ export function createIngestPipeline(options: PipelineOptions) {
       throw new UnknownDevice(uniqueId)
     }
     return device
-  }
-
-  /** Forget cached lookups (all, or one identifier): call after devices are edited. */
-  function invalidate(uniqueId?: string): void {
-    if (uniqueId === undefined) lookups.clear()
-    else lookups.delete(uniqueId)
   }
 
   function validateFix(fix: DecodedFix, nowSeconds: number): PositionRow | null {
@@ -541,7 +544,6 @@ export function createIngestPipeline(options: PipelineOptions) {
 
   return {
     identify,
-    invalidate,
     ingest,
     openSession,
     sweep,

@@ -71,15 +71,31 @@ describe('device lookup', () => {
     expect(logLines.some((l) => l.includes('"reason":"unlink"'))).toBe(true)
   })
 
-  test('a device unlinked later is refused once the cache is invalidated (or has expired)', async () => {
+  test('devices changed by another process (an import) are seen within a second', async () => {
     await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T - 60)], events: [] })
-    db.database.sqlite.run(`UPDATE devices SET state = 'unlink' WHERE id = ?`, [DEVICES.parked.id])
-    clock.advance(31_000)
-    await expect(pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T)], events: [] })).rejects.toBeInstanceOf(UnknownDevice)
-    db.database.sqlite.run(`UPDATE devices SET state = 'stopped' WHERE id = ?`, [DEVICES.parked.id])
-    pipeline.invalidate(DEVICES.parked.imei)
-    await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T)], events: [] })
-    expect(positionCount(db.database, DEVICES.parked.id)).toBe(2)
+    await expect(pipeline.ingest({ uniqueId: '359710049099999', fixes: [fix(T)], events: [] })).rejects.toBeInstanceOf(UnknownDevice)
+    const other = new Database(db.path)
+    try {
+      other.run(`UPDATE devices SET state = 'unlink' WHERE id = ?`, [DEVICES.parked.id])
+      other.run(`UPDATE devices SET imei = '359710049099999' WHERE id = ?`, [DEVICES.fresh.id])
+      // within the second the cached lookups still answer
+      await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T - 30)], events: [] })
+      clock.advance(1000)
+      await expect(pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T)], events: [] })).rejects.toBeInstanceOf(UnknownDevice)
+      await pipeline.ingest({ uniqueId: '359710049099999', fixes: [fix(T)], events: [] })
+      expect(positionCount(db.database, DEVICES.fresh.id)).toBe(1)
+      // moving state changes made by the pipeline itself do not empty the cache: no version bump
+      const version = () => (other.query('SELECT version FROM access_version WHERE id = 2').get() as { version: number }).version
+      const before = version()
+      await pipeline.ingest({ uniqueId: '359710049099999', fixes: [fix(T + 1, { speed: 50 })], events: [] })
+      expect(version()).toBe(before)
+      other.run(`UPDATE devices SET state = 'stopped' WHERE id = ?`, [DEVICES.parked.id])
+      clock.advance(1000)
+      await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T)], events: [] })
+      expect(positionCount(db.database, DEVICES.parked.id)).toBe(3)
+    } finally {
+      other.close()
+    }
   })
 })
 
