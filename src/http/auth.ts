@@ -33,21 +33,29 @@ export function clientAddress(request: Request, server: { requestIP(r: Request):
   return server?.requestIP(request)?.address ?? 'local'
 }
 
-export function authenticate(deps: AuthDeps, request: Request, client: string): Principal | Promise<Principal> {
-  const wait = deps.throttle.retryAfter(client)
-  if (wait > 0) throw new TooManyRequests('Too many failed authentications from this client; try again later', wait)
+/**
+ * `clientOf` is asked only when needed (a throttled client, a share token, a failure): reading
+ * the peer address costs 2 µs, a tenth of a whole authenticated request.
+ */
+export function authenticate(deps: AuthDeps, request: Request, clientOf: () => string): Principal | Promise<Principal> {
+  let address: string | undefined
+  const client = () => (address ??= clientOf())
+  if (deps.throttle.active) {
+    const wait = deps.throttle.retryAfter(client())
+    if (wait > 0) throw new TooManyRequests('Too many failed authentications from this client; try again later', wait)
+  }
 
   const token = bearerToken(request)
   if (token === null) throw new Unauthorized('Send Authorization: Bearer <API key or share token>', false)
   if (token === '') throw new Unauthorized('The Authorization header must be "Bearer <token>"', false)
 
-  const principal = deps.findUserByKey(token) ?? deps.resolveShareToken?.(token, request, client) ?? null
+  const principal = deps.findUserByKey(token) ?? deps.resolveShareToken?.(token, request, client()) ?? null
   if (principal !== null && principal !== 'inactive') {
-    deps.throttle.succeed(client)
+    if (deps.throttle.active) deps.throttle.succeed(client())
     return principal
   }
   if (principal === 'inactive') throw new Unauthorized('This share link has expired or was revoked', true)
-  const delay = deps.throttle.fail(client)
+  const delay = deps.throttle.fail(client())
   const refuse = () => {
     throw new Unauthorized('Unknown API key or share token', true)
   }
@@ -58,7 +66,7 @@ export function authPlugin(deps: AuthDeps) {
   return new Elysia({ name: 'auth' }).macro({
     auth: (mode: 'user' | 'any') => ({
       async resolve({ request, server }) {
-        const principal = await authenticate(deps, request, clientAddress(request, server))
+        const principal = await authenticate(deps, request, () => clientAddress(request, server))
         if (mode === 'user' && principal.kind !== 'user') throw new Forbidden('A share token cannot do this; use an API key')
         return { principal }
       },

@@ -27,6 +27,8 @@ interface Entry {
 
 export function createAuthThrottle(clock: Clock, options: AuthThrottleOptions = defaultThrottle) {
   const clients = new LRUCache<string, Entry>({ max: 10_000 })
+  /** when the newest window ends: after it no client has anything on record */
+  let lastWindowEnd = -Infinity
   const current = (client: string): Entry | undefined => {
     const entry = clients.get(client)
     if (entry && clock.now() - entry.windowStart >= options.windowMs) {
@@ -36,6 +38,10 @@ export function createAuthThrottle(clock: Clock, options: AuthThrottleOptions = 
     return entry
   }
   return {
+    /** whether any client may still be counted against (when none, nothing needs checking) */
+    get active(): boolean {
+      return clock.now() < lastWindowEnd
+    },
     /** seconds the client must wait, or 0 when it may try */
     retryAfter(client: string): number {
       const entry = current(client)
@@ -46,6 +52,7 @@ export function createAuthThrottle(clock: Clock, options: AuthThrottleOptions = 
     fail(client: string): number {
       const entry = current(client) ?? { failures: 0, windowStart: clock.now() }
       entry.failures++
+      lastWindowEnd = Math.max(lastWindowEnd, entry.windowStart + options.windowMs)
       clients.set(client, entry)
       return Math.min(options.maxDelayMs, Math.max(0, entry.failures - options.freeFailures) * options.delayStepMs)
     },
