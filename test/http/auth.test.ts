@@ -76,3 +76,22 @@ describe('failed-authentication throttle', () => {
     }
   })
 })
+
+describe('over a real socket', () => {
+  test('the throttle counts by peer address and refuses with 429', async () => {
+    const w = makeWorld(undefined, { throttle: { maxFailures: 3, windowMs: 60_000, freeFailures: 1, delayStepMs: 1, maxDelayMs: 5 } })
+    const server = w.app.listen({ port: 0, hostname: '127.0.0.1' })
+    try {
+      const url = `http://127.0.0.1:${server.server!.port}/devices`
+      const call = (token: string) => fetch(url, { headers: { authorization: `Bearer ${token}` } })
+      expect((await call(keys.alice)).status).toBe(200)
+      for (let i = 0; i < 3; i++) expect((await call(`unknown-token-${i}-abcdef`)).status).toBe(401)
+      const refused = await call(keys.alice)
+      expect(refused.status).toBe(429)
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+    } finally {
+      await w.app.stop()
+      w.close()
+    }
+  })
+})
