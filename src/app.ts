@@ -20,7 +20,6 @@ import { authPlugin } from './http/auth'
 import { createAuthThrottle, defaultThrottle, type AuthThrottleOptions } from './http/limits'
 import { problemDetails } from './http/problem'
 import { LivePositions } from './ingest/live'
-import type { IngestPipeline } from './ingest/pipeline'
 import { createKeyLookup } from './keys/service'
 import { shareRoutes } from './share'
 import { sharePageRoutes } from './share/page'
@@ -43,8 +42,6 @@ export interface AppDeps {
   clock?: Clock
   log?: Logger
   live?: LivePositions
-  /** the ingest pipeline, for HTTP routes that need it (none yet; the listeners have their own ports) */
-  ingest?: IngestPipeline
   throttle?: AuthThrottleOptions
   /** heartbeat interval of live streams (default 15 s); tests shorten it */
   streamHeartbeatMs?: number

@@ -1,6 +1,6 @@
 /**
- * The running server: the database, the HTTP API and (as they land) the device listeners,
- * started together and stopped together.
+ * The running server: the database, the HTTP API, the ingest pipeline with its device listeners
+ * and the retention job, started together and stopped together (in the order stop() explains).
  */
 import { openDatabase } from '../db/client'
 import { createApp } from './app'
@@ -51,7 +51,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
       metrics.batchOperations.inc([], operations)
     },
   })
-  const app = createApp({ database, config, clock, log, live, ingest: pipeline, metrics, status })
+  const app = createApp({ database, config, clock, log, live, metrics, status })
   app.listen({ port: config.port, hostname: config.host })
   const port = app.server!.port!
   log.info('serving', { url: `http://${config.host}:${port}`, port, database: config.databasePath, version: pkg.version })
