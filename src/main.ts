@@ -5,7 +5,8 @@
  * 2 bad input (usage, an invalid dataset).
  */
 import { openDatabase } from '../db/client'
-import { ConfigError, loadConfig } from './config'
+import type { Database } from 'bun:sqlite'
+import { type Config, ConfigError, loadConfig } from './config'
 import { DatasetError, importDataset } from './dataset/service'
 import { DomainError } from './errors'
 import { createApiKey } from './keys/service'
@@ -30,99 +31,110 @@ TELTONIKA_PORT, LOG_LEVEL, … (see README.md)`
 
 class UsageError extends Error {}
 
-async function run(argv: string[]): Promise<number> {
-  const [command = 'serve', ...args] = argv
-  const config = loadConfig()
-  switch (command) {
-    case 'serve': {
-      const log = createLogger(config.logLevel)
-      const server = await startServer(config, { log })
-      stopOnSignals(() => server.stop(), { log })
-      return -1
+type Command = (args: string[], config: Config) => Promise<number>
+
+/** Each command: its arguments in, an exit code out (-1: keep running, the server). */
+const COMMANDS: Record<string, Command> = {
+  async serve(_args, config) {
+    const log = createLogger(config.logLevel)
+    const server = await startServer(config, { log })
+    stopOnSignals(() => server.stop(), { log })
+    return -1
+  },
+
+  async import(args, config) {
+    const file = args.find((a) => !a.startsWith('--'))
+    const unknown = args.filter((a) => a.startsWith('--') && a !== '--upsert')
+    if (!file || unknown.length) throw new UsageError(unknown.length ? `unknown option ${unknown[0]}` : 'import needs a FILE')
+    let document: unknown
+    try {
+      document = JSON.parse(await Bun.file(file).text())
+    } catch (error) {
+      throw new DatasetError('', `cannot read ${file} as JSON: ${(error as Error).message}`)
     }
-    case 'backup': {
-      const [file, ...rest] = args
-      if (!file || file.startsWith('--') || rest.length) throw new UsageError('backup FILE')
-      requireDatabaseFile(config.databasePath)
-      const database = openDatabase(config.databasePath, { synchronous: config.synchronous, migrate: false })
-      try {
-        const result = backupDatabase(database.sqlite, file)
-        console.log(`backup of ${config.databasePath} written to ${result.path}: ${result.bytes} bytes, copied in ${Math.round(result.copyMs)} ms, integrity ok (${Math.round(result.checkMs)} ms)`)
-      } finally {
-        database.close()
-      }
-      return 0
+    const tty = process.stderr.isTTY
+    const started = performance.now()
+    const summary = withDatabase(config, (sqlite) =>
+      importDataset(sqlite, document, {
+        upsert: args.includes('--upsert'),
+        onProgress: tty ? (done, total) => process.stderr.write(`\rpositions ${done}/${total}`) : undefined,
+      }),
+    )
+    if (tty) process.stderr.write('\n')
+    const counts = Object.entries(summary).map(([k, v]) => `${v} ${k}`).join(', ')
+    console.log(`imported ${counts} in ${Math.round(performance.now() - started)} ms`)
+    return 0
+  },
+
+  async key(args, config) {
+    const userAt = args.indexOf('--user')
+    const userId = userAt >= 0 ? args[userAt + 1] : undefined
+    if (args[0] !== 'create' || !userId) throw new UsageError('key create --user ID')
+    console.log(withDatabase(config, (sqlite) => createApiKey(sqlite, userId)))
+    return 0
+  },
+
+  async migrate(_args, config) {
+    withDatabase(config, () => undefined)
+    console.log(`database ${config.databasePath} is migrated`)
+    return 0
+  },
+
+  async backup(args, config) {
+    const [file, ...rest] = args
+    if (!file || file.startsWith('--') || rest.length) throw new UsageError('backup FILE')
+    requireDatabaseFile(config.databasePath)
+    // the live database as it is: a backup never migrates it
+    const result = withDatabase(config, (sqlite) => backupDatabase(sqlite, file), { migrate: false })
+    console.log(
+      `backup of ${config.databasePath} written to ${result.path}: ${result.bytes} bytes, copied in ${Math.round(result.copyMs)} ms, integrity ok (${Math.round(result.checkMs)} ms)`,
+    )
+    return 0
+  },
+
+  async demo(args, config) {
+    const speedAt = args.indexOf('--speed')
+    const speed = speedAt >= 0 ? Number(args[speedAt + 1]) : 10
+    const unknown = args.filter((a, i) => a !== '--speed' && a !== '--exit' && (speedAt < 0 || i !== speedAt + 1))
+    if (!(speed > 0) || unknown.length) throw new UsageError(unknown.length ? `unknown argument ${unknown[0]}` : '--speed needs a positive number')
+    const { DemoError, defaultTracksDir, runDemo } = await import('./demo')
+    try {
+      await runDemo({ config, speed, tracksDir: defaultTracksDir(), exitWhenDone: args.includes('--exit') })
+    } catch (error) {
+      if (!(error instanceof DemoError)) throw error
+      console.error(`error: ${error.message}`)
+      return 1
     }
-    case 'version':
-    case '--version':
-      console.log(pkg.version)
-      return 0
-    case 'import': {
-      const file = args.find((a) => !a.startsWith('--'))
-      const unknown = args.filter((a) => a.startsWith('--') && a !== '--upsert')
-      if (!file || unknown.length) throw new UsageError(unknown.length ? `unknown option ${unknown[0]}` : 'import needs a FILE')
-      let document: unknown
-      try {
-        document = JSON.parse(await Bun.file(file).text())
-      } catch (error) {
-        throw new DatasetError('', `cannot read ${file} as JSON: ${(error as Error).message}`)
-      }
-      const database = openDatabase(config.databasePath, { synchronous: config.synchronous })
-      const tty = process.stderr.isTTY
-      const started = performance.now()
-      try {
-        const summary = importDataset(database.sqlite, document, {
-          upsert: args.includes('--upsert'),
-          onProgress: tty ? (done, total) => process.stderr.write(`\rpositions ${done}/${total}`) : undefined,
-        })
-        if (tty) process.stderr.write('\n')
-        const counts = Object.entries(summary).map(([k, v]) => `${v} ${k}`).join(', ')
-        console.log(`imported ${counts} in ${Math.round(performance.now() - started)} ms`)
-      } finally {
-        database.close()
-      }
-      return 0
-    }
-    case 'key': {
-      const userAt = args.indexOf('--user')
-      const userId = userAt >= 0 ? args[userAt + 1] : undefined
-      if (args[0] !== 'create' || !userId) throw new UsageError('key create --user ID')
-      const database = openDatabase(config.databasePath, { synchronous: config.synchronous })
-      try {
-        console.log(createApiKey(database.sqlite, userId))
-      } finally {
-        database.close()
-      }
-      return 0
-    }
-    case 'demo': {
-      const speedAt = args.indexOf('--speed')
-      const speed = speedAt >= 0 ? Number(args[speedAt + 1]) : 10
-      const unknown = args.filter((a, i) => a !== '--speed' && a !== '--exit' && (speedAt < 0 || i !== speedAt + 1))
-      if (!(speed > 0) || unknown.length) throw new UsageError(unknown.length ? `unknown argument ${unknown[0]}` : '--speed needs a positive number')
-      const { DemoError, defaultTracksDir, runDemo } = await import('./demo')
-      try {
-        await runDemo({ config, speed, tracksDir: defaultTracksDir(), exitWhenDone: args.includes('--exit') })
-      } catch (error) {
-        if (!(error instanceof DemoError)) throw error
-        console.error(`error: ${error.message}`)
-        return 1
-      }
-      return 0
-    }
-    case 'migrate': {
-      openDatabase(config.databasePath).close()
-      console.log(`database ${config.databasePath} is migrated`)
-      return 0
-    }
-    case 'help':
-    case '--help':
-    case '-h':
-      console.log(USAGE)
-      return 0
-    default:
-      throw new UsageError(`unknown command ${command}`)
+    return 0
+  },
+
+  async version() {
+    console.log(pkg.version)
+    return 0
+  },
+
+  async help() {
+    console.log(USAGE)
+    return 0
+  },
+}
+const ALIASES: Record<string, string> = { '--version': 'version', '--help': 'help', '-h': 'help' }
+
+/** Opens the database (created and migrated unless told otherwise), runs `work`, closes it. */
+function withDatabase<T>(config: Config, work: (sqlite: Database) => T, options: { migrate?: boolean } = {}): T {
+  const database = openDatabase(config.databasePath, { synchronous: config.synchronous, ...options })
+  try {
+    return work(database.sqlite)
+  } finally {
+    database.close()
   }
+}
+
+async function run(argv: string[]): Promise<number> {
+  const [name = 'serve', ...args] = argv
+  const command = COMMANDS[ALIASES[name] ?? name]
+  if (!command || !Object.hasOwn(COMMANDS, ALIASES[name] ?? name)) throw new UsageError(`unknown command ${name}`)
+  return command(args, loadConfig())
 }
 
 try {
