@@ -1,8 +1,8 @@
 #!/usr/bin/env bun
 /**
  * The command line: `serve` (the default), `import FILE [--upsert]`, `key create --user ID`,
- * `migrate`, `backup FILE`, `demo`, `version`. The compiled binary takes the same commands. Exit codes: 0 ok, 1 failure,
- * 2 bad input (usage, an invalid dataset).
+ * `migrate`, `backup FILE`, `demo`, `version`. The compiled binary takes the same commands.
+ * Exit codes: 0 ok, 1 failure, 2 bad input (usage, an invalid dataset, a bad environment).
  */
 import { openDatabase } from '../db/client'
 import type { Database } from 'bun:sqlite'
@@ -132,9 +132,9 @@ function withDatabase<T>(config: Config, work: (sqlite: Database) => T, options:
 
 async function run(argv: string[]): Promise<number> {
   const [name = 'serve', ...args] = argv
-  const command = COMMANDS[ALIASES[name] ?? name]
-  if (!command || !Object.hasOwn(COMMANDS, ALIASES[name] ?? name)) throw new UsageError(`unknown command ${name}`)
-  return command(args, loadConfig())
+  const command = ALIASES[name] ?? name
+  if (!Object.hasOwn(COMMANDS, command)) throw new UsageError(`unknown command ${name}`)
+  return COMMANDS[command](args, loadConfig())
 }
 
 try {
