@@ -29,10 +29,12 @@ export interface OpenOptions {
 export function openDatabase(path: string, options: OpenOptions = {}): DatabaseHandle {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const sqlite = new Database(path, { create: true, strict: true })
+  // first, so that every statement after it (switching to WAL needs a lock too) waits for
+  // another process's transaction instead of failing at once
+  sqlite.run(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
   sqlite.run('PRAGMA journal_mode = WAL')
   sqlite.run(`PRAGMA synchronous = ${options.synchronous ?? 'NORMAL'}`)
   sqlite.run('PRAGMA foreign_keys = ON')
-  sqlite.run(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
   sqlite.run('PRAGMA temp_store = MEMORY')
   const db = drizzle(sqlite, { schema })
   if (options.migrate !== false) migrate(db)
