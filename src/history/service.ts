@@ -10,7 +10,7 @@ import { Invalid } from '../errors'
 import type { Geocoder } from '../geocode'
 import type { Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
-import { analyseTrack, metresBetween, type TrackAnalysis, type TrackPoint } from '../track'
+import { analyseTrack, fillMissingSpeeds, type TrackAnalysis, type TrackPoint } from '../track'
 import { MAX_RANGE_SECONDS, type EventBody, type RouteBody, type RoutePointBody, type TravelBody } from './model'
 
 export interface HistoryServiceDeps {
@@ -42,29 +42,19 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
     [number, number, number]
   >('SELECT alarm_code, context, speed, satellite, latitude, longitude, mcc, mnc, dbm, ts FROM events WHERE device = ? AND ts BETWEEN ? AND ? ORDER BY ts, id')
 
-  /**
-   * Every stored fix as a route point, and the analysis of the fixes the device called valid.
-   * A point without a reported speed gets one from the previous fix, so the route never shows
-   * a moving vehicle at 0 km/h.
-   */
+  /** Every stored fix as a route point, and the analysis of the fixes the device called valid. */
   function analyse(deviceKey: number, range: Range, stopThresholdSeconds: number): { points: RoutePointBody[]; analysis: TrackAnalysis } {
     const rows = fixesIn.values(deviceKey, range.from, range.to) as unknown as FixRow[]
-    const points: RoutePointBody[] = new Array(rows.length)
+    const stored: TrackPoint[] = new Array(rows.length)
     let deviceInvalid = 0
     for (let i = 0; i < rows.length; i++) {
       const [ts, lat, lon, speed, flags] = rows[i]
-      points[i] = { latitude: lat / 1e7, longitude: lon / 1e7, speed: speed === null ? (null as unknown as number) : speed / 10, timestamp: ts }
+      stored[i] = { latitude: lat / 1e7, longitude: lon / 1e7, speed: speed === null ? null : speed / 10, timestamp: ts }
       if (flags & 1) deviceInvalid++
     }
-    const tracked: TrackPoint[] = deviceInvalid === 0 ? points : points.filter((_, i) => (rows[i][4] & 1) === 0)
+    const tracked = deviceInvalid === 0 ? stored : stored.filter((_, i) => (rows[i][4] & 1) === 0)
     const analysis = analyseTrack(tracked, { stopThresholdSeconds })
-    for (let i = 0; i < points.length; i++) {
-      if (points[i].speed !== null) continue
-      const previous = points[i - 1]
-      const seconds = previous ? points[i].timestamp - previous.timestamp : 0
-      points[i].speed = seconds > 0 ? (metresBetween(previous.latitude, previous.longitude, points[i].latitude, points[i].longitude) / seconds) * 3.6 : 0
-    }
-    return { points, analysis }
+    return { points: fillMissingSpeeds(stored), analysis }
   }
 
   /**

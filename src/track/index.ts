@@ -44,3 +44,4 @@ export {
   type TravelPlace,
 } from './travels'
 export { metresBetween, wrapLongitude } from './geo'
+export { fillMissingSpeeds } from './speeds'

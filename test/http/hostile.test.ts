@@ -4,6 +4,7 @@
  * problem-details 4xx.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { seededRandom } from '../support/random'
 import { ids, keys, makeWorld, type World } from '../support/world'
 
 let world: World
@@ -13,11 +14,7 @@ beforeAll(() => {
 afterAll(() => world.close())
 
 function generator(seed: number) {
-  let state = seed >>> 0
-  const next = () => {
-    state = (state * 1664525 + 1013904223) >>> 0
-    return state / 2 ** 32
-  }
+  const next = seededRandom(seed)
   const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]
   return { next, pick }
 }

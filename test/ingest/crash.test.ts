@@ -11,7 +11,7 @@ import { openDatabase } from '../../db/client'
 import { importDataset } from '../../src/dataset/service'
 import { DEVICES, fleetDataset, tempDir } from './fleet'
 import { connectClient, streamTeltonika, teltonikaImei } from './frames'
-import { freePort } from '../support/process'
+import { freePort, serverEnv } from '../support/process'
 
 const ROOT = join(import.meta.dir, '..', '..')
 const BUN = process.execPath
@@ -22,16 +22,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 function startServer(ports: { http: number; osmand: number; teltonika: number }) {
   return Bun.spawn([BUN, 'src/main.ts', 'serve'], {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_PATH: databasePath,
-      HOST: '127.0.0.1',
-      PORT: String(ports.http),
-      OSMAND_PORT: String(ports.osmand),
-      GT06_PORT: '0',
-      TELTONIKA_PORT: String(ports.teltonika),
-      LOG_LEVEL: 'error',
-    },
+    env: serverEnv(databasePath, ports, 'error'),
     stdout: 'ignore',
     stderr: 'inherit',
   })

@@ -12,7 +12,7 @@ import { openDatabase } from '../../db/client'
 import { importDataset } from '../../src/dataset/service'
 import { ACCOUNT, DEVICES, fleetDataset, tempDir } from '../ingest/fleet'
 import { streamTeltonika } from '../ingest/frames'
-import { freePort, spawnServer } from '../support/process'
+import { freePort, serverEnv, spawnServer } from '../support/process'
 
 const ROOT = join(import.meta.dir, '..', '..')
 const dir = tempDir('shutdown-')
@@ -37,16 +37,7 @@ test('SIGTERM: exit 0, every acknowledged fix stored, sessions closed, WAL check
   const ports = { http: freePort(), osmand: freePort(), teltonika: freePort() }
   const server = spawnServer([process.execPath, 'src/main.ts', 'serve'], {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_PATH: databasePath,
-      HOST: '127.0.0.1',
-      PORT: String(ports.http),
-      OSMAND_PORT: String(ports.osmand),
-      GT06_PORT: '0',
-      TELTONIKA_PORT: String(ports.teltonika),
-      LOG_LEVEL: 'info',
-    },
+    env: serverEnv(databasePath, ports, 'info'),
   })
   await server.waitFor((l) => l.msg === 'teltonika listening')
   await server.waitFor((l) => l.msg === 'osmand listening')

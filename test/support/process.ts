@@ -74,3 +74,21 @@ export function spawnServer(cmd: string[], options: { cwd: string; env: Record<s
     },
   }
 }
+
+/** The environment of a server under test: loopback only, its own database and ports, GT06 off. */
+export function serverEnv(
+  databasePath: string,
+  ports: { http: number; osmand: number; teltonika: number },
+  logLevel: 'error' | 'info',
+): Record<string, string | undefined> {
+  return {
+    ...process.env,
+    DATABASE_PATH: databasePath,
+    HOST: '127.0.0.1',
+    PORT: String(ports.http),
+    OSMAND_PORT: String(ports.osmand),
+    GT06_PORT: '0',
+    TELTONIKA_PORT: String(ports.teltonika),
+    LOG_LEVEL: logLevel,
+  }
+}

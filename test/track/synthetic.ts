@@ -5,20 +5,9 @@
  * (under 0.5%).
  */
 import type { TrackPoint } from '../../src/track/types'
+import { seededRandom } from '../support/random'
 
 const METRES_PER_DEGREE = (6371008.8 * Math.PI) / 180
-
-/** Deterministic PRNG (mulberry32), so every run sees the same noise. */
-export function random(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 export type Noise = (random: () => number) => [number, number]
 
@@ -61,7 +50,7 @@ export class TrackBuilder {
     seed = 1,
   ) {
     this.time = startTime
-    this.rnd = random(seed)
+    this.rnd = seededRandom(seed)
   }
 
   /** latitude/longitude of a local position */
