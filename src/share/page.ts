@@ -26,18 +26,20 @@ const LEAFLET = 'public, max-age=86400'
 // short: a new release's script must reach open pages soon
 const OWN = 'public, max-age=300'
 
-const ASSETS: Record<string, { path: string; type: string; cache: string }> = {
-  'leaflet.js': { path: leafletJs, type: 'text/javascript; charset=utf-8', cache: LEAFLET },
-  'leaflet.css': { path: leafletCss, type: 'text/css; charset=utf-8', cache: LEAFLET },
-  'share.js': { path: pageJs, type: 'text/javascript; charset=utf-8', cache: OWN },
-  'share.css': { path: pageCss, type: 'text/css; charset=utf-8', cache: OWN },
+// a Map, not an object literal: the name comes from the URL, and `constructor` or `__proto__`
+// must be unknown assets, not Object.prototype's members
+const ASSETS = new Map<string, { path: string; type: string; cache: string }>([
+  ['leaflet.js', { path: leafletJs, type: 'text/javascript; charset=utf-8', cache: LEAFLET }],
+  ['leaflet.css', { path: leafletCss, type: 'text/css; charset=utf-8', cache: LEAFLET }],
+  ['share.js', { path: pageJs, type: 'text/javascript; charset=utf-8', cache: OWN }],
+  ['share.css', { path: pageCss, type: 'text/css; charset=utf-8', cache: OWN }],
   // leaflet.css names its images relative to itself: images/…
-  'images/marker-icon.png': { path: markerIcon, type: 'image/png', cache: LEAFLET },
-  'images/marker-icon-2x.png': { path: markerIcon2x, type: 'image/png', cache: LEAFLET },
-  'images/marker-shadow.png': { path: markerShadow, type: 'image/png', cache: LEAFLET },
-  'images/layers.png': { path: layersIcon, type: 'image/png', cache: LEAFLET },
-  'images/layers-2x.png': { path: layersIcon2x, type: 'image/png', cache: LEAFLET },
-}
+  ['images/marker-icon.png', { path: markerIcon, type: 'image/png', cache: LEAFLET }],
+  ['images/marker-icon-2x.png', { path: markerIcon2x, type: 'image/png', cache: LEAFLET }],
+  ['images/marker-shadow.png', { path: markerShadow, type: 'image/png', cache: LEAFLET }],
+  ['images/layers.png', { path: layersIcon, type: 'image/png', cache: LEAFLET }],
+  ['images/layers-2x.png', { path: layersIcon2x, type: 'image/png', cache: LEAFLET }],
+])
 
 const template = (path: unknown) => {
   let text: string | undefined
@@ -50,7 +52,7 @@ const escapeHtml = (value: string) =>
   value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
 function fill(html: string, values: Record<string, string>): string {
-  return html.replace(/\{\{(\w+)\}\}/g, (_, name: string) => escapeHtml(values[name] ?? ''))
+  return html.replace(/\{\{(\w+)\}\}/g, (_, name: string) => escapeHtml(Object.hasOwn(values, name) ? values[name] : ''))
 }
 
 /** `https://{s}.tile.example.org/…` → `https://*.tile.example.org`, for the page's img-src. */
@@ -124,7 +126,7 @@ export function sharePageRoutes(shares: ShareService, { tileUrl, appUrl }: Share
     .get(
       '/share/assets/*',
       ({ params }) => {
-        const asset = ASSETS[params['*']]
+        const asset = ASSETS.get(params['*'])
         if (!asset) throw new NotFound(`No asset ${params['*']}`)
         return new Response(Bun.file(asset.path), { headers: { 'content-type': asset.type, 'cache-control': asset.cache, 'x-content-type-options': 'nosniff' } })
       },

@@ -94,6 +94,14 @@ describe('GET /share?token=…', () => {
     }
   })
 
+  test("an asset named like a member of Object.prototype is a 404 problem, not a 500", async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__']) {
+      const res = await world.call('GET', `/share/assets/${name}`)
+      expect({ name, status: res.status, type: res.headers.get('content-type') }).toEqual({ name, status: 404, type: 'application/problem+json' })
+    }
+    expect(logLines.map((line) => JSON.parse(line).level)).not.toContain('error')
+  })
+
   test('no token reaches the logs', async () => {
     const link = await share()
     await world.call('GET', pagePath(link))
