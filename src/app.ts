@@ -83,7 +83,9 @@ export function createApp(deps: AppDeps) {
   const streams = createLiveStreams({
     access,
     live,
+    clock,
     linkActive: shares.isActive,
+    linkExpiresAt: shares.expiresAt,
     onLinkChange: shares.onChange,
     heartbeatMs: deps.streamHeartbeatMs,
   })

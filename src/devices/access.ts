@@ -104,7 +104,20 @@ export function createDeviceAccess(sqlite: Database) {
     (scope) => `SELECT d.id, d.key FROM devices d WHERE d.id IN (SELECT value FROM json_each($ids)) AND ${scope}`,
   )
 
+  // Row 1 moves with group memberships, row 2 with devices added, removed or (un)linked: together,
+  // whatever can change the result of `list`. Both only grow, so their sum moves when either does.
+  const listVersionRead = sqlite.query<{ version: number }, []>('SELECT sum(version) AS version FROM access_version WHERE id IN (1, 2)')
+
   return {
+    /**
+     * A number that moves whenever the result of `list` may have changed for anyone, whichever
+     * process made the change: holders of a list (open live streams) compare it to know when to
+     * read the list again. One read of two rows.
+     */
+    listVersion(): number {
+      return listVersionRead.get()?.version ?? 0
+    },
+
     /** the device, or null when it does not exist or this principal cannot reach it */
     find(principal: Principal, id: string): DeviceRow | null {
       const row = byId.get(id)

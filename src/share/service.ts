@@ -241,6 +241,11 @@ export function createShareService({ sqlite, access, clock, tokens, appUrl, shor
       return row !== null && row.revoked === 0 && clock.now() < row.expires_at
     },
 
+    /** when the link expires (Unix ms), null when there is no such link: live streams end then */
+    expiresAt(linkId: string): number | null {
+      return linkState.get(linkId)?.expires_at ?? null
+    },
+
     /** tells `listener` the id of every link that changes (patched or revoked) */
     onChange(listener: (linkId: string) => void): () => void {
       changeListeners.add(listener)

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { authPlugin } from '../http/auth'
 import { responses } from '../http/model'
-import type { LiveStreams } from './service'
+import { MAX_STREAMS_PER_PRINCIPAL, type LiveStreams } from './service'
 
 /** GET /devices/stream: Server-Sent Events of live fixes. */
 export function streamRoutes(auth: ReturnType<typeof authPlugin>, streams: LiveStreams) {
@@ -29,7 +29,12 @@ export function streamRoutes(auth: ReturnType<typeof authPlugin>, streams: LiveS
           'A `text/event-stream` of the fixes of the devices you reach (a share token: the link\'s devices; it needs the location ' +
           'permission). Each fix is `event: fix` with data `{"id","latitude","longitude","speed","timestamp"}` (speed km/h or null, ' +
           'timestamp Unix seconds); the newest known fix of each device comes first. A comment line is sent every 15 s as heartbeat. ' +
-          'The stream ends when a share link is patched, revoked or expires: reconnect (a revoked or expired token then gets 401). ' +
+          'The stream follows access while open: once a group membership or device changes, fixes of devices you no longer reach stop ' +
+          'and devices newly reached start (their newest known fix first). ' +
+          'The stream ends when a share link is patched or revoked, and at its `expires_at` exactly (no event after it): reconnect ' +
+          '(a revoked or expired token then gets 401). ' +
+          `At most ${MAX_STREAMS_PER_PRINCIPAL} streams may be open at once per user (all of their keys together) or per share link; ` +
+          'the next is 429 with `Retry-After` (the heartbeat interval, in seconds). A stream frees its slot as soon as its connection closes. ' +
           'Authenticate with the Authorization header, as everywhere (read it with fetch; EventSource cannot send headers).',
         responses: responses({ 200: { schema: t.String(), description: 'The event stream', contentType: 'text/event-stream' } }, 401, 403, 429, 504),
       },

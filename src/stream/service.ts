@@ -3,8 +3,15 @@
  * through their groups; a share link: its own devices, with the location permission), as they
  * are committed. A stream starts with the newest fix held for each device, so a page is current
  * at once, and sends a comment as heartbeat so that proxies and idle timers keep it open.
+ *
+ * A stream follows access while it is open: when the access version moves (any group or device
+ * change, by any process) it reads its devices again before the next fix, so a user taken out of
+ * a group stops getting that group's devices and a user put in one starts getting them. A share
+ * link's stream ends at the link's expires_at, to the millisecond, and when the link changes.
  */
+import type { Clock } from '../clock'
 import type { DeviceAccess } from '../devices/access'
+import { TooManyRequests } from '../errors'
 import type { LiveFix, LivePositions } from '../ingest/live'
 import type { Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
@@ -12,8 +19,11 @@ import { PERMISSION, requirePermission } from '../share/permissions'
 export interface LiveStreamDeps {
   access: DeviceAccess
   live: LivePositions
-  /** whether a share link is still usable; checked at each heartbeat, for expiry */
+  clock: Clock
+  /** whether a share link is still usable; checked at each heartbeat (a revocation by another process) */
   linkActive(linkId: string): boolean
+  /** when a share link expires (Unix ms), null when there is no such link */
+  linkExpiresAt(linkId: string): number | null
   /** calls back with the id of each share link that is patched or revoked */
   onLinkChange(listener: (linkId: string) => void): () => void
   heartbeatMs?: number
@@ -30,20 +40,55 @@ export interface FixEvent {
   timestamp: number
 }
 
+/** Open streams one user, or one share link, may hold at once; the next one is 429. */
+export const MAX_STREAMS_PER_PRINCIPAL = 16
 /** Far more devices than any principal reaches; the stream follows all of them. */
 const ALL_DEVICES = 1_000_000
 /** A client this far behind is cut off; it reconnects and starts from a fresh snapshot. */
 const MAX_QUEUED = 1000
+/** setTimeout fires at once for a longer delay (links live up to a year): longer waits go in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1
 
 const encoder = new TextEncoder()
 
-export function createLiveStreams({ access, live, linkActive, onLinkChange, heartbeatMs = 15_000 }: LiveStreamDeps) {
+export function createLiveStreams({ access, live, clock, linkActive, linkExpiresAt, onLinkChange, heartbeatMs = 15_000 }: LiveStreamDeps) {
+  const openByHolder = new Map<string, number>()
+
+  // The pipeline publishes a committed batch in one synchronous loop: the access version is read
+  // once for the whole burst and shared by every open stream, not once per fix per stream.
+  let versionThisTurn: number | null = null
+  function listVersion(): number {
+    if (versionThisTurn === null) {
+      versionThisTurn = access.listVersion()
+      queueMicrotask(() => {
+        versionThisTurn = null
+      })
+    }
+    return versionThisTurn
+  }
+
   return {
     /** the event stream for `principal`; it ends when `signal` aborts, or when the share link changes or ends */
     open(principal: Principal, signal: AbortSignal): ReadableStream<Uint8Array> {
       requirePermission(principal, PERMISSION.location)
-      const idByKey = new Map(access.list(principal, { groups: null, limit: ALL_DEVICES, offset: 0 }).map((d) => [d.key, d.id]))
+      const holder = principal.kind === 'user' ? `user:${principal.userId}` : `share:${principal.linkId}`
+      const held = openByHolder.get(holder) ?? 0
+      if (held >= MAX_STREAMS_PER_PRINCIPAL) {
+        // a closed connection frees its slot at once (Bun aborts the request); the wait is a polite guess
+        throw new TooManyRequests(
+          `At most ${MAX_STREAMS_PER_PRINCIPAL} live streams may be open at once for one ${principal.kind === 'user' ? 'user' : 'share link'}; close one first`,
+          heartbeatMs / 1000,
+        )
+      }
+
+      const reachable = () => new Map(access.list(principal, { groups: null, limit: ALL_DEVICES, offset: 0 }).map((d) => [d.key, d.id]))
+      // read before the list: a change landing between the two only makes the next fix read it again
+      let scopeVersion = access.listVersion()
+      let idByKey = reachable()
       const linkId = principal.kind === 'share' ? principal.linkId : null
+      // a link gone since the token resolved has ended: the stream closes at once
+      const expiresAt = linkId === null ? null : (linkExpiresAt(linkId) ?? 0)
+      openByHolder.set(holder, held + 1)
       let stop = () => {}
 
       return new ReadableStream<Uint8Array>(
@@ -52,28 +97,61 @@ export function createLiveStreams({ access, live, linkActive, onLinkChange, hear
             let open = true
             const send = (text: string) => {
               if (!open) return
+              // the expiry timer may fire a little late; nothing goes out at or after expires_at
+              if (expiresAt !== null && clock.now() >= expiresAt) return close()
               if ((controller.desiredSize ?? 0) < -MAX_QUEUED) return close()
               controller.enqueue(encoder.encode(text))
             }
-            const sendFix = (fix: LiveFix) => {
-              const id = idByKey.get(fix.deviceKey)
-              if (id === undefined) return
+            const sendEvent = (id: string, fix: LiveFix) => {
               const event: FixEvent = { id, latitude: fix.latitude, longitude: fix.longitude, speed: fix.speed, timestamp: fix.timestamp }
               send(`event: fix\ndata: ${JSON.stringify(event)}\n\n`)
+            }
+            /** reads the devices again; one that came into reach starts with its newest fix, as at the start */
+            const rescope = (version: number, publishedKey: number) => {
+              const before = idByKey
+              idByKey = reachable()
+              scopeVersion = version
+              for (const [key, id] of idByKey) {
+                const newest = before.has(key) || key === publishedKey ? undefined : live.get(key)
+                if (newest) sendEvent(id, newest)
+              }
+            }
+            const sendFix = (fix: LiveFix) => {
+              if (!open) return
+              try {
+                const version = listVersion()
+                if (version !== scopeVersion) rescope(version, fix.deviceKey)
+              } catch {
+                // access cannot be checked (database busy): end rather than send on stale access; the client reconnects
+                return close()
+              }
+              const id = idByKey.get(fix.deviceKey)
+              if (id !== undefined) sendEvent(id, fix)
             }
 
             const unsubscribe = live.subscribe(sendFix)
             const stopWatchingLink = onLinkChange((changed) => changed === linkId && close())
             const heartbeat = setInterval(() => (linkId !== null && !linkActive(linkId) ? close() : send(': heartbeat\n\n')), heartbeatMs)
+            let expiryTimer: ReturnType<typeof setTimeout> | undefined
+            // The clock says how long is left; a real timer waits it out (a test's clock does not move by itself).
+            const armExpiry = (at: number) => {
+              const remainingMs = at - clock.now()
+              if (remainingMs <= 0) return close()
+              expiryTimer = remainingMs > MAX_TIMER_MS ? setTimeout(() => armExpiry(at), MAX_TIMER_MS) : setTimeout(close, remainingMs)
+            }
             const onAbort = () => close()
             signal.addEventListener('abort', onAbort)
 
             function close() {
               if (!open) return
               open = false
+              const left = (openByHolder.get(holder) ?? 1) - 1
+              if (left > 0) openByHolder.set(holder, left)
+              else openByHolder.delete(holder)
               unsubscribe()
               stopWatchingLink()
               clearInterval(heartbeat)
+              clearTimeout(expiryTimer)
               signal.removeEventListener('abort', onAbort)
               try {
                 controller.close()
@@ -83,10 +161,11 @@ export function createLiveStreams({ access, live, linkActive, onLinkChange, hear
             }
             stop = close
 
+            if (expiresAt !== null) armExpiry(expiresAt)
             send('retry: 3000\n\n')
-            for (const key of idByKey.keys()) {
+            for (const [key, id] of idByKey) {
               const fix = live.get(key)
-              if (fix) sendFix(fix)
+              if (fix) sendEvent(id, fix)
             }
             if (signal.aborted) close()
           },

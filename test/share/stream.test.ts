@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { LivePositions, type LiveFix, type LiveListener } from '../../src/ingest/live'
+import { MAX_STREAMS_PER_PRINCIPAL } from '../../src/stream/service'
 import { ids, keys, makeWorld, problem, type World } from '../support/world'
 
 /** LivePositions that knows how many subscribers it has, to see streams let go. */
@@ -132,6 +133,87 @@ describe('GET /devices/stream', () => {
     world.clock.advance(3600_000)
     expect(await stream.next()).toBeNull()
     expect(live.subscribers).toBe(0)
+  })
+
+  test('a user taken out of a group stops getting its devices on an open stream; one put in a group starts', async () => {
+    const sqlite = world.database.sqlite
+    const alice = events(await world.call('GET', '/devices/stream', { token: keys.alice }))
+    const bob = events(await world.call('GET', '/devices/stream', { token: keys.bob }))
+    expect(await alice.next()).toBe('retry: 3000')
+    expect(await bob.next()).toBe('retry: 3000')
+    live.publish(fix(ids.truck1, 1764000001))
+    expect(fixData(await alice.next()).id).toBe(ids.truck1)
+
+    // as an import or another server process would: straight in the database
+    sqlite.run('DELETE FROM user_groups WHERE user_id = ? AND group_id = ?', [ids.alice, ids.trucks])
+    sqlite.run('INSERT INTO user_groups (user_id, group_id) VALUES (?, ?)', [ids.bob, ids.trucks])
+    live.publish(fix(ids.truck1, 1764000002)) // trucks only: alice lost it, bob gained it
+    live.publish(fix(ids.van1, 1764000003)) // vans: both still reach it
+    expect(fixData(await alice.next())).toMatchObject({ id: ids.van1, timestamp: 1764000003 })
+    expect(fixData(await bob.next())).toMatchObject({ id: ids.truck1, timestamp: 1764000002 })
+    expect(fixData(await bob.next())).toMatchObject({ id: ids.van1, timestamp: 1764000003 })
+    await alice.cancel()
+    await bob.cancel()
+  })
+
+  test('a device that comes into reach starts with its newest fix', async () => {
+    live.publish(fix(ids.truck1, 1764000001))
+    const bob = events(await world.call('GET', '/devices/stream', { token: keys.bob }))
+    expect(await bob.next()).toBe('retry: 3000')
+    world.database.sqlite.run('INSERT INTO user_groups (user_id, group_id) VALUES (?, ?)', [ids.bob, ids.trucks])
+    live.publish(fix(ids.van1, 1764000005))
+    expect(fixData(await bob.next())).toMatchObject({ id: ids.truck1, timestamp: 1764000001 })
+    expect(fixData(await bob.next())).toMatchObject({ id: ids.van1, timestamp: 1764000005 })
+    await bob.cancel()
+  })
+
+  test('a share stream ends at the link\'s expires_at, by itself, with nothing sent after it', async () => {
+    const link = await share([ids.truck1])
+    const { expires_at } = (await (await world.call('GET', `/devices/share/${link.id}`, { token: keys.alice })).json()) as { expires_at: string }
+    world.clock.set(Date.parse(expires_at) - 50) // 50 ms of the link's life left, on a real timer
+    const stream = events(await world.call('GET', '/devices/stream', { token: link.token }))
+    expect(await stream.next()).toBe('retry: 3000')
+    expect(await stream.next()).toBeNull() // the heartbeat is 15 s away: only an expiry timer ends it now
+    expect(live.subscribers).toBe(0)
+  })
+
+  test('a fix published at expires_at is not sent: the stream ends instead', async () => {
+    const link = await share([ids.truck1])
+    const stream = events(await world.call('GET', '/devices/stream', { token: link.token }))
+    expect(await stream.next()).toBe('retry: 3000')
+    live.publish(fix(ids.truck1, 1764000001))
+    expect(fixData(await stream.next()).id).toBe(ids.truck1)
+    world.clock.advance(3600_000) // the link's ttl: expires_at is now
+    live.publish(fix(ids.truck1, 1764000002))
+    expect(await stream.next()).toBeNull()
+  })
+
+  test(`the ${MAX_STREAMS_PER_PRINCIPAL + 1}th stream of one user is 429 with Retry-After; closing one frees its slot`, async () => {
+    const open = () => world.call('GET', '/devices/stream', { token: keys.alice })
+    const streams = []
+    for (let i = 0; i < MAX_STREAMS_PER_PRINCIPAL; i++) {
+      const res = await open()
+      expect(res.status).toBe(200)
+      streams.push(events(res))
+    }
+    const refused = await open()
+    expect(refused.headers.get('retry-after')).toBe('15')
+    expect((await problem(refused, 429)).detail).toContain(`${MAX_STREAMS_PER_PRINCIPAL}`)
+
+    // other principals have their own slots: another user, and a share link alice made
+    const bob = await world.call('GET', '/devices/stream', { token: keys.bob })
+    expect(bob.status).toBe(200)
+    const link = await share([ids.truck1])
+    const shared = await world.call('GET', '/devices/stream', { token: link.token })
+    expect(shared.status).toBe(200)
+
+    await streams.pop()!.cancel()
+    const again = await open()
+    expect(again.status).toBe(200)
+    await problem(await open(), 429)
+    for (const stream of [...streams, events(again), events(bob), events(shared)]) await stream.cancel()
+    expect(live.subscribers).toBe(0)
+    expect((await open()).status).toBe(200)
   })
 
   test('without a token it is 401', async () => {
