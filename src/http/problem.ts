@@ -6,6 +6,7 @@
 import { Elysia, type ValidationError } from 'elysia'
 import { DomainError, type FieldError } from '../errors'
 import type { Logger } from '../log'
+import { redactUrl } from '../ops/requests'
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 
@@ -131,9 +132,9 @@ function problemFor({ code, error, request, path }: ErrorContext, log: Logger): 
       return problemResponse({ title: 'Bad Request', status: 400, detail: 'The request is malformed' })
   }
   if (isDatabaseBusy(error)) {
-    log.warn('database busy past its timeout', { path })
+    log.warn('database busy past its timeout', { path: redactUrl(request.url) })
     return problemResponse({ title: 'Gateway Timeout', status: 504, detail: 'The database was busy for too long; try again' })
   }
-  log.error('unhandled error', { path, method: request.method, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error), stack: error instanceof Error ? error.stack : undefined })
+  log.error('unhandled error', { path: redactUrl(request.url), method: request.method, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error), stack: error instanceof Error ? error.stack : undefined })
   return problemResponse({ title: 'Internal Server Error', status: 500, detail: 'Something went wrong on our side; it has been logged' })
 }

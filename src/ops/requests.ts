@@ -4,7 +4,8 @@
  *
  * What is logged is chosen, never dumped: method, the route template, status, duration, id, and
  * the URL with credentials cut out (`token=` and other secret query parameters, the short-link
- * code). Headers are never logged, so the Authorization header cannot leak through here.
+ * code, and anything shaped like a token, key or code wherever it stands). Headers are never
+ * logged, so the Authorization header cannot leak through here.
  */
 import { Elysia } from 'elysia'
 import type { Logger } from '../log'
@@ -26,16 +27,59 @@ export function requestIdOf(request: Request): string {
   return incoming !== null && WELL_FORMED_ID.test(incoming) ? incoming : crypto.randomUUID()
 }
 
-/** The path and query of a URL as it may be logged: secret values replaced, the short-link code too. */
+const REDACTED = '[redacted]'
+/** a UUID is an id we want in the log, though its 36 characters look like a token */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+/** runs of base64url characters: share tokens (43), API keys (`trk_` + 43), short codes (10); a
+ * percent escape left after decodeUnreserved is a separator, matched only to be kept whole */
+const TOKEN_CHARS = /%[0-9A-Fa-f]{2}|[A-Za-z0-9_-]+/g
+const ALNUM_RUN = /[A-Za-z0-9]+/g
+/** a run this long is a credential whatever its place: a share token, an API key, another secret */
+const LONG_SECRET_LENGTH = 32
+/** the length range of a short code (SHORT_CODE in share/tokens.ts) */
+const CODE_MIN = 8
+const CODE_MAX = 32
+
+/** how many of lower case, upper case and digits `run` mixes: random codes mix them, words of an API path do not */
+function characterClasses(run: string): number {
+  return Number(/[a-z]/.test(run)) + Number(/[A-Z]/.test(run)) + Number(/[0-9]/.test(run))
+}
+
+/**
+ * Cuts, wherever they stand, the runs of characters shaped like a credential: 32 or more
+ * base64url characters (not a UUID), and 8 to 32 letters and digits that mix case or digits
+ * (a short code; API words are lower case, ids are UUIDs, times are digits alone or short runs).
+ */
+function redactShapes(text: string): string {
+  return text.replace(TOKEN_CHARS, (run) => {
+    if (run.startsWith('%') || UUID.test(run)) return run
+    if (run.length >= LONG_SECRET_LENGTH) return REDACTED
+    return run.replace(ALNUM_RUN, (part) => (part.length >= CODE_MIN && part.length <= CODE_MAX && characterClasses(part) >= 2 ? REDACTED : part))
+  })
+}
+
+/** %41 → A: escapes of unreserved characters mean the same (RFC 3986 §6.2.2.2), and could hide a token's shape */
+function decodeUnreserved(text: string): string {
+  return text.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+    const char = String.fromCharCode(Number.parseInt(hex, 16))
+    return /[A-Za-z0-9._~-]/.test(char) ? char : escape
+  })
+}
+
+/**
+ * The path and query of a URL as it may be logged: secret parameters' values replaced, the
+ * short-link code too, and anything shaped like a token, a key or a code wherever it stands, so
+ * a mangled URL (`/share??token=…`, `//s/<code>`, a token in a path segment) leaks nothing either.
+ */
 export function redactUrl(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2)
-  let rest = start < 0 ? '/' : url.slice(start)
+  let rest = start < 0 ? '/' : decodeUnreserved(url.slice(start))
   const hash = rest.indexOf('#')
   if (hash >= 0) rest = rest.slice(0, hash)
   const q = rest.indexOf('?')
   let path = q < 0 ? rest : rest.slice(0, q)
-  // /s/<code> redirects to the share page with its token: the code is as good as the token
-  path = path.replace(/^\/s\/[^/]+/, '/s/[redacted]')
+  // /s/<code> redirects to the share page with its token: the code is as good as the token, whatever its shape
+  path = redactShapes(path.replace(/^\/+s\/+[^/]+/, `/s/${REDACTED}`))
   if (q < 0) return path
   const query = rest
     .slice(q + 1)
@@ -47,7 +91,8 @@ export function redactUrl(url: string): string {
       try {
         decoded = decodeURIComponent(name)
       } catch {}
-      return SECRET_PARAMS.test(decoded) ? `${name}=[redacted]` : pair
+      // `??token=` and the like: the name is what is left after the stray punctuation
+      return SECRET_PARAMS.test(decoded.replace(/^[^A-Za-z0-9_]+/, '')) ? `${name}=${REDACTED}` : redactShapes(pair)
     })
     .join('&')
   return `${path}?${query}`

@@ -173,9 +173,18 @@ describe('request ids and the access log', () => {
     await world.call('GET', `/devices?limit=abc&key=${keys.alice}`, { token: keys.alice })
     await world.call('GET', '/devices', { token: `${keys.alice}-wrong` })
     await world.call('GET', `/nowhere?token=${link.token}`)
+    // mangled URLs: a stray ?, a double slash, an empty pair, the token or code in a path segment
+    await world.call('GET', `/share??token=${link.token}`)
+    await world.call('GET', `//s/${code}`)
+    await world.call('GET', `/share?x=1&&token=${link.token}`)
+    await world.call('GET', `/share/${link.token}`)
+    await world.call('GET', `/share/assets/${link.token}.js`)
+    await world.call('GET', `/devices/${code}`, { token: keys.alice })
+    await world.call('GET', `/share?t%6Fken=${link.token}`)
+    await world.call('GET', `/share?to${link.token}`)
     await Bun.sleep(5)
     const text = lines.join('\n')
-    expect(lines.length).toBeGreaterThanOrEqual(8)
+    expect(lines.length).toBeGreaterThanOrEqual(16)
     for (const secret of [keys.alice, link.token, encodeURIComponent(link.token), code]) expect(text).not.toContain(secret)
     expect(text).toContain('token=[redacted]')
     expect(text).toContain('/s/[redacted]')
@@ -184,8 +193,34 @@ describe('request ids and the access log', () => {
   test('redactUrl cuts secret parameters and the short-link code, keeps the rest', () => {
     expect(redactUrl('http://h/share?token=abc&x=1')).toBe('/share?token=[redacted]&x=1')
     expect(redactUrl('http://h/a?Access_Token=abc&TOKEN=d#frag')).toBe('/a?Access_Token=[redacted]&TOKEN=[redacted]')
-    expect(redactUrl('http://h/a?to%6Ben=abc')).toBe('/a?to%6Ben=[redacted]')
+    expect(redactUrl('http://h/a?to%6Ben=abc')).toBe('/a?token=[redacted]')
     expect(redactUrl('http://h/s/Zx81kq')).toBe('/s/[redacted]')
     expect(redactUrl('http://h/devices?limit=5')).toBe('/devices?limit=5')
+  })
+
+  test('redactUrl cuts anything shaped like a share token, an API key or a short code, wherever it stands', () => {
+    const token = 'q3F8vZ0_kL-2mNpR7sT9uWxY1aBcDeFgHiJkLmNoPqR' // 43 base64url characters
+    const apiKey = `trk_${token}`
+    const code = 'Zx81kqAb12'
+    expect(token).toHaveLength(43)
+    expect(redactUrl(`http://h/share??token=${token}`)).toBe('/share??token=[redacted]')
+    expect(redactUrl(`http://h/share?x=1&&token=${token}`)).toBe('/share?x=1&&token=[redacted]')
+    expect(redactUrl(`http://h/share?${token}`)).toBe('/share?[redacted]')
+    expect(redactUrl(`http://h/share?tokn=${token}&limit=5`)).toBe('/share?tokn=[redacted]&limit=5')
+    expect(redactUrl(`http://h/share/${token}/x`)).toBe('/share/[redacted]/x')
+    expect(redactUrl(`http://h/a/${apiKey}`)).toBe('/a/[redacted]')
+    expect(redactUrl(`http://h/a?auth=Bearer%20${apiKey}`)).toBe('/a?auth=Bearer%20[redacted]')
+    expect(redactUrl(`http://h//s/${code}`)).toBe('/s/[redacted]')
+    expect(redactUrl(`http://h/x/s/${code}?c=${code}`)).toBe('/x/s/[redacted]?c=[redacted]')
+    // an escaped character does not hide the shape
+    expect(redactUrl(`http://h/share/${token.slice(0, 10)}%2D${token.slice(11)}`)).toBe('/share/[redacted]')
+    // what a log should keep: ids, API words, times, asset names
+    const kept = [
+      '/devices/0f000000-0000-4000-8000-000000000001/history/route?from=2026-11-01T08:00:00.000Z&to=1730448000000&stop_threshold_time=300',
+      '/devices?groups=0b000000-0000-4000-8000-000000000001,0b000000-0000-4000-8000-000000000002&limit=50&offset=100',
+      '/share/assets/images/marker-icon-2x.png',
+      '/openapi/json',
+    ]
+    for (const url of kept) expect(redactUrl(`http://h${url}`)).toBe(url)
   })
 })
