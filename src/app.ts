@@ -17,6 +17,7 @@ import { createHistoryService } from './history/service'
 import { API_DESCRIPTION } from './http/description'
 import { apiDocs } from './http/docs'
 import { authPlugin } from './http/auth'
+import { createClientAddress } from './http/client'
 import { createAuthThrottle, defaultThrottle, type AuthThrottleOptions } from './http/limits'
 import { problemDetails } from './http/problem'
 import { LivePositions } from './ingest/live'
@@ -71,7 +72,9 @@ export function createApp(deps: AppDeps) {
     appUrl: config.appUrl,
     shortUrlBase: config.shortUrlBase,
   })
+  const clientAddress = createClientAddress(config.trustedProxies)
   const auth = authPlugin({
+    clientAddress,
     findUserByKey: createKeyLookup(sqlite),
     resolveShareToken: (token, request, client) => shares.resolve(token, viewerOf(request, client)),
     throttle: createAuthThrottle(clock, deps.throttle ?? defaultThrottle),

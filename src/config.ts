@@ -2,6 +2,7 @@
  * The environment, read once into a typed, validated config. A bad value stops the process at
  * start with a message naming the variable, rather than surfacing later as a strange failure.
  */
+import { parseProxyEntry } from './http/client'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 
@@ -27,6 +28,8 @@ export interface Config {
   /** days of positions and events to keep; null keeps everything */
   retentionDays: number | null
   metricsToken: string | null
+  /** addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is believed (http/client.ts) */
+  trustedProxies: string[]
   synchronous: 'NORMAL' | 'FULL'
 }
 
@@ -53,6 +56,18 @@ function url(env: Env, name: string, fallback: string | null): string | null {
     throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`)
   }
   return raw.replace(/\/+$/, '')
+}
+
+function proxyList(env: Env, name: string): string[] {
+  const entries = (env[name] ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  for (const entry of entries) {
+    try {
+      parseProxyEntry(entry)
+    } catch (error) {
+      throw new ConfigError(`${name}: ${(error as Error).message}`)
+    }
+  }
+  return entries
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -84,6 +99,7 @@ export function loadConfig(env: Env = process.env): Config {
     tileUrl: env.TILE_URL || 'https://tile.openstreetmap.org/{z}/{x}/{y}.png',
     retentionDays: retention === 0 ? null : retention,
     metricsToken: env.METRICS_TOKEN || null,
+    trustedProxies: proxyList(env, 'TRUSTED_PROXIES'),
     synchronous,
   }
 }

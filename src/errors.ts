@@ -51,6 +51,12 @@ export class NotFound extends DomainError {
   }
 }
 
+export class PayloadTooLarge extends DomainError {
+  constructor(detail: string) {
+    super(413, 'Content Too Large', detail)
+  }
+}
+
 export class TooManyRequests extends DomainError {
   constructor(detail: string, retryAfterSeconds: number) {
     super(429, 'Too Many Requests', detail, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) })

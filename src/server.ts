@@ -52,7 +52,9 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
     },
   })
   const app = createApp({ database, config, clock, log, live, metrics, status })
-  app.listen({ port: config.port, hostname: config.host })
+  // Bun would refuse a large body itself, with a bare 413; the API reads bodies after
+  // authentication and refuses past 1 MiB with problem details (http/body.ts), and an unread body is never buffered
+  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: Number.MAX_SAFE_INTEGER })
   const port = app.server!.port!
   log.info('serving', { url: `http://${config.host}:${port}`, port, database: config.databasePath, version: pkg.version })
 

@@ -7,6 +7,8 @@
 import { Elysia } from 'elysia'
 import { Forbidden, TooManyRequests, Unauthorized } from '../errors'
 import type { Principal, SharePrincipal, UserPrincipal } from '../principal'
+import { readJsonBody, type BodyLimits } from './body'
+import type { ClientAddress, PeerSource } from './client'
 import type { AuthThrottle } from './limits'
 
 export interface ShareTokenResolver {
@@ -18,6 +20,9 @@ export interface AuthDeps {
   findUserByKey(key: string): UserPrincipal | null
   resolveShareToken?: ShareTokenResolver
   throttle: AuthThrottle
+  /** the address the throttle counts against (http/client.ts) */
+  clientAddress: ClientAddress
+  bodyLimits?: BodyLimits
 }
 
 const BEARER = /^Bearer[ ]+([\x21-\x7e]{1,512})[ ]*$/i
@@ -28,32 +33,29 @@ export function bearerToken(request: Request): string | null {
   return BEARER.exec(header)?.[1] ?? ''
 }
 
-/** The client address the throttle counts against: the socket's peer when there is one. */
-export function clientAddress(request: Request, server: { requestIP(r: Request): { address: string } | null } | null): string {
-  return server?.requestIP(request)?.address ?? 'local'
-}
-
 /**
- * `clientOf` is asked only when needed (a throttled client, a share token, a failure): reading
- * the peer address costs 2 µs, a tenth of a whole authenticated request.
+ * `clientOf` is asked only when needed (a failure, a share token): reading the peer address
+ * costs 2 µs, a tenth of a whole authenticated request.
+ *
+ * The credential is checked before the throttle: a valid key or token is always served, so
+ * nobody is locked out by someone else's failures (behind a proxy every client may share one
+ * address). Keys and tokens are 256-bit random, so the throttle is not what stops guessing; it
+ * slows and then refuses the failures of one client, and a success erases nothing.
  */
 export function authenticate(deps: AuthDeps, request: Request, clientOf: () => string): Principal | Promise<Principal> {
   let address: string | undefined
   const client = () => (address ??= clientOf())
+
+  const token = bearerToken(request)
+  const principal = token ? (deps.findUserByKey(token) ?? deps.resolveShareToken?.(token, request, client()) ?? null) : null
+  if (principal !== null && principal !== 'inactive') return principal
+
   if (deps.throttle.active) {
     const wait = deps.throttle.retryAfter(client())
     if (wait > 0) throw new TooManyRequests('Too many failed authentications from this client; try again later', wait)
   }
-
-  const token = bearerToken(request)
   if (token === null) throw new Unauthorized('Send Authorization: Bearer <API key or share token>', false)
   if (token === '') throw new Unauthorized('The Authorization header must be "Bearer <token>"', false)
-
-  const principal = deps.findUserByKey(token) ?? deps.resolveShareToken?.(token, request, client()) ?? null
-  if (principal !== null && principal !== 'inactive') {
-    if (deps.throttle.active) deps.throttle.succeed(client())
-    return principal
-  }
   if (principal === 'inactive') throw new Unauthorized('This share link has expired or was revoked', true)
   const delay = deps.throttle.fail(client())
   const refuse = () => {
@@ -62,13 +64,39 @@ export function authenticate(deps: AuthDeps, request: Request, clientOf: () => s
   return delay > 0 ? Bun.sleep(delay).then(refuse) : refuse()
 }
 
+interface AuthContext {
+  request: Request
+  server: PeerSource | null
+}
+
+/**
+ * A route opts in with `auth`; the principal is decided before anything of the request is
+ * validated or its body read (Elysia validates before `resolve`, so authentication runs in the
+ * `parse` hook for a request with a body and in `transform` for one without; both come first).
+ * The body is then read with its bounds (http/body.ts): JSON only, at most 1 MiB, 16 levels deep.
+ */
 export function authPlugin(deps: AuthDeps) {
+  const principals = new WeakMap<Request, Principal>()
+  async function decide({ request, server }: AuthContext, mode: 'user' | 'any'): Promise<Principal> {
+    let principal = principals.get(request)
+    if (principal === undefined) {
+      principal = await authenticate(deps, request, () => deps.clientAddress(request, server))
+      principals.set(request, principal)
+    }
+    if (mode === 'user' && principal.kind !== 'user') throw new Forbidden('A share token cannot do this; use an API key')
+    return principal
+  }
   return new Elysia({ name: 'auth' }).macro({
     auth: (mode: 'user' | 'any') => ({
-      async resolve({ request, server }) {
-        const principal = await authenticate(deps, request, () => clientAddress(request, server))
-        if (mode === 'user' && principal.kind !== 'user') throw new Forbidden('A share token cannot do this; use an API key')
-        return { principal }
+      async parse(context) {
+        await decide(context, mode)
+        return readJsonBody(context.request, deps.bodyLimits)
+      },
+      async transform(context) {
+        await decide(context, mode)
+      },
+      async resolve(context) {
+        return { principal: await decide(context, mode) }
       },
     }),
   })

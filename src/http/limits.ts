@@ -1,8 +1,9 @@
 /**
- * Failed-authentication throttle, per client address. A client that keeps presenting unknown
- * tokens is slowed down a little more each time and, past a limit, refused with 429 until its
- * window ends. A successful authentication from the client clears its count, so a test suite or
- * a dashboard that mixes good and bad calls is never locked out.
+ * Failed-authentication throttle, per client address (http/client.ts). A client that keeps
+ * presenting unknown tokens is slowed down a little more each time and, past a limit, its
+ * failures are refused with 429 until its window ends. Only failures count: a success erases
+ * nothing (else a share-link holder could guess five keys, use the link, and repeat forever),
+ * and a valid credential is served whatever the count (see authenticate).
  */
 import { LRUCache } from 'lru-cache'
 import type { Clock } from '../clock'
@@ -55,9 +56,6 @@ export function createAuthThrottle(clock: Clock, options: AuthThrottleOptions = 
       lastWindowEnd = Math.max(lastWindowEnd, entry.windowStart + options.windowMs)
       clients.set(client, entry)
       return Math.min(options.maxDelayMs, Math.max(0, entry.failures - options.freeFailures) * options.delayStepMs)
-    },
-    succeed(client: string): void {
-      clients.delete(client)
     },
   }
 }

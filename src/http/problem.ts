@@ -76,13 +76,19 @@ function issuesOf(error: Readonly<ValidationError>): Issue[] {
   return []
 }
 
+/** at most this many field errors in one answer, each path and message at most MAX_TEXT characters: a hostile body cannot grow the answer */
+export const MAX_FIELD_ERRORS = 20
+const MAX_TEXT = 200
+const bounded = (text: string) => (text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT - 1)}…` : text)
+
 export function validationErrors(error: Readonly<ValidationError>): FieldError[] {
   const seen = new Map<string, string>()
   for (const issue of issuesOf(error)) {
-    const path = issue.path || '/'
+    const path = bounded(issue.path || '/')
     if (seen.has(path)) continue
     const message = describeSchema(issue.schema) ?? issue.summary ?? issue.message ?? 'is invalid'
-    seen.set(path, message)
+    seen.set(path, bounded(message))
+    if (seen.size === MAX_FIELD_ERRORS) break
   }
   if (seen.size === 0) seen.set('/', 'is invalid')
   return [...seen].map(([path, message]) => ({ path, message }))
@@ -123,8 +129,12 @@ function problemFor({ code, error, request, path }: ErrorContext, log: Logger): 
         errors,
       })
     }
-    case 'PARSE':
+    case 'PARSE': {
+      // what the auth macro's parse hook throws (401, 413, a bad body) comes wrapped in Elysia's ParseError
+      const cause = (error as Error).cause
+      if (cause instanceof DomainError) return domainProblem(cause)
       return problemResponse({ title: 'Bad Request', status: 400, detail: 'The request body could not be parsed; send JSON with Content-Type: application/json' })
+    }
     case 'NOT_FOUND':
       return problemResponse({ title: 'Not Found', status: 404, detail: `No resource at ${request.method} ${path}` })
     case 'INVALID_COOKIE_SIGNATURE':

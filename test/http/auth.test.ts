@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { loadConfig } from '../../src/config'
 import { ids, keys, makeWorld, problem, type World } from '../support/world'
 
 let world: World
@@ -47,30 +48,36 @@ describe('bearer authentication', () => {
 })
 
 describe('failed-authentication throttle', () => {
-  test('repeated unknown tokens are refused with 429 and Retry-After, then let through when the window ends', async () => {
-    const w = makeWorld(undefined, { throttle: { maxFailures: 5, windowMs: 60_000, freeFailures: 2, delayStepMs: 1, maxDelayMs: 5 } })
+  const tight = { maxFailures: 5, windowMs: 60_000, freeFailures: 2, delayStepMs: 1, maxDelayMs: 5 }
+
+  test('repeated unknown tokens are refused with 429 and Retry-After until the window ends; a valid key is still served', async () => {
+    const w = makeWorld(undefined, { throttle: tight })
     try {
       for (let i = 0; i < 5; i++) await problem(await w.call('GET', '/devices', { token: `wrong-key-number-${i}` }), 401)
       const refused = await w.call('GET', '/devices', { token: 'wrong-key-number-6' })
       await problem(refused, 429)
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
-      // even a good key waits until the window ends
-      await problem(await w.call('GET', '/devices', { token: keys.alice }), 429)
-      w.clock.advance(60_001)
+      await problem(await w.call('GET', '/devices'), 429)
+      // someone else's failures never refuse a valid credential (behind a proxy, everyone shares one address)
       expect((await w.call('GET', '/devices', { token: keys.alice })).status).toBe(200)
+      await problem(await w.call('GET', '/devices', { token: 'wrong-key-number-7' }), 429)
+      w.clock.advance(60_001)
+      await problem(await w.call('GET', '/devices', { token: 'wrong-key-number-8' }), 401)
     } finally {
       w.close()
     }
   })
 
-  test('a success clears the count, so mixed traffic is never locked out', async () => {
-    const w = makeWorld(undefined, { throttle: { maxFailures: 3, windowMs: 60_000, freeFailures: 1, delayStepMs: 1, maxDelayMs: 5 } })
+  test('a success erases no failure: guesses between uses of a share link still run out', async () => {
+    const w = makeWorld(undefined, { throttle: tight })
     try {
-      for (let round = 0; round < 4; round++) {
-        await problem(await w.call('GET', '/devices', { token: 'wrong-key-aaaaaaaa' }), 401)
-        await problem(await w.call('GET', '/devices', { token: 'wrong-key-bbbbbbbb' }), 401)
-        expect((await w.call('GET', '/devices', { token: keys.alice })).status).toBe(200)
+      const link = (await (await w.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1], ttl: 3600 } })).json()) as { token: string }
+      const statuses: number[] = []
+      for (let round = 0; round < 3; round++) {
+        for (let guess = 0; guess < 2; guess++) statuses.push((await w.call('GET', '/devices', { token: `guess-${round}-${guess}-abcdefgh` })).status)
+        expect((await w.call('GET', '/devices', { token: link.token })).status).toBe(200)
       }
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 429])
     } finally {
       w.close()
     }
@@ -78,20 +85,55 @@ describe('failed-authentication throttle', () => {
 })
 
 describe('over a real socket', () => {
-  test('the throttle counts by peer address and refuses with 429', async () => {
-    const w = makeWorld(undefined, { throttle: { maxFailures: 3, windowMs: 60_000, freeFailures: 1, delayStepMs: 1, maxDelayMs: 5 } })
+  const tight = { maxFailures: 3, windowMs: 60_000, freeFailures: 1, delayStepMs: 1, maxDelayMs: 5 }
+  async function serve(env: Record<string, string>) {
+    const w = makeWorld(undefined, { throttle: tight, config: loadConfig(env) })
     const server = w.app.listen({ port: 0, hostname: '127.0.0.1' })
+    const url = `http://127.0.0.1:${server.server!.port}/devices`
+    const call = (token: string, forwardedFor?: string) =>
+      fetch(url, { headers: { authorization: `Bearer ${token}`, ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}) } })
+    return { call, close: async () => { await w.app.stop(); w.close() } }
+  }
+
+  test('the throttle counts by peer address: its failures get 429, its valid key 200', async () => {
+    const { call, close } = await serve({})
     try {
-      const url = `http://127.0.0.1:${server.server!.port}/devices`
-      const call = (token: string) => fetch(url, { headers: { authorization: `Bearer ${token}` } })
-      expect((await call(keys.alice)).status).toBe(200)
       for (let i = 0; i < 3; i++) expect((await call(`unknown-token-${i}-abcdef`)).status).toBe(401)
-      const refused = await call(keys.alice)
+      const refused = await call('unknown-token-3-abcdef')
       expect(refused.status).toBe(429)
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+      expect((await call(keys.alice)).status).toBe(200)
     } finally {
-      await w.app.stop()
-      w.close()
+      await close()
     }
   })
+
+  test('without TRUSTED_PROXIES, X-Forwarded-For is ignored: a client cannot dodge the throttle by writing it', async () => {
+    const { call, close } = await serve({})
+    try {
+      for (let i = 0; i < 3; i++) expect((await call(`unknown-token-${i}-abcdef`, `198.51.100.${i}`)).status).toBe(401)
+      expect((await call('unknown-token-3-abcdef', '198.51.100.99')).status).toBe(429)
+    } finally {
+      await close()
+    }
+  })
+
+  test('behind a trusted proxy, each client is its own X-Forwarded-For address: one client\'s failures lock out nobody else', async () => {
+    const { call, close } = await serve({ TRUSTED_PROXIES: '10.0.0.0/8, 127.0.0.1' })
+    try {
+      // the right-most address that is not a trusted proxy is the client; what it wrote to the left is not believed
+      for (let i = 0; i < 3; i++) expect((await call(`unknown-token-${i}-abcdef`, `1.2.3.${i}, 203.0.113.7, 10.1.1.1`)).status).toBe(401)
+      expect((await call('unknown-token-3-abcdef', '203.0.113.7')).status).toBe(429)
+      // another client behind the same proxy
+      expect((await call('unknown-token-4-abcdef', '203.0.113.8')).status).toBe(401)
+      expect((await call(keys.alice, '203.0.113.8')).status).toBe(200)
+    } finally {
+      await close()
+    }
+  })
+})
+
+test('TRUSTED_PROXIES must hold addresses or CIDR ranges', () => {
+  expect(loadConfig({ TRUSTED_PROXIES: '10.0.0.0/8,::1, 192.168.1.10' }).trustedProxies).toEqual(['10.0.0.0/8', '::1', '192.168.1.10'])
+  expect(() => loadConfig({ TRUSTED_PROXIES: '10.0.0.0/8,proxy.local' })).toThrow('TRUSTED_PROXIES: "proxy.local" is not an IP address or CIDR range')
 })
