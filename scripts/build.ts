@@ -3,9 +3,10 @@
  * npm run build [-- --x64] [-- --x64-baseline] [-- --arm64] [-- --all] [-- --outdir DIR]
  *
  * One executable with everything inside: `bun build --compile` of src/main.ts, ESM with
- * bytecode (faster start), migrations, web assets, the API docs UI and the geocoder's cities
- * embedded (they are `with { type: 'text' | 'file' }` imports). The executable ignores a .env or
- * bunfig.toml in the folder it runs from: its configuration is the environment, nothing else.
+ * bytecode (faster start), migrations, web assets, the API docs UI, the geocoder's cities and
+ * the demo's bus recordings embedded (they are `with { type: 'text' | 'file' }` imports). The
+ * executable ignores a .env or bunfig.toml in the folder it runs from: its configuration is the
+ * environment, nothing else.
  *
  * Without a flag: dist/tracker for this machine. `--x64` / `--arm64` / `--all` (both):
  * dist/tracker-linux-x64, dist/tracker-linux-arm64. `--x64-baseline`: dist/tracker-linux-x64-baseline,

@@ -9,15 +9,17 @@
  * routes, stops and travels look real, and at speed > 1 their timestamps run ahead of the clock
  * (at most the recording's length, well within the one day the pipeline accepts).
  */
-import { existsSync, readFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
 import { openDatabase } from '../db/client'
+// Text imports, so that `bun build --compile` embeds the recordings and `tracker demo` needs no
+// folder. Their sources and terms: test/fixtures/tracks/README.md.
+import bus304Gpx from '../test/fixtures/tracks/bus304_limerick_2019-02-18.gpx' with { type: 'text' }
+import liverpoolCsv from '../test/fixtures/tracks/liverpool_bus_route14_outbound_2026-01-26.csv' with { type: 'text' }
 import type { Config } from './config'
 import { importDataset } from './dataset/service'
 import { createApiKey } from './keys/service'
 import { startServer } from './server'
 
-/** What stops the demo before it starts: no recordings, no OsmAnd port, a bad speed. */
+/** What stops the demo before it starts: no OsmAnd port, a bad speed. */
 export class DemoError extends Error {}
 
 export interface TrackPoint {
@@ -37,8 +39,18 @@ export interface Track {
   points: TrackPoint[]
 }
 
-const BUS_304_FILE = 'bus304_limerick_2019-02-18.gpx'
-const LIVERPOOL_FILE = 'liverpool_bus_route14_outbound_2026-01-26.csv'
+/** The texts of the two recordings the demo replays. */
+export interface Recordings {
+  bus304Gpx: string
+  liverpoolCsv: string
+}
+
+/** The recordings embedded in this program (and in the compiled binary). */
+const EMBEDDED_RECORDINGS: Recordings = { bus304Gpx, liverpoolCsv }
+
+/** Who recorded them, and on what terms: printed with every demo. */
+export const RECORDINGS_CREDIT =
+  'recordings: bus 304, Limerick, by B.A. MacGabhann (usage restrictions: none); Liverpool route 14 from the UK Bus Open Data Service, Crown copyright, Open Government Licence'
 
 /** GPX track points: lat, lon, ele, time. */
 export function parseGpx(text: string): { time: number; latitude: number; longitude: number; altitude: number | null }[] {
@@ -87,10 +99,10 @@ export function parseCsv(text: string): Record<string, string>[] {
   })
 }
 
-/** The nine demo buses, read from the recordings in `dir`. */
-export function loadTracks(dir: string): Track[] {
+/** The nine demo buses, from the recordings (the embedded ones unless told otherwise). */
+export function loadTracks(recordings: Recordings = EMBEDDED_RECORDINGS): Track[] {
   const tracks: Track[] = []
-  const gpx = parseGpx(readFileSync(join(dir, BUS_304_FILE), 'utf8'))
+  const gpx = parseGpx(recordings.bus304Gpx)
   if (gpx.length > 0) {
     tracks.push({
       serial: 'demo-bus-304',
@@ -100,7 +112,7 @@ export function loadTracks(dir: string): Track[] {
   }
   // Local times in UK winter time, i.e. UTC. All eight buses share one clock, so that they
   // keep their real spacing along the route.
-  const rows = parseCsv(readFileSync(join(dir, LIVERPOOL_FILE), 'utf8'))
+  const rows = parseCsv(recordings.liverpoolCsv)
     .map((r) => ({ vehicle: r.vehicle_id, time: Date.parse(`${r.timestamp.replace(' ', 'T')}Z`) / 1000, latitude: Number(r.latitude), longitude: Number(r.longitude), bearing: r.bearing === '' ? null : Number(r.bearing) }))
     .filter((r) => r.vehicle && Number.isFinite(r.time) && Number.isFinite(r.latitude) && Number.isFinite(r.longitude))
   const first = Math.min(...rows.map((r) => r.time))
@@ -123,7 +135,7 @@ const DEMO = {
 }
 const deviceId = (i: number) => `de300000-0000-4000-8000-1000000000${String(i).padStart(2, '0')}`
 
-/** The demo fleet as an import document (contracts/fixture.md), for `importDataset` with upsert. */
+/** The demo fleet as an import document (docs/import-format.md), for `importDataset` with upsert. */
 export function demoDataset(tracks: Track[]) {
   return {
     accounts: [{ id: DEMO.account, name: 'Demo Transit' }],
@@ -175,16 +187,11 @@ export interface DemoOptions {
   config: Config
   /** replay speed-up, > 0 */
   speed: number
-  tracksDir: string
+  /** the buses to replay; default: the embedded recordings */
+  tracks?: Track[]
   /** stop the server once the replay is done (otherwise it keeps serving until stopped) */
   exitWhenDone: boolean
   print?: (line: string) => void
-}
-
-/** The default recordings folder: the shared data next to the repository, or DEMO_TRACKS_DIR. */
-export function defaultTracksDir(env: Record<string, string | undefined> = process.env): string {
-  if (env.DEMO_TRACKS_DIR) return resolve(env.DEMO_TRACKS_DIR)
-  return resolve(import.meta.dir, '..', '..', 'shared', 'data', 'tracks')
 }
 
 export async function runDemo(options: DemoOptions): Promise<{ sent: number; refused: number }> {
@@ -192,10 +199,7 @@ export async function runDemo(options: DemoOptions): Promise<{ sent: number; ref
   const { config, speed } = options
   if (!(speed > 0)) throw new DemoError('--speed must be a positive number')
   if (!config.osmandPort) throw new DemoError('the demo replays over OsmAnd: OSMAND_PORT must not be 0')
-  if (!existsSync(join(options.tracksDir, BUS_304_FILE))) {
-    throw new DemoError(`no recordings in ${options.tracksDir} (set DEMO_TRACKS_DIR to the folder holding ${BUS_304_FILE} and ${LIVERPOOL_FILE})`)
-  }
-  const tracks = loadTracks(options.tracksDir)
+  const tracks = options.tracks ?? loadTracks()
 
   const database = openDatabase(config.databasePath, { synchronous: config.synchronous })
   let key: string
@@ -210,6 +214,7 @@ export async function runDemo(options: DemoOptions): Promise<{ sent: number; ref
   const api = `http://localhost:${server.port}`
   const osmand = `http://127.0.0.1:${server.ports.osmand}`
   print(`demo fleet: ${tracks.length} buses in group "Buses" (account "Demo Transit")`)
+  print(RECORDINGS_CREDIT)
   print(`API key (shown once): ${key}`)
   print(`try: curl -H "Authorization: Bearer ${key}" ${api}/devices`)
   print(`replaying ${tracks.reduce((n, t) => n + t.points.length, 0)} fixes at ${speed}× over OsmAnd (${osmand})…`)

@@ -19,15 +19,18 @@ import pkg from '../package.json'
 const USAGE = `Usage: tracker <command>
 
   serve                      serve the API and the device listeners (default)
-  import FILE [--upsert]     load a dataset (JSON, see contracts/fixture.md)
+  import FILE [--upsert]     load a dataset (JSON, format: docs/import-format.md)
   key create --user ID       issue an API key for a user; it is printed once
   migrate                    create or migrate the database, then exit
   backup FILE                consistent copy of the live database into FILE (safe while serving)
   version                    print the version
-  demo [--speed N] [--exit]  demo fleet: nine buses replayed over OsmAnd (N× real time, default 10)
+  demo [--speed N] [--exit]  demo fleet: nine real bus recordings (built in) replayed over OsmAnd
+                             (N× real time, default 10)
 
 Environment: PORT, HOST, DATABASE_PATH, APP_URL, SHORT_URL_BASE, OSMAND_PORT, GT06_PORT,
-TELTONIKA_PORT, LOG_LEVEL, … (see README.md)`
+TELTONIKA_PORT, LOG_LEVEL, … (see README.md)
+API reference: /openapi on the running server; its conventions and choices:
+docs/api-decisions.md`
 
 class UsageError extends Error {}
 
@@ -97,9 +100,9 @@ const COMMANDS: Record<string, Command> = {
     const speed = speedAt >= 0 ? Number(args[speedAt + 1]) : 10
     const unknown = args.filter((a, i) => a !== '--speed' && a !== '--exit' && (speedAt < 0 || i !== speedAt + 1))
     if (!(speed > 0) || unknown.length) throw new UsageError(unknown.length ? `unknown argument ${unknown[0]}` : '--speed needs a positive number')
-    const { DemoError, defaultTracksDir, runDemo } = await import('./demo')
+    const { DemoError, runDemo } = await import('./demo')
     try {
-      await runDemo({ config, speed, tracksDir: defaultTracksDir(), exitWhenDone: args.includes('--exit') })
+      await runDemo({ config, speed, exitWhenDone: args.includes('--exit') })
     } catch (error) {
       if (!(error instanceof DemoError)) throw error
       console.error(`error: ${error.message}`)

@@ -1,5 +1,5 @@
 /**
- * The dataset document of contracts/fixture.md, as a schema: every object closed
+ * The dataset document of docs/import-format.md, as a schema: every object closed
  * (unknown keys are errors), every id a UUID. Cross-references are checked in service.ts.
  */
 import { type Static, Type as T } from '@sinclair/typebox'

@@ -1,5 +1,5 @@
 /**
- * Importing a dataset (contracts/fixture.md): validate the whole document, check every
+ * Importing a dataset (docs/import-format.md): validate the whole document, check every
  * reference against the file and the database, then write it in one transaction. A bad
  * document changes nothing and names the path of the first bad field.
  */

@@ -3,13 +3,11 @@ import { Database } from 'bun:sqlite'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config'
-import { defaultTracksDir, loadTracks, osmandQuery, parseCsv, runDemo } from '../../src/demo'
+import { RECORDINGS_CREDIT, loadTracks, osmandQuery, parseCsv, runDemo } from '../../src/demo'
 import { tempDir } from './fleet'
 
-const tracksDir = defaultTracksDir({})
-
-test('the recordings are read: bus 304 and the eight Liverpool buses', () => {
-  const tracks = loadTracks(tracksDir)
+test('the embedded recordings are read: bus 304 and the eight Liverpool buses', () => {
+  const tracks = loadTracks()
   expect(tracks.length).toBe(9)
   expect(tracks[0]).toMatchObject({ serial: 'demo-bus-304' })
   expect(tracks[0].points.length).toBe(2144)
@@ -39,9 +37,10 @@ test('the demo replays every fix through OsmAnd into the database', async () => 
   const config = loadConfig({ DATABASE_PATH: join(dir, 'demo.db'), PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(osmandPort), GT06_PORT: '0', TELTONIKA_PORT: '0', LOG_LEVEL: 'silent' })
   const lines: string[] = []
   try {
-    const result = await runDemo({ config, speed: 1_000_000, tracksDir, exitWhenDone: true, print: (l) => lines.push(l) })
+    const result = await runDemo({ config, speed: 1_000_000, exitWhenDone: true, print: (l) => lines.push(l) })
     expect(result).toEqual({ sent: 3677, refused: 0 })
     expect(lines.some((l) => /API key \(shown once\): \S{16,}/.test(l))).toBe(true)
+    expect(lines).toContain(RECORDINGS_CREDIT)
     const db = new Database(join(dir, 'demo.db'), { readonly: true })
     expect(db.query<{ n: number }, []>('SELECT count(*) AS n FROM positions').get()!.n).toBe(3677)
     expect(db.query<{ n: number }, []>(`SELECT count(*) AS n FROM devices WHERE state IN ('moving', 'stopped') AND latitude IS NOT NULL`).get()!.n).toBe(9)

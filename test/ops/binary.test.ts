@@ -5,9 +5,10 @@
  * it, so migrations, web pages, the docs UI and the geocoder's cities can only come from inside.
  * It creates its database, imports, issues a key, serves, answers /health, /ready and an
  * authenticated call, ingests a fix, and exits 0 on SIGTERM. A .env and a bunfig.toml in its
- * folder are ignored.
+ * folder are ignored. `tracker demo` replays its built-in bus recordings with no folder given.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -144,6 +145,23 @@ describe('the single binary', () => {
     expect(result.exitCode).toBe(0)
     expect(result.stdout.toString()).toBe('database ./data/tracker.db is migrated\n')
     expect(existsSync(join(dir, 'from-dotenv.db'))).toBe(false)
+  })
+
+  test('demo: the bus recordings are inside, so it replays all of them with no folder given', () => {
+    const database = join(work, 'demo', 'demo.db')
+    const demo = run(['demo', '--speed', '1000000', '--exit'], {
+      DATABASE_PATH: database, PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(freePort()), GT06_PORT: '0', TELTONIKA_PORT: '0', LOG_LEVEL: 'warn',
+    })
+    expect(demo.stderr).toBe('')
+    expect(demo.code).toBe(0)
+    expect(demo.stdout).toContain('demo fleet: 9 buses')
+    expect(demo.stdout).toContain('replay done: 3677 fixes accepted, 0 refused')
+    const db = new Database(database, { readonly: true })
+    try {
+      expect(db.query<{ n: number }, []>('SELECT count(*) AS n FROM positions').get()!.n).toBe(3677)
+    } finally {
+      db.close()
+    }
   })
 
   test('takes the other commands too: version, backup, usage errors', () => {

@@ -1,5 +1,5 @@
 /**
- * Track analysis on real recordings (../shared/data/tracks): a Limerick bus with its 36 real
+ * Track analysis on real recordings (test/fixtures/tracks): a Limerick bus with its 36 real
  * stops as ground truth, and eight Liverpool buses reporting about every 25 s.
  */
 import { describe, expect, test } from 'bun:test'

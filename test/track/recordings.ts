@@ -1,5 +1,5 @@
 /**
- * Loaders for the shared real recordings (../shared/data/tracks, see its README), and an
+ * Loaders for the real recordings in test/fixtures/tracks (see its README), and an
  * independent haversine to check the module's distances against.
  */
 import { Database } from 'bun:sqlite'
@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import type { TrackPoint } from '../../src/track/types'
 
-export const TRACKS_DIR = path.join(import.meta.dir, '../../../shared/data/tracks')
+export const TRACKS_DIR = path.join(import.meta.dir, '..', 'fixtures', 'tracks')
 export const BUS304_GPX = path.join(TRACKS_DIR, 'bus304_limerick_2019-02-18.gpx')
 export const BUS304_STOPS_GPKG = path.join(TRACKS_DIR, 'stops_304_to_ul.gpkg')
 export const LIVERPOOL_CSV = path.join(TRACKS_DIR, 'liverpool_bus_route14_outbound_2026-01-26.csv')
