@@ -74,3 +74,25 @@ test('random bodies on share creation and update never give a 5xx', async () => 
     expect({ raw, status: res.status < 500 }).toEqual({ raw, status: true })
   }
 })
+
+test('the audit\'s hostile bodies on every route that takes one: 401 (429 once throttled) for an anonymous caller, a 4xx otherwise, never a 5xx', async () => {
+  const link = (await (await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1], ttl: 3600 } })).json()) as { id: string }
+  const bodies = [
+    '['.repeat(20_000) + ']'.repeat(20_000),
+    '['.repeat(100_000),
+    '{"a":'.repeat(50_000),
+    JSON.stringify({ devices: [ids.truck1], ttl: 3600, pad: 'x'.repeat(1 << 20) }),
+    JSON.stringify({ devices: Array.from({ length: 5000 }, (_, i) => `${i}`), ttl: 'x'.repeat(10_000) }),
+    JSON.stringify({ ['k'.repeat(200_000)]: 1 }),
+    '\u0000\uffff',
+  ]
+  for (const [method, path] of [['POST', '/devices/share'], ['PATCH', `/devices/share/${link.id}`], ['DELETE', `/devices/share/${link.id}`]] as const) {
+    for (const body of bodies) {
+      const anonymous = await world.call(method, path, { body })
+      expect({ path, body: body.slice(0, 20), status: [401, 429].includes(anonymous.status) }).toEqual({ path, body: body.slice(0, 20), status: true })
+      const signedIn = await world.call(method, path, { token: keys.bob, body })
+      expect({ path, body: body.slice(0, 20), status: signedIn.status >= 400 && signedIn.status < 500 }).toEqual({ path, body: body.slice(0, 20), status: true })
+      expect(signedIn.headers.get('content-type')).toBe('application/problem+json')
+    }
+  }
+})
