@@ -10,7 +10,7 @@
  */
 import type { Database, Statement } from 'bun:sqlite'
 import { LRUCache } from 'lru-cache'
-import type { Principal } from '../principal'
+import type { Principal, UserPrincipal } from '../principal'
 
 export interface DeviceRow {
   key: number
@@ -57,6 +57,16 @@ const SCOPE = {
 
 type Kind = keyof typeof SCOPE
 
+/**
+ * Whether the user is their account's admin, who reaches every device of the account
+ * (contracts/admin.md). Users have no role yet: the change that adds one makes this line
+ * `return user.role === 'admin'`, and what is decided through it (reachOf, the share links a
+ * user sees) follows.
+ */
+export function isAccountAdmin(_user: UserPrincipal): boolean {
+  return false
+}
+
 function scopeValue(principal: Principal): string {
   return principal.kind === 'user' ? principal.userId : JSON.stringify(principal.deviceKeys)
 }
@@ -82,7 +92,7 @@ export function createDeviceAccess(sqlite: Database) {
    */
   const reachableByUser = new LRUCache<string, ReadonlySet<number>>({ max: 1000 })
   let membershipVersion = -1
-  function userReaches(userId: string, deviceKey: number, version: number): boolean {
+  function devicesReachedBy(userId: string, version: number): ReadonlySet<number> {
     if (version !== membershipVersion) {
       reachableByUser.clear()
       membershipVersion = version
@@ -92,8 +102,11 @@ export function createDeviceAccess(sqlite: Database) {
       keys = new Set(devicesOfUser.all(userId).map((r) => r.key))
       reachableByUser.set(userId, keys)
     }
-    return keys.has(deviceKey)
+    return keys
   }
+  const userReaches = (userId: string, deviceKey: number, version: number) => devicesReachedBy(userId, version).has(deviceKey)
+  const currentVersion = sqlite.query<{ version: number }, []>('SELECT version FROM access_version WHERE id = 1')
+  const devicesOfAccount = sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE account_id = ?')
 
   const inGroups = `EXISTS (SELECT 1 FROM device_groups g WHERE g.device_key = d.key AND g.group_id IN (SELECT value FROM json_each($groups)))`
   const listWhere = (scope: string, groupFilter: string) =>
@@ -136,6 +149,19 @@ export function createDeviceAccess(sqlite: Database) {
     reachableKeys(principal: Principal, ids: readonly string[]): Map<string, number> {
       const rows = many(principal).all({ ids: JSON.stringify(ids), scope: scopeValue(principal) })
       return new Map(rows.map((r) => [r.id, r.key]))
+    },
+
+    /**
+     * Which device keys `user` reaches, as of this call (one version read), for deciding many
+     * devices at once: the share links a user may see are those whose every device passes.
+     */
+    reachOf(user: UserPrincipal): (deviceKey: number) => boolean {
+      if (isAccountAdmin(user)) {
+        const keys = new Set(devicesOfAccount.all(user.accountId).map((r) => r.key))
+        return (key) => keys.has(key)
+      }
+      const keys = devicesReachedBy(user.userId, currentVersion.get()?.version ?? 0)
+      return (key) => keys.has(key)
     },
   }
 }

@@ -4,7 +4,12 @@ import { IdParams, responses } from '../http/model'
 import { CreateShareBody, ShareCreated, ShareLink, ShareLinkDetail, ShareLinkListed, UpdateShareBody } from './model'
 import type { ShareService } from './service'
 
-const MANAGE = 'Managing links needs an API key: a share token gets 403. Links are scoped to your account: another account\'s link is 404.'
+const MANAGE =
+  'Managing links needs an API key: a share token gets 403. Who sees a link: you list, read, change and revoke only the ' +
+  'links of your account whose every device you reach now (through your groups); any other link, another account\'s ' +
+  'included, is 404 and its token is never shown. Reach is decided on each request: a link whose devices you no longer ' +
+  'all reach (a group change) leaves your list and is 404 at once. An account admin sees all of the account\'s links ' +
+  '(users have no role yet: today everyone is a member).'
 
 /** The share-link API under /devices/share, and the short links under /s. */
 export function shareRoutes(auth: ReturnType<typeof authPlugin>, shares: ShareService) {
@@ -17,7 +22,7 @@ export function shareRoutes(auth: ReturnType<typeof authPlugin>, shares: ShareSe
         detail: {
           tags: ['Share links'],
           responses: responses({ 200: { schema: t.Array(ShareLinkListed), description: 'The active links' } }, 401, 403, 429, 504),
-          summary: "The account's active share links",
+          summary: 'The active share links you may see',
           description: `Links neither revoked nor expired, newest first, with their token and original_url (an empty array when there are none). ${MANAGE}`,
         },
       })
@@ -41,7 +46,7 @@ export function shareRoutes(auth: ReturnType<typeof authPlugin>, shares: ShareSe
           tags: ['Share links'],
           responses: responses({ 200: { schema: ShareLinkDetail, description: 'The link' } }, 400, 401, 403, 404, 429, 504),
           summary: 'One share link',
-          description: `The list shape plus \`short_url\`; revoked and expired links too. ${MANAGE}`,
+          description: `The list shape plus \`short_url\`; revoked and expired links too (when you may see them). ${MANAGE}`,
         },
       })
       .patch('/devices/share/:id', ({ principal, params, body }) => shares.update(asUser(principal), params.id, body), {

@@ -3,10 +3,15 @@
  * resolving a presented token to the principal that may read the link's devices. Devices are
  * checked through the access function only; every change drops the token's cache entry and
  * tells open live streams, so it takes effect on the very next request.
+ *
+ * Who sees a link: a user sees (lists, reads, changes, revokes) only the links of their account
+ * whose every device they reach now, decided afresh on each request through the access function;
+ * any other link is "no such link" (404), so its token never reaches them. An account admin sees
+ * all of the account's links. A link with no devices left is the admin's only.
  */
 import type { Database } from 'bun:sqlite'
 import type { Clock } from '../clock'
-import type { DeviceAccess } from '../devices/access'
+import { type DeviceAccess, isAccountAdmin } from '../devices/access'
 import { Invalid, NotFound, type FieldError } from '../errors'
 import { isoOrNull } from '../http/model'
 import type { SharePrincipal, UserPrincipal } from '../principal'
@@ -37,6 +42,12 @@ interface LinkRow {
   created_at: number
 }
 
+/** A link's devices in the link's order: ids for its body, keys for deciding who sees it. */
+interface LinkDevices {
+  ids: string[]
+  keys: number[]
+}
+
 /** An open link, as the page sees it. */
 export interface OpenLink {
   principal: SharePrincipal
@@ -54,9 +65,9 @@ export function createShareService({ sqlite, access, clock, tokens, appUrl, shor
   const linkByCode = sqlite.query<{ token: string; revoked: number; expires_at: number }, [string]>(
     'SELECT token, revoked, expires_at FROM share_links WHERE short_code = ?',
   )
-  // The link's own device ids, for its body: access was decided when they were put in the link.
-  const deviceIdsOf = sqlite.query<{ link_id: string; id: string }, [string]>(
-    `SELECT l.link_id, d.id FROM share_link_devices l JOIN devices d ON d.key = l.device_key
+  // The links' devices: ids for the body, keys for deciding who may see the link.
+  const devicesOfLinks = sqlite.query<{ link_id: string; key: number; id: string }, [string]>(
+    `SELECT l.link_id, d.key, d.id FROM share_link_devices l JOIN devices d ON d.key = l.device_key
      WHERE l.link_id IN (SELECT value FROM json_each(?)) ORDER BY l.link_id, l.ordinal`,
   )
   const insertLink = sqlite.query(
@@ -109,16 +120,33 @@ export function createShareService({ sqlite, access, clock, tokens, appUrl, shor
     return [...seen]
   }
 
-  function requireLink(user: UserPrincipal, id: string): LinkRow {
-    const row = linkById.get(id.toLowerCase(), user.accountId)
-    if (!row) throw new NotFound(`No share link ${id}`)
-    return row
+  function devicesOf(linkIds: string[]): Map<string, LinkDevices> {
+    const byLink = new Map<string, LinkDevices>(linkIds.map((id) => [id, { ids: [], keys: [] }]))
+    for (const row of devicesOfLinks.all(JSON.stringify(linkIds))) {
+      const devices = byLink.get(row.link_id)!
+      devices.ids.push(row.id)
+      devices.keys.push(row.key)
+    }
+    return byLink
   }
 
-  function devicesOf(linkIds: string[]): Map<string, string[]> {
-    const byLink = new Map<string, string[]>(linkIds.map((id) => [id, []]))
-    for (const row of deviceIdsOf.all(JSON.stringify(linkIds))) byLink.get(row.link_id)!.push(row.id)
-    return byLink
+  /**
+   * Which of the account's links `user` may see: an admin all of them; anyone else those with
+   * devices, every one of which they reach now. Decided per request, so a link whose devices a
+   * user no longer all reaches (a group change, by any process) is gone for them at once.
+   */
+  function visibleTo(user: UserPrincipal): (devices: LinkDevices) => boolean {
+    if (isAccountAdmin(user)) return () => true
+    const reaches = access.reachOf(user)
+    return (devices) => devices.keys.length > 0 && devices.keys.every(reaches)
+  }
+
+  /** The link and its devices; 404 when it is not the account's or the user may not see it (the same answer: nothing is revealed). */
+  function requireLink(user: UserPrincipal, id: string): { row: LinkRow; devices: LinkDevices } {
+    const row = linkById.get(id.toLowerCase(), user.accountId)
+    const devices = row && devicesOf([row.id]).get(row.id)!
+    if (!row || !devices || !visibleTo(user)(devices)) throw new NotFound(`No share link ${id}`)
+    return { row, devices }
   }
 
   function toBody(row: LinkRow, devices: string[]): ShareLinkBody {
@@ -185,17 +213,18 @@ export function createShareService({ sqlite, access, clock, tokens, appUrl, shor
     list(user: UserPrincipal): ShareLinkListedBody[] {
       const rows = activeLinks.all(user.accountId, clock.now())
       const devices = devicesOf(rows.map((r) => r.id))
-      return rows.map((row) => listed(row, devices.get(row.id)!))
+      const visible = visibleTo(user)
+      return rows.filter((row) => visible(devices.get(row.id)!)).map((row) => listed(row, devices.get(row.id)!.ids))
     },
 
-    /** one of the account's links, active or not */
+    /** one of the links the user may see, active or not */
     get(user: UserPrincipal, id: string): ShareLinkDetailBody {
-      const row = requireLink(user, id)
-      return { ...listed(row, devicesOf([row.id]).get(row.id)!), short_url: shortUrl(row.short_code) }
+      const { row, devices } = requireLink(user, id)
+      return { ...listed(row, devices.ids), short_url: shortUrl(row.short_code) }
     },
 
     update(user: UserPrincipal, id: string, input: UpdateShareInput): ShareLinkBody {
-      const row = requireLink(user, id)
+      const { row } = requireLink(user, id)
       const keys = input.devices === undefined ? null : reachableDevices(user, input.devices)
       const acl = input.acl === undefined ? null : checkAcl(input.acl)
       const now = clock.now()
@@ -207,13 +236,13 @@ export function createShareService({ sqlite, access, clock, tokens, appUrl, shor
         }
       })()
       changed(row)
-      const updated = requireLink(user, row.id)
-      return toBody(updated, devicesOf([row.id]).get(row.id)!)
+      const updated = linkById.get(row.id, user.accountId)!
+      return toBody(updated, devicesOf([row.id]).get(row.id)!.ids)
     },
 
     /** revokes the link for good; revoking a revoked link is a no-op */
     revoke(user: UserPrincipal, id: string): void {
-      const row = requireLink(user, id)
+      const { row } = requireLink(user, id)
       if (row.revoked === 0) revokeLink.run(clock.now(), row.id)
       changed(row)
     },

@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { join } from 'node:path'
 import { loadConfig } from '../../src/config'
+import { importDataset } from '../../src/dataset/service'
 import { DEFAULT_ACL, PERMISSION } from '../../src/share/permissions'
 import { ids, keys, makeWorld, problem, type World } from '../support/world'
 
@@ -159,8 +162,8 @@ describe('GET /devices/share', () => {
     expect((await list()).map((l) => l.id)).toEqual([newest.id, kept.id])
   })
 
-  test('is scoped to the account: its other users see the links, another account does not', async () => {
-    const link = await create({ devices: [ids.truck1], ttl: HOUR })
+  test('another user of the account who reaches every device sees the link; another account does not', async () => {
+    const link = await create({ devices: [ids.truck2, ids.van1], ttl: HOUR }) // both in vans: bob's group
     expect((await list(keys.bob)).map((l) => l.id)).toEqual([link.id])
     expect(await list(keys.carol)).toEqual([])
   })
@@ -278,5 +281,81 @@ describe('managing links with a share token', () => {
     await problem(await world.call('PATCH', `/devices/share/${link.id}`, { ...as, body: { ttl: 31_536_000 } }), 403)
     await problem(await world.call('DELETE', `/devices/share/${link.id}`, as), 403)
     expect((await list())[0].expires_at).toBe(link.expires_at)
+  })
+})
+
+describe('who sees a link: only a user who reaches every one of its devices', () => {
+  const dave = { id: '0c000000-0000-4000-8000-0000000000d0', key: 'dave-key-0123456789abcdef' }
+
+  /** GET, PATCH and DELETE of the link as `token`: each must be 404 and must not carry the link's token. */
+  async function expectHidden(link: Created, token: string) {
+    const answers = [
+      await world.call('GET', `/devices/share/${link.id}`, { token }),
+      await world.call('PATCH', `/devices/share/${link.id}`, { token, body: { ttl: 31_536_000 } }),
+      await world.call('DELETE', `/devices/share/${link.id}`, { token }),
+    ]
+    for (const res of answers) {
+      const body = await problem(res, 404)
+      expect(JSON.stringify(body)).not.toContain(link.token)
+    }
+    const listing = await world.call('GET', '/devices/share', { token })
+    expect(listing.status).toBe(200)
+    const text = await listing.text()
+    expect(text).not.toContain(link.token)
+    expect((JSON.parse(text) as Listed[]).map((l) => l.id)).not.toContain(link.id)
+  }
+
+  /** The link as its creator sees it: still active, lifetime unchanged. */
+  async function expectUntouched(link: Created) {
+    const own = (await list()).find((l) => l.id === link.id)
+    expect(own).toMatchObject({ revoked: false, expires_at: link.expires_at })
+    expect((await world.call('GET', '/devices', { token: link.token })).status).toBe(200)
+  }
+
+  test('a user of the account in no group sees no link, and another\'s link is 404 to them on detail, patch and delete', async () => {
+    importDataset(world.database.sqlite, { users: [{ id: dave.id, account: ids.acme, name: 'dave', api_keys: [dave.key] }] })
+    const link = await create({ devices: [ids.truck1], ttl: HOUR })
+    const other = await create({ devices: [ids.van1], ttl: HOUR }, keys.bob)
+    expect(await list(dave.key)).toEqual([])
+    await expectHidden(link, dave.key)
+    await expectHidden(other, dave.key)
+    await expectUntouched(link)
+    await expectUntouched(other)
+  })
+
+  test('reaching some of a link\'s devices is not enough: 404, and the token is never shown', async () => {
+    const mixed = await create({ devices: [ids.truck2, ids.truck1], ttl: HOUR }) // bob reaches truck2 (vans), not truck1
+    const reachable = await create({ devices: [ids.van1, ids.truck2], ttl: HOUR })
+    expect((await list(keys.bob)).map((l) => l.id)).toEqual([reachable.id])
+    await expectHidden(mixed, keys.bob)
+    await expectUntouched(mixed)
+    // the link he does see, he may change and revoke
+    expect((await world.call('PATCH', `/devices/share/${reachable.id}`, { token: keys.bob, body: { devices: [ids.van1] } })).status).toBe(200)
+    expect((await world.call('DELETE', `/devices/share/${reachable.id}`, { token: keys.bob })).status).toBe(204)
+  })
+
+  test('after a user leaves a group (another process), the links of its devices vanish for them at once', async () => {
+    const link = await create({ devices: [ids.truck2, ids.van1], ttl: HOUR })
+    const bobSees = async () => (await list(keys.bob)).map((l) => l.id)
+    expect(await bobSees()).toEqual([link.id])
+    expect((await world.call('GET', `/devices/share/${link.id}`, { token: keys.bob })).status).toBe(200)
+
+    // as `cli import --upsert` would, from its own connection
+    const other = new Database(join(world.dir, 'tracker.db'))
+    try {
+      other.run('DELETE FROM user_groups WHERE user_id = ? AND group_id = ?', [ids.bob, ids.vans])
+      expect(await bobSees()).toEqual([])
+      await expectHidden(link, keys.bob)
+      await expectUntouched(link) // alice still reaches both
+
+      other.run('INSERT INTO user_groups (user_id, group_id) VALUES (?, ?)', [ids.bob, ids.vans])
+      expect(await bobSees()).toEqual([link.id])
+      // and a device leaving the group does the same
+      other.run('DELETE FROM device_groups WHERE group_id = ? AND device_key = (SELECT key FROM devices WHERE id = ?)', [ids.vans, ids.van1])
+      expect(await bobSees()).toEqual([])
+      await expectHidden(link, keys.bob)
+    } finally {
+      other.close()
+    }
   })
 })
