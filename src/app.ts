@@ -81,7 +81,12 @@ export function createApp(deps: AppDeps) {
   })
   const devices = createDeviceService({ sqlite, access, live })
   const commands = createCommandService(sqlite, access)
-  const geocoder = deps.geocoder ?? createGeocoder({ url: config.geocoderUrl, timeoutMs: config.geocoderTimeoutMs })
+  const geocoder = deps.geocoder ?? createGeocoder({
+    url: config.geocoderUrl,
+    timeoutMs: config.geocoderTimeoutMs,
+    intervalMs: config.geocoderIntervalMs,
+    maxInFlight: config.geocoderMaxInFlight,
+  })
   const history = createHistoryService({ sqlite, access, geocoder })
   const streams = createLiveStreams({
     access,

@@ -24,6 +24,10 @@ export interface Config {
   /** optional Nominatim-compatible reverse geocoder for street addresses */
   geocoderUrl: string | null
   geocoderTimeoutMs: number
+  /** minimum ms between two requests to GEOCODER_URL (process-wide); 0: no spacing */
+  geocoderIntervalMs: number
+  /** requests to GEOCODER_URL waiting for an answer at once (process-wide) */
+  geocoderMaxInFlight: number
   tileUrl: string
   /** days of positions and events to keep; null keeps everything */
   retentionDays: number | null
@@ -96,6 +100,8 @@ export function loadConfig(env: Env = process.env): Config {
     tcpIdleTimeout: integer(env, 'TCP_IDLE_TIMEOUT', 300, 1, 86_400),
     geocoderUrl: url(env, 'GEOCODER_URL', null),
     geocoderTimeoutMs: integer(env, 'GEOCODER_TIMEOUT_MS', 1500, 1, 60_000),
+    geocoderIntervalMs: integer(env, 'GEOCODER_INTERVAL_MS', 1000, 0, 3_600_000),
+    geocoderMaxInFlight: integer(env, 'GEOCODER_MAX_IN_FLIGHT', 2, 1, 64),
     tileUrl: env.TILE_URL || 'https://tile.openstreetmap.org/{z}/{x}/{y}.png',
     retentionDays: retention === 0 ? null : retention,
     metricsToken: env.METRICS_TOKEN || null,

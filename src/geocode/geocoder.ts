@@ -1,10 +1,12 @@
 /**
  * The geocoder services use: offline always, online when an operator configures a
- * Nominatim-compatible URL (GEOCODER_URL), with the offline answer whenever the online one fails.
+ * Nominatim-compatible URL (GEOCODER_URL), with the offline answer whenever the online one fails
+ * or the process's request budget for the service (limiter.ts) is spent.
  */
 import { LRUCache } from 'lru-cache'
 import { checkCoordinates, type Cities } from './cities.ts'
 import { defaultCities } from './dataset.ts'
+import { DEFAULT_LIMITS, sharedLimiter, type RequestLimiter } from './limiter.ts'
 import { nominatimReverse, type FetchLike } from './nominatim.ts'
 
 export interface GeocoderOptions {
@@ -16,8 +18,17 @@ export interface GeocoderOptions {
   /** online answers kept, by coordinates rounded to 5 decimals (about 1 m); default 10,000 */
   cacheSize?: number
   userAgent?: string
-  /** online requests in flight at once during `addresses`, default 4 */
+  /** online requests in flight at once during `addresses`, default 4 (and never more than maxInFlight) */
   concurrency?: number
+  /**
+   * minimum time between two online requests, default 1000 (Nominatim's policy: 1 a second);
+   * 0 leaves only maxInFlight. A lookup over budget gets the offline answer at once.
+   */
+  intervalMs?: number
+  /** online requests waiting for their answer at once, default 2 */
+  maxInFlight?: number
+  /** the budget to draw on; default the process-wide one for this service and these limits */
+  limiter?: RequestLimiter
   /** the offline index; default the shipped world cities, decoded at first use */
   cities?: Cities | (() => Cities)
 }
@@ -44,7 +55,9 @@ export const DEFAULT_USER_AGENT = 'fleet-tracker/0.1 (self-hosted GPS tracking s
 export function createGeocoder(options: GeocoderOptions = {}): Geocoder {
   const base = options.url ? options.url.replace(/\/+$/, '') : null
   const timeoutMs = positive('timeoutMs', options.timeoutMs ?? 1500)
-  const concurrency = Math.floor(positive('concurrency', options.concurrency ?? 4))
+  const limiter = options.limiter ?? (base ? sharedLimiter(base, { intervalMs: options.intervalMs ?? DEFAULT_LIMITS.intervalMs, maxInFlight: options.maxInFlight ?? DEFAULT_LIMITS.maxInFlight }) : null)
+  // more workers than requests allowed in flight would only answer offline sooner
+  const concurrency = Math.min(Math.floor(positive('concurrency', options.concurrency ?? 4)), limiter?.limits.maxInFlight ?? Infinity)
   const userAgent = options.userAgent ?? DEFAULT_USER_AGENT
   const fetchImpl: FetchLike = options.fetch ?? ((url, init) => fetch(url, init))
   const source = options.cities
@@ -66,9 +79,14 @@ export function createGeocoder(options: GeocoderOptions = {}): Geocoder {
     if (cached !== undefined) return cached
     let pending = inFlight.get(key)
     if (!pending) {
+      // over budget: the offline answer now, rather than a queue that grows with the traffic
+      const release = limiter!.tryAcquire()
+      if (release === null) return reverseOffline(lat, lon)
       pending = nominatimReverse({ base, lat: Number(lat.toFixed(5)), lon: Number(lon.toFixed(5)), timeoutMs, userAgent, fetch: fetchImpl })
       inFlight.set(key, pending)
       pending.then((address) => {
+        // nominatimReverse settles within timeoutMs and never rejects: the slot always comes back
+        release()
         inFlight.delete(key)
         // Only answers are cached: after a failure the next lookup asks again.
         if (address !== undefined) cache.set(key, address)

@@ -6,4 +6,5 @@
 export { createGeocoder, DEFAULT_USER_AGENT, type Geocoder, type GeocoderOptions, type LatLon } from './geocoder.ts'
 export { Cities, decodeCities, type City } from './cities.ts'
 export { CITIES_PBF_PATH, defaultCities, loadCities } from './dataset.ts'
+export { createRequestLimiter, DEFAULT_LIMITS, sharedLimiter, type RequestLimiter, type RequestLimits } from './limiter.ts'
 export { formatAddress, nominatimReverse, reverseUrl, type FetchLike } from './nominatim.ts'

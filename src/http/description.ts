@@ -40,7 +40,8 @@ the threshold, and the travels' distances add up to it. Route \`total_duration\`
 point; travels \`total_duration\` sums the travels. \`max_speed\` is the highest reported speed (or,
 without any, the highest over 10 s and 50 m); \`avg_speed\` = distance / duration, in km/h. Place
 \`address\`: "City, CC" from a world-cities table shipped with the server, or a street address when
-\`GEOCODER_URL\` answers within its timeout. Events come in time order.
+\`GEOCODER_URL\` answers within its timeout and the server's request budget for it allows (by default one
+request a second, two in flight; over budget, the offline answer at once). Events come in time order.
 
 **Share links.** \`devices\` holds 1–1,000 distinct ids you can reach (else 404); \`ttl\` is an
 integer from 60 to 31,536,000 seconds; the token is 256 random bits, base64url. \`acl\` holds ids

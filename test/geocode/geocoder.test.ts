@@ -22,6 +22,9 @@ function fakeFetch(respond: (url: URL) => Response | Promise<Response> = () => R
   return { fetch, calls }
 }
 
+/** no spacing and room in flight: these tests are about answers, not the request budget (limiter tests below) */
+const UNLIMITED = { intervalMs: 0, maxInFlight: 100 }
+
 const never = () => new Promise<Response>(() => {})
 
 describe('offline only (no GEOCODER_URL)', () => {
@@ -51,7 +54,7 @@ describe('offline only (no GEOCODER_URL)', () => {
 describe('online, with an injected fetch', () => {
   test('a street address, asked for with the Nominatim reverse query and a User-Agent', async () => {
     const { fetch, calls } = fakeFetch()
-    const geocoder = createGeocoder({ url: 'https://nominatim.example.org/', fetch })
+    const geocoder = createGeocoder({ ...UNLIMITED, url: 'https://nominatim.example.org/', fetch })
     expect(await geocoder.reverse(48.863812345, 2.448498765)).toBe('12 Rue de Paris, Montreuil, FR')
     expect(calls).toHaveLength(1)
     const { url, headers } = calls[0]
@@ -62,7 +65,7 @@ describe('online, with an injected fetch', () => {
 
   test('the User-Agent can be set', async () => {
     const { fetch, calls } = fakeFetch()
-    await createGeocoder({ url: 'https://nominatim.example.org', fetch, userAgent: 'acme-fleet/2 (ops@acme.test)' }).reverse(LAT, LON)
+    await createGeocoder({ ...UNLIMITED, url: 'https://nominatim.example.org', fetch, userAgent: 'acme-fleet/2 (ops@acme.test)' }).reverse(LAT, LON)
     expect(calls[0].headers['User-Agent']).toBe('acme-fleet/2 (ops@acme.test)')
   })
 
@@ -75,13 +78,13 @@ describe('online, with an injected fetch', () => {
     ['the payload is not an object', () => Response.json(['Montreuil'])],
   ])('falls back to the offline answer when %s', async (_, respond) => {
     const { fetch, calls } = fakeFetch(respond)
-    expect(await createGeocoder({ url: 'https://nominatim.example.org', fetch }).reverse(LAT, LON)).toBe(OFFLINE)
+    expect(await createGeocoder({ ...UNLIMITED, url: 'https://nominatim.example.org', fetch }).reverse(LAT, LON)).toBe(OFFLINE)
     expect(calls).toHaveLength(1)
   })
 
   test('a fetch that never answers: the offline answer arrives at the timeout, and the request is aborted', async () => {
     const { fetch, calls } = fakeFetch(never)
-    const geocoder = createGeocoder({ url: 'https://nominatim.example.org', fetch, timeoutMs: 50 })
+    const geocoder = createGeocoder({ ...UNLIMITED, url: 'https://nominatim.example.org', fetch, timeoutMs: 50 })
     expect(await geocoder.reverse(LAT, LON)).toBe(OFFLINE)
     expect(calls[0].signal.aborted).toBe(true)
     expect((calls[0].signal.reason as DOMException).name).toBe('TimeoutError')
@@ -89,7 +92,7 @@ describe('online, with an injected fetch', () => {
 
   test('a cached answer is not fetched again, even a metre away', async () => {
     const { fetch, calls } = fakeFetch()
-    const geocoder = createGeocoder({ url: 'https://nominatim.example.org', fetch })
+    const geocoder = createGeocoder({ ...UNLIMITED, url: 'https://nominatim.example.org', fetch })
     const first = await geocoder.reverse(LAT, LON)
     expect(await geocoder.reverse(LAT, LON)).toBe(first)
     expect(await geocoder.reverse(LAT + 0.000004, LON - 0.000004)).toBe(first) // same 5-decimal key
@@ -100,7 +103,7 @@ describe('online, with an injected fetch', () => {
 
   test('the cache keeps at most cacheSize answers', async () => {
     const { fetch, calls } = fakeFetch()
-    const geocoder = createGeocoder({ url: 'https://nominatim.example.org', fetch, cacheSize: 1 })
+    const geocoder = createGeocoder({ ...UNLIMITED, url: 'https://nominatim.example.org', fetch, cacheSize: 1 })
     await geocoder.reverse(LAT, LON)
     await geocoder.reverse(LAT + 1, LON)
     await geocoder.reverse(LAT, LON)
@@ -110,7 +113,7 @@ describe('online, with an injected fetch', () => {
   test('a failure is not cached: the next lookup asks again', async () => {
     let fail = true
     const { fetch, calls } = fakeFetch(() => (fail ? new Response('', { status: 503 }) : Response.json(montreuil)))
-    const geocoder = createGeocoder({ url: 'https://nominatim.example.org', fetch })
+    const geocoder = createGeocoder({ ...UNLIMITED, url: 'https://nominatim.example.org', fetch })
     expect(await geocoder.reverse(LAT, LON)).toBe(OFFLINE)
     fail = false
     expect(await geocoder.reverse(LAT, LON)).toBe('12 Rue de Paris, Montreuil, FR')
@@ -120,7 +123,7 @@ describe('online, with an injected fetch', () => {
   test('concurrent lookups of one place share one request', async () => {
     let answer: (response: Response) => void = () => {}
     const { fetch, calls } = fakeFetch(() => new Promise<Response>((resolve) => (answer = resolve)))
-    const geocoder = createGeocoder({ url: 'https://nominatim.example.org', fetch })
+    const geocoder = createGeocoder({ ...UNLIMITED, url: 'https://nominatim.example.org', fetch })
     const both = Promise.all([geocoder.reverse(LAT, LON), geocoder.reverse(LAT, LON)])
     await Bun.sleep(0)
     answer(Response.json(montreuil))
@@ -141,7 +144,7 @@ describe('addresses (a batch)', () => {
       inFlight--
       return Response.json({ address: { road: `Road ${url.searchParams.get('lat')}`, city: 'Somewhere', country_code: 'fr' } })
     })
-    const geocoder = createGeocoder({ url: 'https://nominatim.example.org', fetch, concurrency: 3 })
+    const geocoder = createGeocoder({ ...UNLIMITED, url: 'https://nominatim.example.org', fetch, concurrency: 3 })
     const answers = await geocoder.addresses(points)
     expect(answers).toEqual(points.map((p) => `Road ${Number(p.latitude.toFixed(5))}, Somewhere, FR`))
     expect(calls).toHaveLength(points.length)
@@ -149,14 +152,14 @@ describe('addresses (a batch)', () => {
   })
 
   test('an empty batch is an empty answer', async () => {
-    expect(await createGeocoder({ url: 'https://nominatim.example.org', fetch: fakeFetch().fetch }).addresses([])).toEqual([])
+    expect(await createGeocoder({ ...UNLIMITED, url: 'https://nominatim.example.org', fetch: fakeFetch().fetch }).addresses([])).toEqual([])
   })
 
   test('one deadline for the whole batch: what is not answered by then gets the offline answer', async () => {
     // Requests would wait 20 s each; the 50 ms batch deadline answers first (else the test times out).
     let asked = 0
     const { fetch } = fakeFetch((url) => (++asked === 1 ? Response.json(montreuil) : never()))
-    const geocoder = createGeocoder({ url: 'https://nominatim.example.org', fetch, timeoutMs: 20_000, concurrency: 2 })
+    const geocoder = createGeocoder({ ...UNLIMITED, url: 'https://nominatim.example.org', fetch, timeoutMs: 20_000, concurrency: 2 })
     const answers = await geocoder.addresses([{ latitude: LAT, longitude: LON }, ...points], { deadlineMs: 50 })
     expect(answers[0]).toBe('12 Rue de Paris, Montreuil, FR')
     expect(answers.slice(1)).toEqual(points.map((p) => geocoder.reverseOffline(p.latitude, p.longitude)))
@@ -165,7 +168,7 @@ describe('addresses (a batch)', () => {
 
   test('cached answers come back without asking again', async () => {
     const { fetch, calls } = fakeFetch()
-    const geocoder = createGeocoder({ url: 'https://nominatim.example.org', fetch })
+    const geocoder = createGeocoder({ ...UNLIMITED, url: 'https://nominatim.example.org', fetch })
     await geocoder.reverse(LAT, LON)
     expect(await geocoder.addresses([{ latitude: LAT, longitude: LON }, { latitude: LAT, longitude: LON }])).toEqual([
       '12 Rue de Paris, Montreuil, FR',
