@@ -18,6 +18,7 @@
  * cache it in node_modules/.cache/bun-runtimes, and hand it to Bun as `executablePath`.
  * BUN_RUNTIME_LINUX_ARM64 / _X64 / _X64_BASELINE point at a runtime you already have (offline).
  */
+import { BUN_MAX_HEADER_BYTES } from '../src/http/headers'
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 
@@ -117,6 +118,8 @@ async function build(arch: Arch, outfile: string): Promise<void> {
       target: `bun-linux-${arch}`,
       outfile,
       ...(executablePath ? { executablePath } : {}),
+      // as `npm start` runs it: Bun takes headers up to 64 KiB, so that the app's own 16 KiB limit answers with problem details (src/http/headers.ts)
+      execArgv: [`--max-http-header-size=${BUN_MAX_HEADER_BYTES}`],
       // configuration is the environment: a stray .env or bunfig.toml where it runs changes nothing
       autoloadDotenv: false,
       autoloadBunfig: false,

@@ -18,6 +18,7 @@ import { API_DESCRIPTION } from './http/description'
 import { apiDocs } from './http/docs'
 import { authPlugin } from './http/auth'
 import { createClientAddress } from './http/client'
+import { headerLimit } from './http/headers'
 import { createAuthThrottle, defaultThrottle, type AuthThrottleOptions } from './http/limits'
 import { problemDetails } from './http/problem'
 import { LivePositions } from './ingest/live'
@@ -101,6 +102,7 @@ export function createApp(deps: AppDeps) {
   return new Elysia({ normalize: false })
     .use(problemDetails(log))
     .use(requestLog({ log, metrics }))
+    .use(headerLimit())
     .use(opsRoutes({ sqlite, status: deps.status ?? { listening: true, stopping: false }, metrics, metricsToken: config.metricsToken }))
     .use(apiDocs(API_DESCRIPTION, pkg.version))
     .use(commandsRoutes(auth, commands))

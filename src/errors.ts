@@ -57,6 +57,12 @@ export class PayloadTooLarge extends DomainError {
   }
 }
 
+export class HeadersTooLarge extends DomainError {
+  constructor(detail: string) {
+    super(431, 'Request Header Fields Too Large', detail)
+  }
+}
+
 export class TooManyRequests extends DomainError {
   constructor(detail: string, retryAfterSeconds: number) {
     super(429, 'Too Many Requests', detail, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) })

@@ -4,6 +4,7 @@
  * `migrate`, `backup FILE`, `demo`, `version`. The compiled binary takes the same commands.
  * Exit codes: 0 ok, 1 failure, 2 bad input (usage, an invalid dataset, a bad environment).
  */
+import './production'
 import { openDatabase } from '../db/client'
 import type { Database } from 'bun:sqlite'
 import { type Config, ConfigError, loadConfig } from './config'

@@ -3,4 +3,4 @@
  * production its validation errors carry an indented copy of the whole offending value (a
  * 40 KB body of nested arrays once made a 2.7 GB message). An operator can still set NODE_ENV.
  */
-process.env.NODE_ENV ??= 'production'
+Bun.env.NODE_ENV ??= 'production'

@@ -21,7 +21,7 @@ export const defaultBodyLimits: BodyLimits = { maxBytes: MAX_BODY_BYTES, maxDept
 const tooLarge = (maxBytes: number) => new PayloadTooLarge(`The request body is larger than ${maxBytes} bytes`)
 
 /** The body's bytes, refused as soon as they pass `maxBytes` (the declared length is believed first, never trusted). */
-async function readCapped(request: Request, maxBytes: number): Promise<Uint8Array | null> {
+export async function readCapped(request: Request, maxBytes: number): Promise<Uint8Array | null> {
   const declared = request.headers.get('content-length')
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge(maxBytes)
   if (request.body === null) return null

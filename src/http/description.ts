@@ -11,9 +11,16 @@ malformed UUID in a path is 400.
 **Authentication.** \`Authorization: Bearer <key>\` on every endpoint under /devices: an API key
 (\`cli key create --user ID\`) or a share token. Missing, malformed or unknown → 401 with
 \`WWW-Authenticate: Bearer realm="tracker"\` (plus \`error="invalid_token"\` when a token was sent).
+Authentication is decided before anything else of the request is validated or its body read.
 Repeated unknown tokens from one client are slowed down (from the 6th failure, 10 ms more each,
-at most 200 ms) and after 20 failures within 60 s refused with 429 and \`Retry-After\`; a successful
-authentication clears the count. A device you cannot reach is 404, never 403.
+at most 200 ms) and after 20 failures within 60 s refused with 429 and \`Retry-After\`. A valid key
+or token is always served, and a success does not clear the count. The client is the socket's
+peer, or behind a proxy named in \`TRUSTED_PROXIES\` the right-most \`X-Forwarded-For\` address that
+is not one. A device you cannot reach is 404, never 403.
+
+**Bodies.** JSON, whatever the \`Content-Type\` says; at most 1 MiB (413) and 16 levels of nesting
+(400). The request line and headers may take 16 KiB (431 beyond). A validation answer lists at most
+20 field errors.
 \`X-ACT\` / \`X-Dev\` request headers are ignored: the shared-link context is derived from the token.
 
 **Conventions.** Distances in metres, durations in seconds, speeds in km/h. Coordinates are WGS84

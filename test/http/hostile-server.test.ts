@@ -8,6 +8,7 @@ import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { importDataset } from '../../src/dataset/service'
+import { BUN_MAX_HEADER_BYTES, MAX_HEADER_BYTES } from '../../src/http/headers'
 import { tempDir } from '../ingest/fleet'
 import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
 import { baseDataset, keys } from '../support/world'
@@ -26,7 +27,8 @@ beforeAll(async () => {
   setup.close()
   const ports = { http: freePort(), osmand: 0, teltonika: 0 }
   // NODE_ENV unset, as `npm start` and the binary run it (bun test sets it to "test")
-  server = spawnServer([process.execPath, 'src/main.ts', 'serve'], { cwd: ROOT, env: { ...serverEnv(databasePath, ports, 'info'), NODE_ENV: undefined } })
+  // as `npm start` runs it (package.json)
+  server = spawnServer([process.execPath, `--max-http-header-size=${BUN_MAX_HEADER_BYTES}`, 'src/main.ts', 'serve'], { cwd: ROOT, env: { ...serverEnv(databasePath, ports, 'info'), NODE_ENV: undefined } })
   await server.waitFor((line) => line.msg === 'serving')
   base = `http://127.0.0.1:${ports.http}`
 })
@@ -69,6 +71,16 @@ test('a 64 MiB anonymous upload is refused with 401 without being read; 2 MiB wi
     413,
   )
   expect(rssMegabytes() - before).toBeLessThan(100)
+})
+
+test('headers past 16 KiB are a 431 in problem details, on the API and the operations routes alike', async () => {
+  for (const path of ['/devices', '/health', '/nowhere']) {
+    await expectProblem(await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${keys.alice}`, 'x-padding': 'a'.repeat(MAX_HEADER_BYTES) } }), 431)
+  }
+  // just under the limit is served
+  expect((await fetch(`${base}/devices`, { headers: { authorization: `Bearer ${keys.alice}`, 'x-padding': 'a'.repeat(MAX_HEADER_BYTES - 400) } })).status).toBe(200)
+  // past what Bun itself takes, Bun answers alone (documented)
+  expect((await fetch(`${base}/devices`, { headers: { 'x-padding': 'a'.repeat(BUN_MAX_HEADER_BYTES + 1) } })).status).toBe(431)
 })
 
 test('no line of the log is an unhandled error', () => {
