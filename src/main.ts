@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * The command line: `serve` (the default), `import FILE [--upsert]`, `key create --user ID`,
+ * The command line: `serve`, `import FILE [--upsert]`, `key create --user ID`,
  * `migrate`, `backup FILE`, `demo`, `version`. The compiled binary takes the same commands.
  * Exit codes: 0 ok, 1 failure, 2 bad input (usage, an invalid dataset, a bad environment).
  */
@@ -19,7 +19,7 @@ import pkg from '../package.json'
 
 const USAGE = `Usage: tracker <command>
 
-  serve                      serve the API and the device listeners (default)
+  serve                      serve the API and the device listeners (what npm start runs)
   import FILE [--upsert]     load a dataset (JSON, format: docs/import-format.md)
   key create --user ID       issue an API key for a user; it is printed once
   migrate                    create or migrate the database, then exit
@@ -135,7 +135,9 @@ function withDatabase<T>(config: Config, work: (sqlite: Database) => T, options:
 }
 
 async function run(argv: string[]): Promise<number> {
-  const [name = 'serve', ...args] = argv
+  // no default command: a bare `npm run cli` must not start a second server by surprise
+  if (argv.length === 0) throw new UsageError('no command given')
+  const [name, ...args] = argv as [string, ...string[]]
   const command = ALIASES[name] ?? name
   if (!Object.hasOwn(COMMANDS, command)) throw new UsageError(`unknown command ${name}`)
   return COMMANDS[command](args, loadConfig())

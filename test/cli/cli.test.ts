@@ -25,6 +25,14 @@ function cli(args: string[], env: Record<string, string> = {}) {
 }
 
 describe('command line', () => {
+  test('no command prints the usage and exits 2, starting nothing', () => {
+    const run = cli([], { PORT: '0', OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', DATABASE_PATH: join(dir, 'none', 'tracker.db') })
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('no command given')
+    expect(run.stderr).toContain('Usage: tracker <command>')
+    expect(run.stdout).toBe('')
+  })
+
   test('import loads a dataset, creating and migrating the database', () => {
     const file = join(dir, 'fleet.json')
     writeFileSync(file, JSON.stringify(baseDataset()))
