@@ -47,6 +47,8 @@ export interface AppDeps {
   throttle?: AuthThrottleOptions
   /** heartbeat interval of live streams (default 15 s); tests shorten it */
   streamHeartbeatMs?: number
+  /** how soon share-link views are written in the background (default 1 s); tests shorten it */
+  shareAccessFlushMs?: number
   /** reverse geocoder for travel addresses; default: offline, plus GEOCODER_URL when set */
   geocoder?: Geocoder
   /** what /metrics reports; default: a fresh set that sees this app's requests and database */
@@ -65,11 +67,12 @@ export function createApp(deps: AppDeps) {
   metrics.bind({ sqlite })
 
   const access = createDeviceAccess(sqlite)
+  const shareTokens = createShareTokenCache(sqlite, clock, { log, accessFlushMs: deps.shareAccessFlushMs })
   const shares = createShareService({
     sqlite,
     access,
     clock,
-    tokens: createShareTokenCache(sqlite, clock),
+    tokens: shareTokens,
     appUrl: config.appUrl,
     shortUrlBase: config.shortUrlBase,
   })
@@ -111,6 +114,10 @@ export function createApp(deps: AppDeps) {
     .use(sharePageRoutes(shares, { tileUrl: config.tileUrl, appUrl: config.appUrl }))
     .use(streamRoutes(auth, streams))
     .use(devicesRoutes(auth, devices))
+    // share-link views still in memory are written before the server closes the database
+    .onStop(() => {
+      shareTokens.flush({ wait: true })
+    })
 }
 
 export type App = ReturnType<typeof createApp>

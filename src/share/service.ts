@@ -150,7 +150,9 @@ export function createShareService({ sqlite, access, clock, tokens, appUrl, shor
   }
 
   function toBody(row: LinkRow, devices: string[]): ShareLinkBody {
-    const lastAccess = Math.max(row.last_accessed_at ?? 0, tokens.lastAccessedAt(row.token) ?? 0)
+    // views not yet written (tokens.ts flushes them in the background) count already
+    const pending = tokens.pendingAccess(row.id)
+    const lastAccess = Math.max(row.last_accessed_at ?? 0, pending.lastAccessedAt ?? 0)
     return {
       id: row.id,
       account: row.account_id,
@@ -158,7 +160,7 @@ export function createShareService({ sqlite, access, clock, tokens, appUrl, shor
       acl: JSON.parse(row.acl),
       revoked: row.revoked === 1,
       expires_at: isoOrNull(row.expires_at)!,
-      unique_views: row.unique_views,
+      unique_views: row.unique_views + pending.views,
       last_accessed_at: lastAccess === 0 ? null : isoOrNull(lastAccess),
       created_at: isoOrNull(row.created_at)!,
     }

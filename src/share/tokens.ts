@@ -3,13 +3,22 @@
  * its link without a query per request. Every change to a link goes through the share service,
  * which drops the token's entry, so a patched or revoked link takes effect on the next request.
  *
- * Access is recorded here too (unique viewers, last access), cheaply: a viewer the entry has
- * already seen costs nothing, and `last_accessed_at` is written at most once a second per link;
- * the newer in-memory value is overlaid when links are read, and written when the entry leaves.
+ * Access is counted here too (unique viewers, last access), and never with a write in the
+ * request: a share-token read must answer while another process holds the database's write
+ * lock, or the disk is full. Views wait in memory, per link, and a background flush writes them
+ * in one transaction (every `accessFlushMs`, default 1 s, only while there is something to
+ * write; it never waits for the lock, and a failure is logged and retried later). Reading a
+ * link merges what is still waiting, so its `unique_views` and `last_accessed_at` are current.
+ *
+ * Bounded and best-effort: at most MAX_PENDING_VIEWERS new viewers wait per link between two
+ * flushes (beyond that a new viewer is not counted until the next flush makes room), at most
+ * MAX_PENDING_LINKS links wait, and what waits is lost if the process dies before a flush (a
+ * clean stop flushes). Otherwise the count is exact: share_viewers remembers every viewer.
  */
 import type { Database } from 'bun:sqlite'
 import { LRUCache } from 'lru-cache'
 import type { Clock } from '../clock'
+import { type Logger, silentLogger } from '../log'
 
 /** 32 random bytes (256 bits), base64url: unguessable, and safe in a URL as is. */
 export function generateToken(): string {
@@ -32,7 +41,14 @@ export function generateShortCode(length = SHORT_CODE_LENGTH): string {
   return code
 }
 
+/** viewers an entry remembers as already counted; past it the set starts over (a re-check is one read) */
 const MAX_SEEN_VIEWERS = 1000
+/** new viewers of one link waiting for the next flush; past it a new viewer goes uncounted */
+export const MAX_PENDING_VIEWERS = 1000
+/** links with views waiting for the next flush; past it a new link's views go uncounted */
+const MAX_PENDING_LINKS = 10_000
+/** how long a failing flush waits at most before it tries again (it doubles from accessFlushMs) */
+const MAX_FLUSH_RETRY_MS = 60_000
 
 /** A link as the resolver needs it, held in the cache by token. */
 export interface CachedLink {
@@ -42,53 +58,109 @@ export interface CachedLink {
   acl: ReadonlySet<string>
   revoked: boolean
   expiresAt: number
-  /** viewers already counted for this link, so a returning one costs no write */
+  /** viewers already counted for this link (written or waiting), so a returning one costs nothing */
   seenViewers: Set<string>
-  /** newest access, and the value last written to the database */
-  lastAccessedAt: number | null
-  lastAccessWritten: number | null
+}
+
+/** Views of one link not yet written. */
+interface PendingAccess {
+  /** new viewers, with when each was first seen */
+  viewers: Map<string, number>
+  lastAccessedAt: number
 }
 
 export interface ShareTokenCacheOptions {
   max?: number
   /** a safety net for changes made outside this process (an import); in-process changes drop the entry at once */
   ttlMs?: number
-  /** minimum interval between two writes of `last_accessed_at` for one link */
-  accessWriteIntervalMs?: number
+  /** how soon waiting views are written (default 1000 ms); one transaction for all links */
+  accessFlushMs?: number
+  /** where a failed flush is reported */
+  log?: Logger
 }
 
 export function createShareTokenCache(sqlite: Database, clock: Clock, options: ShareTokenCacheOptions = {}) {
-  const accessWriteInterval = options.accessWriteIntervalMs ?? 1000
-  const linkByToken = sqlite.query<
-    { id: string; account_id: string; acl: string; revoked: number; expires_at: number; last_accessed_at: number | null },
-    [string]
-  >('SELECT id, account_id, acl, revoked, expires_at, last_accessed_at FROM share_links WHERE token = ?')
+  const accessFlushMs = options.accessFlushMs ?? 1000
+  const log = options.log ?? silentLogger
+  const linkByToken = sqlite.query<{ id: string; account_id: string; acl: string; revoked: number; expires_at: number }, [string]>(
+    'SELECT id, account_id, acl, revoked, expires_at FROM share_links WHERE token = ?',
+  )
   const deviceKeysOf = sqlite.query<{ device_key: number }, [string]>(
     'SELECT device_key FROM share_link_devices WHERE link_id = ? ORDER BY ordinal',
   )
-  const writeAccess = sqlite.query<unknown, [number, string]>(
-    'UPDATE share_links SET last_accessed_at = max(coalesce(last_accessed_at, 0), ?) WHERE id = ?',
-  )
+  // a read: whether a viewer new to the cache entry was counted before (the entry was reloaded)
+  const viewerCounted = sqlite.query<{ found: number }, [string, string]>('SELECT 1 AS found FROM share_viewers WHERE link_id = ? AND viewer = ?')
+  // the link may have gone (its account deleted) while its views waited: then they go too
   const insertViewer = sqlite.query<unknown, [string, string, number]>(
-    'INSERT OR IGNORE INTO share_viewers (link_id, viewer, first_seen_at) VALUES (?, ?, ?)',
+    'INSERT OR IGNORE INTO share_viewers (link_id, viewer, first_seen_at) SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM share_links WHERE id = ?1)',
   )
-  const countViewer = sqlite.query<unknown, [string]>('UPDATE share_links SET unique_views = unique_views + 1 WHERE id = ?')
-  const addViewer = sqlite.transaction((linkId: string, viewer: string, now: number) => {
-    if (insertViewer.run(linkId, viewer, now).changes > 0) countViewer.run(linkId)
+  const writeAccess = sqlite.query<unknown, [number, number, string]>(
+    'UPDATE share_links SET unique_views = unique_views + ?, last_accessed_at = max(coalesce(last_accessed_at, 0), ?) WHERE id = ?',
+  )
+  const busyTimeout = sqlite.query<{ timeout: number }, []>('PRAGMA busy_timeout')
+  const writePending = sqlite.transaction((links: [string, PendingAccess][]) => {
+    for (const [linkId, access] of links) {
+      let added = 0
+      for (const [viewer, firstSeenAt] of access.viewers) added += insertViewer.run(linkId, viewer, firstSeenAt).changes
+      writeAccess.run(added, access.lastAccessedAt, linkId)
+    }
   })
 
-  function flushAccess(link: CachedLink): void {
-    if (link.lastAccessedAt !== null && link.lastAccessedAt !== link.lastAccessWritten) {
-      writeAccess.run(link.lastAccessedAt, link.linkId)
-      link.lastAccessWritten = link.lastAccessedAt
+  const pending = new Map<string, PendingAccess>()
+  let flushTimer: ReturnType<typeof setTimeout> | null = null
+  let failures = 0
+
+  /**
+   * Writes what waits, in one transaction; false when it could not (kept for the next try).
+   * Unless `wait`, it does not wait for another process's write lock: a timer must not block
+   * the event loop for the busy timeout, so it fails at once and tries again later.
+   */
+  function flush({ wait = false } = {}): boolean {
+    if (flushTimer !== null) clearTimeout(flushTimer)
+    flushTimer = null
+    if (pending.size === 0) return true
+    let restoreTimeout: number | null = null
+    try {
+      if (!wait) {
+        restoreTimeout = busyTimeout.get()?.timeout ?? null
+        sqlite.run('PRAGMA busy_timeout = 0')
+      }
+      // synchronous: no request can add a view between the write and the clear
+      writePending([...pending])
+      pending.clear()
+      failures = 0
+      return true
+    } catch (error) {
+      // everything stays waiting (the transaction rolled back) for the next try
+      failures++
+      log.warn('share link views not written yet; will retry', { links: pending.size, error: error instanceof Error ? error.message : String(error) })
+      schedule()
+      return false
+    } finally {
+      if (restoreTimeout !== null) {
+        try {
+          sqlite.run(`PRAGMA busy_timeout = ${restoreTimeout}`)
+        } catch {
+          // the database has closed: nothing to restore
+        }
+      }
     }
+  }
+
+  function schedule(): void {
+    if (flushTimer !== null || pending.size === 0) return
+    const delay = Math.min(accessFlushMs * 2 ** failures, MAX_FLUSH_RETRY_MS)
+    flushTimer = setTimeout(() => {
+      flushTimer = null
+      flush()
+    }, delay)
+    // waiting views never keep a process alive; a clean stop flushes them (stop())
+    flushTimer.unref?.()
   }
 
   const cache = new LRUCache<string, CachedLink>({
     max: options.max ?? 10_000,
     ttl: options.ttlMs ?? 60_000,
-    // an entry leaving (dropped, evicted, expired) takes its unwritten access time with it: write it first
-    dispose: (link) => flushAccess(link),
   })
 
   function load(token: string): CachedLink | null {
@@ -102,8 +174,6 @@ export function createShareTokenCache(sqlite: Database, clock: Clock, options: S
       revoked: row.revoked === 1,
       expiresAt: row.expires_at,
       seenViewers: new Set(),
-      lastAccessedAt: row.last_accessed_at,
-      lastAccessWritten: row.last_accessed_at,
     }
   }
 
@@ -124,23 +194,38 @@ export function createShareTokenCache(sqlite: Database, clock: Clock, options: S
       return !link.revoked && clock.now() < link.expiresAt
     },
 
-    /** counts `viewer` once per link, and notes the access time */
+    /** counts `viewer` once per link and notes the access time, in memory: the next flush writes them */
     recordAccess(link: CachedLink, viewer: string): void {
       const now = clock.now()
-      if (!link.seenViewers.has(viewer)) {
-        addViewer(link.linkId, viewer, now)
-        // a link passed around widely must not grow the entry without bound; forgetting costs one no-op insert
-        if (link.seenViewers.size >= MAX_SEEN_VIEWERS) link.seenViewers.clear()
-        link.seenViewers.add(viewer)
+      let access = pending.get(link.linkId)
+      if (access === undefined) {
+        if (pending.size >= MAX_PENDING_LINKS) return
+        access = { viewers: new Map(), lastAccessedAt: now }
+        pending.set(link.linkId, access)
+        schedule()
       }
-      link.lastAccessedAt = Math.max(link.lastAccessedAt ?? 0, now)
-      if (link.lastAccessWritten === null || now - link.lastAccessWritten >= accessWriteInterval) flushAccess(link)
+      access.lastAccessedAt = Math.max(access.lastAccessedAt, now)
+      if (link.seenViewers.has(viewer)) return
+      // a link passed around widely must not grow the entry without bound; forgetting costs one read
+      if (link.seenViewers.size >= MAX_SEEN_VIEWERS) link.seenViewers.clear()
+      link.seenViewers.add(viewer)
+      if (access.viewers.has(viewer) || access.viewers.size >= MAX_PENDING_VIEWERS) return
+      try {
+        if (viewerCounted.get(link.linkId, viewer) === null) access.viewers.set(viewer, now)
+      } catch (error) {
+        // best-effort: a view that cannot be checked is not counted, and the read goes on
+        log.warn('share link view not counted', { error: error instanceof Error ? error.message : String(error) })
+      }
     },
 
-    /** the newest access known in memory, possibly newer than the database's */
-    lastAccessedAt(token: string): number | null {
-      return cache.peek(token, { allowStale: true })?.lastAccessedAt ?? null
+    /** what waits to be written for a link: new viewers and the newest access (null when none) */
+    pendingAccess(linkId: string): { views: number; lastAccessedAt: number | null } {
+      const access = pending.get(linkId)
+      return { views: access?.viewers.size ?? 0, lastAccessedAt: access?.lastAccessedAt ?? null }
     },
+
+    /** writes what waits now (waiting for the lock if `wait`); false when it could not */
+    flush,
 
     /** drops the token's entry: the next request reads the link afresh */
     forget(token: string): void {

@@ -1,4 +1,6 @@
+import { Database } from 'bun:sqlite'
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { join } from 'node:path'
 import { loadConfig } from '../../src/config'
 import { createLogger } from '../../src/log'
 import { tileSource } from '../../src/share/page'
@@ -111,6 +113,48 @@ describe('GET /share?token=…', () => {
     await world.call('DELETE', `/devices/share/${link.id}`, { token: keys.alice })
     await world.call('GET', '/devices', { token: link.token })
     expect(logLines.join('\n')).not.toContain(link.token)
+  })
+})
+
+describe('views while another process holds the write lock', () => {
+  /** polls `condition` (no timing asserted: the test's own timeout is the limit) */
+  async function until(condition: () => boolean) {
+    while (!condition()) await Bun.sleep(5)
+  }
+
+  test('a share-token read and the share page answer 200; the views are written once the lock is gone', async () => {
+    const lines: string[] = []
+    const locked = makeWorld(undefined, { shareAccessFlushMs: 10, log: createLogger('debug', (line) => lines.push(line)) })
+    // a second connection to the file, as the CLI (an import, a backup restore) would open
+    const other = new Database(join(locked.dir, 'tracker.db'))
+    try {
+      const created = await locked.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1], ttl: 3600 } })
+      const link = (await created.json()) as { id: string; token: string; original_url: string }
+      const stored = () => other.query<{ unique_views: number; last_accessed_at: number | null }, [string]>('SELECT unique_views, last_accessed_at FROM share_links WHERE id = ?').get(link.id)
+      other.run('BEGIN IMMEDIATE')
+      try {
+        const api = await locked.call('GET', '/devices', { token: link.token, headers: { 'user-agent': 'Phone/1.0' } })
+        expect(api.status).toBe(200)
+        expect(((await api.json()) as unknown[]).length).toBe(1)
+        const page = await locked.call('GET', pagePath(link))
+        expect(page.status).toBe(200)
+        // reading the link is a read too: it reports both viewers (the phone, the page's new cookie) already
+        const read = await locked.call('GET', `/devices/share/${link.id}`, { token: keys.alice })
+        expect(((await read.json()) as { unique_views: number }).unique_views).toBe(2)
+        // the background flush has tried, and failed without waiting for the lock
+        await until(() => lines.some((line) => line.includes('share link views not written yet')))
+        expect(stored()).toEqual({ unique_views: 0, last_accessed_at: null })
+      } finally {
+        other.run('COMMIT')
+      }
+      await until(() => stored()?.unique_views === 2)
+      expect(stored()).toEqual({ unique_views: 2, last_accessed_at: locked.clock.now() })
+      const read = await locked.call('GET', `/devices/share/${link.id}`, { token: keys.alice })
+      expect(((await read.json()) as { unique_views: number }).unique_views).toBe(2)
+    } finally {
+      other.close()
+      locked.close()
+    }
   })
 })
 
