@@ -60,7 +60,9 @@ links, newest first; \`GET /devices/share/{id}\` also shows revoked and expired 
 stays revoked); \`DELETE\` revokes (204). Another account's link is 404; managing links with a
 share token is 403. A share token reads its link's devices as its acl allows; expired or revoked
 → 401; every change applies from the next request. \`unique_views\` counts distinct viewers (the
-page's viewer cookie, else client address + user agent). \`GET /s/{code}\` → 302 to
+page's viewer cookie, else client address + user agent), best-effort: a read with a share token
+writes nothing, its view is written in the background (at most 1,000 new viewers a link between two
+writes) and shows in a link read at once. \`GET /s/{code}\` → 302 to
 \`original_url\` while the link is active, else 404. \`original_url\` is an HTML page (410 once the
 link has ended). \`GET /devices/stream\` is Server-Sent Events: \`event: fix\` with
 \`{id, latitude, longitude, speed, timestamp}\`, ending when a share link changes or ends.
