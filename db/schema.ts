@@ -165,7 +165,8 @@ export const events = sqliteTable(
  * Change counters kept by triggers, so that in-process caches notice changes made by any process
  * (an import). Row 1 (migration 0001): user_groups and device_groups, read by the access function
  * in the same statement as the device. Row 2 (migration 0002): a device's IMEI, serial, or
- * entering or leaving `unlink`, read by the ingest pipeline's device cache.
+ * entering or leaving `unlink`, read by the ingest pipeline's device cache. Row 3 (migration
+ * 0003): a device leaving a share link, read by the share token cache.
  */
 export const accessVersion = sqliteTable('access_version', {
   id: integer('id').primaryKey(),
@@ -211,7 +212,8 @@ export const shareLinkDevices = sqliteTable(
     deviceKey: integer('device_key').notNull().references(() => devices.key, { onDelete: 'cascade' }),
     ordinal: integer('ordinal').notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.linkId, t.deviceKey] })],
+  // by device too: a device leaving its account leaves the account's links (dataset import)
+  (t) => [primaryKey({ columns: [t.linkId, t.deviceKey] }), index('share_link_devices_device').on(t.deviceKey)],
 )
 
 /** One row per distinct viewer of a link: what `unique_views` counts. */

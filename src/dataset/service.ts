@@ -2,10 +2,16 @@
  * Importing a dataset (docs/import-format.md): validate the whole document, check every
  * reference against the file and the database, then write it in one transaction. A bad
  * document changes nothing and names the path of the first bad field.
+ *
+ * Nothing crosses accounts: a user's and a device's groups must be of their own account, a
+ * group cannot move to another account, and a user or device that `--upsert` moves to another
+ * account leaves its old account's groups (and a device its old account's share links) in the
+ * same transaction.
  */
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { hashKey } from '../keys/service'
+import { removeFromOtherAccountsLinks } from '../share/service'
 import { type Dataset, DatasetSchema } from './model'
 import { registerFormats } from '../formats'
 
@@ -100,6 +106,11 @@ function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void
   const groupAccount = new Map<string, string>()
   data.groups?.forEach((group, i) => {
     if (!hasAccount(group.account)) throw new DatasetError(`/groups/${i}/account`, `no account ${group.account}`)
+    // its members would be left in a group of another account
+    const stored = groupInDb.get(group.id)?.account_id
+    if (stored !== undefined && stored !== group.account) {
+      throw new DatasetError(`/groups/${i}/account`, `group ${group.id} belongs to account ${stored}; a group cannot move to another account`)
+    }
     groupAccount.set(group.id, group.account)
   })
   const accountOfGroup = (id: string) => groupAccount.get(id) ?? groupInDb.get(id)?.account_id
@@ -148,6 +159,11 @@ function writeDataset(
   const insertGroup = sqlite.query(`INSERT INTO groups (id, account_id, name) VALUES (?, ?, ?) ${onConflict(['account_id', 'name'])}`)
   const insertUser = sqlite.query(`INSERT INTO users (id, account_id, name, created_at) VALUES (?, ?, ?, ?) ${onConflict(['account_id', 'name'])}`)
   const clearUserGroups = sqlite.query('DELETE FROM user_groups WHERE user_id = ?')
+  // A user or device moved to another account keeps none of the old account's groups.
+  const storedUserAccount = sqlite.query<{ account_id: string }, [string]>('SELECT account_id FROM users WHERE id = ?')
+  const leaveOtherAccountsGroupsUser = sqlite.query<unknown, [string, string]>(
+    'DELETE FROM user_groups WHERE user_id = ? AND group_id IN (SELECT id FROM groups WHERE account_id <> ?)',
+  )
   const insertUserGroup = sqlite.query('INSERT OR IGNORE INTO user_groups (user_id, group_id) VALUES (?, ?)')
   const insertKey = sqlite.query('INSERT OR IGNORE INTO api_keys (user_id, hash, created_at) VALUES (?, ?, ?)')
   const insertModel = sqlite.query(`INSERT INTO models (id, name, protocol) VALUES (?, ?, ?) ${onConflict(['name', 'protocol'])}`)
@@ -159,6 +175,10 @@ function writeDataset(
     `INSERT INTO devices (id, ${deviceColumns.join(', ')}) VALUES (${Array(deviceColumns.length + 1).fill('?').join(', ')}) ${onConflict(deviceColumns)} RETURNING key`,
   )
   const clearDeviceGroups = sqlite.query('DELETE FROM device_groups WHERE device_key = ?')
+  const storedDeviceAccount = sqlite.query<{ account_id: string }, [string]>('SELECT account_id FROM devices WHERE id = ?')
+  const leaveOtherAccountsGroupsDevice = sqlite.query<unknown, [number, string]>(
+    'DELETE FROM device_groups WHERE device_key = ? AND group_id IN (SELECT id FROM groups WHERE account_id <> ?)',
+  )
   const insertDeviceGroup = sqlite.query('INSERT OR IGNORE INTO device_groups (group_id, device_key) VALUES (?, ?)')
   const deviceKey = sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?')
   const insertPosition = sqlite.query(
@@ -177,11 +197,13 @@ function writeDataset(
   for (const a of data.accounts ?? []) summary.accounts += insertAccount.run(a.id, a.name ?? '', now).changes
   for (const g of data.groups ?? []) summary.groups += insertGroup.run(g.id, g.account, g.name ?? '').changes
   for (const u of data.users ?? []) {
+    const movedFrom = upsert ? storedUserAccount.get(u.id)?.account_id : undefined
     summary.users += insertUser.run(u.id, u.account, u.name ?? '', now).changes
     if (u.groups) {
       clearUserGroups.run(u.id)
       for (const g of u.groups) insertUserGroup.run(u.id, g)
     }
+    if (movedFrom !== undefined && movedFrom !== u.account) leaveOtherAccountsGroupsUser.run(u.id, u.account)
     for (const key of u.api_keys ?? []) summary.apiKeys += insertKey.run(u.id, hashKey(key), now).changes
   }
   for (const m of data.models ?? []) {
@@ -195,6 +217,7 @@ function writeDataset(
   const locateAfterPositions: number[] = []
   for (const d of data.devices ?? []) {
     const location = d.location ?? null
+    const movedFrom = upsert ? storedDeviceAccount.get(d.id)?.account_id : undefined
     const key = insertDevice.get(
       d.id, d.account, d.model, d.alias ?? '', JSON.stringify(d.properties ?? {}), d.serial ?? '', d.imei ?? '', d.iccid ?? '',
       d.state ?? 'new', location?.[0] ?? null, location?.[1] ?? null, d.connected ? 1 : 0,
@@ -205,6 +228,10 @@ function writeDataset(
     if (d.groups) {
       clearDeviceGroups.run(key)
       for (const g of d.groups) insertDeviceGroup.run(g, key)
+    }
+    if (movedFrom !== undefined && movedFrom !== d.account) {
+      leaveOtherAccountsGroupsDevice.run(key, d.account)
+      removeFromOtherAccountsLinks(sqlite, key, d.account, now)
     }
     if (d.location === undefined) locateAfterPositions.push(key)
   }

@@ -56,6 +56,26 @@ export interface OpenLink {
 
 const LINK_COLUMNS = 'id, account_id, token, short_code, acl, revoked, expires_at, unique_views, last_accessed_at, created_at'
 
+/**
+ * Takes a device out of the share links of every account but `accountId`, the one it now
+ * belongs to, and revokes a link left with no device: for the dataset import, inside its
+ * transaction, when it moves a device. Nothing crosses accounts, a link included. The deletes
+ * bump the version the token cache follows (migration 0003), so no cached token serves the
+ * device after the commit, whichever process made it.
+ */
+export function removeFromOtherAccountsLinks(sqlite: Database, deviceKey: number, accountId: string, now: number): void {
+  const left = sqlite
+    .query<{ link_id: string }, [number, string]>(
+      'DELETE FROM share_link_devices WHERE device_key = ? AND link_id IN (SELECT id FROM share_links WHERE account_id <> ?) RETURNING link_id',
+    )
+    .all(deviceKey, accountId)
+  const revokeIfEmpty = sqlite.query<unknown, [number, string]>(
+    `UPDATE share_links SET revoked = 1, updated_at = ?1
+     WHERE id = ?2 AND revoked = 0 AND NOT EXISTS (SELECT 1 FROM share_link_devices WHERE link_id = ?2)`,
+  )
+  for (const { link_id } of left) revokeIfEmpty.run(now, link_id)
+}
+
 export function createShareService({ sqlite, access, clock, tokens, appUrl, shortUrlBase }: ShareServiceDeps) {
   const linkById = sqlite.query<LinkRow, [string, string]>(`SELECT ${LINK_COLUMNS} FROM share_links WHERE id = ? AND account_id = ?`)
   const activeLinks = sqlite.query<LinkRow, [string, number]>(

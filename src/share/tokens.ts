@@ -71,7 +71,7 @@ interface PendingAccess {
 
 export interface ShareTokenCacheOptions {
   max?: number
-  /** a safety net for changes made outside this process (an import); in-process changes drop the entry at once */
+  /** a safety net for changes made outside this process; in-process changes drop the entry at once, devices leaving a link (any process) empty the cache */
   ttlMs?: number
   /** how soon waiting views are written (default 1000 ms); one transaction for all links */
   accessFlushMs?: number
@@ -158,6 +158,12 @@ export function createShareTokenCache(sqlite: Database, clock: Clock, options: S
     flushTimer.unref?.()
   }
 
+  // Devices leaving a link, by any process (an import moving a device to another account), bump
+  // row 3 of access_version (migration 0003): read on each lookup (about 2 µs), the cache starts
+  // over when it moved, so a cached token never serves a device its link no longer holds.
+  const linkDevicesVersion = sqlite.query<{ version: number }, []>('SELECT version FROM access_version WHERE id = 3')
+  let knownLinkDevicesVersion = -1
+
   const cache = new LRUCache<string, CachedLink>({
     max: options.max ?? 10_000,
     ttl: options.ttlMs ?? 60_000,
@@ -180,6 +186,11 @@ export function createShareTokenCache(sqlite: Database, clock: Clock, options: S
   return {
     /** the link behind `token`, from the cache or the database; null when there is none */
     lookup(token: string): CachedLink | null {
+      const version = linkDevicesVersion.get()?.version ?? 0
+      if (version !== knownLinkDevicesVersion) {
+        cache.clear()
+        knownLinkDevicesVersion = version
+      }
       let link = cache.get(token)
       if (link === undefined) {
         const loaded = load(token)

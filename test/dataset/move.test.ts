@@ -1,0 +1,204 @@
+/**
+ * Nothing crosses accounts through an import: groups stay within their account, and a device that
+ * `import --upsert` moves to another account leaves its old account's groups and share links,
+ * cached share tokens included, whichever process ran the import.
+ */
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { embeddedMigrations, openDatabase } from '../../db/client'
+import { DatasetError, importDataset } from '../../src/dataset/service'
+import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
+
+const root = join(import.meta.dir, '../..')
+const HOUR = 3600
+
+let world: World
+beforeEach(() => {
+  world = makeWorld()
+})
+afterEach(() => world.close())
+
+interface Created { id: string; token: string }
+
+async function share(devices: string[], token = keys.alice): Promise<Created> {
+  const res = await world.call('POST', '/devices/share', { token, body: { devices, ttl: HOUR } })
+  expect(res.status).toBe(200)
+  return (await res.json()) as Created
+}
+
+const listedIds = async (res: Response) => {
+  expect(res.status).toBe(200)
+  return ((await res.json()) as { id: string }[]).map((d) => d.id)
+}
+
+/** A document that moves `device` (a base dataset device) to Globex, optionally into Globex's group. */
+function moveToGlobex(device: string, groups?: string[]) {
+  const stored = baseDataset().devices.find((d) => d.id === device)!
+  const { groups: _old, ...rest } = stored
+  return { devices: [{ ...rest, account: ids.globex, ...(groups ? { groups } : {}) }] }
+}
+
+/** `tracker import FILE --upsert` in its own process, against the world's database. */
+function cliImport(document: object) {
+  const file = join(world.dir, 'move.json')
+  writeFileSync(file, JSON.stringify(document))
+  const run = Bun.spawnSync([process.execPath, join(root, 'src/main.ts'), 'import', file, '--upsert'], {
+    cwd: world.dir,
+    env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_PATH: join(world.dir, 'tracker.db') },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  expect(run.stderr.toString()).toBe('')
+  expect(run.exitCode).toBe(0)
+}
+
+describe('a device moved to another account by import --upsert', () => {
+  test('(CLI, another process) is gone from the old link: its cached token no longer serves it', async () => {
+    const link = await share([ids.truck1, ids.truck2])
+    // the token is resolved and cached, the moved device served
+    expect(await listedIds(await world.call('GET', '/devices', { token: link.token }))).toEqual([ids.truck1, ids.truck2])
+    expect((await world.call('GET', `/devices/${ids.truck1}`, { token: link.token })).status).toBe(200)
+
+    cliImport(moveToGlobex(ids.truck1))
+
+    await problem(await world.call('GET', `/devices/${ids.truck1}`, { token: link.token }), 404)
+    expect(await listedIds(await world.call('GET', '/devices', { token: link.token }))).toEqual([ids.truck2])
+    const range = `from=${Date.UTC(2026, 10, 25) / 1000}&to=${Date.UTC(2026, 10, 25, 1) / 1000}`
+    await problem(await world.call('GET', `/devices/${ids.truck1}/history/route?${range}`, { token: link.token }), 404)
+    // the link itself now names only the device that stayed
+    const detail = await world.call('GET', `/devices/share/${link.id}`, { token: keys.alice })
+    console.log(detail.status, await detail.clone().text(), world.database.sqlite.query("SELECT * FROM share_link_devices").all(), world.database.sqlite.query("SELECT key,id,account_id FROM devices").all())
+    expect(((await detail.json()) as { devices: string[] }).devices).toEqual([ids.truck2])
+  })
+
+  test('keeps none of its old groups: the old account\'s users no longer reach it, the new one\'s through its new groups only', async () => {
+    importDataset(world.database.sqlite, moveToGlobex(ids.truck2), { upsert: true })
+    for (const key of [keys.alice, keys.bob]) await problem(await world.call('GET', `/devices/${ids.truck2}`, { token: key }), 404)
+    await problem(await world.call('GET', `/devices/${ids.truck2}`, { token: keys.carol }), 404) // in no Globex group yet
+    const groups = world.database.sqlite.query('SELECT group_id FROM device_groups WHERE device_key = (SELECT key FROM devices WHERE id = ?)').all(ids.truck2)
+    expect(groups).toEqual([])
+
+    importDataset(world.database.sqlite, moveToGlobex(ids.truck2, [ids.globexGroup]), { upsert: true })
+    expect((await world.call('GET', `/devices/${ids.truck2}`, { token: keys.carol })).status).toBe(200)
+    await problem(await world.call('GET', `/devices/${ids.truck2}`, { token: keys.alice }), 404)
+  })
+
+  test('a link left with no device is revoked: its token is 401', async () => {
+    const only = await share([ids.truck1])
+    const kept = await share([ids.truck2])
+    expect((await world.call('GET', '/devices', { token: only.token })).status).toBe(200)
+
+    importDataset(world.database.sqlite, moveToGlobex(ids.truck1, [ids.globexGroup]), { upsert: true })
+
+    await problem(await world.call('GET', '/devices', { token: only.token }), 401)
+    await problem(await world.call('GET', `/devices/${ids.truck1}`, { token: only.token }), 401)
+    expect((await world.call('GET', '/devices', { token: kept.token })).status).toBe(200)
+    // and nobody in the new account sees the old account's links
+    expect(await listedIds(await world.call('GET', '/devices/share', { token: keys.carol }))).toEqual([])
+  })
+
+  test('a device upserted within its own account keeps its groups and links', async () => {
+    const link = await share([ids.truck1])
+    const same = baseDataset().devices.find((d) => d.id === ids.truck1)!
+    const { groups: _groups, ...withoutGroups } = same
+    importDataset(world.database.sqlite, { devices: [{ ...withoutGroups, alias: 'Truck One' }] }, { upsert: true })
+    expect((await world.call('GET', `/devices/${ids.truck1}`, { token: link.token })).status).toBe(200)
+    expect((await world.call('GET', `/devices/${ids.truck1}`, { token: keys.alice })).status).toBe(200)
+  })
+})
+
+describe('a user moved to another account by import --upsert', () => {
+  test('keeps none of its old groups', async () => {
+    expect((await world.call('GET', `/devices/${ids.van1}`, { token: keys.bob })).status).toBe(200)
+    importDataset(world.database.sqlite, { users: [{ id: ids.bob, account: ids.globex, name: 'bob' }] }, { upsert: true })
+    await problem(await world.call('GET', `/devices/${ids.van1}`, { token: keys.bob }), 404)
+    const groups = world.database.sqlite.query('SELECT group_id FROM user_groups WHERE user_id = ?').all(ids.bob)
+    expect(groups).toEqual([])
+  })
+})
+
+describe('groups never cross accounts', () => {
+  const TABLES = ['groups', 'users', 'user_groups', 'devices', 'device_groups', 'share_links', 'share_link_devices']
+  const snapshot = () => TABLES.map((t) => world.database.sqlite.query(`SELECT * FROM ${t}`).all())
+
+  async function expectRejected(document: object, path: string) {
+    await share([ids.truck1])
+    const before = snapshot()
+    let error: unknown
+    try {
+      importDataset(world.database.sqlite, document, { upsert: true })
+    } catch (e) {
+      error = e
+    }
+    expect(error).toBeInstanceOf(DatasetError)
+    expect((error as DatasetError).path).toBe(path)
+    expect((error as DatasetError).reason).toMatch(/another account/)
+    expect(snapshot()).toEqual(before)
+  }
+
+  test('a device moved with a group of its old account is refused, naming the path, and nothing is written', async () => {
+    await expectRejected(moveToGlobex(ids.truck1, [ids.globexGroup, ids.trucks]), '/devices/0/groups/1')
+  })
+
+  test('a user given a group of another account is refused, naming the path', async () => {
+    await expectRejected({ users: [{ id: ids.bob, account: ids.acme, name: 'bob', groups: [ids.vans, ids.globexGroup] }] }, '/users/0/groups/1')
+  })
+
+  test('a group moved to another account is refused, naming the path, and nothing is written', async () => {
+    await expectRejected(
+      { accounts: [{ id: ids.globex, name: 'Globex' }], groups: [{ id: ids.vans, account: ids.globex, name: 'Vans' }] },
+      '/groups/0/account',
+    )
+  })
+})
+
+describe('a database from before this rule', () => {
+  test('is cleaned by the upgrade: cross-account memberships and link devices go, a link left empty is revoked', () => {
+    const path = join(world.dir, 'old.db')
+    // the database as version 0002 left it, with what its imports could write
+    const old = new Database(path)
+    old.run('CREATE TABLE "__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)')
+    for (const migration of embeddedMigrations().slice(0, 3)) {
+      for (const statement of migration.sql) if (statement.trim()) old.run(statement)
+      old.run('INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)', [migration.hash, migration.folderMillis])
+    }
+    const acme = ids.acme
+    const globex = ids.globex
+    old.run('INSERT INTO accounts (id, name) VALUES (?, ?), (?, ?)', [acme, 'Acme', globex, 'Globex'])
+    old.run('INSERT INTO groups (id, account_id, name) VALUES (?, ?, ?), (?, ?, ?)', [ids.trucks, acme, 'Trucks', ids.globexGroup, globex, 'Cars'])
+    old.run('INSERT INTO users (id, account_id, name) VALUES (?, ?, ?), (?, ?, ?)', [ids.alice, acme, 'alice', ids.carol, globex, 'carol'])
+    old.run('INSERT INTO user_groups (user_id, group_id) VALUES (?, ?), (?, ?)', [ids.alice, ids.trucks, ids.alice, ids.globexGroup])
+    old.run("INSERT INTO models (id, name) VALUES (?, 'Bare')", [ids.bare])
+    // truck1 moved to Globex by an old import: still in Trucks and in Acme's links
+    old.run("INSERT INTO devices (key, id, account_id, model_id, alias, serial, imei) VALUES (1, ?, ?, ?, 'Truck 1', '', ''), (2, ?, ?, ?, 'Truck 2', '', '')", [
+      ids.truck1, globex, ids.bare, ids.truck2, acme, ids.bare,
+    ])
+    old.run('INSERT INTO device_groups (group_id, device_key) VALUES (?, 1), (?, 2), (?, 1)', [ids.trucks, ids.trucks, ids.globexGroup])
+    const link = (id: string) => [id, acme, id.slice(-8), id.slice(-10)]
+    const [both, only] = ['1c000000-0000-4000-8000-000000000001', '1c000000-0000-4000-8000-000000000002']
+    old.run(`INSERT INTO share_links (id, account_id, token, short_code, acl, expires_at) VALUES (?, ?, ?, ?, '[]', 9e15), (?, ?, ?, ?, '[]', 9e15)`, [
+      ...link(both), ...link(only),
+    ])
+    old.run('INSERT INTO share_link_devices (link_id, device_key, ordinal) VALUES (?, 1, 0), (?, 2, 1), (?, 1, 0)', [both, both, only])
+    old.close()
+
+    const upgraded = openDatabase(path)
+    try {
+      const q = (sql: string) => upgraded.sqlite.query(sql).all()
+      expect(q('SELECT user_id, group_id FROM user_groups ORDER BY user_id')).toEqual([{ user_id: ids.alice, group_id: ids.trucks }])
+      expect(q('SELECT group_id, device_key FROM device_groups ORDER BY device_key')).toEqual([
+        { group_id: ids.globexGroup, device_key: 1 },
+        { group_id: ids.trucks, device_key: 2 },
+      ])
+      expect(q('SELECT link_id, device_key FROM share_link_devices')).toEqual([{ link_id: both, device_key: 2 }])
+      expect(q('SELECT id, revoked FROM share_links ORDER BY id')).toEqual([
+        { id: both, revoked: 0 },
+        { id: only, revoked: 1 },
+      ])
+    } finally {
+      upgraded.close()
+    }
+  })
+})
