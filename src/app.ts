@@ -55,6 +55,8 @@ export interface AppDeps {
   metrics?: ServerMetrics
   /** listeners up, shutting down: read by /ready; default: ready (an app without listeners) */
   status?: ServerStatus
+  /** free bytes where the database is, for /ready; default statfs of its directory */
+  diskFreeBytes?: () => number | null
 }
 
 export function createApp(deps: AppDeps) {
@@ -106,7 +108,16 @@ export function createApp(deps: AppDeps) {
     .use(problemDetails(log))
     .use(requestLog({ log, metrics }))
     .use(headerLimit())
-    .use(opsRoutes({ sqlite, status: deps.status ?? { listening: true, stopping: false }, metrics, metricsToken: config.metricsToken }))
+    .use(
+      opsRoutes({
+        sqlite,
+        status: deps.status ?? { listening: true, stopping: false },
+        metrics,
+        metricsToken: config.metricsToken,
+        minFreeBytes: config.readyMinFreeMb * 1024 * 1024,
+        freeBytes: deps.diskFreeBytes,
+      }),
+    )
     .use(apiDocs(API_DESCRIPTION, pkg.version))
     .use(commandsRoutes(auth, commands))
     .use(historyRoutes(auth, history))

@@ -32,6 +32,8 @@ export interface Config {
   /** days of positions and events to keep; null keeps everything */
   retentionDays: number | null
   metricsToken: string | null
+  /** /ready is 503 when the database's file system has fewer MiB free; 0 turns the check off */
+  readyMinFreeMb: number
   /** addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is believed (http/client.ts) */
   trustedProxies: string[]
   synchronous: 'NORMAL' | 'FULL'
@@ -105,6 +107,7 @@ export function loadConfig(env: Env = process.env): Config {
     tileUrl: env.TILE_URL || 'https://tile.openstreetmap.org/{z}/{x}/{y}.png',
     retentionDays: retention === 0 ? null : retention,
     metricsToken: env.METRICS_TOKEN || null,
+    readyMinFreeMb: integer(env, 'READY_MIN_FREE_MB', 64, 0, 10_000_000),
     trustedProxies: proxyList(env, 'TRUSTED_PROXIES'),
     synchronous,
   }

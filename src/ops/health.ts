@@ -1,9 +1,16 @@
 /**
  * Liveness and readiness. Alive means the process answers; ready means it can do its job: the
- * database answers, every embedded migration is applied, and the device listeners are up (and
- * not shutting down). A load balancer sends traffic on ready, a supervisor restarts on not alive.
+ * database answers, every embedded migration is applied, the device listeners are up (and not
+ * shutting down), and the database's file system has room to write. A load balancer sends
+ * traffic on ready, a supervisor restarts on not alive.
+ *
+ * Room to write is probed (statfs of the database's directory, a few µs) rather than learnt from
+ * a failed write: a full disk is then seen before the writes fail, whichever writer hits it
+ * first (ingest, a share link, another process), and it clears by itself once space is freed.
  */
 import type { Database } from 'bun:sqlite'
+import { statfsSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { migrationsApplied } from '../../db/client'
 
 /** What the server tells the readiness check; mutable, owned by server.ts. */
@@ -18,18 +25,58 @@ export type CheckResult = 'ok' | 'failing'
 
 export interface Readiness {
   ready: boolean
-  checks: { database: CheckResult; migrations: CheckResult; listeners: CheckResult }
+  checks: { database: CheckResult; migrations: CheckResult; listeners: CheckResult; disk: CheckResult }
+  /** why each failing check fails, for the 503's detail */
+  reasons: string[]
 }
 
-export function readiness(sqlite: Database, status: ServerStatus): Readiness {
+export interface DiskCheck {
+  /** bytes free to an unprivileged writer where the database lives; null when unknown (in memory) */
+  freeBytes: () => number | null
+  /** below it, not ready (READY_MIN_FREE_MB); 0 turns the check off */
+  minFreeBytes: number
+}
+
+/** Free bytes of the database file's file system, for an unprivileged writer; null for an in-memory database or when statfs fails. */
+export function databaseFreeBytes(sqlite: Database): number | null {
+  const file = sqlite.filename
+  if (!file || file === ':memory:') return null
+  try {
+    const stats = statfsSync(dirname(file))
+    return stats.bavail * stats.bsize
+  } catch {
+    return null
+  }
+}
+
+const MIB = 1024 * 1024
+
+export function readiness(sqlite: Database, status: ServerStatus, disk?: DiskCheck): Readiness {
+  const reasons: string[] = []
   let database: CheckResult = 'failing'
   try {
     sqlite.query('SELECT 1').get()
     database = 'ok'
   } catch {
     // closed, or the file is gone: not ready
+    reasons.push('the database does not answer')
   }
   const migrations: CheckResult = database === 'ok' && migrationsApplied(sqlite) ? 'ok' : 'failing'
+  if (migrations === 'failing' && database === 'ok') reasons.push('migrations are missing')
   const listeners: CheckResult = status.listening && !status.stopping ? 'ok' : 'failing'
-  return { ready: database === 'ok' && migrations === 'ok' && listeners === 'ok', checks: { database, migrations, listeners } }
+  if (status.stopping) reasons.push('shutting down')
+  else if (!status.listening) reasons.push('the device listeners are down')
+  let diskCheck: CheckResult = 'ok'
+  if (disk && disk.minFreeBytes > 0) {
+    const free = disk.freeBytes()
+    if (free !== null && free < disk.minFreeBytes) {
+      diskCheck = 'failing'
+      reasons.push(`${Math.floor(free / MIB)} MiB free where the database is, below the ${Math.ceil(disk.minFreeBytes / MIB)} MiB writes need (READY_MIN_FREE_MB)`)
+    }
+  }
+  return {
+    ready: database === 'ok' && migrations === 'ok' && listeners === 'ok' && diskCheck === 'ok',
+    checks: { database, migrations, listeners, disk: diskCheck },
+    reasons,
+  }
 }

@@ -8,7 +8,7 @@ import { timingSafeEqual } from 'node:crypto'
 import { Unauthorized, Unavailable } from '../errors'
 import { bearerToken } from '../http/auth'
 import { responses } from '../http/model'
-import { readiness, type ServerStatus } from './health'
+import { databaseFreeBytes, readiness, type ServerStatus } from './health'
 import { METRICS_CONTENT_TYPE } from './metrics'
 import type { ServerMetrics } from './server-metrics'
 
@@ -18,6 +18,10 @@ export interface OpsDeps {
   metrics: ServerMetrics
   /** METRICS_TOKEN; null leaves /metrics open (bind it to a private interface then) */
   metricsToken: string | null
+  /** READY_MIN_FREE_MB in bytes: less free space where the database is makes /ready 503; 0 turns it off */
+  minFreeBytes: number
+  /** free bytes where the database is; default statfs of its directory (tests inject one) */
+  freeBytes?: () => number | null
 }
 
 const sha256 = (text: string) => new Bun.CryptoHasher('sha256').update(text).digest()
@@ -34,9 +38,11 @@ const Checks = t.Object({
   database: t.Union([t.Literal('ok'), t.Literal('failing')]),
   migrations: t.Union([t.Literal('ok'), t.Literal('failing')]),
   listeners: t.Union([t.Literal('ok'), t.Literal('failing')]),
+  disk: t.Union([t.Literal('ok'), t.Literal('failing')]),
 })
 
-export function opsRoutes({ sqlite, status, metrics, metricsToken }: OpsDeps) {
+export function opsRoutes({ sqlite, status, metrics, metricsToken, minFreeBytes, freeBytes = () => databaseFreeBytes(sqlite) }: OpsDeps) {
+  const disk = { freeBytes, minFreeBytes }
   return new Elysia({ name: 'ops' })
     .get('/health', () => ({ status: 'ok' as const }), {
       detail: {
@@ -50,10 +56,10 @@ export function opsRoutes({ sqlite, status, metrics, metricsToken }: OpsDeps) {
     .get(
       '/ready',
       () => {
-        const result = readiness(sqlite, status)
+        const result = readiness(sqlite, status, disk)
         if (!result.ready) {
           const failing = Object.entries(result.checks).filter(([, v]) => v !== 'ok').map(([k]) => k)
-          throw new Unavailable(`Not ready: ${failing.join(', ')} failing${status.stopping ? ' (shutting down)' : ''}`)
+          throw new Unavailable(`Not ready: ${failing.join(', ')} failing (${result.reasons.join('; ')})`)
         }
         return { status: 'ready' as const, checks: result.checks }
       },
@@ -62,8 +68,9 @@ export function opsRoutes({ sqlite, status, metrics, metricsToken }: OpsDeps) {
           tags: ['Operations'],
           summary: 'Readiness',
           description:
-            '200 when the database answers, every migration is applied and the device listeners are up; 503 (problem details naming ' +
-            'the failing checks) otherwise, and from the moment a shutdown begins. No authentication, no data. For a load balancer.',
+            '200 when the database answers, every migration is applied, the device listeners are up and the database\'s file system ' +
+            'has at least READY_MIN_FREE_MB free (default 64; `disk`); 503 (problem details naming the failing checks and why) ' +
+            'otherwise, and from the moment a shutdown begins. No authentication, no data. For a load balancer.',
           security: [],
           responses: responses({ 200: { schema: t.Object({ status: t.Literal('ready'), checks: Checks }), description: 'Ready' } }, 503),
         },

@@ -4,6 +4,8 @@
  * ever reaches a log line.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { statfsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { loadConfig } from '../../src/config'
 import { createLogger } from '../../src/log'
 import type { ServerStatus } from '../../src/ops/health'
@@ -43,7 +45,33 @@ describe('health and readiness', () => {
   test('GET /ready is 200 with its checks when the database, migrations and listeners are fine', async () => {
     const res = await world.call('GET', '/ready')
     expect(res.status).toBe(200)
-    expect(await res.json()).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', listeners: 'ok' } })
+    expect(await res.json()).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', listeners: 'ok', disk: 'ok' } })
+  })
+
+  test('GET /ready is 503 while the database\'s file system has less than READY_MIN_FREE_MB free, 200 again once there is room', async () => {
+    let free = 10 * 1024 * 1024
+    const full = makeWorld(undefined, { diskFreeBytes: () => free })
+    try {
+      const body = await problem(await full.call('GET', '/ready'), 503)
+      expect(body.detail).toContain('disk')
+      expect(body.detail).toContain('10 MiB free')
+      expect(body.detail).toContain('64 MiB')
+      free = 65 * 1024 * 1024
+      expect((await full.call('GET', '/ready')).status).toBe(200)
+    } finally {
+      full.close()
+    }
+    // the real probe (statfs of the database's directory), with a threshold above what is free; 0 turns it off
+    const stats = statfsSync(tmpdir())
+    const aboveFreeMib = Math.floor((stats.bavail * stats.bsize) / (1024 * 1024)) + 1024
+    for (const [mib, status] of [[aboveFreeMib, 503], [0, 200]]) {
+      const other = makeWorld(undefined, { config: loadConfig({ READY_MIN_FREE_MB: String(mib) }) })
+      try {
+        expect((await other.call('GET', '/ready')).status).toBe(status)
+      } finally {
+        other.close()
+      }
+    }
   })
 
   test('GET /ready is a 503 problem while the listeners are down or a shutdown has begun', async () => {
