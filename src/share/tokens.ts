@@ -216,13 +216,14 @@ export function createShareTokenCache(sqlite: Database, clock: Clock, options: S
         schedule()
       }
       access.lastAccessedAt = Math.max(access.lastAccessedAt, now)
-      if (link.seenViewers.has(viewer)) return
-      // a link passed around widely must not grow the entry without bound; forgetting costs one read
-      if (link.seenViewers.size >= MAX_SEEN_VIEWERS) link.seenViewers.clear()
-      link.seenViewers.add(viewer)
-      if (access.viewers.has(viewer) || access.viewers.size >= MAX_PENDING_VIEWERS) return
+      if (link.seenViewers.has(viewer) || access.viewers.has(viewer)) return
+      // no room: not counted, and not remembered either, so it counts when it comes back after a flush
+      if (access.viewers.size >= MAX_PENDING_VIEWERS) return
       try {
         if (viewerCounted.get(link.linkId, viewer) === null) access.viewers.set(viewer, now)
+        // a link passed around widely must not grow the entry without bound; forgetting costs one read
+        if (link.seenViewers.size >= MAX_SEEN_VIEWERS) link.seenViewers.clear()
+        link.seenViewers.add(viewer)
       } catch (error) {
         // best-effort: a view that cannot be checked is not counted, and the read goes on
         log.warn('share link view not counted', { error: error instanceof Error ? error.message : String(error) })

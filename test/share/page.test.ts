@@ -156,6 +156,33 @@ describe('views while another process holds the write lock', () => {
       locked.close()
     }
   })
+
+  test('at most 1,000 new viewers of a link wait for the write; beyond that a new viewer is not counted until it is written', async () => {
+    const lines: string[] = []
+    const locked = makeWorld(undefined, { shareAccessFlushMs: 10, log: createLogger('debug', (line) => lines.push(line)) })
+    const other = new Database(join(locked.dir, 'tracker.db'))
+    try {
+      const created = await locked.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1], ttl: 3600 } })
+      const link = (await created.json()) as { id: string; token: string }
+      const views = async () => ((await (await locked.call('GET', `/devices/share/${link.id}`, { token: keys.alice })).json()) as { unique_views: number }).unique_views
+      const view = (agent: string) => locked.call('GET', `/devices/${ids.truck1}`, { token: link.token, headers: { 'user-agent': agent } })
+      other.run('BEGIN IMMEDIATE')
+      try {
+        for (let i = 0; i < 1005; i++) expect((await view(`Browser/${i}`)).status).toBe(200)
+        expect(await views()).toBe(1000)
+      } finally {
+        other.run('COMMIT')
+      }
+      await until(() => other.query<{ n: number }, [string]>('SELECT unique_views AS n FROM share_links WHERE id = ?').get(link.id)?.n === 1000)
+      // room again: the 5 left out count when they come back, the 1,000 counted do not count twice
+      for (let i = 0; i < 1005; i += 100) await view(`Browser/${i}`)
+      for (let i = 1000; i < 1005; i++) await view(`Browser/${i}`)
+      expect(await views()).toBe(1005)
+    } finally {
+      other.close()
+      locked.close()
+    }
+  })
 })
 
 test('tileSource: the tile server as a CSP source', () => {
