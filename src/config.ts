@@ -21,6 +21,14 @@ export interface Config {
   offlineAfter: number
   /** seconds a TCP device connection may go without a complete frame before it is closed */
   tcpIdleTimeout: number
+  /** seconds a TCP device connection may stay open without a device logging in */
+  tcpLoginTimeout: number
+  /** open device TCP connections (GT06 and Teltonika together); more are closed at once */
+  tcpMaxConnections: number
+  /** open device TCP connections from one IPv4 address or IPv6 /64 */
+  tcpMaxConnectionsPerAddress: number
+  /** fixes and events older than this many days are refused */
+  maxFixAgeDays: number
   /** optional Nominatim-compatible reverse geocoder for street addresses */
   geocoderUrl: string | null
   geocoderTimeoutMs: number
@@ -100,6 +108,10 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     offlineAfter: integer(env, 'OFFLINE_AFTER', 600, 1, 86_400 * 30),
     tcpIdleTimeout: integer(env, 'TCP_IDLE_TIMEOUT', 300, 1, 86_400),
+    tcpLoginTimeout: integer(env, 'TCP_LOGIN_TIMEOUT', 30, 1, 3600),
+    tcpMaxConnections: integer(env, 'TCP_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    tcpMaxConnectionsPerAddress: integer(env, 'TCP_MAX_CONNECTIONS_PER_ADDRESS', 100, 1, 1_000_000),
+    maxFixAgeDays: integer(env, 'MAX_FIX_AGE_DAYS', 365, 1, 36_500),
     geocoderUrl: url(env, 'GEOCODER_URL', null),
     geocoderTimeoutMs: integer(env, 'GEOCODER_TIMEOUT_MS', 1500, 1, 60_000),
     geocoderIntervalMs: integer(env, 'GEOCODER_INTERVAL_MS', 1000, 0, 3_600_000),

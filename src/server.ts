@@ -2,6 +2,7 @@
  * The running server: the database, the HTTP API, the ingest pipeline with its device listeners
  * and the retention job, started together and stopped together (in the order stop() explains).
  */
+import { readFileSync } from 'node:fs'
 import { openDatabase } from '../db/client'
 import { createApp } from './app'
 import type { Clock } from './clock'
@@ -11,6 +12,7 @@ import { startGt06Listener } from './ingest/gt06'
 import { LivePositions } from './ingest/live'
 import { startOsmandListener } from './ingest/osmand'
 import { createIngestPipeline, type IngestPipeline } from './ingest/pipeline'
+import { createConnectionGate } from './ingest/tcp'
 import { startTeltonikaListener } from './ingest/teltonika'
 import { createLogger, type Logger } from './log'
 import type { ServerStatus } from './ops/health'
@@ -45,6 +47,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
     log,
     live,
     offlineAfterSeconds: config.offlineAfter,
+    maxFixAgeDays: config.maxFixAgeDays,
     sweepIntervalMs: Math.min(30_000, (config.offlineAfter * 1000) / 4),
     onBatch: ({ operations, seconds }) => {
       metrics.batchCommit.observe([], seconds)
@@ -60,12 +63,19 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
 
   // each listener counts its own protocol's fixes through a view of the one pipeline
   const listenerOptions = (protocol: string) => ({ pipeline: countingPipeline(pipeline, protocol, metrics), clock, log, hostname: config.host })
-  const tcpIdleTimeoutMs = config.tcpIdleTimeout * 1000
+  // one gate for both TCP listeners: the caps are on file descriptors, whatever the protocol
+  const gate = createConnectionGate({ maxConnections: config.tcpMaxConnections, maxConnectionsPerAddress: config.tcpMaxConnectionsPerAddress })
+  warnIfDescriptorsShort(config.tcpMaxConnections, log)
+  const tcpOptions = (protocol: string) => ({
+    ...listenerOptions(protocol),
+    idleTimeoutMs: config.tcpIdleTimeout * 1000,
+    loginTimeoutMs: config.tcpLoginTimeout * 1000,
+    gate,
+    onRefused: (reason: string) => metrics.tcpRefused.inc([protocol, reason]),
+  })
   const osmand = config.osmandPort ? startOsmandListener({ ...listenerOptions('osmand'), port: config.osmandPort }) : null
-  const gt06 = config.gt06Port ? startGt06Listener({ ...listenerOptions('gt06'), port: config.gt06Port, idleTimeoutMs: tcpIdleTimeoutMs }) : null
-  const teltonika = config.teltonikaPort
-    ? startTeltonikaListener({ ...listenerOptions('teltonika'), port: config.teltonikaPort, idleTimeoutMs: tcpIdleTimeoutMs })
-    : null
+  const gt06 = config.gt06Port ? startGt06Listener({ ...tcpOptions('gt06'), port: config.gt06Port }) : null
+  const teltonika = config.teltonikaPort ? startTeltonikaListener({ ...tcpOptions('teltonika'), port: config.teltonikaPort }) : null
   status.listening = true
   metrics.bind({
     connectedDevices: () => pipeline.stats.connected,
@@ -109,5 +119,28 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
       database.close()
       log.info('stopped')
     },
+  }
+}
+
+/** descriptors the rest of the process wants besides device connections: the database, the API's clients, logs */
+const DESCRIPTOR_HEADROOM = 1024
+
+/**
+ * TCP_MAX_CONNECTIONS protects the API only below the process's open-file limit: say so at start
+ * when it is not (Linux tells us in /proc; elsewhere nothing is said).
+ */
+function warnIfDescriptorsShort(maxConnections: number, log: Logger): void {
+  let limit: number
+  try {
+    const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'))
+    limit = Number(line?.split(/\s{2,}/)[1])
+  } catch {
+    return
+  }
+  if (Number.isFinite(limit) && maxConnections + DESCRIPTOR_HEADROOM > limit) {
+    log.warn('TCP_MAX_CONNECTIONS leaves too few file descriptors for the API: lower it or raise the open-file limit (ulimit -n)', {
+      maxConnections,
+      openFileLimit: limit,
+    })
   }
 }

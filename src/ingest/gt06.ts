@@ -1,12 +1,13 @@
 /**
  * GT06 / Concox listener (GT06_PORT). Per connection: frames from the splitter, then
- *   login 0x01         → known device: session opened and committed, then ACK; unknown: close
+ *   login 0x01         → known device: session opened and committed, then ACK; unknown, or a
+ *                        source over its unknown-identifier limit (sources.ts): close
  *   GPS 0x12 / 0x22    → fixes (the protocol expects no ACK)
  *   status 0x13 / 0x23 → keep-alive, ACK after commit
  *   alarm 0x16 / 0x26  → fix + event, ACK after commit
  *   time 0x8A          → the server's time
- * A bad CRC or garbage drops bytes; an oversized frame, data before login or an unknown device
- * closes the connection. Frames after a login wait until the login is settled, because the
+ * A bad CRC or garbage drops bytes; an oversized frame, data before login, no login within the
+ * login timeout or an unknown device closes the connection. Frames after a login wait until the login is settled, because the
  * decoder needs the session's IMEI; reports are then pipelined (each acked after its commit,
  * in order, since the pipeline settles reports in the order it received them).
  */
@@ -14,7 +15,7 @@ import type { Clock } from '../clock'
 import type { Logger } from '../log'
 import { createGt06Parser, decodeGt06Frame, type Gt06Frame, type Gt06Session } from './decoders/gt06'
 import type { DeviceSession, IngestPipeline } from './pipeline'
-import { reportFailures, startTcpListener, type ConnectionHandler, type TcpConnection, type TcpListener } from './tcp'
+import { reportFailures, startTcpListener, type ConnectionGate, type ConnectionHandler, type ConnectionRefusal, type TcpConnection, type TcpListener } from './tcp'
 
 export interface Gt06ListenerOptions {
   pipeline: IngestPipeline
@@ -23,6 +24,9 @@ export interface Gt06ListenerOptions {
   port: number
   hostname?: string
   idleTimeoutMs?: number
+  loginTimeoutMs?: number
+  gate?: ConnectionGate
+  onRefused?: (reason: ConnectionRefusal) => void
 }
 
 export function startGt06Listener(options: Gt06ListenerOptions): TcpListener {
@@ -34,6 +38,9 @@ export function startGt06Listener(options: Gt06ListenerOptions): TcpListener {
     clock,
     log,
     idleTimeoutMs: options.idleTimeoutMs,
+    loginTimeoutMs: options.loginTimeoutMs,
+    gate: options.gate,
+    onRefused: options.onRefused,
     drain: () => pipeline.flush(),
     connect: (connection) => gt06Connection(connection, pipeline, clock, log),
   })
@@ -59,7 +66,7 @@ function gt06Connection(connection: TcpConnection, pipeline: IngestPipeline, clo
     loggingIn = true
     const settled = connection.track()
     pipeline
-      .openSession(imei)
+      .openSession(imei, { source: connection.remote })
       .then(
         (opened) => {
           // the socket went away while the login was being committed
@@ -67,6 +74,7 @@ function gt06Connection(connection: TcpConnection, pipeline: IngestPipeline, clo
           device?.close()
           device = opened
           session.imei = imei
+          connection.identified()
           connection.write(ack)
           loggingIn = false
           const queued = waiting

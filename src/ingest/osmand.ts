@@ -3,17 +3,29 @@
  * in the query string, a form body or a JSON body (decoders/osmand.ts reads them).
  *
  * 200 once the report is committed (the client then drops it from its queue); 400 for input
- * that cannot be stored (problem JSON naming the parameter); 404 for an unknown device; 413 for
- * a body over the limit; 503 while shutting down; 500 when the commit failed (the client retries).
+ * that cannot be stored (problem JSON naming the parameter); 413 for a body over the limit; 429
+ * while the client's address is over its unknown-identifier limit; 503 while shutting down;
+ * 500 when the commit failed (the client retries).
+ *
+ * The identifier is the device's only credential, so nothing in an answer may tell a known one
+ * from an unknown one: every check that does not need the device (the body, the parameters,
+ * the fixes' time and place) is answered before the lookup, and an unknown or unlinked
+ * identifier then gets the same 200, after the same wait for a commit, as a known one; its
+ * report is dropped and logged (aggregated per address, see sources.ts).
  */
 import type { Clock } from '../clock'
 import { DomainError } from '../errors'
+import { jsonDepthExceeds, MAX_JSON_DEPTH, readCapped } from '../http/body'
 import { problemResponse } from '../http/problem'
 import type { Logger } from '../log'
 import { decodeOsmandJson, decodeOsmandParams, type OsmandResult } from './decoders/osmand'
-import type { IngestPipeline } from './pipeline'
+import { UnknownDevice, type IngestPipeline } from './pipeline'
 
-export const OSMAND_MAX_BODY_BYTES = 64 * 1024
+/**
+ * 1 MiB: room for the decoder's largest batch (1,000 Traccar Client locations of ~0.5 KB); the
+ * stock client sends one location (under 1 KB) a request.
+ */
+export const OSMAND_MAX_BODY_BYTES = 1 << 20
 
 export interface OsmandListenerOptions {
   pipeline: IngestPipeline
@@ -42,13 +54,9 @@ const badRequest = (detail: string, parameter?: string) =>
 
 async function decodeRequest(request: Request, url: URL, nowSeconds: number, maxBodyBytes: number): Promise<OsmandResult | Response> {
   const params = url.searchParams
-  if (request.method === 'GET' || !request.body) return decodeOsmandParams(params, nowSeconds)
-
-  const declared = Number(request.headers.get('content-length') ?? '0')
-  if (declared > maxBodyBytes) return problemResponse({ title: 'Content Too Large', status: 413, detail: `The body is over ${maxBodyBytes} bytes` })
-  const bytes = await request.arrayBuffer()
-  if (bytes.byteLength > maxBodyBytes) return problemResponse({ title: 'Content Too Large', status: 413, detail: `The body is over ${maxBodyBytes} bytes` })
-  if (bytes.byteLength === 0) return decodeOsmandParams(params, nowSeconds)
+  // the declared length first, then never more than the cap is read (PayloadTooLarge)
+  const bytes = await readCapped(request, maxBodyBytes)
+  if (request.method === 'GET' || bytes === null || bytes.byteLength === 0) return decodeOsmandParams(params, nowSeconds)
 
   let text: string
   try {
@@ -58,6 +66,10 @@ async function decodeRequest(request: Request, url: URL, nowSeconds: number, max
   }
   const type = (request.headers.get('content-type') ?? '').toLowerCase()
   if (type.includes('json') || (!type.includes('form') && /^\s*[[{]/.test(text))) {
+    // checked before parsing: 100,000 nested `[` then cost one scan, not 100,000 arrays
+    if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+      return badRequest(`The JSON body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`, 'body')
+    }
     let body: unknown
     try {
       body = JSON.parse(text)
@@ -76,7 +88,7 @@ export function startOsmandListener(options: OsmandListenerOptions): Listener {
   const { pipeline, clock, log } = options
   const maxBodyBytes = options.maxBodyBytes ?? OSMAND_MAX_BODY_BYTES
 
-  async function handle(request: Request): Promise<Response> {
+  async function handle(request: Request, server: { requestIP(request: Request): { address: string } | null }): Promise<Response> {
     if (request.method !== 'GET' && request.method !== 'POST') {
       return problemResponse({ title: 'Method Not Allowed', status: 405, detail: 'Use GET or POST' }, { allow: 'GET, POST' })
     }
@@ -86,9 +98,16 @@ export function startOsmandListener(options: OsmandListenerOptions): Listener {
     if (!decoded.ok) return badRequest(decoded.error.message, decoded.error.parameter)
 
     const report = decoded.report
-    const result = await pipeline.ingest(report)
-    if (report.fixes.length > 0 && result.rejected === report.fixes.length) {
-      return badRequest('No position could be stored: coordinates out of range or timestamp more than a day ahead')
+    if (report.fixes.length > 0 && pipeline.refusedFixes(report) === report.fixes.length) {
+      return badRequest('No position could be stored: coordinates out of range, or a timestamp more than a day ahead or older than MAX_FIX_AGE_DAYS')
+    }
+    const source = server.requestIP(request)?.address ?? 'local'
+    try {
+      await pipeline.ingest(report, { source })
+    } catch (error) {
+      if (!(error instanceof UnknownDevice)) throw error
+      // answered as a known device would be: the same wait, the same 200
+      await pipeline.afterCommit()
     }
     return OK()
   }
@@ -96,15 +115,19 @@ export function startOsmandListener(options: OsmandListenerOptions): Listener {
   const server = Bun.serve({
     port: options.port,
     hostname: options.hostname ?? '0.0.0.0',
-    maxRequestBodySize: maxBodyBytes,
+    // Bun's own limit answers without problem details: ours (readCapped) acts first; Bun's is a
+    // backstop, since nothing past ours is ever read
+    maxRequestBodySize: Math.max(maxBodyBytes * 16, 64 << 20),
     // a phone on a bad network may be slow, but not this slow
     idleTimeout: 30,
-    async fetch(request) {
+    async fetch(request, server) {
       try {
-        return await handle(request)
+        return await handle(request, server)
       } catch (error) {
         if (error instanceof DomainError) {
-          return problemResponse({ title: error.title, status: error.status, detail: error.detail })
+          // after a 413 the rest of the body is never read, so the connection cannot carry another request
+          const headers = error.status === 413 ? { ...error.headers, connection: 'close' } : error.headers
+          return problemResponse({ title: error.title, status: error.status, detail: error.detail }, headers)
         }
         log.error('osmand request failed', { error: (error as Error)?.message })
         return problemResponse({ title: 'Internal Server Error', status: 500, detail: 'The position could not be stored; try again' })

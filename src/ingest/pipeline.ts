@@ -16,19 +16,25 @@
  *   `connected = false`, `disconnected_at`, and `moving`/`stopped` → `off`;
  * - `suspended`, `unlink` and `stolen` are administrative and never changed here (the SQL
  *   re-checks, so a state set behind the cache's back is still respected).
+ *
+ * Identification is rationed per source (sources.ts): a listener passes the client's address,
+ * and a source that has tried too many unknown identifiers is refused before any lookup.
  */
 import type { Database, Statement } from 'bun:sqlite'
 import { LRUCache } from 'lru-cache'
 import type { Clock } from '../clock'
-import { DomainError, NotFound } from '../errors'
+import { DomainError, NotFound, TooManyRequests } from '../errors'
 import type { Logger } from '../log'
 import type { LivePositions } from './live'
+import { createUnknownIdentifierLimiter, type UnknownIdentifierLimits } from './sources'
 import type { DecodedEvent, DecodedFix, DecodedReport } from './types'
 
 /** A device counts as moving above this speed (km/h); below it is GPS jitter or crawling in a queue. */
 export const MOVING_SPEED_KMH = 3
 /** A fix more than this far ahead of the server clock is refused (a broken device clock). */
 export const MAX_FUTURE_SECONDS = 86_400
+/** A fix older than this many days is refused (a device clock reset to 1970 or 2000); MAX_FIX_AGE_DAYS. */
+export const DEFAULT_MAX_FIX_AGE_DAYS = 365
 /** positions.flags bit 0: the device said the fix is invalid, or it is the 0/0 placeholder. */
 export const FLAG_INVALID = 1
 
@@ -39,6 +45,18 @@ export class UnknownDevice extends NotFound {
   constructor(readonly uniqueId: string) {
     super(`No device with IMEI or serial ${JSON.stringify(uniqueId.slice(0, 64))}`)
   }
+}
+
+/** The source tried too many unknown identifiers: nothing from it is looked up for a while. */
+export class TooManyUnknownDevices extends TooManyRequests {
+  constructor(retryAfterSeconds: number) {
+    super('Too many unknown device identifiers from this address; try again later', retryAfterSeconds)
+  }
+}
+
+/** Where a report came from: the client's address (sources.ts counts it by IPv4 address or IPv6 /64). */
+export interface ReportOrigin {
+  source: string
 }
 
 /** The pipeline is shutting down and takes nothing more. */
@@ -60,7 +78,7 @@ export interface IngestResult {
   stored: number
   /** fixes whose (device, timestamp) was already stored */
   duplicates: number
-  /** fixes refused as impossible (coordinates out of range, timestamp in the future) */
+  /** fixes refused as impossible (coordinates out of range, timestamp in the future or too old) */
   rejected: number
   /** events written (a re-sent event is not counted) */
   events: number
@@ -79,6 +97,10 @@ export interface PipelineOptions {
   live: LivePositions
   /** seconds without a report after which a device is disconnected */
   offlineAfterSeconds: number
+  /** fixes and events older than this many days are refused (default 365) */
+  maxFixAgeDays?: number
+  /** how many distinct unknown identifiers one source may try, per window */
+  unknownIdentifiers?: UnknownIdentifierLimits
   /** flush when this many fixes are queued (default 500) */
   maxBatchFixes?: number
   /**
@@ -135,6 +157,8 @@ type Operation =
       reject: (error: unknown) => void
     }
   | { kind: 'disconnect'; deviceKey: number; at: number }
+  /** resolves after the batch it joined has committed (or failed): nothing written */
+  | { kind: 'barrier'; resolve: () => void; reject: (error: unknown) => void }
 
 interface Newest {
   ts: number
@@ -183,6 +207,8 @@ export function createIngestPipeline(options: PipelineOptions) {
   const offlineAfterMs = options.offlineAfterSeconds * 1000
   const maxBatchFixes = options.maxBatchFixes ?? 500
   const maxBatchDelayMs = options.maxBatchDelayMs ?? 0
+  const maxFixAgeSeconds = (options.maxFixAgeDays ?? DEFAULT_MAX_FIX_AGE_DAYS) * 86_400
+  const unknownIdentifiers = createUnknownIdentifierLimiter({ log, limits: options.unknownIdentifiers })
 
   // --- prepared statements (the hot path binds positionally) ---
   // An unlinked device loses to a live one with the same identifier (a re-provisioned tracker);
@@ -229,8 +255,6 @@ export function createIngestPipeline(options: PipelineOptions) {
   /** newest committed locatable fix per device key: what a fix must beat to move the device */
   const newest = new Map<number, Newest | null>()
   const liveness = new Map<number, Liveness>()
-  /** identifier → when it was last logged as unknown (at most once a minute each) */
-  const unknownLogged = new LRUCache<string, number>({ max: 10_000 })
 
   let queue: Operation[] = []
   let queuedFixes = 0
@@ -246,9 +270,18 @@ export function createIngestPipeline(options: PipelineOptions) {
   const sweepTimer = options.sweepIntervalMs ? setInterval(() => sweep(), options.sweepIntervalMs) : null
   sweepTimer?.unref?.()
 
-  /** The device behind an identifier; throws UnknownDevice (unknown, or unlinked). */
-  function identify(uniqueId: string): DeviceRef {
+  /**
+   * The device behind an identifier; throws UnknownDevice (unknown, or unlinked), or
+   * TooManyUnknownDevices without a lookup when the source has guessed too much. Without an
+   * origin (reports inside an identified session) nothing is rationed.
+   */
+  function identify(uniqueId: string, origin?: ReportOrigin): DeviceRef {
     const now = clock.now()
+    const source = origin?.source
+    if (source !== undefined) {
+      const retryAfter = unknownIdentifiers.refusal(source, now)
+      if (retryAfter !== null) throw new TooManyUnknownDevices(retryAfter)
+    }
     // A device added, re-identified or (un)linked by any process (an import) bumps the version:
     // read it at most once a second, and start over when it moved.
     if (now - identityCheckedAt >= IDENTITY_CHECK_MS || now < identityCheckedAt) {
@@ -266,23 +299,30 @@ export function createIngestPipeline(options: PipelineOptions) {
     }
     const device = cached.device
     if (!device || device.state === 'unlink') {
-      const lastLogged = unknownLogged.get(uniqueId)
-      if (lastLogged === undefined || now - lastLogged >= 60_000 || now < lastLogged) {
-        unknownLogged.set(uniqueId, now)
-        log.warn('device refused', { uniqueId: uniqueId.slice(0, 64), reason: device ? 'unlink' : 'unknown' })
-      }
+      unknownIdentifiers.unknown(source ?? 'session', uniqueId, device ? 'unlink' : 'unknown', now)
       throw new UnknownDevice(uniqueId)
     }
     return device
   }
 
+  /** not more than a day ahead (a broken clock), not older than MAX_FIX_AGE_DAYS (a clock reset to 1970) */
+  function timely(ts: number, nowSeconds: number): boolean {
+    return Number.isFinite(ts) && ts >= nowSeconds - maxFixAgeSeconds && ts <= nowSeconds + MAX_FUTURE_SECONDS
+  }
+
+  /** coordinates in range and a timely timestamp: what a fix needs to be stored, whatever the device */
+  function possible(fix: DecodedFix, nowSeconds: number): boolean {
+    const { latitude, longitude } = fix
+    if (!Number.isFinite(latitude) || !Number.isFinite(longitude) || latitude < -90 || latitude > 90 || longitude < -180 || longitude > 180) {
+      return false
+    }
+    return timely(Math.floor(fix.timestamp), nowSeconds)
+  }
+
   function validateFix(fix: DecodedFix, nowSeconds: number): PositionRow | null {
+    if (!possible(fix, nowSeconds)) return null
     const { latitude, longitude } = fix
     const ts = Math.floor(fix.timestamp)
-    if (!Number.isFinite(latitude) || !Number.isFinite(longitude) || latitude < -90 || latitude > 90 || longitude < -180 || longitude > 180) {
-      return null
-    }
-    if (!Number.isFinite(ts) || ts < 0 || ts > nowSeconds + MAX_FUTURE_SECONDS) return null
     const lat = Math.round(latitude * 1e7)
     const lon = Math.round(longitude * 1e7)
     const nullIsland = lat === 0 && lon === 0
@@ -307,7 +347,7 @@ export function createIngestPipeline(options: PipelineOptions) {
 
   function validateEvent(event: DecodedEvent, nowSeconds: number): EventRow | null {
     const ts = Math.floor(event.timestamp)
-    if (!Number.isFinite(ts) || ts < 0 || ts > nowSeconds + MAX_FUTURE_SECONDS) return null
+    if (!timely(ts, nowSeconds)) return null
     if (typeof event.alarmCode !== 'string' || event.alarmCode === '') return null
     const lat = finiteOrNull(event.latitude)
     const lon = finiteOrNull(event.longitude)
@@ -345,12 +385,14 @@ export function createIngestPipeline(options: PipelineOptions) {
    * Queue a report; the promise resolves once it is committed (then acknowledge the device),
    * and rejects with UnknownDevice, PipelineStopped, or the database's error (do not acknowledge).
    * A report without fixes or events is a keep-alive: it only marks the device connected.
+   * `origin` (the client's address) rations unknown identifiers: pass it for every report that
+   * identifies a device (an OsmAnd request, a login), not for reports of an identified session.
    */
-  function ingest(report: DecodedReport): Promise<IngestResult> {
+  function ingest(report: DecodedReport, origin?: ReportOrigin): Promise<IngestResult> {
     if (stopped) return Promise.reject(new PipelineStopped())
     let device: DeviceRef
     try {
-      device = identify(report.uniqueId)
+      device = identify(report.uniqueId, origin)
     } catch (error) {
       return Promise.reject(error)
     }
@@ -384,8 +426,8 @@ export function createIngestPipeline(options: PipelineOptions) {
    * A TCP session of a known device: marks it connected (resolves after commit, so a login is
    * acknowledged only once that is durable); closing the last session disconnects it.
    */
-  async function openSession(uniqueId: string): Promise<DeviceSession> {
-    const result = await ingest({ uniqueId, fixes: [], events: [] })
+  async function openSession(uniqueId: string, origin?: ReportOrigin): Promise<DeviceSession> {
+    const result = await ingest({ uniqueId, fixes: [], events: [] }, origin)
     const device = result.device
     const entry = liveness.get(device.key)!
     entry.sessions++
@@ -401,6 +443,23 @@ export function createIngestPipeline(options: PipelineOptions) {
     }
   }
 
+  /**
+   * How many of the report's fixes would be refused as impossible, decided without knowing the
+   * device (an HTTP listener answers this before identifying, so the answer reveals nothing).
+   */
+  function refusedFixes(report: DecodedReport): number {
+    const nowSeconds = Math.floor(clock.now() / 1000)
+    let refused = 0
+    for (const fix of report.fixes) if (!possible(fix, nowSeconds)) refused++
+    return refused
+  }
+
+  /** Resolves once the next batch has committed: the wait a report would have had, with nothing written. */
+  function afterCommit(): Promise<void> {
+    if (stopped) return Promise.reject(new PipelineStopped())
+    return new Promise((resolve, reject) => enqueue({ kind: 'barrier', resolve, reject }, 1))
+  }
+
   function disconnect(deviceKey: number): void {
     const entry = liveness.get(deviceKey)
     if (entry) entry.connected = false
@@ -410,6 +469,7 @@ export function createIngestPipeline(options: PipelineOptions) {
 
   /** Disconnect every device quiet for OFFLINE_AFTER; returns how many. Runs on its timer, or by hand. */
   function sweep(): number {
+    unknownIdentifiers.sweep(clock.now())
     const cutoff = clock.now() - offlineAfterMs
     let count = 0
     for (const [key, entry] of liveness) {
@@ -464,6 +524,7 @@ export function createIngestPipeline(options: PipelineOptions) {
       }
       for (let i = 0; i < operations.length; i++) {
         const op = operations[i]
+        if (op.kind === 'barrier') continue
         if (op.kind === 'disconnect') {
           const pending = updates.get(op.deviceKey)
           if (pending) {
@@ -514,7 +575,7 @@ export function createIngestPipeline(options: PipelineOptions) {
       sqlite.transaction(write).immediate()
     } catch (error) {
       log.error('ingest batch failed', { operations: operations.length, error: (error as Error).message })
-      for (const op of operations) if (op.kind === 'report') op.reject(error)
+      for (const op of operations) if (op.kind !== 'disconnect') op.reject(error)
       return
     }
     batches++
@@ -524,6 +585,7 @@ export function createIngestPipeline(options: PipelineOptions) {
     for (let i = 0; i < operations.length; i++) {
       const op = operations[i]
       if (op.kind === 'report') op.resolve(results[i]!)
+      else if (op.kind === 'barrier') op.resolve()
     }
     for (const { deviceKey, row } of published) {
       try {
@@ -546,6 +608,8 @@ export function createIngestPipeline(options: PipelineOptions) {
     identify,
     ingest,
     openSession,
+    refusedFixes,
+    afterCommit,
     sweep,
     flush,
     stop,

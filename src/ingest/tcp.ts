@@ -1,18 +1,28 @@
 /**
  * What the TCP listeners share: Bun.listen, one handler per connection, writes that respect
  * backpressure, reading paused while too many reports of one connection await their commit,
- * and the idle timeout (a client that completes no frame for `idleTimeoutMs` is closed, which
- * also catches a client that trickles a frame it never finishes). Elapsed time comes from the
- * injected clock; the check runs on a real-time interval, or by hand (`closeIdle()`) in tests.
+ * and the timeouts: a client that completes no frame for `idleTimeoutMs` is closed (which also
+ * catches a client that trickles a frame it never finishes), and so is one that has not
+ * identified a device within `loginTimeoutMs`. Elapsed time comes from the injected clock; the
+ * check runs on a real-time interval, or by hand (`closeIdle()`) in tests.
+ *
+ * Connections are capped, in total and per source (an IPv4 address or an IPv6 /64), by a gate
+ * the listeners can share: one beyond a cap is closed at once, before it costs anything more
+ * than its descriptor for a moment. Idle sockets could otherwise take every file descriptor,
+ * and then the API stops answering too.
  *
  * Nothing a client sends can throw out of here: a handler error closes that connection only.
  */
 import type { Socket, TCPSocketListener } from 'bun'
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
-import { UnknownDevice } from './pipeline'
+import { TooManyUnknownDevices, UnknownDevice } from './pipeline'
+import { sourceOf } from './sources'
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60_000
+export const DEFAULT_LOGIN_TIMEOUT_MS = 30_000
+export const DEFAULT_MAX_CONNECTIONS = 10_000
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 100
 /** bytes we hold for a client that does not read its acknowledgements */
 const MAX_OUTGOING_BYTES = 64 * 1024
 /** reports of one connection waiting for a commit: pause reading above, resume below half */
@@ -29,6 +39,8 @@ export interface TcpConnection {
   terminate(reason: string): void
   /** a complete frame arrived: resets the idle timer */
   progress(): void
+  /** a device logged in on this connection: the login timeout no longer applies */
+  identified(): void
   /** count a report awaiting its commit; call the returned function when it settled */
   track(): () => void
 }
@@ -41,7 +53,7 @@ export interface TcpConnection {
 export function reportFailures(connection: TcpConnection, log: Logger, protocol: string) {
   return {
     refuse(error: unknown): void {
-      const refused = error instanceof UnknownDevice
+      const refused = error instanceof UnknownDevice || error instanceof TooManyUnknownDevices
       if (!refused) log.warn(`${protocol} report not stored`, { error: (error as Error)?.message })
       connection.close(refused ? 'unknown device' : 'report not stored')
     },
@@ -58,6 +70,42 @@ export interface ConnectionHandler {
   closed(): void
 }
 
+export type ConnectionRefusal = 'total' | 'address'
+
+/** The caps on open device connections; one gate may be shared by several listeners. */
+export interface ConnectionGate {
+  /** admit a connection from this address, or say which cap it is over */
+  admit(address: string): ConnectionRefusal | null
+  /** an admitted connection from this address closed */
+  release(address: string): void
+}
+
+export function createConnectionGate(limits: { maxConnections?: number; maxConnectionsPerAddress?: number } = {}): ConnectionGate {
+  const maxTotal = limits.maxConnections ?? DEFAULT_MAX_CONNECTIONS
+  const maxPerSource = limits.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS
+  const perSource = new Map<string, number>()
+  let total = 0
+  return {
+    admit(address) {
+      if (total >= maxTotal) return 'total'
+      const source = sourceOf(address)
+      const count = perSource.get(source) ?? 0
+      if (count >= maxPerSource) return 'address'
+      perSource.set(source, count + 1)
+      total++
+      return null
+    },
+    release(address) {
+      const source = sourceOf(address)
+      const count = perSource.get(source)
+      if (count === undefined) return
+      if (count <= 1) perSource.delete(source)
+      else perSource.set(source, count - 1)
+      total--
+    },
+  }
+}
+
 export interface TcpListenerOptions {
   name: string
   port: number
@@ -65,6 +113,12 @@ export interface TcpListenerOptions {
   clock: Clock
   log: Logger
   idleTimeoutMs?: number
+  /** a connection that has identified no device this long after it opened is closed (default 30 s) */
+  loginTimeoutMs?: number
+  /** the connection caps; without one the listener has its own with the default caps */
+  gate?: ConnectionGate
+  /** told of each connection closed at once for being over a cap (metrics) */
+  onRefused?: (reason: ConnectionRefusal) => void
   /** called on stop after accepting has ended: commit what is queued so acks can go out */
   drain: () => void
   connect(connection: TcpConnection): ConnectionHandler
@@ -74,7 +128,7 @@ export interface TcpListener {
   port: number
   /** open connections */
   readonly connections: number
-  /** close the connections idle past the timeout now; returns how many */
+  /** close the connections idle past the idle timeout, or not logged in past the login timeout, now; returns how many */
   closeIdle(): number
   /** stop accepting, commit and acknowledge what is in flight, then close every connection */
   stop(): Promise<void>
@@ -86,7 +140,9 @@ interface ConnectionState {
 
 class Connection implements TcpConnection {
   handler: ConnectionHandler | null = null
+  readonly openedAt: number
   lastProgress: number
+  loggedIn = false
   closed = false
   private outgoing: Uint8Array[] = []
   private outgoingBytes = 0
@@ -99,12 +155,10 @@ class Connection implements TcpConnection {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly name: string,
+    /** the peer's address, kept: the socket may not know it any more once it is closed */
+    readonly remote: string,
   ) {
-    this.lastProgress = clock.now()
-  }
-
-  get remote(): string {
-    return this.socket.remoteAddress
+    this.openedAt = this.lastProgress = clock.now()
   }
 
   write(bytes: Uint8Array): void {
@@ -156,6 +210,10 @@ class Connection implements TcpConnection {
     this.lastProgress = this.clock.now()
   }
 
+  identified(): void {
+    this.loggedIn = true
+  }
+
   track(): () => void {
     this.inFlight++
     if (this.inFlight >= MAX_IN_FLIGHT && !this.paused) {
@@ -178,6 +236,8 @@ class Connection implements TcpConnection {
 export function startTcpListener(options: TcpListenerOptions): TcpListener {
   const { name, clock, log } = options
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
+  const loginTimeoutMs = options.loginTimeoutMs ?? DEFAULT_LOGIN_TIMEOUT_MS
+  const gate = options.gate ?? createConnectionGate()
   const open = new Set<Connection>()
   let accepting = true
 
@@ -185,6 +245,7 @@ export function startTcpListener(options: TcpListenerOptions): TcpListener {
     const connection = socket.data?.connection
     if (!connection || !open.has(connection)) return
     open.delete(connection)
+    gate.release(connection.remote)
     connection.closed = true
     try {
       connection.handler?.closed()
@@ -201,7 +262,15 @@ export function startTcpListener(options: TcpListenerOptions): TcpListener {
       binaryType: 'uint8array',
       open(socket) {
         if (!accepting) return void socket.terminate()
-        const connection = new Connection(socket, clock, log, name)
+        const remote = socket.remoteAddress
+        const refusal = gate.admit(remote)
+        if (refusal !== null) {
+          // at once: a descriptor held for a polite close is what the cap is there to save
+          log.debug(`${name} connection refused`, { remote, cap: refusal })
+          options.onRefused?.(refusal)
+          return void socket.terminate()
+        }
+        const connection = new Connection(socket, clock, log, name, remote)
         socket.data = { connection }
         open.add(connection)
         try {
@@ -235,18 +304,21 @@ export function startTcpListener(options: TcpListenerOptions): TcpListener {
   log.info(`${name} listening`, { port: server.port })
 
   function closeIdle(): number {
-    const cutoff = clock.now() - idleTimeoutMs
+    const now = clock.now()
+    const idleCutoff = now - idleTimeoutMs
+    const loginCutoff = now - loginTimeoutMs
     let count = 0
     for (const connection of open) {
-      if (connection.lastProgress <= cutoff) {
-        connection.terminate('idle timeout')
-        count++
-      }
+      if (connection.closed) continue
+      if (connection.lastProgress <= idleCutoff) connection.terminate('idle timeout')
+      else if (!connection.loggedIn && connection.openedAt <= loginCutoff) connection.terminate('no login within the login timeout')
+      else continue
+      count++
     }
     return count
   }
 
-  const idleTimer = setInterval(closeIdle, Math.max(50, Math.min(idleTimeoutMs / 4, 10_000)))
+  const idleTimer = setInterval(closeIdle, Math.max(50, Math.min(idleTimeoutMs / 4, loginTimeoutMs / 4, 10_000)))
   idleTimer.unref?.()
 
   return {

@@ -1,15 +1,16 @@
 /**
  * Teltonika listener (TELTONIKA_PORT). Per connection: the IMEI handshake (01 once the session
- * of a known device is committed; 00 and close for an unknown one), then AVL packets in
- * Codec 8, 8E or 16, each acknowledged with its record count (4 bytes, big-endian) after the
- * commit. A packet with a bad CRC or that does not decode is not acknowledged: the device
- * resends it. An invalid handshake or an oversized packet closes the connection.
+ * of a known device is committed; 00 and close for an unknown one, and for any from a source over
+ * its unknown-identifier limit), then AVL packets in Codec 8, 8E or 16, each acknowledged with
+ * its record count (4 bytes, big-endian) after the commit. A packet with a bad CRC or that does
+ * not decode is not acknowledged: the device resends it. An invalid handshake, an oversized
+ * packet or no handshake within the login timeout closes the connection.
  */
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
 import { createTeltonikaParser, decodeTeltonikaPacket, teltonikaImeiResponse, type TeltonikaPacket } from './decoders/teltonika'
-import { UnknownDevice, type DeviceSession, type IngestPipeline } from './pipeline'
-import { reportFailures, startTcpListener, type ConnectionHandler, type TcpConnection, type TcpListener } from './tcp'
+import { TooManyUnknownDevices, UnknownDevice, type DeviceSession, type IngestPipeline } from './pipeline'
+import { reportFailures, startTcpListener, type ConnectionGate, type ConnectionHandler, type ConnectionRefusal, type TcpConnection, type TcpListener } from './tcp'
 
 export interface TeltonikaListenerOptions {
   pipeline: IngestPipeline
@@ -18,6 +19,9 @@ export interface TeltonikaListenerOptions {
   port: number
   hostname?: string
   idleTimeoutMs?: number
+  loginTimeoutMs?: number
+  gate?: ConnectionGate
+  onRefused?: (reason: ConnectionRefusal) => void
 }
 
 export function startTeltonikaListener(options: TeltonikaListenerOptions): TcpListener {
@@ -29,6 +33,9 @@ export function startTeltonikaListener(options: TeltonikaListenerOptions): TcpLi
     clock: options.clock,
     log,
     idleTimeoutMs: options.idleTimeoutMs,
+    loginTimeoutMs: options.loginTimeoutMs,
+    gate: options.gate,
+    onRefused: options.onRefused,
     drain: () => pipeline.flush(),
     connect: (connection) => teltonikaConnection(connection, pipeline, log),
   })
@@ -46,12 +53,13 @@ function teltonikaConnection(connection: TcpConnection, pipeline: IngestPipeline
   function handshake(candidate: string): void {
     const settled = connection.track()
     pipeline
-      .openSession(candidate)
+      .openSession(candidate, { source: connection.remote })
       .then(
         (opened) => {
           if (connection.closed) return opened.close()
           device = opened
           imei = candidate
+          connection.identified()
           connection.write(teltonikaImeiResponse(true))
           const queued = waiting
           waiting = []
@@ -59,7 +67,8 @@ function teltonikaConnection(connection: TcpConnection, pipeline: IngestPipeline
         },
         (error) => {
           waiting = []
-          if (error instanceof UnknownDevice) connection.write(teltonikaImeiResponse(false))
+          // over the unknown-identifier limit: the same 00, so the answer says nothing of the IMEI
+          if (error instanceof UnknownDevice || error instanceof TooManyUnknownDevices) connection.write(teltonikaImeiResponse(false))
           refuse(error)
         },
       )

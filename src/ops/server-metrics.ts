@@ -49,6 +49,11 @@ export function createServerMetrics() {
     connectedDevices: registry.gauge('tracker_connected_devices', 'Devices currently connected', [], (set) => {
       if (sources.connectedDevices) set([], sources.connectedDevices())
     }),
+    tcpRefused: registry.counter(
+      'tracker_tcp_connections_refused_total',
+      'Device TCP connections closed at once for being over TCP_MAX_CONNECTIONS (reason total) or TCP_MAX_CONNECTIONS_PER_ADDRESS (reason address)',
+      ['protocol', 'reason'],
+    ),
     tcpConnections: registry.gauge('tracker_tcp_connections', 'Open device TCP connections, by protocol', ['protocol'], (set) => {
       for (const [protocol, count] of Object.entries(sources.tcpConnections?.() ?? {})) set([protocol], count)
     }),
@@ -105,6 +110,6 @@ export function countingPipeline(pipeline: IngestPipeline, protocol: string, met
     return result
   }
   const view: IngestPipeline = Object.create(pipeline)
-  view.ingest = (report) => pipeline.ingest(report).then(count)
+  view.ingest = (report, origin) => pipeline.ingest(report, origin).then(count)
   return view
 }

@@ -43,7 +43,8 @@ async function waitForPort(port: number, timeoutMs = 10_000): Promise<void> {
 }
 
 const TELTONIKA_DEVICES = Array.from({ length: 8 }, (_, i) => String(870000000000000 + i))
-const BASE_MS = Date.UTC(2026, 0, 1)
+/** a whole hour a day ago: real-clock fixes must be within MAX_FIX_AGE_DAYS and at most a day ahead */
+const BASE_MS = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 86_400_000
 
 test('every acknowledged fix survives SIGKILL; the database is intact', async () => {
   const setup = openDatabase(databasePath)

@@ -3,10 +3,10 @@ import { manualClock, systemClock } from '../../src/clock'
 import { startGt06Listener } from '../../src/ingest/gt06'
 import { LivePositions } from '../../src/ingest/live'
 import { startOsmandListener } from '../../src/ingest/osmand'
-import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline'
+import { createIngestPipeline, type IngestPipeline, type PipelineOptions } from '../../src/ingest/pipeline'
 import { startTeltonikaListener } from '../../src/ingest/teltonika'
-import type { TcpListener } from '../../src/ingest/tcp'
-import { silentLogger } from '../../src/log'
+import { createConnectionGate, type TcpListener } from '../../src/ingest/tcp'
+import { createLogger, silentLogger } from '../../src/log'
 import { DEVICES, deviceRow, positionCount, tempFleetDb, until, type TempDb } from './fleet'
 import {
   connectClient,
@@ -28,8 +28,8 @@ let db: TempDb
 let clock: ReturnType<typeof manualClock>
 let pipeline: IngestPipeline
 
-function newPipeline() {
-  return createIngestPipeline({ sqlite: db.database.sqlite, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+function newPipeline(options: Partial<PipelineOptions> = {}) {
+  return createIngestPipeline({ sqlite: db.database.sqlite, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0, ...options })
 }
 
 const count = (sql: string) => db.database.sqlite.query<{ n: number }, []>(sql).get()!.n
@@ -132,7 +132,9 @@ describe('GT06', () => {
     const fine = await connectClient(listener.port)
     fine.send(gt06Login(DEVICES.parked.imei))
     await fine.read(10)
-    slow.send(gt06Login(DEVICES.fresh.imei).subarray(0, 7))
+    slow.send(gt06Login(DEVICES.fresh.imei))
+    await slow.read(10)
+    slow.send(gt06Status().subarray(0, 7))
     await Bun.sleep(20)
     clock.advance(IDLE_MS - 1000)
     fine.send(gt06Status()) // progress resets this one's timer
@@ -153,6 +155,95 @@ describe('GT06', () => {
     await slow.closed
     expect(Date.now() - started).toBeLessThan(2000)
     await quick.stop()
+  })
+
+  test('a connection that logs in to no device within the login timeout is closed; a logged-in one is not', async () => {
+    await listener.stop()
+    listener = startGt06Listener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS, loginTimeoutMs: 30_000 })
+    const silent = await connectClient(listener.port)
+    const device = await connectClient(listener.port)
+    device.send(gt06Login(DEVICES.parked.imei))
+    await device.read(10)
+    clock.advance(29_000)
+    expect(listener.closeIdle()).toBe(0)
+    clock.advance(1000)
+    expect(listener.closeIdle()).toBe(1)
+    await silent.closed
+    device.send(gt06Status(9))
+    expect(hex(await device.read(10))).toStartWith('78 78 05 13 00 09')
+    expect(listener.connections).toBe(1)
+    device.end()
+  })
+
+  test('the login timeout runs by itself (real clock, 1 s)', async () => {
+    const quick = startGt06Listener({ pipeline, clock: systemClock, log: silentLogger, port: 0, hostname: '127.0.0.1', loginTimeoutMs: 1000 })
+    const silent = await connectClient(quick.port)
+    const device = await connectClient(quick.port)
+    device.send(gt06Login(DEVICES.parked.imei))
+    await device.read(10)
+    await silent.closed
+    // opened at the same moment, logged in: still served
+    device.send(gt06Status(4))
+    expect(hex(await device.read(10))).toStartWith('78 78 05 13 00 04')
+    device.end()
+    await quick.stop()
+  })
+
+  test('connections beyond the per-address cap are closed at once; the others are served', async () => {
+    await listener.stop()
+    const refused: string[] = []
+    const gate = createConnectionGate({ maxConnectionsPerAddress: 3 })
+    listener = startGt06Listener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate, onRefused: (reason) => refused.push(reason) })
+    const admitted = await Promise.all([1, 2, 3].map(() => connectClient(listener.port)))
+    await until(() => listener.connections === 3, 2000, 'three connections')
+    const extra = await connectClient(listener.port)
+    await extra.closed
+    expect(refused).toEqual(['address'])
+    expect(listener.connections).toBe(3)
+    admitted[0].send(gt06Login(DEVICES.parked.imei))
+    expect((await admitted[0].read(10)).length).toBe(10)
+    // a slot freed is a slot taken again
+    admitted[1].end()
+    await until(() => listener.connections === 2, 2000, 'the freed slot')
+    const next = await connectClient(listener.port)
+    next.send(gt06Login(DEVICES.fresh.imei))
+    expect((await next.read(10)).length).toBe(10)
+    for (const client of [...admitted, next]) client.end()
+  })
+
+  test('connections beyond the total cap are closed at once', async () => {
+    await listener.stop()
+    const refused: string[] = []
+    listener = startGt06Listener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate: createConnectionGate({ maxConnections: 2 }), onRefused: (r) => refused.push(r) })
+    const admitted = await Promise.all([1, 2].map(() => connectClient(listener.port)))
+    await until(() => listener.connections === 2, 2000, 'two connections')
+    const extra = await connectClient(listener.port)
+    await extra.closed
+    expect(refused).toEqual(['total'])
+    for (const client of admitted) client.end()
+  })
+
+  test('after too many unknown IMEIs from one address, a known one is refused too, until the window ends', async () => {
+    await listener.stop()
+    await pipeline.stop()
+    pipeline = newPipeline({ unknownIdentifiers: { perSource: 3, windowMs: 60_000 } })
+    listener = startGt06Listener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
+    for (let i = 0; i < 3; i++) {
+      const guess = await connectClient(listener.port)
+      guess.send(gt06Login(String(111111111111110 + i)))
+      await guess.closed
+    }
+    // the answer to a known IMEI is now the answer to an unknown one
+    const known = await connectClient(listener.port)
+    known.send(gt06Login(DEVICES.parked.imei))
+    await known.closed
+    expect(known.pending).toBe(0)
+    expect(deviceRow(db.database, DEVICES.parked.id).connected).toBe(0)
+    clock.advance(60_000)
+    const later = await connectClient(listener.port)
+    later.send(gt06Login(DEVICES.parked.imei))
+    expect((await later.read(10)).length).toBe(10)
+    later.end()
   })
 
   test('garbage from many clients never kills the listener', async () => {
@@ -235,6 +326,15 @@ describe('Teltonika', () => {
     client.send(teltonikaPacket(packet))
     expect(hex(await client.read(4))).toBe('00 00 00 0A')
     expect(positionCount(db.database)).toBe(10)
+    client.end()
+  })
+
+  test('a record dated 1970 is acknowledged but not stored; the fresh one beside it is', async () => {
+    const { client } = await handshake()
+    const [fresh] = records(1)
+    client.send(teltonikaPacket([{ ...fresh, timestampMs: 0 }, fresh]))
+    expect(hex(await client.read(4))).toBe('00 00 00 02')
+    expect(db.database.sqlite.query('SELECT ts FROM positions').all()).toEqual([{ ts: fresh.timestampMs / 1000 }])
     client.end()
   })
 
@@ -389,11 +489,86 @@ describe('OsmAnd', () => {
     expect(count('SELECT count(*) AS n FROM events')).toBe(1)
   })
 
-  test('an unknown device is 404, problem JSON', async () => {
-    const response = await fetch(`${base}/?id=nobody&lat=52&lon=-8`)
-    expect(response.status).toBe(404)
-    expect(response.headers.get('content-type')).toBe('application/problem+json')
-    expect(await response.json()).toMatchObject({ status: 404, title: 'Not Found' })
+  test('an unknown identifier is answered exactly as a known one; nothing is stored for it', async () => {
+    const answer = async (id: string, query = `lat=52&lon=-8&timestamp=${T}`) => {
+      const response = await fetch(`${base}/?id=${id}&${query}`)
+      return { status: response.status, type: response.headers.get('content-type'), body: await response.text() }
+    }
+    const known = await answer(DEVICES.phone.serial)
+    expect(known.status).toBe(200)
+    expect(await answer('nobody')).toEqual(known)
+    expect(await answer(DEVICES.unlinked.serial)).toEqual(known)
+    // the checks that need no device come before the lookup: the same 400 either way
+    const future = `lat=52&lon=-8&timestamp=${T + 2 * 86_400}`
+    const refused = await answer(DEVICES.phone.serial, future)
+    expect(refused.status).toBe(400)
+    expect(await answer('nobody', future)).toEqual(refused)
+    expect(positionCount(db.database)).toBe(1)
+  })
+
+  test('a fix dated 1970 is refused and not stored; a fresh one is stored', async () => {
+    const old = await fetch(`${base}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=0`)
+    expect(old.status).toBe(400)
+    expect(old.headers.get('content-type')).toBe('application/problem+json')
+    expect(positionCount(db.database)).toBe(0)
+    expect((await fetch(`${base}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=${T - 60}`)).status).toBe(200)
+    expect(positionCount(db.database)).toBe(1)
+  })
+
+  test('MAX_FIX_AGE_DAYS: a fix older than the configured age is refused, a younger one stored', async () => {
+    await stopListener()
+    await pipeline.stop()
+    pipeline = newPipeline({ maxFixAgeDays: 30 })
+    const listener = startOsmandListener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
+    stopListener = listener.stop
+    const at = (ts: number) => fetch(`http://127.0.0.1:${listener.port}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=${ts}`)
+    expect((await at(T - 31 * 86_400)).status).toBe(400)
+    expect((await at(T - 29 * 86_400)).status).toBe(200)
+    expect(db.database.sqlite.query('SELECT ts FROM positions').all()).toEqual([{ ts: T - 29 * 86_400 }])
+  })
+
+  test('too many unknown identifiers from one address: one log line for the burst, then 429 for any identifier', async () => {
+    await stopListener()
+    await pipeline.stop()
+    const lines: Record<string, unknown>[] = []
+    const log = createLogger('debug', (line) => lines.push(JSON.parse(line)))
+    pipeline = newPipeline({ log, unknownIdentifiers: { perSource: 5, windowMs: 60_000 } })
+    const listener = startOsmandListener({ pipeline, clock, log, port: 0, hostname: '127.0.0.1' })
+    stopListener = listener.stop
+    const report = (id: string) => fetch(`http://127.0.0.1:${listener.port}/?id=${id}&lat=52&lon=-8&timestamp=${T}`)
+
+    const statuses: number[] = []
+    for (let i = 0; i < 12; i++) statuses.push((await report(`guess-${i}`)).status)
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429, 429, 429, 429, 429])
+    const limited = await report(DEVICES.phone.serial)
+    expect(limited.status).toBe(429)
+    expect(limited.headers.get('content-type')).toBe('application/problem+json')
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(positionCount(db.database)).toBe(0)
+
+    // the first unknown identifier at once; the rest of the burst is one line when its window ends
+    const refusals = () => lines.filter((l) => l.msg === 'device refused' || String(l.msg).startsWith('unknown device identifiers'))
+    expect(refusals()).toEqual([expect.objectContaining({ msg: 'device refused', uniqueId: 'guess-0', source: '127.0.0.1' })])
+    clock.advance(60_000)
+    pipeline.sweep()
+    expect(refusals().slice(1)).toEqual([
+      expect.objectContaining({ msg: 'unknown device identifiers: 13 from 127.0.0.1 in the last 60 s', attempts: 13, distinctUnknown: 5, refusedWhileLimited: 8 }),
+    ])
+    expect(lines.length).toBeLessThan(5)
+
+    expect((await report(DEVICES.phone.serial)).status).toBe(200)
+    expect(positionCount(db.database)).toBe(1)
+  })
+
+  test('one unknown identifier retried is never rate-limited (a misconfigured phone does not lock out its address)', async () => {
+    await stopListener()
+    await pipeline.stop()
+    pipeline = newPipeline({ unknownIdentifiers: { perSource: 2, windowMs: 60_000 } })
+    const listener = startOsmandListener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
+    stopListener = listener.stop
+    for (let i = 0; i < 5; i++) expect((await fetch(`http://127.0.0.1:${listener.port}/?id=typo&lat=52&lon=-8&timestamp=${T}`)).status).toBe(200)
+    expect((await fetch(`http://127.0.0.1:${listener.port}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=${T}`)).status).toBe(200)
+    expect(positionCount(db.database)).toBe(1)
   })
 
   test('bad input is 400 naming the parameter; nothing is stored', async () => {
@@ -413,9 +588,41 @@ describe('OsmAnd', () => {
     expect(positionCount(db.database)).toBe(0)
   })
 
+  test('a streamed body is read no further than the limit: 413', async () => {
+    let sent = 0
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= 64 << 20) return controller.close()
+        sent += 1024
+        controller.enqueue(new Uint8Array(1024).fill(0x61))
+      },
+    })
+    const response = await fetch(base, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: endless })
+    expect(response.status).toBe(413)
+    expect(response.headers.get('content-type')).toBe('application/problem+json')
+    expect(sent).toBeLessThan(1 << 20)
+    expect((await fetch(`${base}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=${T}`)).status).toBe(200)
+  })
+
+  test('JSON nested 20,000 and 100,000 deep is 400, within the default 1 MiB body limit', async () => {
+    const listener = startOsmandListener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
+    try {
+      for (const body of ['['.repeat(20_000), '['.repeat(100_000) + ']'.repeat(100_000), '{"location":'.repeat(20_000)]) {
+        const response = await fetch(`http://127.0.0.1:${listener.port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+        expect(response.status).toBe(400)
+        expect(await response.json()).toMatchObject({ status: 400, detail: expect.stringContaining('deeper than') })
+      }
+      const declared = await fetch(`http://127.0.0.1:${listener.port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat((1 << 20) + 1) })
+      expect(declared.status).toBe(413)
+    } finally {
+      await listener.stop()
+    }
+  })
+
   test('a body over the limit is 413; another method is 405', async () => {
     const big = await fetch(base, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `id=${DEVICES.phone.serial}&x=${'a'.repeat(10_000)}` })
     expect(big.status).toBe(413)
+    expect(big.headers.get('content-type')).toBe('application/problem+json')
     expect((await fetch(base, { method: 'PUT', body: 'x' })).status).toBe(405)
     // the listener still works
     expect((await fetch(`${base}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=${T}`)).status).toBe(200)

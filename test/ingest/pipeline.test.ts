@@ -2,7 +2,15 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { manualClock } from '../../src/clock'
 import { LivePositions, type LiveFix } from '../../src/ingest/live'
-import { createIngestPipeline, FLAG_INVALID, PipelineStopped, UnknownDevice, type IngestPipeline } from '../../src/ingest/pipeline'
+import {
+  createIngestPipeline,
+  FLAG_INVALID,
+  PipelineStopped,
+  TooManyUnknownDevices,
+  UnknownDevice,
+  type IngestPipeline,
+  type PipelineOptions,
+} from '../../src/ingest/pipeline'
 import { createLogger } from '../../src/log'
 import { DEVICES, deviceRow, event, fix, positionCount, tempFleetDb, type TempDb } from './fleet'
 
@@ -15,7 +23,7 @@ let live: LivePositions
 let logLines: string[]
 let pipeline: IngestPipeline
 
-function build(options: { maxBatchFixes?: number; maxBatchDelayMs?: number } = {}) {
+function build(options: Partial<PipelineOptions> = {}) {
   return createIngestPipeline({
     sqlite: db.database.sqlite,
     clock,
@@ -59,6 +67,24 @@ describe('device lookup', () => {
     await expect(pipeline.ingest({ uniqueId: '000000000000001', fixes: [], events: [] })).rejects.toThrow(UnknownDevice)
     expect(refusals()).toBe(2)
     expect(positionCount(db.database)).toBe(0)
+  })
+
+  test('unknown identifiers are rationed per source: another address, and reports without one, go on', async () => {
+    await pipeline.stop()
+    pipeline = build({ unknownIdentifiers: { perSource: 2, windowMs: 60_000 } })
+    const from = (source: string, uniqueId: string) => pipeline.ingest({ uniqueId, fixes: [], events: [] }, { source })
+    await expect(from('10.0.0.1', 'guess-1')).rejects.toBeInstanceOf(UnknownDevice)
+    await expect(from('10.0.0.1', 'guess-2')).rejects.toBeInstanceOf(UnknownDevice)
+    await expect(from('10.0.0.1', DEVICES.fresh.imei)).rejects.toBeInstanceOf(TooManyUnknownDevices)
+    // an IPv4-mapped IPv6 address is the same source
+    await expect(from('::ffff:10.0.0.1', DEVICES.fresh.imei)).rejects.toBeInstanceOf(TooManyUnknownDevices)
+    expect((await from('10.0.0.2', DEVICES.fresh.imei)).device.id).toBe(DEVICES.fresh.id)
+    expect((await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [], events: [] })).device.id).toBe(DEVICES.fresh.id)
+    // one IPv6 /64 is one source
+    await expect(from('2001:db8:1:2::a', 'guess-1')).rejects.toBeInstanceOf(UnknownDevice)
+    await expect(from('2001:db8:1:2:ffff::b', 'guess-2')).rejects.toBeInstanceOf(UnknownDevice)
+    await expect(from('2001:0db8:0001:0002:0:0:0:c', DEVICES.fresh.imei)).rejects.toBeInstanceOf(TooManyUnknownDevices)
+    expect((await from('2001:db8:1:3::a', DEVICES.fresh.imei)).device.id).toBe(DEVICES.fresh.id)
   })
 
   test('an empty identifier never matches a device without an IMEI', async () => {
@@ -152,6 +178,17 @@ describe('fixes', () => {
     })
     expect(result).toMatchObject({ stored: 1, rejected: 5, events: 0 })
     expect(db.database.sqlite.query<{ ts: number }, []>('SELECT ts FROM positions').all()).toEqual([{ ts: T + 86_400 - 1 }])
+  })
+
+  test('fixes and events older than MAX_FIX_AGE_DAYS (365 by default) are refused: a clock reset to 1970 stores nothing', async () => {
+    const result = await pipeline.ingest({
+      uniqueId: DEVICES.fresh.imei,
+      fixes: [fix(0), fix(T - 365 * 86_400 - 1), fix(T - 365 * 86_400)],
+      events: [event(0, 'sos'), event(T - 10, 'sos')],
+    })
+    expect(result).toMatchObject({ stored: 1, rejected: 2, events: 1 })
+    expect(db.database.sqlite.query<{ ts: number }, []>('SELECT ts FROM positions').all()).toEqual([{ ts: T - 365 * 86_400 }])
+    expect(db.database.sqlite.query<{ ts: number }, []>('SELECT ts FROM events').all()).toEqual([{ ts: T - 10 }])
   })
 })
 

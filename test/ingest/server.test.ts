@@ -55,6 +55,35 @@ test('listeners on their configured ports; stop acknowledges, closes sessions, t
   db.close()
 })
 
+test('device connection caps and the login timeout come from the config; refusals are counted in /metrics', async () => {
+  const gt06Port = freePort()
+  const config = loadConfig({
+    DATABASE_PATH: join(dir, 'c.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: '0', TELTONIKA_PORT: '0',
+    GT06_PORT: String(gt06Port), TCP_MAX_CONNECTIONS_PER_ADDRESS: '1', TCP_LOGIN_TIMEOUT: '1',
+  })
+  const server = await startServer(config, { log: silentLogger })
+  try {
+    const silent = await connectClient(gt06Port)
+    await Bun.sleep(20)
+    const extra = await connectClient(gt06Port)
+    await extra.closed
+    expect(silent.isClosed()).toBe(false)
+    // never logs in: closed by TCP_LOGIN_TIMEOUT, which frees its slot
+    await silent.closed
+    const metrics = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text()
+    expect(metrics).toContain('tracker_tcp_connections_refused_total{protocol="gt06",reason="address"} 1')
+  } finally {
+    await server.stop()
+  }
+})
+
+test('the device limits are validated', () => {
+  for (const [name, value] of [['TCP_MAX_CONNECTIONS', '0'], ['TCP_MAX_CONNECTIONS_PER_ADDRESS', 'many'], ['TCP_LOGIN_TIMEOUT', '0'], ['MAX_FIX_AGE_DAYS', '1.5']]) {
+    expect(() => loadConfig({ [name]: value })).toThrow(name)
+  }
+  expect(loadConfig({})).toMatchObject({ tcpMaxConnections: 10_000, tcpMaxConnectionsPerAddress: 100, tcpLoginTimeout: 30, maxFixAgeDays: 365 })
+})
+
 test('port 0 turns a listener off', async () => {
   const config = loadConfig({ DATABASE_PATH: join(dir, 'b.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0' })
   const server = await startServer(config, { log: silentLogger })

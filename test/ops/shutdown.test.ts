@@ -20,7 +20,8 @@ const databasePath = join(dir, 'tracker.db')
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const TELTONIKA_DEVICES = Array.from({ length: 6 }, (_, i) => String(871000000000000 + i))
-const BASE_MS = Date.UTC(2026, 0, 1)
+/** a whole hour a day ago: real-clock fixes must be within MAX_FIX_AGE_DAYS and at most a day ahead */
+const BASE_MS = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 86_400_000
 const KEY = 'shutdown-test-key-0001'
 const GROUP = '00000000-0000-4000-8000-0000000000b1'
 
