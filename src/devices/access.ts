@@ -43,7 +43,9 @@ const COLUMNS = `d.key, d.id, d.account_id, d.model_id, d.alias, d.properties, d
   d.latitude, d.longitude, d.connected, d.connected_at, d.disconnected_at, d.created_at, d.updated_at`
 
 /**
- * `$scope` is the user id for a user, the JSON array of device keys for a share link.
+ * `$scope` is the user id for a user, the link id for a share link: a list reads the link's
+ * devices as they are now, so a holder of a principal (an open live stream) that lists again
+ * after a device left the link (an import moving it to another account) no longer gets it.
  * The user's test is a correlated EXISTS: with the devices_alias index SQLite walks devices in
  * list order and stops after `limit` (measured 207 µs for 99 of 1,000 devices, against 715 µs
  * for building the reachable set first and sorting it).
@@ -52,7 +54,7 @@ const SCOPE = {
   // CROSS JOIN fixes the loop order: the device's few groups, each probed in the user's
   user: `EXISTS (SELECT 1 FROM device_groups dg CROSS JOIN user_groups ug ON ug.group_id = dg.group_id AND ug.user_id = $scope
                  WHERE dg.device_key = d.key)`,
-  share: `d.key IN (SELECT value FROM json_each($scope))`,
+  share: `d.key IN (SELECT device_key FROM share_link_devices WHERE link_id = $scope)`,
 } as const
 
 type Kind = keyof typeof SCOPE
@@ -68,7 +70,7 @@ export function isAccountAdmin(_user: UserPrincipal): boolean {
 }
 
 function scopeValue(principal: Principal): string {
-  return principal.kind === 'user' ? principal.userId : JSON.stringify(principal.deviceKeys)
+  return principal.kind === 'user' ? principal.userId : principal.linkId
 }
 
 export function createDeviceAccess(sqlite: Database) {
@@ -117,15 +119,16 @@ export function createDeviceAccess(sqlite: Database) {
     (scope) => `SELECT d.id, d.key FROM devices d WHERE d.id IN (SELECT value FROM json_each($ids)) AND ${scope}`,
   )
 
-  // Row 1 moves with group memberships, row 2 with devices added, removed or (un)linked: together,
-  // whatever can change the result of `list`. Both only grow, so their sum moves when either does.
-  const listVersionRead = sqlite.query<{ version: number }, []>('SELECT sum(version) AS version FROM access_version WHERE id IN (1, 2)')
+  // Row 1 moves with group memberships, row 2 with devices added, removed or (un)linked, row 3 with
+  // devices leaving share links: together, whatever can change the result of `list`. All only
+  // grow, so their sum moves when any does.
+  const listVersionRead = sqlite.query<{ version: number }, []>('SELECT sum(version) AS version FROM access_version WHERE id IN (1, 2, 3)')
 
   return {
     /**
      * A number that moves whenever the result of `list` may have changed for anyone, whichever
      * process made the change: holders of a list (open live streams) compare it to know when to
-     * read the list again. One read of two rows.
+     * read the list again. One read of three rows.
      */
     listVersion(): number {
       return listVersionRead.get()?.version ?? 0

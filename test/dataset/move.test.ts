@@ -9,14 +9,17 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { embeddedMigrations, openDatabase } from '../../db/client'
 import { DatasetError, importDataset } from '../../src/dataset/service'
+import { LivePositions } from '../../src/ingest/live'
 import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
 
 const root = join(import.meta.dir, '../..')
 const HOUR = 3600
 
 let world: World
+let live: LivePositions
 beforeEach(() => {
-  world = makeWorld()
+  live = new LivePositions()
+  world = makeWorld(undefined, { live })
 })
 afterEach(() => world.close())
 
@@ -71,6 +74,37 @@ describe('a device moved to another account by import --upsert', () => {
     const detail = await world.call('GET', `/devices/share/${link.id}`, { token: keys.alice })
     console.log(detail.status, await detail.clone().text(), world.database.sqlite.query("SELECT * FROM share_link_devices").all(), world.database.sqlite.query("SELECT key,id,account_id FROM devices").all())
     expect(((await detail.json()) as { devices: string[] }).devices).toEqual([ids.truck2])
+  })
+
+  test('an open live stream of the old link stops sending its fixes', async () => {
+    const link = await share([ids.truck1, ids.truck2])
+    const res = await world.call('GET', '/devices/stream', { token: link.token })
+    expect(res.status).toBe(200)
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
+    let text = ''
+    /** the stream's text until it holds `marker` (fixes are sent synchronously on publish) */
+    const until = async (marker: string) => {
+      while (!text.includes(marker)) {
+        const chunk = await reader.read()
+        if (chunk.done) break
+        text += chunk.value
+      }
+      return text
+    }
+    const key = (id: string) => world.database.sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?').get(id)!.key
+    const publish = (id: string, timestamp: number) => live.publish({ deviceKey: key(id), timestamp, latitude: 48.85, longitude: 2.35, speed: 10, course: null })
+
+    await until('retry:')
+    publish(ids.truck1, 1764000001)
+    expect(await until('1764000001')).toContain(ids.truck1)
+
+    importDataset(world.database.sqlite, moveToGlobex(ids.truck1), { upsert: true })
+    publish(ids.truck1, 1764000002)
+    publish(ids.truck2, 1764000003)
+    const after = (await until('1764000003')).slice(text.indexOf('1764000001'))
+    expect(after).not.toContain('1764000002')
+    expect(after).toContain(ids.truck2)
+    await reader.cancel()
   })
 
   test('keeps none of its old groups: the old account\'s users no longer reach it, the new one\'s through its new groups only', async () => {
