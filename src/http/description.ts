@@ -79,8 +79,8 @@ response carries \`X-Request-Id\`: yours when it is 8–128 characters of
 **Devices reporting in.** Devices report on their own ports, not through this API: OsmAnd /
 Traccar Client over HTTP (\`OSMAND_PORT\`, 5055), GT06 (\`GT06_PORT\`, 5023) and Teltonika
 (\`TELTONIKA_PORT\`, 5027) over TCP, found by IMEI or serial — the identifier is a device's only
-credential, so OsmAnd answers an unknown one exactly as a known one (200, report dropped) and
-each address may try only 20 distinct unknown identifiers a minute. Fixes more than a day ahead
+credential: an unknown one is 404 on OsmAnd (the client keeps its report), and each address may
+try only 20 distinct unknown identifiers a minute. Fixes more than a day ahead
 or older than 365 days (\`MAX_FIX_AGE_DAYS\`) are refused. A fix repeating a stored
 (device, second) is not a new point. Invalid fixes and 0/0 are kept but never become a location.
 A device is \`moving\` when its newest fix is above 3 km/h, else \`stopped\`; it becomes \`off\` with

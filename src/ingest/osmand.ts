@@ -3,15 +3,16 @@
  * in the query string, a form body or a JSON body (decoders/osmand.ts reads them).
  *
  * 200 once the report is committed (the client then drops it from its queue); 400 for input
- * that cannot be stored (problem JSON naming the parameter); 413 for a body over the limit; 429
- * while the client's address is over its unknown-identifier limit; 503 while shutting down;
- * 500 when the commit failed (the client retries).
+ * that cannot be stored (problem JSON naming the parameter); 404 for an unknown or unlinked
+ * identifier (the client keeps the report and retries, so a phone that reports before it is
+ * registered loses nothing, and its user sees why); 413 for a body over the limit; 429 while the
+ * client's address is over its unknown-identifier limit; 503 while shutting down; 500 when the
+ * commit failed (the client retries).
  *
- * The identifier is the device's only credential, so nothing in an answer may tell a known one
- * from an unknown one: every check that does not need the device (the body, the parameters,
- * the fixes' time and place) is answered before the lookup, and an unknown or unlinked
- * identifier then gets the same 200, after the same wait for a commit, as a known one; its
- * report is dropped and logged (aggregated per address, see sources.ts).
+ * The identifier is the device's only credential: the 404 tells a guesser which identifiers
+ * exist, as GT06's and Teltonika's login answers do by the nature of their protocols, so what
+ * guards them is the ration of unknown identifiers per address (sources.ts), not silence.
+ * Every check that does not need the device is still answered before the lookup.
  */
 import type { Clock } from '../clock'
 import { DomainError } from '../errors'
@@ -19,7 +20,7 @@ import { jsonDepthExceeds, MAX_JSON_DEPTH, readCapped } from '../http/body'
 import { problemResponse } from '../http/problem'
 import type { Logger } from '../log'
 import { decodeOsmandJson, decodeOsmandParams, type OsmandResult } from './decoders/osmand'
-import { UnknownDevice, type IngestPipeline } from './pipeline'
+import type { IngestPipeline } from './pipeline'
 
 /**
  * 1 MiB: room for the decoder's largest batch (1,000 Traccar Client locations of ~0.5 KB); the
@@ -102,13 +103,7 @@ export function startOsmandListener(options: OsmandListenerOptions): Listener {
       return badRequest('No position could be stored: coordinates out of range, or a timestamp more than a day ahead or older than MAX_FIX_AGE_DAYS')
     }
     const source = server.requestIP(request)?.address ?? 'local'
-    try {
-      await pipeline.ingest(report, { source })
-    } catch (error) {
-      if (!(error instanceof UnknownDevice)) throw error
-      // answered as a known device would be: the same wait, the same 200
-      await pipeline.afterCommit()
-    }
+    await pipeline.ingest(report, { source })
     return OK()
   }
 

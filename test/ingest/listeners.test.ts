@@ -489,20 +489,18 @@ describe('OsmAnd', () => {
     expect(count('SELECT count(*) AS n FROM events')).toBe(1)
   })
 
-  test('an unknown identifier is answered exactly as a known one; nothing is stored for it', async () => {
+  test('an unknown or unlinked identifier is a 404 (the phone keeps its report); device-independent checks come first', async () => {
     const answer = async (id: string, query = `lat=52&lon=-8&timestamp=${T}`) => {
       const response = await fetch(`${base}/?id=${id}&${query}`)
-      return { status: response.status, type: response.headers.get('content-type'), body: await response.text() }
+      return { status: response.status, type: response.headers.get('content-type') }
     }
-    const known = await answer(DEVICES.phone.serial)
-    expect(known.status).toBe(200)
-    expect(await answer('nobody')).toEqual(known)
-    expect(await answer(DEVICES.unlinked.serial)).toEqual(known)
+    expect((await answer(DEVICES.phone.serial)).status).toBe(200)
+    expect(await answer('nobody')).toEqual({ status: 404, type: 'application/problem+json' })
+    expect(await answer(DEVICES.unlinked.serial)).toEqual({ status: 404, type: 'application/problem+json' })
     // the checks that need no device come before the lookup: the same 400 either way
     const future = `lat=52&lon=-8&timestamp=${T + 2 * 86_400}`
-    const refused = await answer(DEVICES.phone.serial, future)
-    expect(refused.status).toBe(400)
-    expect(await answer('nobody', future)).toEqual(refused)
+    expect((await answer(DEVICES.phone.serial, future)).status).toBe(400)
+    expect((await answer('nobody', future)).status).toBe(400)
     expect(positionCount(db.database)).toBe(1)
   })
 
@@ -539,7 +537,7 @@ describe('OsmAnd', () => {
 
     const statuses: number[] = []
     for (let i = 0; i < 12; i++) statuses.push((await report(`guess-${i}`)).status)
-    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429, 429, 429, 429, 429])
+    expect(statuses).toEqual([404, 404, 404, 404, 404, 429, 429, 429, 429, 429, 429, 429])
     const limited = await report(DEVICES.phone.serial)
     expect(limited.status).toBe(429)
     expect(limited.headers.get('content-type')).toBe('application/problem+json')
@@ -566,7 +564,7 @@ describe('OsmAnd', () => {
     pipeline = newPipeline({ unknownIdentifiers: { perSource: 2, windowMs: 60_000 } })
     const listener = startOsmandListener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
     stopListener = listener.stop
-    for (let i = 0; i < 5; i++) expect((await fetch(`http://127.0.0.1:${listener.port}/?id=typo&lat=52&lon=-8&timestamp=${T}`)).status).toBe(200)
+    for (let i = 0; i < 5; i++) expect((await fetch(`http://127.0.0.1:${listener.port}/?id=typo&lat=52&lon=-8&timestamp=${T}`)).status).toBe(404)
     expect((await fetch(`http://127.0.0.1:${listener.port}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=${T}`)).status).toBe(200)
     expect(positionCount(db.database)).toBe(1)
   })
