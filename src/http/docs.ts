@@ -149,7 +149,10 @@ function buildDocument(app: Elysia, documentation: Json): Json {
   return {
     ...documentation,
     openapi: OPENAPI_VERSION,
-    tags: [...tags].map((name) => (TAGS[name] ? { name, description: TAGS[name] } : { name })),
+    // the API user's tags first, in TAGS order; Swagger UI shows them in this order
+    tags: [...Object.keys(TAGS).filter((name) => tags.has(name)), ...[...tags].filter((name) => !(name in TAGS))].map((name) =>
+      TAGS[name] ? { name, description: TAGS[name] } : { name },
+    ),
     paths: correctedPaths,
     components: { ...(documentation.components as Json), schemas: correctSchema(components.schemas ?? {}) },
   }
