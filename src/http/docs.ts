@@ -204,7 +204,9 @@ export function apiDocs(description: string, version: string) {
     },
     security: [{ bearer: [] }],
   }
-  const page = docsPage(title, description.slice(0, description.indexOf('.') + 1))
+  // the description's first paragraph, as plain text, for link previews and search engines
+  const summary = description.split('\n\n')[0].replace(/[`*]/g, '').replace(/\s+/g, ' ')
+  const page = docsPage(title, summary)
   // built on first request, once every route is registered; rebuilt if routes are added later
   let cached: { routes: number; document: Json } | undefined
   const docs: Elysia = new Elysia({ name: 'api-docs' })

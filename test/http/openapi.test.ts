@@ -168,7 +168,7 @@ describe('OpenAPI', () => {
   })
 
   test('whatever the title and description hold, the page escapes them', async () => {
-    const app = new Elysia().use(apiDocs('Quotes "here" and <b>tags</b> & ampersands. More.', '1.0.0'))
+    const app = new Elysia().use(apiDocs('Quotes "here" and <b>tags</b> & ampersands.\n\nMore.', '1.0.0'))
     const page = await (await app.handle(new Request('http://localhost/openapi'))).text()
     expect(page).toContain('content="Quotes &#34;here&#34; and &#60;b&#62;tags&#60;/b&#62; &#38; ampersands."')
     expect(page).not.toContain('<b>')
