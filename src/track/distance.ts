@@ -18,6 +18,7 @@
  */
 import { FIX_NEW_SEGMENT } from './filters'
 import { metresBetween, rulerAt, wrapLongitude } from './geo'
+import { columnsOf, type Fixes, type TrackColumns } from './columns'
 import type { TrackPoint } from './types'
 
 /**
@@ -109,8 +110,8 @@ export function pathLength(points: readonly TrackPoint[], valid?: Uint8Array): n
  * One linear pass over the valid fixes (`valid[i] !== 0`; FIX_NEW_SEGMENT restarts without
  * counting the jump): movement distance per fix and the spans where the device stood still.
  */
-export function measureMovement(points: readonly TrackPoint[], valid: Uint8Array): Movement {
-  return new MovementPass(points, valid).run()
+export function measureMovement(fixes: Fixes, valid: Uint8Array): Movement {
+  return new MovementPass(columnsOf(fixes), valid).run()
 }
 
 /** The state of the pass: the current stay and the running total (a class, for speed). */
@@ -143,16 +144,23 @@ class MovementPass {
   standY = 0
   longestStand = 0
 
+  readonly timestamp: Float64Array
+  readonly latitude: Float64Array
+  readonly longitude: Float64Array
+
   constructor(
-    readonly points: readonly TrackPoint[],
+    readonly track: TrackColumns,
     readonly valid: Uint8Array,
   ) {
-    this.cumulative = new Float64Array(points.length)
+    this.timestamp = track.timestamp
+    this.latitude = track.latitude
+    this.longitude = track.longitude
+    this.cumulative = new Float64Array(track.length)
   }
 
   run(): Movement {
-    const { points, valid, cumulative } = this
-    const n = points.length
+    const { latitude, longitude, valid, cumulative } = this
+    const n = this.track.length
     for (let i = 0; i < n; i++) {
       const flag = valid[i]
       if (flag === 0) {
@@ -167,9 +175,8 @@ class MovementPass {
         continue
       }
 
-      const point = points[i]
-      const x = wrapLongitude(point.longitude - this.anchorLon) * this.kx
-      const y = (point.latitude - this.anchorLat) * this.ky
+      const x = wrapLongitude(longitude[i] - this.anchorLon) * this.kx
+      const y = (latitude[i] - this.anchorLat) * this.ky
       const centreX = this.weight > 0 ? this.sumX / this.weight : 0
       const centreY = this.weight > 0 ? this.sumY / this.weight : 0
       const offset = Math.sqrt((x - centreX) * (x - centreX) + (y - centreY) * (y - centreY))
@@ -195,11 +202,10 @@ class MovementPass {
   }
 
   startStay(i: number): void {
-    const point = this.points[i]
-    const ruler = rulerAt(point.latitude)
+    const ruler = rulerAt(this.latitude[i])
     this.anchor = i
-    this.anchorLat = point.latitude
-    this.anchorLon = point.longitude
+    this.anchorLat = this.latitude[i]
+    this.anchorLon = this.longitude[i]
     this.kx = ruler.kx
     this.ky = ruler.ky
     this.weight = 0
@@ -219,10 +225,10 @@ class MovementPass {
 
   /** Fix i (at x, y in the stay's frame) is within the radius: it joins the stay. */
   addStill(i: number, x: number, y: number): void {
-    const time = this.points[i].timestamp
+    const time = this.timestamp[i]
     // Weigh each fix by the time it represents: parked trackers report rarely, and the fix they
     // sat at for 20 minutes is where they stood.
-    const halfSeconds = (time - this.points[this.previous].timestamp) / 2
+    const halfSeconds = (time - this.timestamp[this.previous]) / 2
     this.sumX += (this.previousX + x) * halfSeconds
     this.sumY += (this.previousY + y) * halfSeconds
     this.weight += 2 * halfSeconds
@@ -233,7 +239,7 @@ class MovementPass {
     const sx = x - this.standX
     const sy = y - this.standY
     if (sx * sx + sy * sy <= STAND_RADIUS_M * STAND_RADIUS_M) {
-      const stood = time - this.points[this.standFrom].timestamp
+      const stood = time - this.timestamp[this.standFrom]
       if (stood > this.longestStand) this.longestStand = stood
     } else {
       this.standFrom = i
@@ -248,13 +254,13 @@ class MovementPass {
 
   /** Whether the next valid fix after i is back within the radius of the stay's centre. */
   nextReturns(i: number, centreX: number, centreY: number): boolean {
-    const { points, valid } = this
+    const { valid } = this
+    const n = this.track.length
     let next = i + 1
-    while (next < points.length && valid[next] === 0) next++
-    if (next >= points.length || valid[next] === FIX_NEW_SEGMENT) return false
-    const point = points[next]
-    const dx = wrapLongitude(point.longitude - this.anchorLon) * this.kx - centreX
-    const dy = (point.latitude - this.anchorLat) * this.ky - centreY
+    while (next < n && valid[next] === 0) next++
+    if (next >= n || valid[next] === FIX_NEW_SEGMENT) return false
+    const dx = wrapLongitude(this.longitude[next] - this.anchorLon) * this.kx - centreX
+    const dy = (this.latitude[next] - this.anchorLat) * this.ky - centreY
     return Math.sqrt(dx * dx + dy * dy) <= MOVEMENT_RADIUS_M
   }
 
@@ -262,12 +268,11 @@ class MovementPass {
   closeStay(): boolean {
     const { anchor, lastStill } = this
     if (lastStill === anchor) return false
-    const first = this.points[anchor]
-    const last = this.points[lastStill]
-    const seconds = last.timestamp - first.timestamp
+    const { timestamp, latitude, longitude } = this
+    const seconds = timestamp[lastStill] - timestamp[anchor]
     if (seconds < STAND_SECONDS) return false
     if (this.longestStand < STAND_SECONDS) {
-      const drift = metresBetween(first.latitude, first.longitude, last.latitude, last.longitude)
+      const drift = metresBetween(latitude[anchor], longitude[anchor], latitude[lastStill], longitude[lastStill])
       if (drift - JITTER_ALLOWANCE_M > STILL_SPEED_MPS * seconds) return false // slow movement
     }
     const centreX = this.weight > 0 ? this.sumX / this.weight : 0
@@ -287,13 +292,11 @@ class MovementPass {
    * fix when the track or segment ends); returns the running total at `end`.
    */
   settle(end: number): number {
-    const { points, cumulative, anchor } = this
+    const { timestamp, latitude, longitude, cumulative, anchor } = this
     const base = cumulative[anchor]
-    const from = points[anchor]
-    const to = points[end]
     if (this.lastStill === anchor) {
       // Left at the first fix after the anchor (a vehicle at speed, most fixes): a plain step.
-      const step = base + metresBetween(from.latitude, from.longitude, to.latitude, to.longitude)
+      const step = base + metresBetween(latitude[anchor], longitude[anchor], latitude[end], longitude[end])
       cumulative[end] = step
       return step
     }
@@ -304,23 +307,23 @@ class MovementPass {
       // It came in to where it stood, and left from there; its jitter there is no movement.
       const stand = this.stillSpans[this.stillSpans.length - 1]
       moved =
-        metresBetween(from.latitude, from.longitude, stand.latitude, stand.longitude) +
-        metresBetween(stand.latitude, stand.longitude, to.latitude, to.longitude)
+        metresBetween(latitude[anchor], longitude[anchor], stand.latitude, stand.longitude) +
+        metresBetween(stand.latitude, stand.longitude, latitude[end], longitude[end])
     } else {
-      moved = metresBetween(from.latitude, from.longitude, to.latitude, to.longitude)
+      moved = metresBetween(latitude[anchor], longitude[anchor], latitude[end], longitude[end])
       let along = this.path
       let alongSteps = this.steps
       if (end !== this.previous) {
-        const before = points[this.previous]
-        along += metresBetween(before.latitude, before.longitude, to.latitude, to.longitude)
+        const before = this.previous
+        along += metresBetween(latitude[before], longitude[before], latitude[end], longitude[end])
         alongSteps++
       }
       // Net progress well above the noise between fixes (a vehicle): the path through them, which
       // follows curves. Less (a walker, a runner): the chord, in which their noise cancels.
       if (moved >= PATH_STEP_M * alongSteps) moved = along
       // Spread over the stay's fixes by time, so speeds over short windows stay smooth.
-      const seconds = to.timestamp - from.timestamp
-      for (let k = anchor + 1; k < end; k++) cumulative[k] = base + (moved * (points[k].timestamp - from.timestamp)) / seconds
+      const seconds = timestamp[end] - timestamp[anchor]
+      for (let k = anchor + 1; k < end; k++) cumulative[k] = base + (moved * (timestamp[k] - timestamp[anchor])) / seconds
     }
     cumulative[end] = base + moved
     return base + moved

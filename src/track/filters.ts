@@ -9,8 +9,8 @@
  * timestamp is not after the last accepted fix (a duplicate timestamp, or out of order) is
  * rejected rather than reordered.
  */
+import { columnsOf, type Fixes, type TrackColumns } from './columns'
 import { metresBetween } from './geo'
-import type { TrackPoint } from './types'
 
 /** Faster than any vehicle the server tracks; a jump implying more is a bad fix. */
 export const MAX_SPEED_KMH = 500
@@ -64,8 +64,10 @@ export function isPlausiblePosition(latitude: number, longitude: number): boolea
   return !(latitude === 0 && longitude === 0)
 }
 
-export function filterFixes(points: readonly TrackPoint[], options: FilterOptions = {}): FixFilter {
-  const n = points.length
+export function filterFixes(fixes: Fixes, options: FilterOptions = {}): FixFilter {
+  const track = columnsOf(fixes)
+  const { timestamp, latitude, longitude } = track
+  const n = track.length
   const limit = (options.maxSpeedKmh ?? MAX_SPEED_KMH) / 3.6 // metres per second
   const valid = new Uint8Array(n)
   const reasons = new Uint8Array(n)
@@ -76,8 +78,7 @@ export function filterFixes(points: readonly TrackPoint[], options: FilterOption
   const chain: number[] = []
 
   for (let i = 0; i < n; i++) {
-    const point = points[i]
-    if (!isPlausiblePosition(point.latitude, point.longitude) || !Number.isFinite(point.timestamp)) {
+    if (!isPlausiblePosition(latitude[i], longitude[i]) || !Number.isFinite(timestamp[i])) {
       reasons[i] = REASON_COORDINATES
       continue
     }
@@ -86,12 +87,12 @@ export function filterFixes(points: readonly TrackPoint[], options: FilterOption
       accepted[top++] = i
       continue
     }
-    const last = points[accepted[top - 1]]
-    if (!(point.timestamp > last.timestamp)) {
+    const last = accepted[top - 1]
+    if (!(timestamp[i] > timestamp[last])) {
       reasons[i] = REASON_ORDER
       continue
     }
-    if (reachable(last, point, limit)) {
+    if (reachable(track, last, i, limit)) {
       valid[i] = FIX_VALID
       accepted[top++] = i
       if (chain.length !== 0) chain.length = 0
@@ -100,13 +101,13 @@ export function filterFixes(points: readonly TrackPoint[], options: FilterOption
 
     // Too fast from the last accepted fix: a spike, unless the spike is the last accepted fix.
     reasons[i] = REASON_SPEED
-    const chainEnd = chain.length > 0 ? points[chain[chain.length - 1]] : undefined
-    if (chainEnd === undefined || !(point.timestamp > chainEnd.timestamp) || !reachable(chainEnd, point, limit)) {
+    const chainEnd = chain.length > 0 ? chain[chain.length - 1] : -1
+    if (chainEnd < 0 || !(timestamp[i] > timestamp[chainEnd]) || !reachable(track, chainEnd, i, limit)) {
       chain.length = 0
     }
     chain.push(i)
     if (chain.length === OUTVOTE_FIXES) {
-      const kept = outvote(points, chain, accepted, top, limit)
+      const kept = outvote(track, chain, accepted, top, limit)
       if (kept >= 0) {
         for (let k = kept; k < top; k++) {
           valid[accepted[k]] = FIX_REJECTED
@@ -136,9 +137,10 @@ export function filterFixes(points: readonly TrackPoint[], options: FilterOption
   return { valid, reasons, rejected }
 }
 
-/** Whether `to` can be reached from `from` (which is earlier) within the speed limit (m/s). */
-function reachable(from: TrackPoint, to: TrackPoint, limit: number): boolean {
-  return metresBetween(from.latitude, from.longitude, to.latitude, to.longitude) <= limit * (to.timestamp - from.timestamp)
+/** Whether fix `to` can be reached from fix `from` (which is earlier) within the speed limit (m/s). */
+function reachable(track: TrackColumns, from: number, to: number, limit: number): boolean {
+  const { latitude, longitude, timestamp } = track
+  return metresBetween(latitude[from], longitude[from], latitude[to], longitude[to]) <= limit * (timestamp[to] - timestamp[from])
 }
 
 /**
@@ -147,11 +149,11 @@ function reachable(from: TrackPoint, to: TrackPoint, limit: number): boolean {
  * just before the island, or the island is everything accepted so far (the track began with the
  * spike). Returns how many accepted fixes to keep (the island is the rest), or -1.
  */
-function outvote(points: readonly TrackPoint[], chain: readonly number[], accepted: Int32Array, top: number, limit: number): number {
-  const first = points[chain[0]]
+function outvote(track: TrackColumns, chain: readonly number[], accepted: Int32Array, top: number, limit: number): number {
+  const first = chain[0]
   for (let keep = top; keep > top - OUTVOTE_FIXES; keep--) {
     if (keep === 0) return 0
-    if (reachable(points[accepted[keep - 1]], first, limit)) return keep === top ? -1 : keep
+    if (reachable(track, accepted[keep - 1], first, limit)) return keep === top ? -1 : keep
   }
   return -1
 }

@@ -4,6 +4,15 @@
  * benchmarks and anyone who needs only one of them.
  */
 export type { TrackPoint } from './types'
+export {
+  allocateColumns,
+  columnsOf,
+  isColumns,
+  selectColumns,
+  truncateColumns,
+  type Fixes,
+  type TrackColumns,
+} from './columns'
 export { analyseTrack, DEFAULT_STOP_THRESHOLD_SECONDS, type AnalyseOptions, type TrackAnalysis } from './analyse'
 export {
   filterFixes,
@@ -44,4 +53,4 @@ export {
   type TravelPlace,
 } from './travels'
 export { metresBetween, wrapLongitude } from './geo'
-export { fillMissingSpeeds } from './speeds'
+export { fillMissingSpeeds, fillMissingSpeedColumn } from './speeds'

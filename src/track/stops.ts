@@ -17,7 +17,7 @@
 import { FIX_NEW_SEGMENT } from './filters'
 import { metresBetween, wrapLongitude } from './geo'
 import { MOVEMENT_RADIUS_M, type Movement, type StillSpan } from './distance'
-import type { TrackPoint } from './types'
+import { columnsOf, type Fixes } from './columns'
 
 /**
  * Radius of a stop: 30 m holds a parked car's drift and a bus's creep at a stop, while real
@@ -52,7 +52,7 @@ export interface StopOptions {
 }
 
 export function detectStops(
-  points: readonly TrackPoint[],
+  fixes: Fixes,
   valid: Uint8Array,
   movement: Movement,
   options: StopOptions,
@@ -60,6 +60,7 @@ export function detectStops(
   const threshold = options.thresholdSeconds
   if (!(threshold >= 0)) throw new RangeError(`stop threshold must be ≥ 0 seconds, got ${threshold}`)
   const radius = options.radiusMetres ?? STOP_RADIUS_M
+  const { timestamp, latitude, longitude } = columnsOf(fixes)
 
   const stops: Stop[] = []
   const spans = movement.stillSpans
@@ -69,8 +70,8 @@ export function detectStops(
   let current: StillSpan = { ...spans[0] }
 
   const flush = () => {
-    const start = points[current.startIndex].timestamp
-    const end = points[current.endIndex].timestamp
+    const start = timestamp[current.startIndex]
+    const end = timestamp[current.endIndex]
     if (end - start < threshold) return
     stops.push({
       latitude: current.latitude,
@@ -95,13 +96,12 @@ export function detectStops(
     for (let i = current.endIndex + 1; i <= span.startIndex; i++) {
       if (valid[i] === 0) continue
       if (valid[i] === FIX_NEW_SEGMENT) return false
-      const point = points[i]
-      if (allWithin && metresBetween(current.latitude, current.longitude, point.latitude, point.longitude) > radius) {
+      if (allWithin && metresBetween(current.latitude, current.longitude, latitude[i], longitude[i]) > radius) {
         allWithin = false
       }
     }
     if (allWithin) return true
-    const away = points[span.startIndex].timestamp - points[current.endIndex].timestamp
+    const away = timestamp[span.startIndex] - timestamp[current.endIndex]
     return apart <= MOVEMENT_RADIUS_M && away <= BRIEF_EXCURSION_SECONDS
   }
 

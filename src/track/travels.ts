@@ -11,7 +11,7 @@
  */
 import type { Movement } from './distance'
 import type { Stop } from './stops'
-import type { TrackPoint } from './types'
+import { columnsOf, type Fixes, type TrackColumns } from './columns'
 
 /**
  * Computed speeds (when the device reports none) are averaged over windows of at least this many
@@ -44,30 +44,31 @@ export interface Travel {
 }
 
 export function buildTravels(
-  points: readonly TrackPoint[],
+  fixes: Fixes,
   valid: Uint8Array,
   movement: Movement,
   stops: readonly Stop[],
 ): Travel[] {
+  const track = columnsOf(fixes)
   const travels: Travel[] = []
   let first = 0
-  while (first < points.length && valid[first] === 0) first++
-  if (first >= points.length) return travels
-  let last = points.length - 1
+  while (first < track.length && valid[first] === 0) first++
+  if (first >= track.length) return travels
+  let last = track.length - 1
   while (valid[last] === 0) last--
 
   let from = first
   for (const stop of stops) {
-    if (stop.startIndex > from) addTravel(travels, points, valid, movement, from, stop.startIndex)
+    if (stop.startIndex > from) addTravel(travels, track, valid, movement, from, stop.startIndex)
     from = stop.endIndex
   }
-  if (last > from) addTravel(travels, points, valid, movement, from, last)
+  if (last > from) addTravel(travels, track, valid, movement, from, last)
   return travels
 }
 
 function addTravel(
   travels: Travel[],
-  points: readonly TrackPoint[],
+  track: TrackColumns,
   valid: Uint8Array,
   movement: Movement,
   from: number,
@@ -76,26 +77,27 @@ function addTravel(
   const cumulative = movement.cumulative
   const distance = cumulative[to] - cumulative[from]
   if (!(distance > 0)) return
-  const start = points[from]
-  const end = points[to]
-  const duration = end.timestamp - start.timestamp
+  const { timestamp, latitude, longitude } = track
+  const duration = timestamp[to] - timestamp[from]
   travels.push({
-    start: { latitude: start.latitude, longitude: start.longitude, timestamp: start.timestamp, index: from },
-    end: { latitude: end.latitude, longitude: end.longitude, timestamp: end.timestamp, index: to },
+    start: { latitude: latitude[from], longitude: longitude[from], timestamp: timestamp[from], index: from },
+    end: { latitude: latitude[to], longitude: longitude[to], timestamp: timestamp[to], index: to },
     distance,
     duration,
-    max_speed: maxReportedSpeed(points, valid, from, to) ?? maxComputedSpeed(points, valid, cumulative, from, to),
+    max_speed: maxReportedSpeed(track, valid, from, to) ?? maxComputedSpeed(track, valid, cumulative, from, to),
     avg_speed: duration > 0 ? (distance / duration) * 3.6 : 0,
   })
 }
 
 /** The highest speed the device reported among the valid fixes from..to, or null if it reported none. */
-function maxReportedSpeed(points: readonly TrackPoint[], valid: Uint8Array, from: number, to: number): number | null {
+function maxReportedSpeed(track: TrackColumns, valid: Uint8Array, from: number, to: number): number | null {
+  const speeds = track.speed
   let max = -1
   for (let i = from; i <= to; i++) {
     if (valid[i] === 0) continue
-    const speed = points[i].speed
-    if (speed !== null && speed > max && Number.isFinite(speed)) max = speed
+    const speed = speeds[i]
+    // NaN (no speed sent) fails both tests
+    if (speed > max && Number.isFinite(speed)) max = speed
   }
   return max >= 0 ? max : null
 }
@@ -106,31 +108,32 @@ function maxReportedSpeed(points: readonly TrackPoint[], valid: Uint8Array, from
  * its average speed.
  */
 function maxComputedSpeed(
-  points: readonly TrackPoint[],
+  track: TrackColumns,
   valid: Uint8Array,
   cumulative: Float64Array,
   from: number,
   to: number,
 ): number {
+  const timestamp = track.timestamp
   const average = () => {
-    const seconds = points[to].timestamp - points[from].timestamp
+    const seconds = timestamp[to] - timestamp[from]
     return seconds > 0 ? ((cumulative[to] - cumulative[from]) / seconds) * 3.6 : 0
   }
   let max = -1
   let j = from
   for (let i = from; i < to; i++) {
     if (valid[i] === 0) continue
-    const start = points[i].timestamp
+    const start = timestamp[i]
     // Both bounds only grow with i, so j never moves back.
     while (
       j < to &&
       (valid[j] === 0 ||
-        points[j].timestamp - start < SPEED_WINDOW_SECONDS ||
+        timestamp[j] - start < SPEED_WINDOW_SECONDS ||
         cumulative[j] - cumulative[i] < SPEED_WINDOW_METRES)
     ) {
       j++
     }
-    const seconds = points[j].timestamp - start
+    const seconds = timestamp[j] - start
     if (seconds < SPEED_WINDOW_SECONDS || cumulative[j] - cumulative[i] < SPEED_WINDOW_METRES) break
     const speed = (cumulative[j] - cumulative[i]) / seconds
     if (speed > max) max = speed
