@@ -2,7 +2,7 @@
  * `npm run bench -- history`: one device with a week at 1 Hz in a database holding at least
  * 10 million other fixes. Route and travels end to end over HTTP, against the floor (a raw
  * bun:sqlite select of the same rows plus JSON.stringify of the same points), for 1 hour,
- * 1 day and 7 days, and the server's memory along the way.
+ * 1 day and 7 days, and the server's memory along the way, and under the in-flight cap.
  *
  * The database is built once and kept (BENCH_HISTORY_DB, default in the temp folder).
  */
@@ -125,6 +125,16 @@ try {
   for (let i = 0; i < 30; i++) await timeRequests(product.port, `/devices/${TARGET}/history/route?from=${T0 + i * 3600}&to=${T0 + i * 3600 + 86_399}`, 1)
   const after = await memoryOf(product.port)
   console.log(`\nmemory after 30 more one-day routes: RSS ${fmt(after.rssMiB)} MiB (was ${fmt(before.rssMiB)}), peak ${fmt(after.peakMiB)} MiB (was ${fmt(before.peakMiB)})`)
+  // One key asks for three weeks at once: the cap serves two (streamed), the third is told to wait.
+  const week = `http://127.0.0.1:${product.port}/devices/${TARGET}/history/route?from=${T0}&to=${T0 + 7 * 86_400 - 1}`
+  const started = performance.now()
+  const answers = await Promise.all([0, 1, 2].map(() => fetch(week, { headers })))
+  await Promise.all(answers.map((res) => res.arrayBuffer()))
+  const atOnce = await memoryOf(product.port)
+  console.log(
+    `three 7-day routes at once, one key: ${answers.map((res) => res.status).join(', ')} in ${fmt((performance.now() - started) / 1000, 2)} s; ` +
+      `RSS ${fmt(atOnce.rssMiB)} MiB, peak ${fmt(atOnce.peakMiB)} MiB`,
+  )
 } finally {
   await product.stop()
   await floor.stop()

@@ -81,6 +81,7 @@ export const EventRecord = t.Object({
 })
 
 export type RoutePointBody = typeof RoutePoint.static
+export type StopBody = typeof Stop.static
 export type RouteBody = typeof RouteResult.static
 export type TravelBody = typeof TravelResult.static
 export type EventBody = typeof EventRecord.static

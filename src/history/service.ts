@@ -2,6 +2,10 @@
  * A device's history over a window: its stored fixes handed to track/ for stops and travels,
  * travel places named by the geocoder, and its events. Access goes through the one access
  * function; a share link also needs the matching permission.
+ *
+ * Memory is bounded per request: fixes are read in chunks straight into columns (33 bytes a fix,
+ * no object per fix), the route is written out a chunk at a time (route-body.ts), and each user
+ * or share link may have HISTORY_REQUESTS_PER_PRINCIPAL route or travels requests in flight.
  */
 import type { Database } from 'bun:sqlite'
 import type { DeviceAccess } from '../devices/access'
@@ -10,8 +14,10 @@ import { Invalid } from '../errors'
 import type { Geocoder } from '../geocode'
 import type { Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
-import { analyseTrack, fillMissingSpeeds, type TrackAnalysis, type TrackPoint } from '../track'
-import { MAX_RANGE_SECONDS, type EventBody, type RouteBody, type RoutePointBody, type TravelBody } from './model'
+import { allocateColumns, analyseTrack, fillMissingSpeedColumn, selectColumns, truncateColumns, type TrackAnalysis, type TrackColumns } from '../track'
+import { createInFlightLimit } from './limit'
+import { MAX_RANGE_SECONDS, type EventBody, type TravelBody } from './model'
+import { nextTurn, routeBody } from './route-body'
 
 export interface HistoryServiceDeps {
   sqlite: Database
@@ -21,6 +27,20 @@ export interface HistoryServiceDeps {
 
 /** ts, lat and lon in 1e-7 degrees, speed in 0.1 km/h or null, flags */
 type FixRow = [number, number, number, number | null, number]
+
+/** Route and travels requests one user or share link may have in flight; more are 429. */
+export const HISTORY_REQUESTS_PER_PRINCIPAL = 2
+
+/** Fixes read by one statement (about 10 ms); other requests are served between reads. */
+export const FIXES_PER_READ = 32_768
+
+/** A window's stored fixes, as columns. */
+interface StoredFixes {
+  points: TrackColumns
+  /** per fix: 1 unless the device itself flagged the fix invalid */
+  deviceValid: Uint8Array
+  deviceInvalidCount: number
+}
 
 export interface Range {
   from: number
@@ -33,28 +53,70 @@ function checkRange({ from, to }: Range): void {
 }
 
 export function createHistoryService({ sqlite, access, geocoder }: HistoryServiceDeps) {
+  const limit = createInFlightLimit(HISTORY_REQUESTS_PER_PRINCIPAL)
   // values() returns arrays, which is markedly cheaper than objects for a day of fixes
-  const fixesIn = sqlite.query<unknown, [number, number, number]>(
-    'SELECT ts, lat, lon, speed, flags FROM positions WHERE device = ? AND ts BETWEEN ? AND ? ORDER BY ts',
+  const fixesIn = sqlite.query<unknown, [number, number, number, number]>(
+    'SELECT ts, lat, lon, speed, flags FROM positions WHERE device = ? AND ts BETWEEN ? AND ? ORDER BY ts LIMIT ?',
   )
+  const countIn = sqlite.query<unknown, [number, number, number]>('SELECT count(*) FROM positions WHERE device = ? AND ts BETWEEN ? AND ?')
   const eventsIn = sqlite.query<
     { alarm_code: string; context: string; speed: number | null; satellite: number | null; latitude: number | null; longitude: number | null; mcc: number | null; mnc: number | null; dbm: number | null; ts: number },
     [number, number, number]
   >('SELECT alarm_code, context, speed, satellite, latitude, longitude, mcc, mnc, dbm, ts FROM events WHERE device = ? AND ts BETWEEN ? AND ? ORDER BY ts, id')
 
-  /** Every stored fix as a route point, and the analysis of the fixes the device called valid. */
-  function analyse(deviceKey: number, range: Range, stopThresholdSeconds: number): { points: RoutePointBody[]; analysis: TrackAnalysis } {
-    const rows = fixesIn.values(deviceKey, range.from, range.to) as unknown as FixRow[]
-    const stored: TrackPoint[] = new Array(rows.length)
-    let deviceInvalid = 0
-    for (let i = 0; i < rows.length; i++) {
-      const [ts, lat, lon, speed, flags] = rows[i]
-      stored[i] = { latitude: lat / 1e7, longitude: lon / 1e7, speed: speed === null ? null : speed / 10, timestamp: ts }
-      if (flags & 1) deviceInvalid++
+  /**
+   * Every stored fix in the window, read FIXES_PER_READ at a time (from the last one read on;
+   * a fix stored meanwhile before that point is not seen, as if it came after the request).
+   */
+  async function readFixes(deviceKey: number, range: Range): Promise<StoredFixes> {
+    let rows = fixesIn.values(deviceKey, range.from, range.to, FIXES_PER_READ) as unknown as FixRow[]
+    // Sized once: counting the rest costs less than growing and copying (3 ms for a day at 1 Hz).
+    let capacity = rows.length
+    if (rows.length === FIXES_PER_READ) {
+      capacity += (countIn.values(deviceKey, rows[rows.length - 1][0] + 1, range.to)[0] as [number])[0]
     }
-    const tracked = deviceInvalid === 0 ? stored : stored.filter((_, i) => (rows[i][4] & 1) === 0)
-    const analysis = analyseTrack(tracked, { stopThresholdSeconds })
-    return { points: fillMissingSpeeds(stored), analysis }
+    let points = allocateColumns(capacity)
+    let deviceValid = new Uint8Array(capacity)
+    let n = 0
+    let deviceInvalidCount = 0
+    for (;;) {
+      if (n + rows.length > capacity) {
+        // written since the count
+        capacity = Math.max(2 * capacity, n + rows.length)
+        const grown = allocateColumns(capacity)
+        grown.timestamp.set(points.timestamp)
+        grown.latitude.set(points.latitude)
+        grown.longitude.set(points.longitude)
+        grown.speed.set(points.speed)
+        const grownValid = new Uint8Array(capacity)
+        grownValid.set(deviceValid)
+        points = grown
+        deviceValid = grownValid
+      }
+      const { timestamp, latitude, longitude, speed } = points
+      for (let k = 0; k < rows.length; k++, n++) {
+        const row = rows[k]
+        timestamp[n] = row[0]
+        latitude[n] = row[1] / 1e7
+        longitude[n] = row[2] / 1e7
+        speed[n] = row[3] === null ? Number.NaN : row[3] / 10
+        if (row[4] & 1) deviceInvalidCount++
+        else deviceValid[n] = 1
+      }
+      if (rows.length < FIXES_PER_READ) break
+      const after = rows[rows.length - 1][0] + 1
+      rows = []
+      await nextTurn()
+      rows = fixesIn.values(deviceKey, after, range.to, FIXES_PER_READ) as unknown as FixRow[]
+    }
+    return { points: truncateColumns(points, n), deviceValid: deviceValid.subarray(0, n), deviceInvalidCount }
+  }
+
+  /** Every stored fix, and the analysis of the fixes the device called valid. */
+  async function analyse(deviceKey: number, range: Range, stopThresholdSeconds: number): Promise<{ points: TrackColumns; analysis: TrackAnalysis }> {
+    const { points, deviceValid, deviceInvalidCount } = await readFixes(deviceKey, range)
+    const tracked = deviceInvalidCount === 0 ? points : selectColumns(points, deviceValid)
+    return { points, analysis: analyseTrack(tracked, { stopThresholdSeconds }) }
   }
 
   /**
@@ -63,17 +125,27 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
    */
 
   return {
-    route(principal: Principal, deviceId: string, range: Range, stopThresholdSeconds: number): RouteBody {
+    /** The route's JSON body (see route-body.ts); its slot is held until it has been sent. */
+    async route(principal: Principal, deviceId: string, range: Range, stopThresholdSeconds: number): Promise<string | ReadableStream<Uint8Array>> {
       checkRange(range)
       const device = requireDevice(access, principal, deviceId)
       requirePermission(principal, PERMISSION.history)
-      const { points, analysis } = analyse(device.key, range, stopThresholdSeconds)
-      return {
-        points,
-        stops: analysis.stops.map((s) => ({ latitude: s.latitude, longitude: s.longitude, duration: s.duration, start: s.start, end: s.end })),
-        total_distance: analysis.totalDistance,
-        // every listed point counts here, those the device itself called invalid included
-        total_duration: points.length > 0 ? points[points.length - 1].timestamp - points[0].timestamp : 0,
+      const release = limit.acquire(principal)
+      try {
+        const { points, analysis } = await analyse(device.key, range, stopThresholdSeconds)
+        fillMissingSpeedColumn(points)
+        const { timestamp, length } = points
+        const body = {
+          points,
+          stops: analysis.stops.map((s) => ({ latitude: s.latitude, longitude: s.longitude, duration: s.duration, start: s.start, end: s.end })),
+          total_distance: analysis.totalDistance,
+          // every listed point counts here, those the device itself called invalid included
+          total_duration: length > 0 ? timestamp[length - 1] - timestamp[0] : 0,
+        }
+        return routeBody(body, release)
+      } catch (error) {
+        release()
+        throw error
       }
     },
 
@@ -81,22 +153,27 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
       checkRange(range)
       const device = requireDevice(access, principal, deviceId)
       requirePermission(principal, PERMISSION.history)
-      const { analysis } = analyse(device.key, range, stopThresholdSeconds)
-      const places = analysis.travels.flatMap((travel) => [travel.start, travel.end])
-      const addresses = await geocoder.addresses(places)
-      const travels = analysis.travels.map((travel, i) => ({
-        start: { latitude: travel.start.latitude, longitude: travel.start.longitude, timestamp: travel.start.timestamp, address: addresses[2 * i] },
-        end: { latitude: travel.end.latitude, longitude: travel.end.longitude, timestamp: travel.end.timestamp, address: addresses[2 * i + 1] },
-        distance: travel.distance,
-        duration: travel.duration,
-        max_speed: travel.max_speed,
-        avg_speed: travel.avg_speed,
-      }))
-      return {
-        travels,
-        total_travels: travels.length,
-        total_distance: analysis.totalDistance,
-        total_duration: travels.reduce((sum, travel) => sum + travel.duration, 0),
+      const release = limit.acquire(principal)
+      try {
+        const { analysis } = await analyse(device.key, range, stopThresholdSeconds)
+        const places = analysis.travels.flatMap((travel) => [travel.start, travel.end])
+        const addresses = await geocoder.addresses(places)
+        const travels = analysis.travels.map((travel, i) => ({
+          start: { latitude: travel.start.latitude, longitude: travel.start.longitude, timestamp: travel.start.timestamp, address: addresses[2 * i] },
+          end: { latitude: travel.end.latitude, longitude: travel.end.longitude, timestamp: travel.end.timestamp, address: addresses[2 * i + 1] },
+          distance: travel.distance,
+          duration: travel.duration,
+          max_speed: travel.max_speed,
+          avg_speed: travel.avg_speed,
+        }))
+        return {
+          travels,
+          total_travels: travels.length,
+          total_distance: analysis.totalDistance,
+          total_duration: travels.reduce((sum, travel) => sum + travel.duration, 0),
+        }
+      } finally {
+        release()
       }
     },
 

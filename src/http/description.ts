@@ -49,6 +49,9 @@ without any, the highest over 10 s and 50 m); \`avg_speed\` = distance / duratio
 \`address\`: "City, CC" from a world-cities table shipped with the server, or a street address when
 \`GEOCODER_URL\` answers within its timeout and the server's request budget for it allows (by default one
 request a second, two in flight; over budget, the offline answer at once). Events come in time order.
+One user (whatever key) or one share link (whoever holds its token) may have at most 2 route or
+travels requests in flight; a route counts until its body has been sent. More are 429 with
+\`Retry-After: 1\`. A long route's body is sent in chunks (chunked transfer, no Content-Length).
 
 **Share links.** \`devices\` holds 1–1,000 distinct ids you can reach (else 404); \`ttl\` is an
 integer from 60 to 31,536,000 seconds; the token is 256 random bits, base64url. \`acl\` holds ids

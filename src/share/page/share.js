@@ -130,13 +130,20 @@
   }
 
   // Today's track, when the link grants history; without it (or without data) the marker is enough.
-  function loadTrack(device) {
+  // A link may have 2 history requests in flight (everyone holding it together): on 429, wait and retry.
+  function loadTrack(device, attempt) {
     var midnight = new Date()
     midnight.setHours(0, 0, 0, 0)
     var from = Math.floor(midnight / 1000)
     var to = Math.floor(Date.now() / 1000)
     return api('devices/' + encodeURIComponent(device.body.id) + '/history/route?from=' + from + '&to=' + to)
       .then(function (response) {
+        if (response.status === 429 && (attempt || 0) < 5) {
+          var seconds = Number(response.headers.get('Retry-After')) || 1
+          return new Promise(function (resolve) { setTimeout(resolve, seconds * 1000) }).then(function () {
+            return loadTrack(device, (attempt || 0) + 1)
+          })
+        }
         return response.ok ? response.json() : null
       })
       .then(function (route) {
@@ -199,7 +206,10 @@
         var added = list.filter(function (d) { return !devices.has(d.id) }).map(function (d) { return addDevice(d, devices.size) })
         if (added.length === 0) return true
         fit()
-        return Promise.all(added.map(loadTrack)).then(function () {
+        // one at a time, within the link's history requests in flight
+        return added.reduce(function (loaded, device) {
+          return loaded.then(function () { return loadTrack(device) })
+        }, Promise.resolve()).then(function () {
           fit()
           return true
         })

@@ -1,0 +1,91 @@
+/**
+ * Memory of the real server under long routes: a week at 1 Hz (604,800 fixes, 46 MB of JSON a
+ * route) requested four times at once, by two users (two each, within the in-flight cap). Building
+ * each answer as one value (objects, then the whole string, then its bytes) grew the server's peak
+ * resident memory by 430–460 MiB here; read into columns and streamed, by 180–210 MiB.
+ */
+import { afterAll, expect, test } from 'bun:test'
+import { readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { openDatabase } from '../../db/client'
+import { importDataset } from '../../src/dataset/service'
+import { freePort, serverEnv, spawnServer } from '../support/process'
+import { baseDataset, ids, keys } from '../support/world'
+import { tempDir } from '../ingest/fleet'
+
+const ROOT = join(import.meta.dir, '..', '..')
+const dir = tempDir('history-memory-')
+const databasePath = join(dir, 'tracker.db')
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const DAYS = 7
+const T0 = 1764028800
+/** between the two, with room for the garbage collector's timing either way */
+const GROWTH_LIMIT_MIB = 300
+
+/** Truck 2 drives 40 minutes and parks 20, round the clock, one fix a second. */
+function storeWeekAtOneHertz() {
+  const database = openDatabase(databasePath)
+  importDataset(database.sqlite, baseDataset())
+  const device = (database.sqlite.query('SELECT key FROM devices WHERE id = ?').get(ids.truck2) as { key: number }).key
+  const insert = database.sqlite.query('INSERT INTO positions (device, ts, lat, lon, speed, course, altitude, satellites, flags) VALUES (?, ?, ?, ?, ?, 0, 0, 9, 0)')
+  const write = database.sqlite.transaction((from: number, to: number) => {
+    let lat = 45.75
+    let lon = 4.85
+    for (let s = from; s < to; s++) {
+      const driving = s % 3600 < 2400
+      const kmh = driving ? 45 + 15 * Math.sin(s / 300) : 0
+      const heading = s / 500
+      lat += (Math.cos(heading) * kmh) / 3.6 / 111_320
+      lon += (Math.sin(heading) * kmh) / 3.6 / 78_000
+      insert.run(device, T0 + s, Math.round(lat * 1e7), Math.round(lon * 1e7), Math.round(kmh * 10))
+    }
+  })
+  write(0, DAYS * 86_400)
+  database.close()
+}
+
+const kibOf = (status: string, name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1])
+
+test(`four concurrent ${DAYS}-day routes at 1 Hz raise the server's resident memory by less than ${GROWTH_LIMIT_MIB} MiB`, async () => {
+  storeWeekAtOneHertz()
+  const ports = { http: freePort(), osmand: freePort(), teltonika: freePort() }
+  const server = spawnServer([process.execPath, 'src/main.ts', 'serve'], { cwd: ROOT, env: serverEnv(databasePath, ports, 'error') })
+  try {
+    const base = `http://127.0.0.1:${ports.http}`
+    const routeOf = (key: string, seconds: number) =>
+      fetch(`${base}/devices/${ids.truck2}/history/route?from=${T0}&to=${T0 + seconds - 1}`, { headers: { authorization: `Bearer ${key}` } })
+    for (let waited = 0; waited < 10_000; waited += 20) {
+      const ready = await fetch(`${base}/ready`).then((r) => r.status === 200, () => false)
+      if (ready) break
+      await Bun.sleep(20)
+    }
+    // a day first, so the route code is loaded and compiled before the baseline
+    const warmUp = await routeOf(keys.alice, 86_400)
+    expect(warmUp.status).toBe(200)
+    await warmUp.arrayBuffer()
+    const status = () => readFileSync(`/proc/${server.child.pid}/status`, 'utf8')
+    const before = kibOf(status(), 'VmRSS')
+
+    const responses = await Promise.all([keys.alice, keys.alice, keys.bob, keys.bob].map((key) => routeOf(key, DAYS * 86_400)))
+    const sizes = await Promise.all(
+      responses.map(async (response) => {
+        expect(response.status).toBe(200)
+        // counted as it arrives: the test process need not hold 4 × 46 MB either
+        const reader = response.body!.getReader()
+        let bytes = 0
+        for (let read = await reader.read(); !read.done; read = await reader.read()) bytes += read.value.byteLength
+        return bytes
+      }),
+    )
+    const after = status()
+    const peakGrowthMiB = (kibOf(after, 'VmHWM') - before) / 1024
+    const jsonMiB = sizes[0] / 1048576
+    console.log(`4 routes of ${jsonMiB.toFixed(1)} MiB each: server peak RSS grew ${peakGrowthMiB.toFixed(0)} MiB (VmRSS before ${(before / 1024).toFixed(0)} MiB)`)
+    expect(new Set(sizes).size).toBe(1)
+    expect(jsonMiB).toBeGreaterThan(40)
+    expect(peakGrowthMiB).toBeLessThan(GROWTH_LIMIT_MIB)
+  } finally {
+    await server.terminate()
+  }
+}, 60_000)
