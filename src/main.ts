@@ -2,7 +2,8 @@
 /**
  * The command line: `serve`, `import FILE [--upsert]`, `key create --user ID`,
  * `migrate`, `backup FILE`, `demo`, `version`. The compiled binary takes the same commands.
- * Exit codes: 0 ok, 1 failure, 2 bad input (usage, an invalid dataset, a bad environment).
+ * Exit codes: 0 ok, 1 failure (a port already in use among them: the configuration is valid, the
+ * port is taken now), 2 bad input (usage, an invalid dataset, a bad environment).
  */
 import './production'
 import { openDatabase } from '../db/client'
@@ -14,7 +15,7 @@ import { createApiKey } from './keys/service'
 import { createLogger } from './log'
 import { backupDatabase, requireDatabaseFile } from './ops/backup'
 import { stopOnSignals } from './ops/shutdown'
-import { startServer } from './server'
+import { PortInUse, startServer } from './server'
 import pkg from '../package.json'
 
 const USAGE = `Usage: tracker <command>
@@ -154,6 +155,11 @@ try {
   if (error instanceof DatasetError || error instanceof ConfigError) {
     console.error(`error: ${error.message}`)
     process.exit(2)
+  }
+  if (error instanceof PortInUse) {
+    // serve or demo: another server most likely runs on it; sharing the port would split the requests
+    console.error(`error: ${error.message}; is another server running? Stop it, or set ${error.variable} to a free port`)
+    process.exit(1)
   }
   if (error instanceof DomainError) {
     console.error(`error: ${error.detail}`)

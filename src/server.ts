@@ -10,9 +10,9 @@ import { systemClock } from './clock'
 import type { Config } from './config'
 import { startGt06Listener } from './ingest/gt06'
 import { LivePositions } from './ingest/live'
-import { startOsmandListener } from './ingest/osmand'
+import { type Listener, startOsmandListener } from './ingest/osmand'
 import { createIngestPipeline, type IngestPipeline } from './ingest/pipeline'
-import { createConnectionGate } from './ingest/tcp'
+import { createConnectionGate, type TcpListener } from './ingest/tcp'
 import { startTeltonikaListener } from './ingest/teltonika'
 import { createLogger, type Logger } from './log'
 import type { ServerStatus } from './ops/health'
@@ -55,11 +55,6 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
     },
   })
   const app = createApp({ database, config, clock, log, live, metrics, status })
-  // Bun would refuse a large body itself, with a bare 413; the API reads bodies after
-  // authentication and refuses past 1 MiB with problem details (http/body.ts), and an unread body is never buffered
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: Number.MAX_SAFE_INTEGER })
-  const port = app.server!.port!
-  log.info('serving', { url: `http://${config.host}:${port}`, port, database: config.databasePath, version: pkg.version })
 
   // each listener counts its own protocol's fixes through a view of the one pipeline
   const listenerOptions = (protocol: string) => ({ pipeline: countingPipeline(pipeline, protocol, metrics), clock, log, hostname: config.host })
@@ -73,9 +68,37 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
     gate,
     onRefused: (reason: string) => metrics.tcpRefused.inc([protocol, reason]),
   })
-  const osmand = config.osmandPort ? startOsmandListener({ ...listenerOptions('osmand'), port: config.osmandPort }) : null
-  const gt06 = config.gt06Port ? startGt06Listener({ ...tcpOptions('gt06'), port: config.gt06Port }) : null
-  const teltonika = config.teltonikaPort ? startTeltonikaListener({ ...tcpOptions('teltonika'), port: config.teltonikaPort }) : null
+
+  // What is up so far, undone in reverse when a later port cannot be bound: a failed start
+  // leaves nothing listening and the database closed.
+  const started: (() => unknown)[] = [() => database.close(), () => pipeline.stop()]
+  /** a device listener, unless its port is 0 (turned off) */
+  const listen = <T extends { stop(): unknown }>(variable: string, port: number, start: () => T): T | null => {
+    if (!port) return null
+    const listener = bind(variable, port, start)
+    started.push(() => listener.stop())
+    return listener
+  }
+  let osmand: Listener | null, gt06: TcpListener | null, teltonika: TcpListener | null
+  try {
+    // Bun would refuse a large body itself, with a bare 413; the API reads bodies after
+    // authentication and refuses past 1 MiB with problem details (http/body.ts), and an unread
+    // body is never buffered. Elysia asks for SO_REUSEPORT unless told not to: a second server
+    // would then share the port and take half the requests, against its own database.
+    bind('PORT', config.port, () =>
+      app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: Number.MAX_SAFE_INTEGER, reusePort: false }),
+    )
+    started.push(() => app.stop(true))
+    osmand = listen('OSMAND_PORT', config.osmandPort, () => startOsmandListener({ ...listenerOptions('osmand'), port: config.osmandPort }))
+    gt06 = listen('GT06_PORT', config.gt06Port, () => startGt06Listener({ ...tcpOptions('gt06'), port: config.gt06Port }))
+    teltonika = listen('TELTONIKA_PORT', config.teltonikaPort, () => startTeltonikaListener({ ...tcpOptions('teltonika'), port: config.teltonikaPort }))
+  } catch (error) {
+    for (const undo of started.reverse()) await undo()
+    throw error
+  }
+  // said once every port is bound: a start that fails on a device port never claims to serve
+  const port = app.server!.port!
+  log.info('serving', { url: `http://${config.host}:${port}`, port, database: config.databasePath, version: pkg.version })
   status.listening = true
   metrics.bind({
     connectedDevices: () => pipeline.stats.connected,
@@ -119,6 +142,27 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
       database.close()
       log.info('stopped')
     },
+  }
+}
+
+/** A port this server needs is bound by another process (another server, most likely). */
+export class PortInUse extends Error {
+  constructor(
+    readonly port: number,
+    /** the configuration variable that chose it */
+    readonly variable: string,
+  ) {
+    super(`port ${port} is already in use (${variable})`)
+  }
+}
+
+/** `start()` binding `port`; EADDRINUSE becomes PortInUse, naming the port and its variable. */
+function bind<T>(variable: string, port: number, start: () => T): T {
+  try {
+    return start()
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code === 'EADDRINUSE') throw new PortInUse(port, variable)
+    throw error
   }
 }
 

@@ -110,6 +110,8 @@ export function startOsmandListener(options: OsmandListenerOptions): Listener {
   const server = Bun.serve({
     port: options.port,
     hostname: options.hostname ?? '0.0.0.0',
+    // one process a port: a second server must fail to bind (EADDRINUSE), not take half the reports
+    reusePort: false,
     // Bun's own limit answers without problem details: ours (readCapped) acts first; Bun's is a
     // backstop, since nothing past ours is ever read
     maxRequestBodySize: Math.max(maxBodyBytes * 16, 64 << 20),

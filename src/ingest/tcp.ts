@@ -257,6 +257,8 @@ export function startTcpListener(options: TcpListenerOptions): TcpListener {
   const server: TCPSocketListener<ConnectionState> = Bun.listen<ConnectionState>({
     hostname: options.hostname ?? '0.0.0.0',
     port: options.port,
+    // one process a port: a second server must fail to bind (EADDRINUSE), not share the port's connections
+    exclusive: true,
     data: { connection: null },
     socket: {
       binaryType: 'uint8array',
