@@ -19,9 +19,24 @@ export interface DatabaseHandle {
   close(): void
 }
 
+/**
+ * The server's busy timeout: how long one statement waits for another process's lock (an
+ * import, an `sqlite3` shell). bun:sqlite waits synchronously, holding up the whole event loop,
+ * so the server's connection barely waits: its writes wait in src/store/busy.ts instead, asynchronously,
+ * and its reads never meet the lock (WAL readers do not wait for a writer).
+ */
+export const SERVER_BUSY_TIMEOUT_MS = 10
+/** The busy timeout of a process that does one thing alone (import, backup, key create, migrate), and of opening. */
+export const ALONE_BUSY_TIMEOUT_MS = 5000
+
 export interface OpenOptions {
   /** FULL also survives power loss; NORMAL survives a crash of the process. */
   synchronous?: 'NORMAL' | 'FULL'
+  /**
+   * How long a statement waits for another connection's lock, blocking this thread meanwhile
+   * (default ALONE_BUSY_TIMEOUT_MS; the server passes SERVER_BUSY_TIMEOUT_MS). Opening and
+   * migrating wait ALONE_BUSY_TIMEOUT_MS at least: nothing is served yet.
+   */
   busyTimeoutMs?: number
   migrate?: boolean
 }
@@ -29,15 +44,17 @@ export interface OpenOptions {
 export function openDatabase(path: string, options: OpenOptions = {}): DatabaseHandle {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const sqlite = new Database(path, { create: true, strict: true })
+  const busyTimeoutMs = options.busyTimeoutMs ?? ALONE_BUSY_TIMEOUT_MS
   // first, so that every statement after it (switching to WAL needs a lock too) waits for
   // another process's transaction instead of failing at once
-  sqlite.run(`PRAGMA busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+  sqlite.run(`PRAGMA busy_timeout = ${Math.max(busyTimeoutMs, ALONE_BUSY_TIMEOUT_MS)}`)
   sqlite.run('PRAGMA journal_mode = WAL')
   sqlite.run(`PRAGMA synchronous = ${options.synchronous ?? 'NORMAL'}`)
   sqlite.run('PRAGMA foreign_keys = ON')
   sqlite.run('PRAGMA temp_store = MEMORY')
   const db = drizzle(sqlite, { schema })
   if (options.migrate !== false) migrate(db)
+  if (busyTimeoutMs < ALONE_BUSY_TIMEOUT_MS) sqlite.run(`PRAGMA busy_timeout = ${busyTimeoutMs}`)
   return { sqlite, db, close: () => sqlite.close() }
 }
 

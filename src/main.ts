@@ -6,7 +6,7 @@
  * port is taken now), 2 bad input (usage, an invalid dataset, a bad environment).
  */
 import './production'
-import { openDatabase } from '../db/client'
+import { ALONE_BUSY_TIMEOUT_MS, openDatabase } from '../db/client'
 import type { Database } from 'bun:sqlite'
 import { type Config, ConfigError, loadConfig } from './config'
 import { DatasetError, importDataset } from './dataset/service'
@@ -125,9 +125,12 @@ const COMMANDS: Record<string, Command> = {
 }
 const ALIASES: Record<string, string> = { '--version': 'version', '--help': 'help', '-h': 'help' }
 
-/** Opens the database (created and migrated unless told otherwise), runs `work`, closes it. */
+/**
+ * Opens the database (created and migrated unless told otherwise), runs `work`, closes it. A
+ * command runs alone, so it may wait for the server's lock the long way (blocking is harmless here).
+ */
 function withDatabase<T>(config: Config, work: (sqlite: Database) => T, options: { migrate?: boolean } = {}): T {
-  const database = openDatabase(config.databasePath, { synchronous: config.synchronous, ...options })
+  const database = openDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: ALONE_BUSY_TIMEOUT_MS, ...options })
   try {
     return work(database.sqlite)
   } finally {

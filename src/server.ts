@@ -3,7 +3,7 @@
  * and the retention job, started together and stopped together (in the order stop() explains).
  */
 import { readFileSync } from 'node:fs'
-import { openDatabase } from '../db/client'
+import { openDatabase, SERVER_BUSY_TIMEOUT_MS } from '../db/client'
 import { createApp } from './app'
 import type { Clock } from './clock'
 import { systemClock } from './clock'
@@ -37,7 +37,9 @@ export interface RunningServer {
 export async function startServer(config: Config, options: { clock?: Clock; log?: Logger } = {}): Promise<RunningServer> {
   const log = options.log ?? createLogger(config.logLevel)
   const clock = options.clock ?? systemClock
-  const database = openDatabase(config.databasePath, { synchronous: config.synchronous })
+  // a short busy timeout: a statement waiting for another process's lock blocks the whole event
+  // loop; writes wait asynchronously instead (store/busy.ts)
+  const database = openDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS })
   const live = new LivePositions()
   const metrics = createServerMetrics()
   const status: ServerStatus = { listening: false, stopping: false }

@@ -17,6 +17,11 @@
  * - `suspended`, `unlink` and `stolen` are administrative and never changed here (the SQL
  *   re-checks, so a state set behind the cache's back is still respected).
  *
+ * A batch that finds the database locked by another process (an import, an `sqlite3` shell)
+ * waits for it asynchronously (store/busy.ts): the event loop keeps serving, reports arriving
+ * meanwhile queue behind it, and after WRITE_DEADLINE_MS (5 s) its reports are refused
+ * (Timeout), never acknowledged.
+ *
  * Identification is rationed per source (sources.ts): a listener passes the client's address,
  * and a source that has tried too many unknown identifiers is refused before any lookup.
  */
@@ -25,6 +30,7 @@ import { LRUCache } from 'lru-cache'
 import type { Clock } from '../clock'
 import { DomainError, NotFound, TooManyRequests } from '../errors'
 import type { Logger } from '../log'
+import { isDatabaseBusy, retryWhileBusy } from '../store/busy'
 import type { LivePositions } from './live'
 import { createUnknownIdentifierLimiter, type UnknownIdentifierLimits } from './sources'
 import type { DecodedEvent, DecodedFix, DecodedReport } from './types'
@@ -259,6 +265,8 @@ export function createIngestPipeline(options: PipelineOptions) {
   let queue: Operation[] = []
   let queuedFixes = 0
   let flushTimer: ReturnType<typeof setTimeout> | ReturnType<typeof setImmediate> | null = null
+  /** a batch waiting for another process's write lock; the next batch starts after it settles */
+  let waitingForLock: Promise<void> | null = null
   let stopped = false
   let batches = 0
 
@@ -489,14 +497,17 @@ export function createIngestPipeline(options: PipelineOptions) {
     state: string | null
   }
 
-  /** Commit everything queued, in one transaction; then settle the callers' promises. */
+  /**
+   * Commit everything queued, in one transaction; then settle the callers' promises. While a
+   * batch waits for the lock, this leaves the queue for the flush that follows its commit.
+   */
   function flush(): void {
     if (flushTimer !== null) {
       if (maxBatchDelayMs > 0) clearTimeout(flushTimer as ReturnType<typeof setTimeout>)
       else clearImmediate(flushTimer as ReturnType<typeof setImmediate>)
       flushTimer = null
     }
-    if (queue.length === 0) return
+    if (queue.length === 0 || waitingForLock !== null) return
     const operations = queue
     queue = []
     queuedFixes = 0
@@ -517,6 +528,10 @@ export function createIngestPipeline(options: PipelineOptions) {
     }
 
     const write = () => {
+      // a retried attempt starts over: the one before it rolled back
+      results.fill(null)
+      published.length = 0
+      newestAfter.clear()
       const updates = new Map<number, DeviceUpdate>()
       const applyUpdate = (key: number, update: DeviceUpdate) => {
         const fix = update.fix
@@ -570,37 +585,57 @@ export function createIngestPipeline(options: PipelineOptions) {
       for (const [key, update] of updates) applyUpdate(key, update)
     }
 
-    const started = performance.now()
-    try {
+    let started = 0
+    const commit = () => {
+      started = performance.now()
       sqlite.transaction(write).immediate()
-    } catch (error) {
+    }
+    const fail = (error: unknown) => {
       log.error('ingest batch failed', { operations: operations.length, error: (error as Error).message })
       for (const op of operations) if (op.kind !== 'disconnect') op.reject(error)
-      return
     }
-    batches++
-    options.onBatch?.({ operations: operations.length, seconds: (performance.now() - started) / 1000 })
-    for (const [key, value] of newestAfter) newest.set(key, value)
-    // Only now, after the commit: tell the callers (who acknowledge) and the live streams.
-    for (let i = 0; i < operations.length; i++) {
-      const op = operations[i]
-      if (op.kind === 'report') op.resolve(results[i]!)
-      else if (op.kind === 'barrier') op.resolve()
-    }
-    for (const { deviceKey, row } of published) {
-      try {
-        live.publish({ deviceKey, timestamp: row.ts, latitude: row.lat / 1e7, longitude: row.lon / 1e7, speed: row.speedKmh, course: row.courseDeg })
-      } catch (error) {
-        // a live-stream subscriber's failure is its own; the fixes are committed and acknowledged
-        log.error('live position subscriber failed', { error: (error as Error)?.message })
+    const settle = () => {
+      batches++
+      options.onBatch?.({ operations: operations.length, seconds: (performance.now() - started) / 1000 })
+      for (const [key, value] of newestAfter) newest.set(key, value)
+      // Only now, after the commit: tell the callers (who acknowledge) and the live streams.
+      for (let i = 0; i < operations.length; i++) {
+        const op = operations[i]
+        if (op.kind === 'report') op.resolve(results[i]!)
+        else if (op.kind === 'barrier') op.resolve()
+      }
+      for (const { deviceKey, row } of published) {
+        try {
+          live.publish({ deviceKey, timestamp: row.ts, latitude: row.lat / 1e7, longitude: row.lon / 1e7, speed: row.speedKmh, course: row.courseDeg })
+        } catch (error) {
+          // a live-stream subscriber's failure is its own; the fixes are committed and acknowledged
+          log.error('live position subscriber failed', { error: (error as Error)?.message })
+        }
       }
     }
+
+    try {
+      commit()
+    } catch (error) {
+      if (!isDatabaseBusy(error)) return fail(error)
+      // another process holds the write lock: wait for it without blocking the event loop
+      log.warn('database locked by another process: the ingest batch waits for it', { operations: operations.length })
+      waitingForLock = retryWhileBusy(sqlite, commit, { clock, afterBusy: true })
+        .then(settle, fail)
+        .finally(() => {
+          waitingForLock = null
+          flush()
+        })
+      return
+    }
+    settle()
   }
 
-  /** Flush what is queued and take nothing more. Sessions should be closed before this. */
+  /** Flush what is queued (waiting for a locked database up to its deadline) and take nothing more. Sessions should be closed before this. */
   async function stop(): Promise<void> {
     if (sweepTimer) clearInterval(sweepTimer)
     flush()
+    while (waitingForLock !== null) await waitingForLock
     stopped = true
   }
 

@@ -9,11 +9,15 @@
  * reader in another process (a backup) cannot stall the server. Deleted pages are reused by new
  * rows; the file itself does not shrink (README: "Retention").
  *
+ * While another process holds the write lock (an import), a batch waits for it asynchronously
+ * (store/busy.ts); still locked after 5 s, the pass ends and the next one starts over.
+ *
  * The cutoff comes from the injected clock; the pass schedule is real time.
  */
 import type { Database } from 'bun:sqlite'
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
+import { retryWhileBusy } from '../store/busy'
 
 export type RetainedTable = 'positions' | 'events'
 
@@ -81,24 +85,29 @@ export function startRetention(options: RetentionOptions): Retention {
       ...keys.map((key) => ({ table: 'events' as const, key })),
     ]
     const result: RetentionPass = { cutoff, positions: 0, events: 0, batches: 0 }
+    // One transaction: from task `from`, what it deleted and the task to start the next one at.
+    // Pure in its outcome, so that a retry after a busy attempt (rolled back) starts over.
+    const batch = sqlite.transaction((from: number) => {
+      const deleted = { positions: 0, events: 0 }
+      let next = from
+      let budget = batchRows
+      let visited = 0
+      while (budget > 0 && next < tasks.length && visited < batchDevices) {
+        const { table, key } = tasks[next]
+        const rows = deleteFrom[table].run(key, cutoff, budget).changes
+        deleted[table] += rows
+        budget -= rows
+        visited++
+        // fewer than asked: this device has nothing older left (exactly as many: look again next batch)
+        if (budget > 0) next++
+      }
+      return { deleted, next }
+    })
     let next = 0
     while (next < tasks.length && !stopped) {
-      const deleted = { positions: 0, events: 0 }
-      sqlite
-        .transaction(() => {
-          let budget = batchRows
-          let visited = 0
-          while (budget > 0 && next < tasks.length && visited < batchDevices) {
-            const { table, key } = tasks[next]
-            const rows = deleteFrom[table].run(key, cutoff, budget).changes
-            deleted[table] += rows
-            budget -= rows
-            visited++
-            // fewer than asked: this device has nothing older left (exactly as many: look again next batch)
-            if (budget > 0) next++
-          }
-        })
-        .immediate()
+      const done = await retryWhileBusy(sqlite, () => batch.immediate(next), { clock })
+      const deleted = done.deleted
+      next = done.next
       result.batches++
       result.positions += deleted.positions
       result.events += deleted.events

@@ -65,8 +65,8 @@ export function shareRoutes(auth: ReturnType<typeof authPlugin>, shares: ShareSe
       })
       .delete(
         '/devices/share/:id',
-        ({ principal, params }) => {
-          shares.revoke(asUser(principal), params.id)
+        async ({ principal, params }) => {
+          await shares.revoke(asUser(principal), params.id)
           return new Response(null, { status: 204 })
         },
         {

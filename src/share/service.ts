@@ -8,6 +8,9 @@
  * whose every device they reach now, decided afresh on each request through the access function;
  * any other link is "no such link" (404), so its token never reaches them. An account admin sees
  * all of the account's links. A link with no devices left is the admin's only.
+ *
+ * Writes wait for another process's write lock (an import) asynchronously, up to 5 s, then
+ * Timeout (504): store/busy.ts. Reads never wait for it.
  */
 import type { Database } from 'bun:sqlite'
 import type { Clock } from '../clock'
@@ -15,6 +18,7 @@ import { type DeviceAccess, isAccountAdmin } from '../devices/access'
 import { Invalid, NotFound, type FieldError } from '../errors'
 import { isoOrNull } from '../http/model'
 import type { SharePrincipal, UserPrincipal } from '../principal'
+import { retryWhileBusy } from '../store/busy'
 import type { CreateShareInput, ShareCreatedBody, ShareLinkBody, ShareLinkDetailBody, ShareLinkListedBody, UpdateShareInput } from './model'
 import { DEFAULT_ACL, isPermission } from './permissions'
 import { generateShortCode, generateToken, SHORT_CODE, type ShareTokenCache } from './tokens'
@@ -205,7 +209,7 @@ export function createShareService({ sqlite, access, clock, tokens, appUrl, shor
   }
 
   return {
-    create(user: UserPrincipal, input: CreateShareInput): ShareCreatedBody {
+    async create(user: UserPrincipal, input: CreateShareInput): Promise<ShareCreatedBody> {
       const keys = reachableDevices(user, input.devices)
       const acl = input.acl === undefined ? [...DEFAULT_ACL] : checkAcl(input.acl)
       const now = clock.now()
@@ -221,7 +225,7 @@ export function createShareService({ sqlite, access, clock, tokens, appUrl, shor
       let code = generateShortCode()
       for (let attempt = 1; ; attempt++) {
         try {
-          write(code)
+          await retryWhileBusy(sqlite, () => write.immediate(code), { clock })
           break
         } catch (error) {
           if (attempt >= 5 || !String((error as Error).message).includes('share_links.short_code')) throw error
@@ -245,27 +249,29 @@ export function createShareService({ sqlite, access, clock, tokens, appUrl, shor
       return { ...listed(row, devices.ids), short_url: shortUrl(row.short_code) }
     },
 
-    update(user: UserPrincipal, id: string, input: UpdateShareInput): ShareLinkBody {
+    async update(user: UserPrincipal, id: string, input: UpdateShareInput): Promise<ShareLinkBody> {
       const { row } = requireLink(user, id)
       const keys = input.devices === undefined ? null : reachableDevices(user, input.devices)
       const acl = input.acl === undefined ? null : checkAcl(input.acl)
       const now = clock.now()
-      sqlite.transaction(() => {
+      const write = sqlite.transaction(() => {
         updateLink.run({ id: row.id, expires: input.ttl === undefined ? null : now + input.ttl * 1000, acl: acl && JSON.stringify(acl), now })
         if (keys) {
           deleteDevices.run(row.id)
           keys.forEach((key, i) => insertDevice.run(row.id, key, i))
         }
-      })()
+      })
+      await retryWhileBusy(sqlite, () => write.immediate(), { clock })
       changed(row)
       const updated = linkById.get(row.id, user.accountId)!
       return toBody(updated, devicesOf([row.id]).get(row.id)!.ids)
     },
 
     /** revokes the link for good; revoking a revoked link is a no-op */
-    revoke(user: UserPrincipal, id: string): void {
+    async revoke(user: UserPrincipal, id: string): Promise<void> {
       const { row } = requireLink(user, id)
-      if (row.revoked === 0) revokeLink.run(clock.now(), row.id)
+      const now = clock.now()
+      if (row.revoked === 0) await retryWhileBusy(sqlite, () => revokeLink.run(now, row.id), { clock })
       changed(row)
     },
 

@@ -16,6 +16,7 @@
  * clean stop flushes). Otherwise the count is exact: share_viewers remembers every viewer.
  */
 import type { Database } from 'bun:sqlite'
+import { ALONE_BUSY_TIMEOUT_MS } from '../../db/client'
 import { LRUCache } from 'lru-cache'
 import type { Clock } from '../clock'
 import { type Logger, silentLogger } from '../log'
@@ -113,7 +114,9 @@ export function createShareTokenCache(sqlite: Database, clock: Clock, options: S
   /**
    * Writes what waits, in one transaction; false when it could not (kept for the next try).
    * Unless `wait`, it does not wait for another process's write lock: a timer must not block
-   * the event loop for the busy timeout, so it fails at once and tries again later.
+   * the event loop for the busy timeout, so it fails at once and tries again later. With `wait`
+   * (at stop, nothing else to serve) it waits up to ALONE_BUSY_TIMEOUT_MS, whatever the
+   * connection's own (short, in the server) busy timeout.
    */
   function flush({ wait = false } = {}): boolean {
     if (flushTimer !== null) clearTimeout(flushTimer)
@@ -121,10 +124,8 @@ export function createShareTokenCache(sqlite: Database, clock: Clock, options: S
     if (pending.size === 0) return true
     let restoreTimeout: number | null = null
     try {
-      if (!wait) {
-        restoreTimeout = busyTimeout.get()?.timeout ?? null
-        sqlite.run('PRAGMA busy_timeout = 0')
-      }
+      restoreTimeout = busyTimeout.get()?.timeout ?? null
+      sqlite.run(`PRAGMA busy_timeout = ${wait ? Math.max(restoreTimeout ?? 0, ALONE_BUSY_TIMEOUT_MS) : 0}`)
       // synchronous: no request can add a view between the write and the clear
       writePending([...pending])
       pending.clear()
