@@ -70,8 +70,9 @@ writes) and shows in a link read at once. \`GET /s/{code}\` → 302 to
 link has ended). \`GET /devices/stream\` is Server-Sent Events: \`event: fix\` with
 \`{id, latitude, longitude, speed, timestamp}\`, ending when a share link changes or ends.
 
-**Database timeouts.** A query that waits for the database longer than its busy timeout (5 s) is
-answered 504.
+**Database timeouts.** While another process holds the database's write lock (an import), reads
+answer as usual and a write (a share-link change) waits for it; still waiting after 5 s, it is
+answered 504 and nothing is written.
 
 **Operations.** \`GET /health\` (alive) and \`GET /ready\` (database, migrations and device
 listeners up; 503 otherwise and while shutting down) need no authentication; \`GET /metrics\` is
