@@ -6,6 +6,7 @@
 import { Elysia, type ValidationError } from 'elysia'
 import { DomainError, type FieldError } from '../errors'
 import type { Logger } from '../log'
+import { isDatabaseBusy } from '../store/busy'
 import { redactUrl } from '../ops/requests'
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
@@ -92,11 +93,6 @@ export function validationErrors(error: Readonly<ValidationError>): FieldError[]
   }
   if (seen.size === 0) seen.set('/', 'is invalid')
   return [...seen].map(([path, message]) => ({ path, message }))
-}
-
-function isDatabaseBusy(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code
-  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || (typeof code === 'string' && code.startsWith('SQLITE_BUSY'))
 }
 
 interface ErrorContext {
