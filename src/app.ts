@@ -95,6 +95,7 @@ export function createApp(deps: AppDeps) {
   })
   const history = createHistoryService({ sqlite, access, geocoder })
   const streams = createLiveStreams({
+    sqlite,
     access,
     live,
     clock,

@@ -8,12 +8,14 @@ import init from './0000_init.sql' with { type: 'text' }
 import accessVersion from './0001_access_version.sql' with { type: 'text' }
 import devicesVersion from './0002_devices_version.sql' with { type: 'text' }
 import shareLinkDevices from './0003_share_link_devices.sql' with { type: 'text' }
+import lowercaseIds from './0004_lowercase_ids.sql' with { type: 'text' }
 
 export const migrationFiles: Record<string, string> = {
   '0000_init': init,
   '0001_access_version': accessVersion,
   '0002_devices_version': devicesVersion,
   '0003_share_link_devices': shareLinkDevices,
+  '0004_lowercase_ids': lowercaseIds,
 }
 
 export const migrationJournal: { entries: { idx: number; when: number; tag: string; breakpoints: boolean }[] } = journal

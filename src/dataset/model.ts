@@ -1,17 +1,26 @@
 /**
  * The dataset document of docs/import-format.md, as a schema: every object closed
  * (unknown keys are errors), every id a UUID. Cross-references are checked in service.ts.
+ * `must` on a schema is what its error message says the field must be, where the type alone
+ * would say it badly (see plainMessage).
  */
-import { type Static, Type as T } from '@sinclair/typebox'
-import { DEVICE_STATES } from '../devices/model'
+import { Kind, type Static, type TSchema, Type as T } from '@sinclair/typebox'
+import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors'
+import { DEVICE_STATES, type DeviceState } from '../devices/model'
 
 const Uuid = T.String({ format: 'uuid' })
 const DateTime = T.String({ format: 'date-time' })
 const Latitude = T.Number({ minimum: -90, maximum: 90 })
 const Longitude = T.Number({ minimum: -180, maximum: 180 })
+const LatLonOrNull = T.Union([T.Tuple([Latitude, Longitude]), T.Null()], {
+  must: '[latitude, longitude] (latitude from -90 to 90, longitude from -180 to 180) or null',
+})
+const UnixSeconds = T.Integer({ minimum: 0, must: 'an integer ≥ 0 (Unix seconds)' })
 const closed = { additionalProperties: false } as const
 /** Names are optional (empty when absent): a file that leaves one out is still a fleet. */
 const Name = T.Optional(T.String())
+/** the default first, as docs/import-format.md lists them */
+const STATES: DeviceState[] = ['new', ...DEVICE_STATES.filter((s) => s !== 'new')]
 
 export const DatasetSchema = T.Object(
   {
@@ -25,7 +34,9 @@ export const DatasetSchema = T.Object(
             account: Uuid,
             name: Name,
             groups: T.Optional(T.Array(Uuid)),
-            api_keys: T.Optional(T.Array(T.String({ minLength: 16, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' }))),
+            api_keys: T.Optional(
+              T.Array(T.String({ minLength: 16, maxLength: 512, pattern: '^[\\x21-\\x7e]+$', must: '16 to 512 printable ASCII characters, no spaces' })),
+            ),
           },
           closed,
         ),
@@ -59,8 +70,8 @@ export const DatasetSchema = T.Object(
             serial: T.Optional(T.String()),
             imei: T.Optional(T.String()),
             iccid: T.Optional(T.String()),
-            state: T.Optional(T.Union(DEVICE_STATES.map((s) => T.Literal(s)))),
-            location: T.Optional(T.Union([T.Tuple([Latitude, Longitude]), T.Null()])),
+            state: T.Optional(T.Union(STATES.map((s) => T.Literal(s)))),
+            location: T.Optional(LatLonOrNull),
             connected: T.Optional(T.Boolean()),
             connected_at: T.Optional(T.Union([DateTime, T.Null()])),
             disconnected_at: T.Optional(T.Union([DateTime, T.Null()])),
@@ -76,7 +87,7 @@ export const DatasetSchema = T.Object(
         T.Object(
           {
             device: Uuid,
-            timestamp: T.Integer({ minimum: 0 }),
+            timestamp: UnixSeconds,
             latitude: Latitude,
             longitude: Longitude,
             speed: T.Optional(T.Union([T.Number({ minimum: 0 }), T.Null()])),
@@ -97,11 +108,11 @@ export const DatasetSchema = T.Object(
             context: T.Optional(T.Record(T.String(), T.Unknown())),
             speed: T.Optional(T.Union([T.Integer(), T.Null()])),
             satellite: T.Optional(T.Union([T.Integer(), T.Null()])),
-            coordinates: T.Optional(T.Union([T.Tuple([Latitude, Longitude]), T.Null()])),
+            coordinates: T.Optional(LatLonOrNull),
             mcc: T.Optional(T.Union([T.Integer(), T.Null()])),
             mnc: T.Optional(T.Union([T.Integer(), T.Null()])),
             dbm: T.Optional(T.Union([T.Integer(), T.Null()])),
-            timestamp: T.Integer({ minimum: 0 }),
+            timestamp: UnixSeconds,
           },
           closed,
         ),
@@ -112,3 +123,46 @@ export const DatasetSchema = T.Object(
 )
 
 export type Dataset = Static<typeof DatasetSchema>
+
+/** A short, plain description of what a value of `schema` is: "a string", "one of new, off, …". */
+function describe(schema: TSchema): string {
+  if (typeof schema.must === 'string') return schema.must
+  const range = (min: unknown, max: unknown) =>
+    min !== undefined && max !== undefined ? ` from ${min} to ${max}` : min !== undefined ? ` ≥ ${min}` : max !== undefined ? ` ≤ ${max}` : ''
+  switch (schema[Kind]) {
+    case 'String':
+      if (schema.format === 'uuid') return 'a UUID'
+      if (schema.format === 'date-time') return 'an ISO 8601 datetime with Z or an offset, such as 2026-11-01T08:00:00Z'
+      return schema.minLength === 1 ? 'a non-empty string' : 'a string'
+    case 'Number':
+      return `a number${range(schema.minimum, schema.maximum)}`
+    case 'Integer':
+      return `an integer${range(schema.minimum, schema.maximum)}`
+    case 'Boolean':
+      return 'true or false'
+    case 'Literal':
+      return JSON.stringify(schema.const)
+    case 'Null':
+      return 'null'
+    case 'Object':
+    case 'Record':
+      return 'an object'
+    case 'Array':
+      return 'an array'
+    case 'Union': {
+      const members = schema.anyOf as TSchema[]
+      if (members.every((m) => m[Kind] === 'Literal')) return `one of ${members.map((m) => m.const).join(', ')}`
+      const nullable = members.some((m) => m[Kind] === 'Null')
+      return members.filter((m) => m[Kind] !== 'Null').map(describe).join(' or ') + (nullable ? ' or null' : '')
+    }
+    default:
+      return 'something else'
+  }
+}
+
+/** What is wrong with one field, in words: "is required", "is not a known field", "must be a string". */
+export function plainMessage(error: ValueError): string {
+  if (error.type === ValueErrorType.ObjectRequiredProperty) return 'is required'
+  if (error.type === ValueErrorType.ObjectAdditionalProperties) return 'is not a known field'
+  return `must be ${describe(error.schema)}`
+}

@@ -1,7 +1,10 @@
 /**
  * Importing a dataset (docs/import-format.md): validate the whole document, check every
  * reference against the file and the database, then write it in one transaction. A bad
- * document changes nothing and names the path of the first bad field.
+ * document changes nothing and names every bad field (up to MAX_PROBLEMS) with its path.
+ *
+ * UUIDs are case-insensitive: every id and reference is stored in lower case, as the API looks
+ * a path id up (migration 0004 lower-cased those of older imports).
  *
  * Nothing crosses accounts: a user's and a device's groups must be of their own account, a
  * group cannot move to another account, and a user or device that `--upsert` moves to another
@@ -12,18 +15,54 @@ import type { Database, SQLQueryBindings } from 'bun:sqlite'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { hashKey } from '../keys/service'
 import { removeFromOtherAccountsLinks } from '../share/service'
-import { type Dataset, DatasetSchema } from './model'
+import { type Dataset, DatasetSchema, plainMessage } from './model'
 import { registerFormats } from '../formats'
 
 registerFormats()
 const checker = TypeCompiler.Compile(DatasetSchema)
 
+/** A document this bad is told about its first problems only; fixing them shows the next. */
+export const MAX_PROBLEMS = 20
+
+export interface DatasetProblem {
+  /** JSON Pointer of the field, '' for the document itself */
+  path: string
+  message: string
+}
+
+/** A rejected document: every problem found (up to MAX_PROBLEMS), one a line in `message`. */
 export class DatasetError extends Error {
-  constructor(
-    readonly path: string,
-    readonly reason: string,
-  ) {
-    super(`${path || '/'}: ${reason}`)
+  readonly problems: DatasetProblem[]
+  /** the first problem's path and message */
+  readonly path: string
+  readonly reason: string
+
+  constructor(path: string, reason: string)
+  constructor(problems: DatasetProblem[], more: boolean)
+  constructor(pathOrProblems: string | DatasetProblem[], reasonOrMore: string | boolean) {
+    const problems = typeof pathOrProblems === 'string' ? [{ path: pathOrProblems, message: reasonOrMore as string }] : pathOrProblems
+    const line = (p: DatasetProblem) => `${p.path || '/'}: ${p.message}`
+    super(
+      problems.length === 1 && reasonOrMore !== true
+        ? line(problems[0])
+        : `${reasonOrMore === true ? `the first ${problems.length}` : problems.length} problems in the dataset (nothing was imported):\n` +
+            problems.map((p) => `  ${line(p)}`).join('\n'),
+    )
+    this.problems = problems
+    this.path = problems[0].path
+    this.reason = problems[0].message
+  }
+}
+
+/** Collects problems; throws once MAX_PROBLEMS are found and one more turns up, or at `check()`. */
+class Problems {
+  private readonly list: DatasetProblem[] = []
+  add(path: string, message: string): void {
+    if (this.list.length === MAX_PROBLEMS) throw new DatasetError(this.list, true)
+    this.list.push({ path, message })
+  }
+  check(): void {
+    if (this.list.length > 0) throw new DatasetError(this.list, false)
   }
 }
 
@@ -47,11 +86,36 @@ export interface ImportSummary {
 }
 
 export function parseDataset(document: unknown): Dataset {
-  if (!checker.Check(document)) {
-    const first = checker.Errors(document).First()!
-    throw new DatasetError(first.path, first.message)
+  if (checker.Check(document)) return lowerCaseIds(document)
+  const problems = new Problems()
+  const seen = new Set<string>()
+  // a missing field is reported twice (required, then of the wrong type): once is enough
+  for (const error of checker.Errors(document)) {
+    if (seen.has(error.path)) continue
+    seen.add(error.path)
+    problems.add(error.path, plainMessage(error))
   }
-  return document
+  problems.check()
+  throw new Error('the dataset schema rejected a document without naming an error')
+}
+
+const lower = (id: string) => id.toLowerCase()
+const lowerAll = (list: string[] | undefined) => list?.map(lower)
+
+/** The document with every id and reference in lower case (a new object: the caller's is left as it is). */
+function lowerCaseIds(data: Dataset): Dataset {
+  // positions are many and usually lower case already: copy only those that change
+  const withDevice = <T extends { device: string }>(item: T): T => (item.device === lower(item.device) ? item : { ...item, device: lower(item.device) })
+  return {
+    ...data,
+    accounts: data.accounts?.map((a) => ({ ...a, id: lower(a.id) })),
+    groups: data.groups?.map((g) => ({ ...g, id: lower(g.id), account: lower(g.account) })),
+    users: data.users?.map((u) => ({ ...u, id: lower(u.id), account: lower(u.account), groups: lowerAll(u.groups) })),
+    models: data.models?.map((m) => ({ ...m, id: lower(m.id), commands: m.commands?.map((c) => ({ ...c, id: lower(c.id) })) })),
+    devices: data.devices?.map((d) => ({ ...d, id: lower(d.id), account: lower(d.account), model: lower(d.model), groups: lowerAll(d.groups) })),
+    positions: data.positions?.map(withDevice),
+    events: data.events?.map(withDevice),
+  }
 }
 
 /** Validates `document` and writes it; throws DatasetError (nothing written) when anything is off. */
@@ -68,6 +132,7 @@ export function importDataset(sqlite: Database, document: unknown, options: Impo
 const isoMs = (value: string | null | undefined): number | null => (value == null ? null : Date.parse(value))
 
 function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void {
+  const problems = new Problems()
   const exists = (table: string) => {
     const stmt = sqlite.query<{ one: number }, [string]>(`SELECT 1 AS one FROM ${table} WHERE id = ?`)
     return (id: string) => stmt.get(id) !== null
@@ -84,10 +149,9 @@ function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void
     const seen = new Set<string>()
     const inDb = exists(table)
     ;(data[key] as { id: string }[] | undefined)?.forEach((item, i) => {
-      const id = item.id.toLowerCase()
-      if (seen.has(id)) throw new DatasetError(`/${key}/${i}/id`, `duplicate id ${item.id} in the file`)
-      if (!upsert && inDb(item.id)) throw new DatasetError(`/${key}/${i}/id`, `${item.id} already exists (use --upsert to update)`)
-      seen.add(id)
+      if (seen.has(item.id)) problems.add(`/${key}/${i}/id`, `duplicate id ${item.id} in the file`)
+      else if (!upsert && inDb(item.id)) problems.add(`/${key}/${i}/id`, `${item.id} already exists (use --upsert to update)`)
+      seen.add(item.id)
     })
     fileIds.set(key, seen)
   }
@@ -96,8 +160,8 @@ function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void
   data.models?.forEach((model, m) =>
     model.commands?.forEach((command, c) => {
       const path = `/models/${m}/commands/${c}/id`
-      if (commandIds.has(command.id)) throw new DatasetError(path, `duplicate id ${command.id} in the file`)
-      if (!upsert && commandInDb(command.id)) throw new DatasetError(path, `${command.id} already exists (use --upsert to update)`)
+      if (commandIds.has(command.id)) problems.add(path, `duplicate id ${command.id} in the file`)
+      else if (!upsert && commandInDb(command.id)) problems.add(path, `${command.id} already exists (use --upsert to update)`)
       commandIds.add(command.id)
     }),
   )
@@ -105,11 +169,11 @@ function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void
   const hasAccount = (id: string) => fileIds.get('accounts')!.has(id) || accountInDb(id)
   const groupAccount = new Map<string, string>()
   data.groups?.forEach((group, i) => {
-    if (!hasAccount(group.account)) throw new DatasetError(`/groups/${i}/account`, `no account ${group.account}`)
+    if (!hasAccount(group.account)) problems.add(`/groups/${i}/account`, `no account ${group.account}`)
     // its members would be left in a group of another account
     const stored = groupInDb.get(group.id)?.account_id
     if (stored !== undefined && stored !== group.account) {
-      throw new DatasetError(`/groups/${i}/account`, `group ${group.id} belongs to account ${stored}; a group cannot move to another account`)
+      problems.add(`/groups/${i}/account`, `group ${group.id} belongs to account ${stored}; a group cannot move to another account`)
     }
     groupAccount.set(group.id, group.account)
   })
@@ -117,33 +181,35 @@ function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void
   const checkGroups = (groups: string[] | undefined, account: string, path: string) =>
     groups?.forEach((group, g) => {
       const owner = accountOfGroup(group)
-      if (owner === undefined) throw new DatasetError(`${path}/${g}`, `no group ${group}`)
-      if (owner !== account) throw new DatasetError(`${path}/${g}`, `group ${group} belongs to another account`)
+      if (owner === undefined) return problems.add(`${path}/${g}`, `no group ${group}`)
+      if (owner !== account) problems.add(`${path}/${g}`, `group ${group} belongs to another account`)
       groupAccount.set(group, owner)
     })
 
   const keys = new Set<string>()
   const keyInDb = sqlite.query<{ one: number }, [string]>('SELECT 1 AS one FROM api_keys WHERE hash = ?')
   data.users?.forEach((user, i) => {
-    if (!hasAccount(user.account)) throw new DatasetError(`/users/${i}/account`, `no account ${user.account}`)
-    checkGroups(user.groups, user.account, `/users/${i}/groups`)
+    // groups are checked against a known account only: one wrong account is one problem
+    if (!hasAccount(user.account)) problems.add(`/users/${i}/account`, `no account ${user.account}`)
+    else checkGroups(user.groups, user.account, `/users/${i}/groups`)
     user.api_keys?.forEach((key, k) => {
-      if (keys.has(key) || (!upsert && keyInDb.get(hashKey(key)))) throw new DatasetError(`/users/${i}/api_keys/${k}`, 'duplicate API key')
+      if (keys.has(key) || (!upsert && keyInDb.get(hashKey(key)))) problems.add(`/users/${i}/api_keys/${k}`, 'duplicate API key')
       keys.add(key)
     })
   })
   data.devices?.forEach((device, i) => {
-    if (!hasAccount(device.account)) throw new DatasetError(`/devices/${i}/account`, `no account ${device.account}`)
-    if (!fileIds.get('models')!.has(device.model) && !modelInDb(device.model)) throw new DatasetError(`/devices/${i}/model`, `no model ${device.model}`)
-    checkGroups(device.groups, device.account, `/devices/${i}/groups`)
+    if (!fileIds.get('models')!.has(device.model) && !modelInDb(device.model)) problems.add(`/devices/${i}/model`, `no model ${device.model}`)
+    if (!hasAccount(device.account)) problems.add(`/devices/${i}/account`, `no account ${device.account}`)
+    else checkGroups(device.groups, device.account, `/devices/${i}/groups`)
   })
   const hasDevice = (id: string) => fileIds.get('devices')!.has(id) || deviceInDb(id)
   data.positions?.forEach((position, i) => {
-    if (!hasDevice(position.device)) throw new DatasetError(`/positions/${i}/device`, `no device ${position.device}`)
+    if (!hasDevice(position.device)) problems.add(`/positions/${i}/device`, `no device ${position.device}`)
   })
   data.events?.forEach((event, i) => {
-    if (!hasDevice(event.device)) throw new DatasetError(`/events/${i}/device`, `no device ${event.device}`)
+    if (!hasDevice(event.device)) problems.add(`/events/${i}/device`, `no device ${event.device}`)
   })
+  problems.check()
 }
 
 function writeDataset(
@@ -171,8 +237,11 @@ function writeDataset(
     `INSERT INTO commands (id, model_id, name, widget, ordinal) VALUES (?, ?, ?, ?, ?) ${onConflict(['model_id', 'name', 'widget', 'ordinal'])}`,
   )
   const deviceColumns = ['account_id', 'model_id', 'alias', 'properties', 'serial', 'imei', 'iccid', 'state', 'latitude', 'longitude', 'connected', 'connected_at', 'disconnected_at', 'created_at', 'updated_at']
+  // An upsert that gives no created_at keeps the stored one (the last parameter says whether it was given).
+  const createdGiven = `?${deviceColumns.length + 2}`
   const insertDevice = sqlite.query<{ key: number }, SQLQueryBindings[]>(
-    `INSERT INTO devices (id, ${deviceColumns.join(', ')}) VALUES (${Array(deviceColumns.length + 1).fill('?').join(', ')}) ${onConflict(deviceColumns)} RETURNING key`,
+    `INSERT INTO devices (id, ${deviceColumns.join(', ')}) VALUES (?1, ${deviceColumns.map((_, i) => `?${i + 2}`).join(', ')})
+     ${onConflict(deviceColumns.filter((c) => c !== 'created_at'))}${upsert ? `, created_at = CASE WHEN ${createdGiven} THEN excluded.created_at ELSE created_at END` : ''} RETURNING key`,
   )
   const clearDeviceGroups = sqlite.query('DELETE FROM device_groups WHERE device_key = ?')
   const storedDeviceAccount = sqlite.query<{ account_id: string }, [string]>('SELECT account_id FROM devices WHERE id = ?')
@@ -218,11 +287,12 @@ function writeDataset(
   for (const d of data.devices ?? []) {
     const location = d.location ?? null
     const movedFrom = upsert ? storedDeviceAccount.get(d.id)?.account_id : undefined
-    const key = insertDevice.get(
-      d.id, d.account, d.model, d.alias ?? '', JSON.stringify(d.properties ?? {}), d.serial ?? '', d.imei ?? '', d.iccid ?? '',
+    const values: SQLQueryBindings[] = [
+      d.account, d.model, d.alias ?? '', JSON.stringify(d.properties ?? {}), d.serial ?? '', d.imei ?? '', d.iccid ?? '',
       d.state ?? 'new', location?.[0] ?? null, location?.[1] ?? null, d.connected ? 1 : 0,
       isoMs(d.connected_at), isoMs(d.disconnected_at), isoMs(d.created_at) ?? now, isoMs(d.updated_at) ?? now,
-    )!.key
+    ]
+    const key = insertDevice.get(d.id, ...values, ...(upsert ? [d.created_at !== undefined ? 1 : 0] : []))!.key
     keys.set(d.id, key)
     summary.devices++
     if (d.groups) {

@@ -134,9 +134,13 @@ export function createDeviceAccess(sqlite: Database) {
       return listVersionRead.get()?.version ?? 0
     },
 
-    /** the device, or null when it does not exist or this principal cannot reach it */
+    /**
+     * The device, or null when it does not exist or this principal cannot reach it. UUIDs are
+     * case-insensitive and stored in lower case (import, migration 0004): an upper-case id names
+     * the same device, and the row answers with the stored id.
+     */
     find(principal: Principal, id: string): DeviceRow | null {
-      const row = byId.get(id)
+      const row = byId.get(id.toLowerCase())
       if (!row) return null
       const reachable = principal.kind === 'user' ? userReaches(principal.userId, row.key, row.access_version) : principal.deviceKeys.includes(row.key)
       return reachable ? row : null

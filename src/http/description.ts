@@ -6,7 +6,8 @@ export const API_DESCRIPTION = `
 Self-hosted GPS fleet tracking. Every error is RFC 9457 problem details
 (\`application/problem+json\`: \`type\`, \`title\`, \`status\`, \`detail\`, and \`errors[]\` with
 \`path\` and \`message\` on validation failures). Invalid parameters are **400**, never 422; a
-malformed UUID in a path is 400.
+malformed UUID in a path is 400. UUIDs are case-insensitive: an upper-case id in a path names the
+same record, and answers show ids in lower case.
 
 **Authentication.** \`Authorization: Bearer <key>\` on every endpoint under /devices: an API key
 (\`cli key create --user ID\`) or a share token. Missing, malformed or unknown → 401 with
@@ -66,9 +67,11 @@ share token is 403. A share token reads its link's devices as its acl allows; ex
 page's viewer cookie, else client address + user agent), best-effort: a read with a share token
 writes nothing, its view is written in the background (at most 1,000 new viewers a link between two
 writes) and shows in a link read at once. \`GET /s/{code}\` → 302 to
-\`original_url\` while the link is active, else 404. \`original_url\` is an HTML page (410 once the
+\`original_url\` while the link is active, else 404 (a browser, \`Accept\` naming \`text/html\`, gets
+the page \`original_url\` would show: 410 once the link has ended). \`original_url\` is an HTML page (410 once the
 link has ended). \`GET /devices/stream\` is Server-Sent Events: \`event: fix\` with
-\`{id, latitude, longitude, speed, timestamp}\`, ending when a share link changes or ends.
+\`{id, latitude, longitude, speed, timestamp}\`, starting with each device's newest fix (held in memory,
+else the newest stored), ending when a share link changes or ends.
 
 **Database timeouts.** While another process holds the database's write lock (an import), reads
 answer as usual and a write (a share-link change) waits for it; still waiting after 5 s, it is

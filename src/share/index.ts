@@ -1,7 +1,9 @@
 import { Elysia, t } from 'elysia'
+import { NotFound } from '../errors'
 import { asUser, type authPlugin } from '../http/auth'
 import { IdParams, responses } from '../http/model'
 import { CreateShareBody, ShareCreated, ShareLink, ShareLinkDetail, ShareLinkListed, UpdateShareBody } from './model'
+import { linkPage } from './page'
 import type { ShareService } from './service'
 
 const MANAGE =
@@ -82,17 +84,44 @@ export function shareRoutes(auth: ReturnType<typeof authPlugin>, shares: ShareSe
       )
       .get(
         '/s/:code',
-        ({ params }) => new Response(null, { status: 302, headers: { location: shares.redirectTarget(params.code), 'referrer-policy': 'no-referrer', 'cache-control': 'no-store' } }),
+        ({ params, request }) => {
+          let location: string
+          try {
+            location = shares.redirectTarget(params.code)
+          } catch (error) {
+            // a person who opened the short link gets the page original_url would show; API clients the problem
+            if (!(error instanceof NotFound) || !acceptsHtml(request)) throw error
+            // redirectTarget's only signal of a known link that ended is its detail
+            const ended = /expired|revoked/i.test(error.detail)
+            return linkPage(ended ? 'ended' : 'unknown', '../share/assets/', { vary: 'Accept' })
+          }
+          return new Response(null, { status: 302, headers: { location, 'referrer-policy': 'no-referrer', 'cache-control': 'no-store' } })
+        },
         {
           params: t.Object({ code: t.String() }),
           detail: {
             tags: ['Share links'],
-            responses: responses({ 302: { description: 'Location: original_url' } }, 404),
+            responses: shortLinkResponses(),
             summary: 'Short link',
-            description: 'No authentication. 302 to the link\'s original_url while it is active; 404 when unknown, expired or revoked.',
+            description:
+              "No authentication. 302 to the link's original_url while it is active. Otherwise, for a browser (`Accept` naming " +
+              '`text/html`), the HTML page original_url would show: 410 "This shared link has ended" when the link expired or was ' +
+              'revoked, 404 "This link is not valid" when the code is unknown; for any other client a 404 problem in both cases.',
             security: [],
           },
         },
       )
   )
+}
+
+const acceptsHtml = (request: Request) => /\btext\/html\b/i.test(request.headers.get('accept') ?? '')
+
+function shortLinkResponses() {
+  const page = (description: string) => ({ description, content: { 'text/html': { schema: t.String() } } })
+  const documented = responses({ 302: { description: 'Location: original_url' } }, 404)
+  return {
+    ...documented,
+    404: { ...documented[404], description: 'Unknown, expired or revoked (a problem); for a browser, unknown (an HTML page)', content: { ...documented[404].content, ...page('').content } },
+    410: page('Expired or revoked, for a browser (an HTML page)'),
+  }
 }

@@ -61,7 +61,8 @@ export function tileSource(tileUrl: string): string {
   return match ? match[1] + match[2].replace(/\{[^}]*\}/g, '*') : 'https:'
 }
 
-function pageHeaders(tileUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+/** `tileUrl` null: a page without the map (no tiles to allow). */
+function pageHeaders(tileUrl: string | null, extra: Record<string, string> = {}): Record<string, string> {
   return {
     'content-type': 'text/html; charset=utf-8',
     // the URL carries the token: never send it on, never keep a copy in a cache
@@ -69,14 +70,33 @@ function pageHeaders(tileUrl: string, extra: Record<string, string> = {}): Recor
     'cache-control': 'no-store',
     'x-content-type-options': 'nosniff',
     'content-security-policy':
-      `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: ${tileSource(tileUrl)}; ` +
+      `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:${tileUrl === null ? '' : ` ${tileSource(tileUrl)}`}; ` +
       "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     ...extra,
   }
 }
 
-function endedPage(status: number, heading: string, message: string, tileUrl: string): Response {
-  return new Response(fill(endedTemplate(), { heading, message }), { status, headers: pageHeaders(tileUrl) })
+const LINK_PAGES = {
+  unknown: {
+    status: 404,
+    heading: 'This link is not valid',
+    message: 'Check that you copied the whole link, or ask the person who sent it for a new one.',
+  },
+  ended: {
+    status: 410,
+    heading: 'This shared link has ended',
+    message: 'The link has expired or was revoked. Ask the person who shared it for a new link.',
+  },
+} as const
+
+/**
+ * What a browser gets for a share link that is unknown (404) or has ended (410), at
+ * `original_url` and at `short_url` alike. `assets` is the relative path from the page's address
+ * to /share/assets/ (the page links its stylesheet relatively, so a path prefix in APP_URL works).
+ */
+export function linkPage(kind: keyof typeof LINK_PAGES, assets = 'share/assets/', extraHeaders: Record<string, string> = {}): Response {
+  const { status, heading, message } = LINK_PAGES[kind]
+  return new Response(fill(endedTemplate(), { heading, message, assets }), { status, headers: pageHeaders(null, extraHeaders) })
 }
 
 export interface SharePageOptions {
@@ -100,12 +120,8 @@ export function sharePageRoutes(shares: ShareService, { tileUrl, appUrl }: Share
         // a first visit gets a viewer id, which the page's API calls then carry: one viewer, counted once
         const fresh = viewerCookie(request) ? null : newViewer(secureCookie)
         const opened = token === '' ? null : shares.open(token, fresh?.viewer ?? viewerOf(request, ''))
-        if (opened === null) {
-          return endedPage(404, 'This link is not valid', 'Check that you copied the whole link, or ask the person who sent it for a new one.', tileUrl)
-        }
-        if (opened === 'inactive') {
-          return endedPage(410, 'This shared link has ended', 'The link has expired or was revoked. Ask the person who shared it for a new link.', tileUrl)
-        }
+        if (opened === null) return linkPage('unknown')
+        if (opened === 'inactive') return linkPage('ended')
         const html = fill(pageTemplate(), { tileUrl, attribution, expiresAt: new Date(opened.expiresAt).toISOString() })
         return new Response(html, { headers: pageHeaders(tileUrl, fresh ? { 'set-cookie': fresh.setCookie } : {}) })
       },

@@ -1,14 +1,16 @@
 /**
  * Live positions as Server-Sent Events: the fixes of the devices a principal reaches (a user:
  * through their groups; a share link: its own devices, with the location permission), as they
- * are committed. A stream starts with the newest fix held for each device, so a page is current
- * at once, and sends a comment as heartbeat so that proxies and idle timers keep it open.
+ * are committed. A stream starts with the newest fix of each device (held in memory, else the
+ * newest stored one: after a restart, or history that was imported), so a page is current at
+ * once, and sends a comment as heartbeat so that proxies and idle timers keep it open.
  *
  * A stream follows access while it is open: when the access version moves (any group or device
  * change, by any process) it reads its devices again before the next fix, so a user taken out of
  * a group stops getting that group's devices and a user put in one starts getting them. A share
  * link's stream ends at the link's expires_at, to the millisecond, and when the link changes.
  */
+import type { Database } from 'bun:sqlite'
 import type { Clock } from '../clock'
 import type { DeviceAccess } from '../devices/access'
 import { TooManyRequests } from '../errors'
@@ -17,6 +19,7 @@ import type { Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
 
 export interface LiveStreamDeps {
+  sqlite: Database
   access: DeviceAccess
   live: LivePositions
   clock: Clock
@@ -51,8 +54,18 @@ const MAX_TIMER_MS = 2 ** 31 - 1
 
 const encoder = new TextEncoder()
 
-export function createLiveStreams({ access, live, clock, linkActive, linkExpiresAt, onLinkChange, heartbeatMs = 15_000 }: LiveStreamDeps) {
+export function createLiveStreams({ sqlite, access, live, clock, linkActive, linkExpiresAt, onLinkChange, heartbeatMs = 15_000 }: LiveStreamDeps) {
   const openByHolder = new Map<string, number>()
+  const newestStored = sqlite.query<{ ts: number; lat: number; lon: number; speed: number | null; course: number | null }, [number]>(
+    'SELECT ts, lat, lon, speed, course FROM positions WHERE device = ? AND (flags & 1) = 0 ORDER BY ts DESC LIMIT 1',
+  )
+  /** what a stream starts a device with: the fix held in memory, else the newest stored one */
+  function newestFix(deviceKey: number): LiveFix | undefined {
+    const held = live.get(deviceKey)
+    if (held) return held
+    const row = newestStored.get(deviceKey)
+    return row ? { deviceKey, timestamp: row.ts, latitude: row.lat / 1e7, longitude: row.lon / 1e7, speed: row.speed === null ? null : row.speed / 10, course: row.course } : undefined
+  }
 
   // The pipeline publishes a committed batch in one synchronous loop: the access version is read
   // once for the whole burst and shared by every open stream, not once per fix per stream.
@@ -112,7 +125,7 @@ export function createLiveStreams({ access, live, clock, linkActive, linkExpires
               idByKey = reachable()
               scopeVersion = version
               for (const [key, id] of idByKey) {
-                const newest = before.has(key) || key === publishedKey ? undefined : live.get(key)
+                const newest = before.has(key) || key === publishedKey ? undefined : newestFix(key)
                 if (newest) sendEvent(id, newest)
               }
             }
@@ -164,7 +177,7 @@ export function createLiveStreams({ access, live, clock, linkActive, linkExpires
             if (expiresAt !== null) armExpiry(expiresAt)
             send('retry: 3000\n\n')
             for (const [key, id] of idByKey) {
-              const fix = live.get(key)
+              const fix = newestFix(key)
               if (fix) sendEvent(id, fix)
             }
             if (signal.aborted) close()

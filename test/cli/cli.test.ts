@@ -57,15 +57,25 @@ describe('command line', () => {
     expect(cli(['import', file, '--upsert'], { DATABASE_PATH: db }).code).toBe(0)
   })
 
-  test('an invalid dataset exits 2 with the path of the bad field and writes nothing', () => {
+  test('an invalid dataset exits 2 listing every bad field, one a line, with its path and a plain message, and writes nothing', () => {
     const document = baseDataset() as Record<string, unknown> & ReturnType<typeof baseDataset>
     ;(document.devices[1] as Record<string, unknown>).state = 'flying'
+    ;(document.devices[1] as Record<string, unknown>).alias = 7
+    ;(document.devices[2] as Record<string, unknown>).plate = 'AB-123-CD'
+    delete (document.accounts[1] as Partial<(typeof document.accounts)[1]>).id
     const file = join(dir, 'bad.json')
     writeFileSync(file, JSON.stringify(document))
     const db = join(dir, 'bad.db')
     const run = cli(['import', file], { DATABASE_PATH: db })
     expect(run.code).toBe(2)
-    expect(run.stderr).toContain('/devices/1/state')
+    expect(run.stdout).toBe('')
+    expect(run.stderr.trimEnd().split('\n')).toEqual([
+      'error: 4 problems in the dataset (nothing was imported):',
+      '  /accounts/1/id: is required',
+      '  /devices/1/alias: must be a string',
+      '  /devices/1/state: must be one of new, off, moving, stopped, suspended, unlink, stolen',
+      '  /devices/2/plate: is not a known field',
+    ])
     const sqlite = new Database(db, { readonly: true })
     expect(sqlite.query('SELECT count(*) AS n FROM accounts').get()).toEqual({ n: 0 })
     sqlite.close()

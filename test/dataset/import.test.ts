@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase, type DatabaseHandle } from '../../db/client'
-import { DatasetError, importDataset } from '../../src/dataset/service'
+import { DatasetError, importDataset, MAX_PROBLEMS } from '../../src/dataset/service'
 import { hashKey } from '../../src/keys/service'
 import { baseDataset, ids, keys } from '../support/world'
 
@@ -144,5 +144,79 @@ describe('importDataset', () => {
     expect(summary.positions).toBe(100_000)
     expect(count('positions')).toBe(100_000)
     expect(progressCalls).toBeGreaterThan(10)
+  })
+})
+
+describe('a rejected document', () => {
+  const rejected = (document: unknown) => {
+    const before = snapshot()
+    let error: unknown
+    try {
+      importDataset(database.sqlite, document)
+    } catch (e) {
+      error = e
+    }
+    expect(error).toBeInstanceOf(DatasetError)
+    expect(snapshot()).toEqual(before)
+    return error as DatasetError
+  }
+
+  test('names every bad field with its path and a plain message, in document order', () => {
+    const document = baseDataset() as ReturnType<typeof baseDataset> & Record<string, unknown>
+    document.vehicles = []
+    ;(document.devices[0] as Record<string, unknown>).colour = 'red'
+    ;(document.devices[0] as Record<string, unknown>).state = 'flying'
+    ;(document.devices[1] as Record<string, unknown>).alias = 5
+    delete (document.devices[2] as Partial<(typeof document.devices)[2]>).account
+    ;(document.devices[2] as Record<string, unknown>).location = [48]
+    ;(document.devices[3] as Record<string, unknown>).connected_at = 'yesterday'
+    document.users[0].api_keys = ['short']
+    document.positions = [{ device: ids.truck1, timestamp: 1.5, latitude: 91, longitude: 'east', speed: -1 }]
+    document.events = [{ device: 'truck-1', timestamp: 1 }]
+    const error = rejected(document)
+    expect(error.problems).toEqual([
+      { path: '/vehicles', message: 'is not a known field' },
+      { path: '/users/0/api_keys/0', message: 'must be 16 to 512 printable ASCII characters, no spaces' },
+      { path: '/devices/0/colour', message: 'is not a known field' },
+      { path: '/devices/0/state', message: 'must be one of new, off, moving, stopped, suspended, unlink, stolen' },
+      { path: '/devices/1/alias', message: 'must be a string' },
+      { path: '/devices/2/account', message: 'is required' },
+      { path: '/devices/2/location', message: 'must be [latitude, longitude] (latitude from -90 to 90, longitude from -180 to 180) or null' },
+      { path: '/devices/3/connected_at', message: 'must be an ISO 8601 datetime with Z or an offset, such as 2026-11-01T08:00:00Z or null' },
+      { path: '/positions/0/timestamp', message: 'must be an integer ≥ 0 (Unix seconds)' },
+      { path: '/positions/0/latitude', message: 'must be a number from -90 to 90' },
+      { path: '/positions/0/longitude', message: 'must be a number from -180 to 180' },
+      { path: '/positions/0/speed', message: 'must be a number ≥ 0 or null' },
+      { path: '/events/0/alarm_code', message: 'is required' },
+      { path: '/events/0/device', message: 'must be a UUID' },
+    ])
+    expect(error.message.split('\n')).toEqual([
+      '14 problems in the dataset (nothing was imported):',
+      ...error.problems.map((p) => `  ${p.path}: ${p.message}`),
+    ])
+    expect(error.message).not.toMatch(/Expected|union/i)
+  })
+
+  test('lists every bad reference, not only the first', () => {
+    const document = baseDataset()
+    document.devices[0].model = '0d000000-0000-4000-8000-0000000000ff'
+    document.devices[2].account = '0a000000-0000-4000-8000-0000000000ff'
+    const error = rejected({ ...document, events: [{ device: '0f000000-0000-4000-8000-0000000000ff', alarm_code: 'sos', timestamp: 1 }] })
+    expect(error.problems.map((p) => p.path)).toEqual(['/devices/0/model', '/devices/2/account', '/events/0/device'])
+    expect(error.problems[0].message).toBe('no model 0d000000-0000-4000-8000-0000000000ff')
+  })
+
+  test(`stops at ${MAX_PROBLEMS}, and says there are more`, () => {
+    const positions = Array.from({ length: 50 }, (_, i) => ({ device: ids.truck1, timestamp: i, latitude: 100, longitude: 0 }))
+    const error = rejected({ ...baseDataset(), positions })
+    expect(error.problems).toHaveLength(MAX_PROBLEMS)
+    expect(error.problems.at(-1)).toEqual({ path: `/positions/${MAX_PROBLEMS - 1}/latitude`, message: 'must be a number from -90 to 90' })
+    expect(error.message.split('\n')[0]).toBe(`the first ${MAX_PROBLEMS} problems in the dataset (nothing was imported):`)
+  })
+
+  test('with one problem, is one line', () => {
+    const document = baseDataset()
+    document.devices[0].model = '0d000000-0000-4000-8000-0000000000ff'
+    expect(rejected(document).message).toBe('/devices/0/model: no model 0d000000-0000-4000-8000-0000000000ff')
   })
 })

@@ -72,7 +72,6 @@ describe('a device moved to another account by import --upsert', () => {
     await problem(await world.call('GET', `/devices/${ids.truck1}/history/route?${range}`, { token: link.token }), 404)
     // the link itself now names only the device that stayed
     const detail = await world.call('GET', `/devices/share/${link.id}`, { token: keys.alice })
-    console.log(detail.status, await detail.clone().text(), world.database.sqlite.query("SELECT * FROM share_link_devices").all(), world.database.sqlite.query("SELECT key,id,account_id FROM devices").all())
     expect(((await detail.json()) as { devices: string[] }).devices).toEqual([ids.truck2])
   })
 

@@ -30,10 +30,23 @@ function todaysTrack() {
   return Array.from({ length: 20 }, (_, i) => ({ device: ids.truck1, timestamp: start + i * step, latitude: 48.85 + i * 0.002, longitude: 2.3 + i * 0.004, speed: 42 }))
 }
 
+/** Truck 2's last fix: yesterday noon, where the dataset puts it; its record is written later, by the import. */
+const truck2Fix = (() => {
+  const noon = new Date()
+  noon.setDate(noon.getDate() - 1)
+  noon.setHours(12, 0, 0, 0)
+  return { device: ids.truck2, timestamp: Math.floor(noon.getTime() / 1000), latitude: 45.75, longitude: 4.85, speed: 0 }
+})()
+
 beforeAll(async () => {
   if (!hasChromium) return
   world = makeWorld(
-    { ...baseDataset(), positions: todaysTrack() },
+    {
+      ...baseDataset(),
+      // Van 1: a location from the file, and no fix at all
+      devices: baseDataset().devices.map((d) => (d.id === ids.van1 ? { ...d, location: [45.5, 5.5] } : d)),
+      positions: [...todaysTrack(), truck2Fix],
+    },
     { clock: systemClock, live, config: loadConfig({ TILE_URL: 'http://127.0.0.1:9/{z}/{x}/{y}.png' }) },
   )
   world.app.listen({ port: 0, hostname: '127.0.0.1' })
@@ -50,8 +63,8 @@ afterAll(async () => {
   world?.close()
 })
 
-async function createLink(): Promise<{ id: string; url: string }> {
-  const res = await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1, ids.truck2], ttl: 3600 } })
+async function createLink(devices = [ids.truck1, ids.truck2]): Promise<{ id: string; url: string }> {
+  const res = await world.call('POST', '/devices/share', { token: keys.alice, body: { devices, ttl: 3600 } })
   const link = (await res.json()) as { id: string; original_url: string }
   const url = new URL(link.original_url)
   return { id: link.id, url: base + url.pathname + url.search }
@@ -94,6 +107,11 @@ describe.skipIf(!hasChromium)('the shared-link page in chromium', () => {
     await expect(truck1.locator('.speed').textContent()).resolves.toBe('42 km/h')
     await page.locator('#status.live').waitFor()
     expect(await page.locator('#expiry').textContent()).toStartWith('Shared until')
+    // Truck 2 has no track today: its "Updated" is its newest fix, yesterday, not the import just now
+    const truck2Updated = rows.filter({ hasText: 'Truck 2' }).locator('.updated')
+    await page.waitForFunction(() => document.querySelectorAll('#devices .updated[datetime]').length === 2)
+    expect(await truck2Updated.getAttribute('datetime')).toBe(new Date(truck2Fix.timestamp * 1000).toISOString())
+    expect(await truck2Updated.textContent()).toMatch(/^Updated .+ \((\d+ h|1 d) ago\)$/)
 
     // a new fix arrives live: the speed, the time and the marker follow it
     const markerBefore = await page.locator('.leaflet-marker-icon').first().getAttribute('style')
@@ -124,4 +142,18 @@ describe.skipIf(!hasChromium)('the shared-link page in chromium', () => {
     expect(errors).toEqual([])
     await page.close()
   }, 60_000)
+
+  test('a device with a location but no fix says no time: never the time its record was written', async () => {
+    const link = await createLink([ids.van1])
+    const page = await browser.newPage()
+    const errors = watchErrors(page)
+    await page.goto(link.url)
+    await page.locator('#status.live').waitFor()
+    expect(await page.locator('.leaflet-marker-icon').count()).toBe(1)
+    const updated = page.locator('#devices .updated')
+    expect(await updated.textContent()).toBe('')
+    expect(await updated.getAttribute('datetime')).toBeNull()
+    expect(errors).toEqual([])
+    await page.close()
+  }, 30_000)
 })

@@ -2,6 +2,7 @@ import { Database } from 'bun:sqlite'
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config'
+import { importDataset } from '../../src/dataset/service'
 import { createLogger } from '../../src/log'
 import { tileSource } from '../../src/share/page'
 import { ids, keys, makeWorld, type World } from '../support/world'
@@ -19,7 +20,7 @@ afterEach(() => world.close())
 
 async function share(ttl = 3600) {
   const res = await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1, ids.truck2], ttl } })
-  return (await res.json()) as { id: string; token: string; original_url: string }
+  return (await res.json()) as { id: string; token: string; original_url: string; short_url: string }
 }
 
 const pagePath = (link: { original_url: string }) => {
@@ -96,6 +97,46 @@ describe('GET /share?token=…', () => {
     }
   })
 
+  test('the short link of an ended link, opened in a browser, is the same 410 page; an API client still gets the 404 problem', async () => {
+    const browser = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' }
+    const shortPath = (link: { short_url: string }) => new URL(link.short_url).pathname
+
+    const revoked = await share()
+    const expired = await share(60)
+    await world.call('DELETE', `/devices/share/${revoked.id}`, { token: keys.alice })
+    world.clock.advance(60_000)
+    for (const link of [revoked, expired]) {
+      const page = await world.call('GET', shortPath(link), { headers: browser })
+      expect(page.status).toBe(410)
+      expectPageHeaders(page)
+      const html = await page.text()
+      expect(html).toContain('This shared link has ended')
+      // its stylesheet resolves from /s/{code} to the page's own
+      const href = /<link rel="stylesheet" href="([^"]+)"/.exec(html)![1]
+      const css = await world.call('GET', new URL(href, `http://localhost${shortPath(link)}`).pathname)
+      expect(css.status).toBe(200)
+      expect(css.headers.get('content-type')).toStartWith('text/css')
+
+      for (const accept of [undefined, 'application/json', '*/*']) {
+        const api = await world.call('GET', shortPath(link), { headers: accept ? { accept } : {} })
+        expect({ accept, status: api.status, type: api.headers.get('content-type') }).toEqual({ accept, status: 404, type: 'application/problem+json' })
+      }
+    }
+
+    // an unknown code is the page's "not valid" 404 in a browser, the problem otherwise
+    const unknown = await world.call('GET', '/s/Zz9Zz9Zz9Z', { headers: browser })
+    expect(unknown.status).toBe(404)
+    expectPageHeaders(unknown)
+    expect(await unknown.text()).toContain('This link is not valid')
+    expect((await world.call('GET', '/s/Zz9Zz9Zz9Z')).headers.get('content-type')).toBe('application/problem+json')
+
+    // an active link still redirects a browser
+    const active = await share()
+    const redirect = await world.call('GET', shortPath(active), { headers: browser })
+    expect(redirect.status).toBe(302)
+    expect(redirect.headers.get('location')).toBe(active.original_url)
+  })
+
   test("an asset named like a member of Object.prototype is a 404 problem, not a 500", async () => {
     for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__']) {
       const res = await world.call('GET', `/share/assets/${name}`)
@@ -113,6 +154,36 @@ describe('GET /share?token=…', () => {
     await world.call('DELETE', `/devices/share/${link.id}`, { token: keys.alice })
     await world.call('GET', '/devices', { token: link.token })
     expect(logLines.join('\n')).not.toContain(link.token)
+  })
+})
+
+describe('what the page reads for "Updated …"', () => {
+  test("the live stream starts with each device's newest stored fix, not the record's updated_at", async () => {
+    // truck2 reported yesterday (an imported history); its record was written later, by the import
+    const yesterday = world.clock.now() / 1000 - 86_400
+    importDataset(world.database.sqlite, {
+      positions: [
+        { device: ids.truck2, timestamp: yesterday - 600, latitude: 45.7, longitude: 4.8, speed: 30 },
+        { device: ids.truck2, timestamp: yesterday, latitude: 45.75, longitude: 4.85, speed: 12.5 },
+      ],
+    })
+    const link = await share()
+    const device = (await (await world.call('GET', `/devices/${ids.truck2}`, { token: link.token })).json()) as { updated_at: string }
+    expect(Date.parse(device.updated_at)).not.toBe(yesterday * 1000)
+
+    const res = await world.call('GET', '/devices/stream', { token: link.token })
+    expect(res.status).toBe(200)
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
+    let text = ''
+    while (!text.includes(ids.truck2)) {
+      const chunk = await reader.read()
+      if (chunk.done) break
+      text += chunk.value
+    }
+    await reader.cancel()
+    const fixes = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]))
+    // truck1 has no stored fix and none live: nothing to say about it
+    expect(fixes).toEqual([{ id: ids.truck2, latitude: 45.75, longitude: 4.85, speed: 12.5, timestamp: yesterday }])
   })
 })
 

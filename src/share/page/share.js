@@ -69,11 +69,14 @@
     var speed = device.row.querySelector('.speed')
     var updated = device.row.querySelector('.updated')
     speed.textContent = fix && fix.speed != null ? Math.round(fix.speed) + ' km/h' : '– km/h'
+    // "Updated" is the time of the newest fix (today's track, or the stream, which starts with each
+    // device's newest fix), never the record's updated_at: an import or a disconnection moves that
     if (fix) {
       updated.textContent = 'Updated ' + when(fix.timestamp)
       updated.dateTime = new Date(fix.timestamp * 1000).toISOString()
     } else {
-      updated.textContent = device.body.location ? 'Updated ' + when(Date.parse(device.body.updated_at) / 1000) : 'No position yet'
+      updated.textContent = device.body.location ? '' : 'No position yet'
+      updated.removeAttribute('datetime')
     }
   }
 
