@@ -149,13 +149,20 @@ export function createDeviceAccess(sqlite: Database) {
     /** the reachable devices, `unlink` excluded, ordered by alias then id */
     list(principal: Principal, filter: ListFilter): DeviceRow[] {
       const page = { scope: scopeValue(principal), limit: filter.limit, offset: filter.offset }
-      return filter.groups ? listInGroups(principal).all({ ...page, groups: JSON.stringify(filter.groups) }) : list(principal).all(page)
+      if (!filter.groups) return list(principal).all(page)
+      return listInGroups(principal).all({ ...page, groups: JSON.stringify(filter.groups.map((id) => id.toLowerCase())) })
     },
 
-    /** id → key for those of `ids` this principal can reach */
+    /** id (as given, in any case) → key, for those of `ids` this principal can reach */
     reachableKeys(principal: Principal, ids: readonly string[]): Map<string, number> {
-      const rows = many(principal).all({ ids: JSON.stringify(ids), scope: scopeValue(principal) })
-      return new Map(rows.map((r) => [r.id, r.key]))
+      const rows = many(principal).all({ ids: JSON.stringify(ids.map((id) => id.toLowerCase())), scope: scopeValue(principal) })
+      const keyOf = new Map(rows.map((r) => [r.id, r.key]))
+      const reachable = new Map<string, number>()
+      for (const id of ids) {
+        const key = keyOf.get(id.toLowerCase())
+        if (key !== undefined) reachable.set(id, key)
+      }
+      return reachable
     },
 
     /**

@@ -19,9 +19,11 @@ export function generateKey(): string {
   return `trk_${Buffer.from(bytes).toString('base64url')}`
 }
 
-export function createApiKey(sqlite: Database, userId: string, now = Date.now()): string {
+export function createApiKey(sqlite: Database, givenUserId: string, now = Date.now()): string {
+  // ids are stored in lower case; a UUID is the same in any case
+  const userId = givenUserId.toLowerCase()
   const user = sqlite.query('SELECT id FROM users WHERE id = ?').get(userId)
-  if (!user) throw new NotFound(`No user with id ${userId}`)
+  if (!user) throw new NotFound(`No user with id ${givenUserId}`)
   const key = generateKey()
   sqlite.query('INSERT INTO api_keys (user_id, hash, created_at) VALUES (?, ?, ?)').run(userId, hashKey(key), now)
   return key

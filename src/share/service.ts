@@ -232,7 +232,7 @@ export function createShareService({ sqlite, access, clock, tokens, appUrl, shor
           code = generateShortCode()
         }
       }
-      return { id, token, devices: [...input.devices], expires_at: isoOrNull(expiresAt)!, original_url: originalUrl(token), short_url: shortUrl(code) }
+      return { id, token, devices: input.devices.map((device) => device.toLowerCase()), expires_at: isoOrNull(expiresAt)!, original_url: originalUrl(token), short_url: shortUrl(code) }
     },
 
     /** the account's active links: neither revoked nor expired, newest first */

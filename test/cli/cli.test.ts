@@ -110,6 +110,13 @@ describe('command line', () => {
     }
   })
 
+  test('key create takes the user id in any case', () => {
+    const run = cli(['key', 'create', '--user', ids.bob.toUpperCase()], { DATABASE_PATH: join(dir, 'keys.db') })
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    expect(run.stdout.trim()).toMatch(/^trk_/)
+  })
+
   test('key create for an unknown user fails', () => {
     const run = cli(['key', 'create', '--user', '0c000000-0000-4000-8000-0000000000ff'], { DATABASE_PATH: join(dir, 'keys.db') })
     expect(run.code).toBe(1)

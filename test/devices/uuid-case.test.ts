@@ -64,3 +64,18 @@ describe('an upper-case share link id in the path', () => {
     expect(((await (await world.call('GET', `/devices/share/${link.id}`, { token: keys.alice })).json()) as { revoked: boolean }).revoked).toBe(true)
   })
 })
+
+describe('upper-case ids in bodies and query strings', () => {
+  test('POST /devices/share takes them and answers with the stored, lower-case ids; a repeat in another case is still a repeat', async () => {
+    const res = await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [upper(ids.truck1), ids.truck2], ttl: 3600 } })
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as { devices: string[] }).devices).toEqual([ids.truck1, ids.truck2])
+    await problem(await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [upper(ids.truck1), ids.truck1], ttl: 3600 } }), 400)
+  })
+
+  test('GET /devices?groups= filters by an upper-case group id', async () => {
+    const res = await world.call('GET', `/devices?groups=${upper(ids.vans)}`, { token: keys.alice })
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as { id: string }[]).map((d) => d.id)).toEqual([ids.truck2, ids.van1])
+  })
+})
