@@ -77,13 +77,18 @@ interface AuthContext {
  */
 export function authPlugin(deps: AuthDeps) {
   const principals = new WeakMap<Request, Principal>()
-  async function decide({ request, server }: AuthContext, mode: 'user' | 'any'): Promise<Principal> {
-    let principal = principals.get(request)
-    if (principal === undefined) {
-      principal = await authenticate(deps, request, () => deps.clientAddress(request, server))
-      principals.set(request, principal)
-    }
+  // Synchronous unless authentication must wait (a failure's delay): an async hook costs every
+  // request a microtask, and this runs on all of them.
+  function decide({ request, server }: AuthContext, mode: 'user' | 'any'): Principal | Promise<Principal> {
+    const known = principals.get(request)
+    if (known !== undefined) return known
+    const decided = authenticate(deps, request, () => deps.clientAddress(request, server))
+    if (decided instanceof Promise) return decided.then((principal) => remember(request, principal, mode))
+    return remember(request, decided, mode)
+  }
+  function remember(request: Request, principal: Principal, mode: 'user' | 'any'): Principal {
     if (mode === 'user' && principal.kind !== 'user') throw new Forbidden('A share token cannot do this; use an API key')
+    principals.set(request, principal)
     return principal
   }
   return new Elysia({ name: 'auth' }).macro({
@@ -92,15 +97,21 @@ export function authPlugin(deps: AuthDeps) {
         await decide(context, mode)
         return readJsonBody(context.request, deps.bodyLimits)
       },
-      async transform(context) {
-        await decide(context, mode)
+      transform(context) {
+        const decided = decide(context, mode)
+        if (decided instanceof Promise) return decided.then(ignore)
       },
-      async resolve(context) {
-        return { principal: await decide(context, mode) }
+      // parse or transform has decided by now (both run first, for every method)
+      resolve(context) {
+        const principal = principals.get(context.request)
+        if (principal === undefined) throw new Error('auth: resolve ran before transform')
+        return { principal }
       },
     }),
   })
 }
+
+const ignore = () => {}
 
 /** Narrows the principal on routes declared `{ auth: 'user' }`. */
 export function asUser(principal: Principal): UserPrincipal {
