@@ -32,10 +32,15 @@ export const users = sqliteTable(
   {
     id: text('id').primaryKey(),
     accountId: text('account_id').notNull().references(() => accounts.id),
+    /** the sign-in name: unique across the server, compared case-insensitively (empty: cannot sign in) */
     name: text('name').notNull(),
+    /** 'member' reaches the devices of their groups; 'admin' every device of the account, and manages it */
+    role: text('role').notNull().default('member'),
+    /** Bun.password (argon2id); null: no password, no sign-in */
+    passwordHash: text('password_hash'),
     createdAt: createdAt(),
   },
-  (t) => [index('users_account').on(t.accountId)],
+  (t) => [index('users_account').on(t.accountId), uniqueIndex('users_name').on(sql`lower(${t.name})`).where(sql`${t.name} <> ''`)],
 )
 
 export const userGroups = sqliteTable(
@@ -54,9 +59,44 @@ export const apiKeys = sqliteTable(
     id: integer('id').primaryKey({ autoIncrement: true }),
     userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
     hash: text('hash').notNull(),
+    /** the key's id in the API (a UUID; the integer stays internal) */
+    publicId: text('public_id'),
+    name: text('name').notNull().default(''),
+    /** written in the background, at most once a minute a key: a request never waits on a write */
+    lastUsedAt: integer('last_used_at'),
+    expiresAt: integer('expires_at'),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex('api_keys_hash').on(t.hash)],
+  (t) => [uniqueIndex('api_keys_hash').on(t.hash), uniqueIndex('api_keys_public_id').on(t.publicId), index('api_keys_user').on(t.userId)],
+)
+
+/** Sign-in sessions of people: only the SHA-256 of the cookie's session id is kept. */
+export const sessions = sqliteTable(
+  'sessions',
+  {
+    idHash: text('id_hash').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+    createdAt: createdAt(),
+    lastUsedAt: integer('last_used_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [index('sessions_user').on(t.userId)],
+)
+
+/** Every administration change: who (a user id, or 'cli'), what, on which object, when. Never a secret. */
+export const auditLog = sqliteTable(
+  'audit_log',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    accountId: text('account_id').notNull(),
+    actor: text('actor').notNull(),
+    action: text('action').notNull(),
+    objectType: text('object_type').notNull(),
+    objectId: text('object_id').notNull(),
+    at: integer('at').notNull(),
+    requestId: text('request_id'),
+  },
+  (t) => [index('audit_log_account_at').on(t.accountId, t.at)],
 )
 
 export const models = sqliteTable('models', {

@@ -81,7 +81,8 @@ export function createApp(deps: AppDeps) {
   const clientAddress = createClientAddress(config.trustedProxies)
   const auth = authPlugin({
     clientAddress,
-    findUserByKey: createKeyLookup(sqlite),
+    findUserByKey: createKeyLookup(sqlite, clock),
+    appOrigin: new URL(config.appUrl).origin,
     resolveShareToken: (token, request, client) => shares.resolve(token, viewerOf(request, client)),
     throttle: createAuthThrottle(clock, deps.throttle ?? defaultThrottle),
   })

@@ -4,10 +4,16 @@
  * headers a client sends (the spec's X-ACT / X-Dev are this object, not request headers).
  */
 
+export type Role = 'admin' | 'member'
+
 export interface UserPrincipal {
   kind: 'user'
   userId: string
   accountId: string
+  /** 'admin' reaches every device of the account and manages it; 'member' the devices of their groups */
+  role: Role
+  /** how the user proved who they are: a session cookie's writes must pass the Origin check (CSRF) */
+  via: 'key' | 'session'
 }
 
 /** The spec's request context `X-ACT: shared` with `X-Dev` = deviceKeys. */

@@ -9,6 +9,7 @@ import accessVersion from './0001_access_version.sql' with { type: 'text' }
 import devicesVersion from './0002_devices_version.sql' with { type: 'text' }
 import shareLinkDevices from './0003_share_link_devices.sql' with { type: 'text' }
 import lowercaseIds from './0004_lowercase_ids.sql' with { type: 'text' }
+import admin from './0005_admin.sql' with { type: 'text' }
 
 export const migrationFiles: Record<string, string> = {
   '0000_init': init,
@@ -16,6 +17,7 @@ export const migrationFiles: Record<string, string> = {
   '0002_devices_version': devicesVersion,
   '0003_share_link_devices': shareLinkDevices,
   '0004_lowercase_ids': lowercaseIds,
+  '0005_admin': admin,
 }
 
 export const migrationJournal: { entries: { idx: number; when: number; tag: string; breakpoints: boolean }[] } = journal

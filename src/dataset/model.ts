@@ -33,6 +33,7 @@ export const DatasetSchema = T.Object(
             id: Uuid,
             account: Uuid,
             name: Name,
+            role: T.Optional(T.Union([T.Literal('admin'), T.Literal('member')])),
             groups: T.Optional(T.Array(Uuid)),
             api_keys: T.Optional(
               T.Array(T.String({ minLength: 16, maxLength: 512, pattern: '^[\\x21-\\x7e]+$', must: '16 to 512 printable ASCII characters, no spaces' })),

@@ -188,7 +188,16 @@ function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void
 
   const keys = new Set<string>()
   const keyInDb = sqlite.query<{ one: number }, [string]>('SELECT 1 AS one FROM api_keys WHERE hash = ?')
+  // sign-in names are unique across the server, whatever their case (an empty name signs nobody in)
+  const namesInFile = new Map<string, string>()
+  const nameInDb = sqlite.query<{ id: string }, [string]>("SELECT id FROM users WHERE lower(name) = ? AND name <> ''")
   data.users?.forEach((user, i) => {
+    const name = (user.name ?? '').toLowerCase()
+    if (name !== '') {
+      const other = namesInFile.get(name) ?? nameInDb.get(name)?.id
+      if (other !== undefined && other !== user.id) problems.add(`/users/${i}/name`, `is already the name of user ${other}; names are unique, whatever their case`)
+      namesInFile.set(name, user.id)
+    }
     // groups are checked against a known account only: one wrong account is one problem
     if (!hasAccount(user.account)) problems.add(`/users/${i}/account`, `no account ${user.account}`)
     else checkGroups(user.groups, user.account, `/users/${i}/groups`)
@@ -231,7 +240,9 @@ function writeDataset(
     'DELETE FROM user_groups WHERE user_id = ? AND group_id IN (SELECT id FROM groups WHERE account_id <> ?)',
   )
   const insertUserGroup = sqlite.query('INSERT OR IGNORE INTO user_groups (user_id, group_id) VALUES (?, ?)')
-  const insertKey = sqlite.query('INSERT OR IGNORE INTO api_keys (user_id, hash, created_at) VALUES (?, ?, ?)')
+  const insertKey = sqlite.query('INSERT OR IGNORE INTO api_keys (user_id, hash, public_id, created_at) VALUES (?, ?, ?, ?)')
+  // a role left out keeps the stored one on --upsert (a new user is a member)
+  const setRole = sqlite.query<unknown, [string, string]>('UPDATE users SET role = ? WHERE id = ?')
   const insertModel = sqlite.query(`INSERT INTO models (id, name, protocol) VALUES (?, ?, ?) ${onConflict(['name', 'protocol'])}`)
   const insertCommand = sqlite.query(
     `INSERT INTO commands (id, model_id, name, widget, ordinal) VALUES (?, ?, ?, ?, ?) ${onConflict(['model_id', 'name', 'widget', 'ordinal'])}`,
@@ -273,7 +284,8 @@ function writeDataset(
       for (const g of u.groups) insertUserGroup.run(u.id, g)
     }
     if (movedFrom !== undefined && movedFrom !== u.account) leaveOtherAccountsGroupsUser.run(u.id, u.account)
-    for (const key of u.api_keys ?? []) summary.apiKeys += insertKey.run(u.id, hashKey(key), now).changes
+    if (u.role !== undefined) setRole.run(u.role, u.id)
+    for (const key of u.api_keys ?? []) summary.apiKeys += insertKey.run(u.id, hashKey(key), crypto.randomUUID(), now).changes
   }
   for (const m of data.models ?? []) {
     summary.models += insertModel.run(m.id, m.name ?? '', m.protocol ?? null).changes

@@ -43,7 +43,7 @@ const COLUMNS = `d.key, d.id, d.account_id, d.model_id, d.alias, d.properties, d
   d.latitude, d.longitude, d.connected, d.connected_at, d.disconnected_at, d.created_at, d.updated_at`
 
 /**
- * `$scope` is the user id for a user, the link id for a share link: a list reads the link's
+ * `$scope` is the user id for a member, the account id for an admin, the link id for a share link: a list reads the link's
  * devices as they are now, so a holder of a principal (an open live stream) that lists again
  * after a device left the link (an import moving it to another account) no longer gets it.
  * The user's test is a correlated EXISTS: with the devices_alias index SQLite walks devices in
@@ -55,29 +55,29 @@ const SCOPE = {
   user: `EXISTS (SELECT 1 FROM device_groups dg CROSS JOIN user_groups ug ON ug.group_id = dg.group_id AND ug.user_id = $scope
                  WHERE dg.device_key = d.key)`,
   share: `d.key IN (SELECT device_key FROM share_link_devices WHERE link_id = $scope)`,
+  admin: `d.account_id = $scope`,
 } as const
 
 type Kind = keyof typeof SCOPE
 
-/**
- * Whether the user is their account's admin, who reaches every device of the account
- * (contracts/admin.md). Users have no role yet: the change that adds one makes this line
- * `return user.role === 'admin'`, and what is decided through it (reachOf, the share links a
- * user sees) follows.
- */
-export function isAccountAdmin(_user: UserPrincipal): boolean {
-  return false
+/** Whether the user is their account's admin, who reaches every device of the account and manages it. */
+export function isAccountAdmin(user: UserPrincipal): boolean {
+  return user.role === 'admin'
+}
+
+function kindOf(principal: Principal): Kind {
+  return principal.kind === 'share' ? 'share' : isAccountAdmin(principal) ? 'admin' : 'user'
 }
 
 function scopeValue(principal: Principal): string {
-  return principal.kind === 'user' ? principal.userId : principal.linkId
+  return principal.kind === 'share' ? principal.linkId : isAccountAdmin(principal) ? principal.accountId : principal.userId
 }
 
 export function createDeviceAccess(sqlite: Database) {
   const prepare = <Row, Params extends Record<string, string | number | null>>(build: (scope: string) => string) => {
     const byKind = {} as Record<Kind, Statement<Row, [Params]>>
     for (const kind of Object.keys(SCOPE) as Kind[]) byKind[kind] = sqlite.query<Row, [Params]>(build(SCOPE[kind]))
-    return (principal: Principal) => byKind[principal.kind]
+    return (principal: Principal) => byKind[kindOf(principal)]
   }
 
   // One device by id, with the access version read in the same statement (same snapshot).
@@ -142,7 +142,12 @@ export function createDeviceAccess(sqlite: Database) {
     find(principal: Principal, id: string): DeviceRow | null {
       const row = byId.get(id.toLowerCase())
       if (!row) return null
-      const reachable = principal.kind === 'user' ? userReaches(principal.userId, row.key, row.access_version) : principal.deviceKeys.includes(row.key)
+      const reachable =
+        principal.kind === 'share'
+          ? principal.deviceKeys.includes(row.key)
+          : isAccountAdmin(principal)
+            ? row.account_id === principal.accountId
+            : userReaches(principal.userId, row.key, row.access_version)
       return reachable ? row : null
     },
 

@@ -1,8 +1,10 @@
 /**
- * Bearer authentication as a named plugin with one macro. A route opts in with
- * `{ auth: 'user' }` (account users only; a share token gets 403) or `{ auth: 'any' }`
- * (users and share-link holders). The resolved principal is the only thing routes and services
- * use to decide access; headers such as X-ACT or X-Dev are never read.
+ * Authentication as a named plugin with one macro. A route opts in with `{ auth: 'admin' }`
+ * (an account admin; a member or a share token gets 403), `{ auth: 'user' }` (account users; a
+ * share token gets 403) or `{ auth: 'any' }` (users and share-link holders). A user proves who
+ * they are with `Authorization: Bearer <API key>` or the console's session cookie; a share-link
+ * holder with `Bearer <share token>`. The resolved principal is the only thing routes and
+ * services use to decide access; headers such as X-ACT or X-Dev are never read.
  */
 import { Elysia } from 'elysia'
 import { Forbidden, TooManyRequests, Unauthorized } from '../errors'
@@ -16,8 +18,17 @@ export interface ShareTokenResolver {
   (token: string, request: Request, client: string): SharePrincipal | 'inactive' | null
 }
 
+export type AuthMode = 'admin' | 'user' | 'any'
+
+/** the console's session cookie (session/ sets it at sign-in) */
+export const SESSION_COOKIE = 'tracker_session'
+
 export interface AuthDeps {
   findUserByKey(key: string): UserPrincipal | null
+  /** the user behind a session id from the cookie, or null (unknown, expired, ended) */
+  findUserBySession?(sessionId: string): UserPrincipal | null
+  /** APP_URL's origin: a request that changes something with a session cookie must come from it (CSRF) */
+  appOrigin?: string
   resolveShareToken?: ShareTokenResolver
   throttle: AuthThrottle
   /** the address the throttle counts against (http/client.ts) */
@@ -31,6 +42,38 @@ export function bearerToken(request: Request): string | null {
   const header = request.headers.get('authorization')
   if (header === null) return null
   return BEARER.exec(header)?.[1] ?? ''
+}
+
+const SESSION_ID = /(?:^|;\s*)tracker_session=([A-Za-z0-9_-]{1,128})(?:;|$)/
+
+/** the session id of the console's cookie, or null */
+export function sessionCookie(request: Request): string | null {
+  const header = request.headers.get('cookie')
+  return header === null ? null : (SESSION_ID.exec(header)?.[1] ?? null)
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/**
+ * A cookie is sent by the browser whoever made the page: a request that changes something with
+ * one must say it comes from the console's own origin (Origin, else Referer). A bearer key is
+ * never sent by a browser on its own, so it needs no such check.
+ */
+function checkOrigin(request: Request, appOrigin: string | undefined): void {
+  if (SAFE_METHODS.has(request.method)) return
+  const origin = request.headers.get('origin') ?? originOf(request.headers.get('referer'))
+  if (appOrigin === undefined || origin !== appOrigin) {
+    throw new Forbidden(`A change made with the session cookie must come from ${appOrigin ?? 'the console'} (Origin or Referer); use an API key from elsewhere`)
+  }
+}
+
+function originOf(url: string | null): string | null {
+  if (url === null) return null
+  try {
+    return new URL(url).origin
+  } catch {
+    return null
+  }
 }
 
 /**
@@ -50,9 +93,23 @@ export function authenticate(deps: AuthDeps, request: Request, clientOf: () => s
   const principal = token ? (deps.findUserByKey(token) ?? deps.resolveShareToken?.(token, request, client()) ?? null) : null
   if (principal !== null && principal !== 'inactive') return principal
 
+  // no Authorization header at all: the console's session cookie, if there is one
+  const sessionId = token === null && deps.findUserBySession ? sessionCookie(request) : null
+  if (sessionId !== null) {
+    const user = deps.findUserBySession!(sessionId)
+    if (user !== null) {
+      checkOrigin(request, deps.appOrigin)
+      return user
+    }
+  }
+
   if (deps.throttle.active) {
     const wait = deps.throttle.retryAfter(client())
     if (wait > 0) throw new TooManyRequests('Too many failed authentications from this client; try again later', wait)
+  }
+  if (sessionId !== null) {
+    deps.throttle.fail(client())
+    throw new Unauthorized('The session has ended or expired; sign in again', false)
   }
   if (token === null) throw new Unauthorized('Send Authorization: Bearer <API key or share token>', false)
   if (token === '') throw new Unauthorized('The Authorization header must be "Bearer <token>"', false)
@@ -79,20 +136,21 @@ export function authPlugin(deps: AuthDeps) {
   const principals = new WeakMap<Request, Principal>()
   // Synchronous unless authentication must wait (a failure's delay): an async hook costs every
   // request a microtask, and this runs on all of them.
-  function decide({ request, server }: AuthContext, mode: 'user' | 'any'): Principal | Promise<Principal> {
+  function decide({ request, server }: AuthContext, mode: AuthMode): Principal | Promise<Principal> {
     const known = principals.get(request)
     if (known !== undefined) return known
     const decided = authenticate(deps, request, () => deps.clientAddress(request, server))
     if (decided instanceof Promise) return decided.then((principal) => remember(request, principal, mode))
     return remember(request, decided, mode)
   }
-  function remember(request: Request, principal: Principal, mode: 'user' | 'any'): Principal {
-    if (mode === 'user' && principal.kind !== 'user') throw new Forbidden('A share token cannot do this; use an API key')
+  function remember(request: Request, principal: Principal, mode: AuthMode): Principal {
+    if (mode !== 'any' && principal.kind !== 'user') throw new Forbidden('A share token cannot do this; use an API key')
+    if (mode === 'admin' && principal.kind === 'user' && principal.role !== 'admin') throw new Forbidden("Only an account admin can do this")
     principals.set(request, principal)
     return principal
   }
   return new Elysia({ name: 'auth' }).macro({
-    auth: (mode: 'user' | 'any') => ({
+    auth: (mode: AuthMode) => ({
       async parse(context) {
         await decide(context, mode)
         return readJsonBody(context.request, deps.bodyLimits)

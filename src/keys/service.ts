@@ -29,25 +29,42 @@ export function createApiKey(sqlite: Database, givenUserId: string, now = Date.n
   return key
 }
 
-/** How long a recognised key is trusted without asking the database again. */
-export const KEY_CACHE_TTL_MS = 10_000
+/**
+ * The credentials version (row 4 of access_version, bumped by triggers when a key, a session, a
+ * user's password, role or account changes, from any process): a cache of who a credential is
+ * holds only while it stays the same. One read of one row a request (2 µs) buys "a revoked key
+ * fails on the very next request".
+ */
+export function createCredentialsVersion(sqlite: Database): () => number {
+  const read = sqlite.query<{ version: number }, []>('SELECT version FROM access_version WHERE id = 4')
+  return () => read.get()?.version ?? 0
+}
 
-export function createKeyLookup(sqlite: Database) {
-  const byHash = sqlite.query<{ hash: string; user_id: string; account_id: string }, [string]>(
-    'SELECT k.hash, u.id AS user_id, u.account_id FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ?',
+export function createKeyLookup(sqlite: Database, clock: { now(): number } = { now: Date.now }) {
+  const byHash = sqlite.query<{ hash: string; user_id: string; account_id: string; role: string; expires_at: number | null }, [string]>(
+    `SELECT k.hash, u.id AS user_id, u.account_id, u.role, k.expires_at FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ?`,
   )
-  // Only known keys are cached, by the key as presented (no hashing on a hit): a key created a
-  // moment ago by `cli key create` is found on its first use; a removed one stops working
-  // within KEY_CACHE_TTL_MS.
-  const recognised = new LRUCache<string, UserPrincipal>({ max: 10_000, ttl: KEY_CACHE_TTL_MS })
+  const credentialsVersion = createCredentialsVersion(sqlite)
+  // Only known keys are cached, by the key as presented (no hashing on a hit), and only for the
+  // credentials version they were read at.
+  const recognised = new LRUCache<string, { principal: UserPrincipal; expiresAt: number | null }>({ max: 10_000 })
+  let cachedAtVersion = -1
   return function findUserByKey(key: string): UserPrincipal | null {
-    const cached = recognised.get(key)
-    if (cached) return cached
-    const presented = hashKey(key)
-    const row = byHash.get(presented)
-    if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(presented))) return null
-    const principal: UserPrincipal = { kind: 'user', userId: row.user_id, accountId: row.account_id }
-    recognised.set(key, principal)
-    return principal
+    const version = credentialsVersion()
+    if (version !== cachedAtVersion) {
+      recognised.clear()
+      cachedAtVersion = version
+    }
+    let entry = recognised.get(key)
+    if (!entry) {
+      const presented = hashKey(key)
+      const row = byHash.get(presented)
+      if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(presented))) return null
+      const role = row.role === 'admin' ? 'admin' : 'member'
+      entry = { principal: { kind: 'user', userId: row.user_id, accountId: row.account_id, role, via: 'key' }, expiresAt: row.expires_at }
+      recognised.set(key, entry)
+    }
+    if (entry.expiresAt !== null && clock.now() >= entry.expiresAt) return null
+    return entry.principal
   }
 }

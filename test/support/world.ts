@@ -19,6 +19,7 @@ const idValues = {
   alice: '0c000000-0000-4000-8000-000000000001', // trucks + vans
   bob: '0c000000-0000-4000-8000-000000000002', // vans only
   carol: '0c000000-0000-4000-8000-000000000003', // globex
+  dana: '0c000000-0000-4000-8000-000000000004', // acme's admin, in no group
   gt06: '0d000000-0000-4000-8000-000000000001',
   bare: '0d000000-0000-4000-8000-000000000002',
   engineStop: '0e000000-0000-4000-8000-000000000001',
@@ -35,6 +36,7 @@ export const keys = {
   alice: 'alice-key-0123456789abcdef',
   bob: 'bob-key-0123456789abcdef',
   carol: 'carol-key-0123456789abcdef',
+  dana: 'dana-key-0123456789abcdef',
 }
 
 export function baseDataset() {
@@ -52,6 +54,7 @@ export function baseDataset() {
       { id: ids.alice, account: ids.acme, name: 'alice', groups: [ids.trucks, ids.vans], api_keys: [keys.alice] },
       { id: ids.bob, account: ids.acme, name: 'bob', groups: [ids.vans], api_keys: [keys.bob] },
       { id: ids.carol, account: ids.globex, name: 'carol', groups: [ids.globexGroup], api_keys: [keys.carol] },
+      { id: ids.dana, account: ids.acme, name: 'dana', role: 'admin', groups: [] as string[], api_keys: [keys.dana] },
     ],
     models: [
       {
