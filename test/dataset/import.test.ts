@@ -43,7 +43,7 @@ describe('importDataset', () => {
       positions: [{ device: ids.van1, timestamp: 1764000000, latitude: 48.85, longitude: 2.35, speed: 12.5, course: 90, altitude: 35, satellites: 9 }],
       events: [{ device: ids.van1, alarm_code: 'sos', context: { a: 1 }, speed: 0, satellite: 7, coordinates: [48.85, 2.35], mcc: 208, mnc: 1, dbm: -71, timestamp: 1764000100 }],
     })
-    expect(summary).toEqual({ accounts: 2, groups: 3, users: 4, apiKeys: 4, models: 2, commands: 2, devices: 5, positions: 1, events: 1 })
+    expect(summary).toEqual({ accounts: 2, groups: 3, users: 5, apiKeys: 5, models: 2, commands: 2, devices: 5, positions: 1, events: 1 })
     const stored = database.sqlite.query('SELECT hash FROM api_keys').all() as { hash: string }[]
     expect(stored.map((k) => k.hash).sort()).toEqual(Object.values(keys).map(hashKey).sort())
     expect(JSON.stringify(stored)).not.toContain(keys.alice)
@@ -83,7 +83,7 @@ describe('importDataset', () => {
     importDataset(database.sqlite, changed, { upsert: true })
     expect(database.sqlite.query('SELECT alias FROM devices WHERE id = ?').get(ids.truck1)).toEqual({ alias: 'Renamed truck' })
     expect(count('devices')).toBe(5)
-    expect(count('api_keys')).toBe(4)
+    expect(count('api_keys')).toBe(5)
   })
 
   const bad: [string, (d: ReturnType<typeof baseDataset> & Record<string, unknown>) => void, string, RegExp?][] = [

@@ -20,6 +20,7 @@ const idValues = {
   bob: '0c000000-0000-4000-8000-000000000002', // vans only
   carol: '0c000000-0000-4000-8000-000000000003', // globex
   dana: '0c000000-0000-4000-8000-000000000004', // acme's admin, in no group
+  erin: '0c000000-0000-4000-8000-000000000005', // globex's admin
   gt06: '0d000000-0000-4000-8000-000000000001',
   bare: '0d000000-0000-4000-8000-000000000002',
   engineStop: '0e000000-0000-4000-8000-000000000001',
@@ -37,6 +38,7 @@ export const keys = {
   bob: 'bob-key-0123456789abcdef',
   carol: 'carol-key-0123456789abcdef',
   dana: 'dana-key-0123456789abcdef',
+  erin: 'erin-key-0123456789abcdef',
 }
 
 export function baseDataset() {
@@ -55,6 +57,7 @@ export function baseDataset() {
       { id: ids.bob, account: ids.acme, name: 'bob', groups: [ids.vans], api_keys: [keys.bob] },
       { id: ids.carol, account: ids.globex, name: 'carol', groups: [ids.globexGroup], api_keys: [keys.carol] },
       { id: ids.dana, account: ids.acme, name: 'dana', role: 'admin', groups: [] as string[], api_keys: [keys.dana] },
+      { id: ids.erin, account: ids.globex, name: 'erin', role: 'admin', groups: [] as string[], api_keys: [keys.erin] },
     ],
     models: [
       {
