@@ -15,6 +15,7 @@ import { createApiKey } from './keys/service'
 import { createLogger } from './log'
 import { backupDatabase, requireDatabaseFile } from './ops/backup'
 import { stopOnSignals } from './ops/shutdown'
+import { adminCommands, ArgumentError, type AdminCommandContext } from './cli/admin'
 import { PortInUse, startServer } from './server'
 import pkg from '../package.json'
 
@@ -23,6 +24,7 @@ const USAGE = `Usage: tracker <command>
   serve                      serve the API and the device listeners (what npm start runs)
   import FILE [--upsert]     load a dataset (JSON, format: docs/import-format.md)
   key create --user ID       issue an API key for a user; it is printed once
+  account create --name NAME create an account
   migrate                    create or migrate the database, then exit
   backup FILE                consistent copy of the live database into FILE (safe while serving)
   version                    print the version
@@ -122,6 +124,25 @@ const COMMANDS: Record<string, Command> = {
     console.log(USAGE)
     return 0
   },
+
+  account: (args, config) => adminCommands.account(args, adminContext(config)),
+}
+
+/** what the operator's administration commands need from the process */
+function adminContext(config: Config): AdminCommandContext {
+  return {
+    withDatabase: (work) => {
+      const database = openDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: ALONE_BUSY_TIMEOUT_MS })
+      try {
+        return work(database)
+      } finally {
+        database.close()
+      }
+    },
+    now: () => Date.now(),
+    print: (line) => console.log(line),
+    readStdin: () => Bun.stdin.text(),
+  }
 }
 const ALIASES: Record<string, string> = { '--version': 'version', '--help': 'help', '-h': 'help' }
 
@@ -151,6 +172,10 @@ try {
   const code = await run(process.argv.slice(2))
   if (code >= 0) process.exit(code)
 } catch (error) {
+  if (error instanceof ArgumentError) {
+    console.error(`error: ${error.message}`)
+    process.exit(2)
+  }
   if (error instanceof UsageError) {
     console.error(`${error.message}\n\n${USAGE}`)
     process.exit(2)

@@ -1,0 +1,59 @@
+/**
+ * The operator names things as they know them: an account, user, group, device or model by its
+ * name (or a device by its alias, IMEI or serial) or by its id. One lookup each, through
+ * Drizzle; a name that matches nothing, or more than one thing, is a bad argument (exit 2)
+ * naming the option it came from.
+ */
+import { and, eq, or, sql } from 'drizzle-orm'
+import type { Db } from '../../db/client'
+import { accounts, devices, groups, models, users } from '../../db/schema'
+
+export class ArgumentError extends Error {}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+function one<T extends { id: string }>(rows: T[], what: string, option: string, given: string): T {
+  if (rows.length === 1) return rows[0]!
+  if (rows.length === 0) throw new ArgumentError(`${option}: no ${what} named or with id "${given}"`)
+  throw new ArgumentError(`${option}: "${given}" names ${rows.length} ${what}s; give its id (${rows.map((r) => r.id).join(', ')})`)
+}
+
+/** by id (any case), else by name (any case) */
+const byIdOrName = (column: { id: unknown; name: unknown }, given: string) =>
+  UUID.test(given) ? eq(column.id as never, given.toLowerCase()) : sql`lower(${column.name}) = ${given.toLowerCase()}`
+
+export function resolveAccount(db: Db, given: string, option = '--account'): { id: string; name: string } {
+  return one(db.select({ id: accounts.id, name: accounts.name }).from(accounts).where(byIdOrName(accounts, given)).all(), 'account', option, given)
+}
+
+export function resolveUser(db: Db, given: string, option = '--user'): { id: string; name: string; accountId: string } {
+  const rows = db.select({ id: users.id, name: users.name, accountId: users.accountId }).from(users).where(byIdOrName(users, given)).all()
+  return one(rows, 'user', option, given)
+}
+
+export function resolveGroup(db: Db, accountId: string, given: string, option = '--groups'): { id: string; name: string } {
+  const rows = db.select({ id: groups.id, name: groups.name }).from(groups).where(and(eq(groups.accountId, accountId), byIdOrName(groups, given))).all()
+  return one(rows, 'group', option, given)
+}
+
+export function resolveModel(db: Db, given: string, option = '--model'): { id: string; name: string } {
+  return one(db.select({ id: models.id, name: models.name }).from(models).where(byIdOrName(models, given)).all(), 'model', option, given)
+}
+
+/** a device by id, alias (within the account when one is given), IMEI or serial */
+export function resolveDevice(db: Db, given: string, option = '--device', accountId?: string): { id: string; alias: string; accountId: string } {
+  const match = UUID.test(given)
+    ? eq(devices.id, given.toLowerCase())
+    : or(sql`lower(${devices.alias}) = ${given.toLowerCase()}`, and(eq(devices.imei, given), sql`${devices.imei} <> ''`), and(eq(devices.serial, given), sql`${devices.serial} <> ''`))
+  const rows = db
+    .select({ id: devices.id, alias: devices.alias, accountId: devices.accountId })
+    .from(devices)
+    .where(accountId === undefined ? match : and(eq(devices.accountId, accountId), match))
+    .all()
+  return one(rows, 'device', option, given)
+}
+
+/** "a,b, c" → ['a', 'b', 'c'] */
+export function list(value: string | undefined): string[] {
+  return (value ?? '').split(',').map((part) => part.trim()).filter((part) => part !== '')
+}
