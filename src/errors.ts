@@ -51,6 +51,13 @@ export class NotFound extends DomainError {
   }
 }
 
+/** The request is well formed but clashes with what exists (a duplicate, the last admin, setup already done). */
+export class Conflict extends DomainError {
+  constructor(detail: string) {
+    super(409, 'Conflict', detail)
+  }
+}
+
 export class PayloadTooLarge extends DomainError {
   constructor(detail: string) {
     super(413, 'Content Too Large', detail)
