@@ -16,10 +16,10 @@
  * clean stop flushes). Otherwise the count is exact: share_viewers remembers every viewer.
  */
 import type { Database } from 'bun:sqlite'
-import { ALONE_BUSY_TIMEOUT_MS } from '../../db/client'
 import { LRUCache } from 'lru-cache'
 import type { Clock } from '../clock'
 import { type Logger, silentLogger } from '../log'
+import { createDeferredWrites } from '../store/deferred'
 
 /** 32 random bytes (256 bits), base64url: unguessable, and safe in a URL as is. */
 export function generateToken(): string {
@@ -48,8 +48,6 @@ const MAX_SEEN_VIEWERS = 1000
 export const MAX_PENDING_VIEWERS = 1000
 /** links with views waiting for the next flush; past it a new link's views go uncounted */
 const MAX_PENDING_LINKS = 10_000
-/** how long a failing flush waits at most before it tries again (it doubles from accessFlushMs) */
-const MAX_FLUSH_RETRY_MS = 60_000
 
 /** A link as the resolver needs it, held in the cache by token. */
 export interface CachedLink {
@@ -98,7 +96,6 @@ export function createShareTokenCache(sqlite: Database, clock: Clock, options: S
   const writeAccess = sqlite.query<unknown, [number, number, string]>(
     'UPDATE share_links SET unique_views = unique_views + ?, last_accessed_at = max(coalesce(last_accessed_at, 0), ?) WHERE id = ?',
   )
-  const busyTimeout = sqlite.query<{ timeout: number }, []>('PRAGMA busy_timeout')
   const writePending = sqlite.transaction((links: [string, PendingAccess][]) => {
     for (const [linkId, access] of links) {
       let added = 0
@@ -108,56 +105,19 @@ export function createShareTokenCache(sqlite: Database, clock: Clock, options: S
   })
 
   const pending = new Map<string, PendingAccess>()
-  let flushTimer: ReturnType<typeof setTimeout> | null = null
-  let failures = 0
-
-  /**
-   * Writes what waits, in one transaction; false when it could not (kept for the next try).
-   * Unless `wait`, it does not wait for another process's write lock: a timer must not block
-   * the event loop for the busy timeout, so it fails at once and tries again later. With `wait`
-   * (at stop, nothing else to serve) it waits up to ALONE_BUSY_TIMEOUT_MS, whatever the
-   * connection's own (short, in the server) busy timeout.
-   */
-  function flush({ wait = false } = {}): boolean {
-    if (flushTimer !== null) clearTimeout(flushTimer)
-    flushTimer = null
-    if (pending.size === 0) return true
-    let restoreTimeout: number | null = null
-    try {
-      restoreTimeout = busyTimeout.get()?.timeout ?? null
-      sqlite.run(`PRAGMA busy_timeout = ${wait ? Math.max(restoreTimeout ?? 0, ALONE_BUSY_TIMEOUT_MS) : 0}`)
-      // synchronous: no request can add a view between the write and the clear
+  // the background write of what waits: store/deferred.ts (never on a request's path, never waiting for the lock)
+  const deferred = createDeferredWrites(sqlite, {
+    delayMs: accessFlushMs,
+    hasPending: () => pending.size > 0,
+    write: () => {
       writePending([...pending])
       pending.clear()
-      failures = 0
-      return true
-    } catch (error) {
-      // everything stays waiting (the transaction rolled back) for the next try
-      failures++
-      log.warn('share link views not written yet; will retry', { links: pending.size, error: error instanceof Error ? error.message : String(error) })
-      schedule()
-      return false
-    } finally {
-      if (restoreTimeout !== null) {
-        try {
-          sqlite.run(`PRAGMA busy_timeout = ${restoreTimeout}`)
-        } catch {
-          // the database has closed: nothing to restore
-        }
-      }
-    }
-  }
-
-  function schedule(): void {
-    if (flushTimer !== null || pending.size === 0) return
-    const delay = Math.min(accessFlushMs * 2 ** failures, MAX_FLUSH_RETRY_MS)
-    flushTimer = setTimeout(() => {
-      flushTimer = null
-      flush()
-    }, delay)
-    // waiting views never keep a process alive; a clean stop flushes them (stop())
-    flushTimer.unref?.()
-  }
+    },
+    log,
+    failure: 'share link views not written yet; will retry',
+    context: () => ({ links: pending.size }),
+  })
+  const { flush, schedule } = deferred
 
   // Devices leaving a link, by any process (an import moving a device to another account), bump
   // row 3 of access_version (migration 0003): read on each lookup (about 2 µs), the cache starts
