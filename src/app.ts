@@ -10,6 +10,11 @@ import { createCommandService } from './commands/service'
 import { type Config, loadConfig } from './config'
 import { createDeviceAccess } from './devices/access'
 import { devicesRoutes } from './devices'
+import { deviceAdminRoutes } from './devices/admin-routes'
+import { createDeviceAdmin } from './devices/admin-service'
+import { createModelAdmin } from './admin/models'
+import { modelRoutes } from './admin/models-routes'
+import { retryWhileBusy } from './store/busy'
 import { createDeviceService } from './devices/service'
 import { createGeocoder, type Geocoder } from './geocode'
 import { historyRoutes } from './history'
@@ -57,6 +62,8 @@ export interface AppDeps {
   status?: ServerStatus
   /** free bytes where the database is, for /ready; default statfs of its directory */
   diskFreeBytes?: () => number | null
+  /** told when the admin API has changed devices: the server drops the ingest pipeline's device cache at once */
+  onDevicesChanged?: () => void
 }
 
 export function createApp(deps: AppDeps) {
@@ -88,6 +95,9 @@ export function createApp(deps: AppDeps) {
   })
   const devices = createDeviceService({ sqlite, access, live })
   const commands = createCommandService(sqlite, access)
+  const write = <T>(work: () => T) => retryWhileBusy(sqlite, work, { clock })
+  const deviceAdmin = createDeviceAdmin({ db: deps.database.db, clock, onDevicesChanged: deps.onDevicesChanged })
+  const modelAdmin = createModelAdmin({ db: deps.database.db, clock })
   const geocoder = deps.geocoder ?? createGeocoder({
     url: config.geocoderUrl,
     timeoutMs: config.geocoderTimeoutMs,
@@ -127,6 +137,8 @@ export function createApp(deps: AppDeps) {
     .use(sharePageRoutes(shares, { tileUrl: config.tileUrl, appUrl: config.appUrl }))
     .use(streamRoutes(auth, streams))
     .use(devicesRoutes(auth, devices))
+    .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
+    .use(modelRoutes(auth, { models: modelAdmin, write }))
     // share-link views still in memory are written before the server closes the database
     .onStop(() => {
       shareTokens.flush({ wait: true })

@@ -56,7 +56,8 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
       metrics.batchOperations.inc([], operations)
     },
   })
-  const app = createApp({ database, config, clock, log, live, metrics, status })
+  // a device created or re-identified over the API reports in on its very next fix
+  const app = createApp({ database, config, clock, log, live, metrics, status, onDevicesChanged: () => pipeline.devicesChanged() })
 
   // each listener counts its own protocol's fixes through a view of the one pipeline
   const listenerOptions = (protocol: string) => ({ pipeline: countingPipeline(pipeline, protocol, metrics), clock, log, hostname: config.host })

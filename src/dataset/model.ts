@@ -22,6 +22,15 @@ const Name = T.Optional(T.String())
 /** the default first, as docs/import-format.md lists them */
 const STATES: DeviceState[] = ['new', ...DEVICE_STATES.filter((s) => s !== 'new')]
 
+/**
+ * A model's command: its widget is an object with a `type` and whatever else the client needs,
+ * kept as written. POST/PATCH /models (admin/models-model.ts) take the same object.
+ */
+export const ModelCommandSchema = T.Object(
+  { id: Uuid, name: Name, widget: T.Object({ type: T.String() }, { additionalProperties: true }) },
+  closed,
+)
+
 export const DatasetSchema = T.Object(
   {
     accounts: T.Optional(T.Array(T.Object({ id: Uuid, name: Name }, closed))),
@@ -50,9 +59,7 @@ export const DatasetSchema = T.Object(
             id: Uuid,
             name: Name,
             protocol: T.Optional(T.String()),
-            commands: T.Optional(
-              T.Array(T.Object({ id: Uuid, name: Name, widget: T.Object({ type: T.String() }, { additionalProperties: true }) }, closed)),
-            ),
+            commands: T.Optional(T.Array(ModelCommandSchema)),
           },
           closed,
         ),

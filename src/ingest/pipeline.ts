@@ -631,6 +631,15 @@ export function createIngestPipeline(options: PipelineOptions) {
     settle()
   }
 
+  /**
+   * This process just changed devices (the admin API): the next identification reads the
+   * identity version at once instead of up to IDENTITY_CHECK_MS later, so a device created or
+   * re-identified reports in on its very next fix, and an old identifier is refused.
+   */
+  function devicesChanged(): void {
+    identityCheckedAt = -Infinity
+  }
+
   /** Flush what is queued (waiting for a locked database up to its deadline) and take nothing more. Sessions should be closed before this. */
   async function stop(): Promise<void> {
     if (sweepTimer) clearInterval(sweepTimer)
@@ -641,6 +650,7 @@ export function createIngestPipeline(options: PipelineOptions) {
 
   return {
     identify,
+    devicesChanged,
     ingest,
     openSession,
     refusedFixes,

@@ -1,0 +1,74 @@
+/**
+ * Device models over the API: the import format's model (docs/import-format.md), its commands
+ * checked by the import's own schema (dataset/model.ts), with ids chosen by the server.
+ */
+import { t } from 'elysia'
+import { ModelCommandSchema } from '../dataset/model'
+import { Command } from '../commands/model'
+import { Uuid } from '../http/model'
+
+export const MAX_MODEL_NAME_LENGTH = 100
+export const MAX_PROTOCOL_LENGTH = 32
+export const MAX_MODEL_COMMANDS = 100
+
+/**
+ * The import's command with its `id` optional: the server chooses one for a new command; an id
+ * given keeps a command of this model (PATCH), or names a new command (as an import would).
+ */
+export const ModelCommandInput = t.Object(
+  {
+    ...ModelCommandSchema.properties,
+    id: t.Optional({ ...Uuid, description: "Keep one of this model's commands by its id; left out, the server chooses one" }),
+  },
+  { additionalProperties: false },
+)
+
+const commandsField = (description: string) => t.Array(ModelCommandInput, { maxItems: MAX_MODEL_COMMANDS, description })
+const nameField = t.String({ minLength: 1, maxLength: MAX_MODEL_NAME_LENGTH, description: '1 to 100 characters', examples: ['GT06N'] })
+const protocolField = t.Union([t.String({ minLength: 1, maxLength: MAX_PROTOCOL_LENGTH }), t.Null()], {
+  description: 'A label such as gt06, teltonika or osmand (a device is recognised by its identifiers on any protocol); null for none',
+  examples: ['gt06'],
+})
+
+export const CreateModelBody = t.Object(
+  {
+    name: nameField,
+    protocol: t.Optional(protocolField),
+    commands: t.Optional(commandsField('The commands devices of this model offer (GET /devices/{id}/commands), in this order; default none')),
+  },
+  { additionalProperties: false },
+)
+
+export const UpdateModelBody = t.Object(
+  {
+    name: t.Optional(nameField),
+    protocol: t.Optional(protocolField),
+    commands: t.Optional(
+      commandsField('Replaces the commands: one with the id of a command of this model keeps that id; commands not named are removed'),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+export const Model = t.Object(
+  {
+    id: Uuid,
+    name: t.String(),
+    protocol: t.Union([t.String(), t.Null()]),
+    commands: t.Array(Command),
+  },
+  { additionalProperties: false },
+)
+
+export const ModelListQuery = t.Object(
+  {
+    limit: t.Integer({ title: 'limit', minimum: 1, maximum: 1000, default: 99, description: 'Maximum number of models (1–1000)' }),
+    offset: t.Integer({ title: 'offset', minimum: 0, maximum: 2_147_483_647, default: 0, description: 'Number of models to skip' }),
+  },
+  { additionalProperties: true },
+)
+
+export type CreateModelInput = typeof CreateModelBody.static
+export type UpdateModelInput = typeof UpdateModelBody.static
+export type ModelInputCommand = typeof ModelCommandInput.static
+export type ModelBody = typeof Model.static

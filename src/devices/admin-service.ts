@@ -1,0 +1,302 @@
+/**
+ * Administering an account's devices: create, change, delete. Plain synchronous functions of
+ * (input, account id, actor, request id), for the API (which waits for another process's write
+ * lock around them, store/busy.ts) and the command line (actor CLI_ACTOR) alike.
+ *
+ * Each change is one IMMEDIATE transaction: the checks against the database (model, groups,
+ * duplicate identifiers) and the writes see the same state, whichever process writes meanwhile,
+ * and the audit entry is written with the change or not at all.
+ *
+ * Identifiers: ingestion finds a device by `imei = x OR serial = x` (ingest/pipeline.ts), so an
+ * IMEI and a serial share one namespace: an identifier already used by any device on the server,
+ * as its IMEI or its serial, in any account, unlinked or not, is a Conflict.
+ */
+import type { Database } from 'bun:sqlite'
+import { and, count, eq, inArray, ne, or } from 'drizzle-orm'
+import type { Db } from '../../db/client'
+import { deviceGroups, devices, events, groups, models, positions, shareLinkDevices, shareLinks } from '../../db/schema'
+import { createAuditLog } from '../admin/audit'
+import type { Clock } from '../clock'
+import { Conflict, Invalid, NotFound, type FieldError } from '../errors'
+import type { CreateDeviceInput, UpdateDeviceInput } from './admin-model'
+import type { DeviceState } from './model'
+
+/** what the tracker sends as its IMEI: 15 digits; a terminal id need not pass the Luhn check digit */
+const IMEI = /^[0-9]{15}$/
+/** another identifier (OsmAnd's `id`): printable ASCII, no spaces */
+const SERIAL = /^[\x21-\x7e]{1,64}$/
+const ICCID = /^[0-9A-Za-z]{0,32}$/
+
+export interface DeviceAdminDeps {
+  db: Db
+  clock: Clock
+  /**
+   * Told after every committed change: the ingest pipeline's device cache is dropped at once (it
+   * otherwise notices another process's change within a second).
+   */
+  onDevicesChanged?: () => void
+}
+
+/** A device as stored, for the command line's output and the API's Location (the API answers GET /devices/{id}'s shape). */
+export interface AdministeredDevice {
+  id: string
+  account: string
+  model: string
+  alias: string
+  imei: string
+  serial: string
+  iccid: string
+  state: DeviceState
+  groups: string[]
+  properties: Record<string, unknown>
+}
+
+/** What deleting a device removed besides it. */
+export interface DeletedDevice {
+  id: string
+  positions: number
+  events: number
+  /** share links that lost the device */
+  links: number
+  /** of which revoked, left with no device */
+  revokedLinks: number
+}
+
+/** The rules a body schema cannot say: shapes of identifiers, a non-blank alias. */
+function checkFields(input: { alias?: string; imei?: string; serial?: string; iccid?: string }): void {
+  const errors: FieldError[] = []
+  if (input.alias !== undefined && input.alias.trim() === '') errors.push({ path: '/alias', message: 'must not be blank' })
+  if (input.imei && !IMEI.test(input.imei)) errors.push({ path: '/imei', message: 'must be 15 digits (or "" for none)' })
+  if (input.serial && !SERIAL.test(input.serial)) errors.push({ path: '/serial', message: 'must be 1 to 64 printable ASCII characters, no spaces (or "" for none)' })
+  if (input.iccid && !ICCID.test(input.iccid)) errors.push({ path: '/iccid', message: 'must be up to 32 letters and digits (or "" for none)' })
+  if (errors.length > 0) throw new Invalid(errors.map((e) => `${e.path} ${e.message}`).join('; '), errors)
+}
+
+function requireIdentifier(imei: string, serial: string): void {
+  if (imei !== '' || serial !== '') return
+  const errors = [
+    { path: '/imei', message: 'or serial is required: it is how the device is recognised when it reports' },
+    { path: '/serial', message: 'or imei is required' },
+  ]
+  throw new Invalid('imei or serial is required: it is how the device is recognised when it reports', errors)
+}
+
+/** Ids as stored: lower case, each once, in the order given. */
+function distinctIds(ids: readonly string[]): string[] {
+  return [...new Set(ids.map((id) => id.toLowerCase()))]
+}
+
+export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDeps) {
+  type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
+
+  function requireModel(tx: Tx, id: string): string {
+    const found = tx.select({ id: models.id }).from(models).where(eq(models.id, id.toLowerCase())).get()
+    if (!found) throw new NotFound(`model: no model ${id}`)
+    return found.id
+  }
+
+  /** the groups, all of the account's (else 404: another account's group is not revealed) */
+  function requireGroups(tx: Tx, ids: readonly string[], accountId: string): string[] {
+    const wanted = distinctIds(ids)
+    if (wanted.length === 0) return []
+    const found = new Set(
+      tx.select({ id: groups.id }).from(groups).where(and(inArray(groups.id, wanted), eq(groups.accountId, accountId))).all().map((g) => g.id),
+    )
+    const missing = wanted.filter((id) => !found.has(id))
+    if (missing.length > 0) throw new NotFound(`groups: no group ${missing.slice(0, 5).join(', ')} in your account`)
+    return wanted
+  }
+
+  /** Conflict when another device (any account) already answers to one of these identifiers. */
+  function requireUnused(tx: Tx, identifiers: { path: string; value: string }[], exceptKey: number | null): void {
+    const values = [...new Set(identifiers.map((i) => i.value).filter((v) => v !== ''))]
+    if (values.length === 0) return
+    const clash = or(inArray(devices.imei, values), inArray(devices.serial, values))
+    const rows = tx
+      .select({ imei: devices.imei, serial: devices.serial })
+      .from(devices)
+      .where(exceptKey === null ? clash : and(clash, ne(devices.key, exceptKey)))
+      .limit(1)
+      .all()
+    if (rows.length === 0) return
+    const used = new Set([rows[0]!.imei, rows[0]!.serial])
+    const taken = identifiers.find((i) => used.has(i.value))!
+    // which device holds it is not said: it may be another account's
+    throw new Conflict(`${taken.path.slice(1)}: ${taken.value} is already the IMEI or serial of another device on this server`)
+  }
+
+  function storedDevice(tx: Tx, id: string, accountId: string) {
+    return tx.select().from(devices).where(and(eq(devices.id, id.toLowerCase()), eq(devices.accountId, accountId))).get()
+  }
+
+  function groupsOf(tx: Tx, key: number): string[] {
+    return tx
+      .select({ id: deviceGroups.groupId })
+      .from(deviceGroups)
+      .where(eq(deviceGroups.deviceKey, key))
+      .all()
+      .map((g) => g.id)
+  }
+
+  function shape(tx: Tx, row: typeof devices.$inferSelect): AdministeredDevice {
+    return {
+      id: row.id,
+      account: row.accountId,
+      model: row.modelId,
+      alias: row.alias,
+      imei: row.imei,
+      serial: row.serial,
+      iccid: row.iccid,
+      state: row.state as DeviceState,
+      groups: groupsOf(tx, row.key),
+      properties: JSON.parse(row.properties),
+    }
+  }
+
+  /** the change is committed: the ingest pipeline reads devices afresh from its next report */
+  function changed<T>(result: T): T {
+    onDevicesChanged?.()
+    return result
+  }
+
+  return {
+    /**
+     * A new device of `accountId`. Invalid (400) for a bad field, NotFound (404) for an unknown
+     * model or a group not of the account, Conflict (409) for an identifier already in use.
+     */
+    createDevice(input: CreateDeviceInput, accountId: string, actor: string, requestId: string | null = null): AdministeredDevice {
+      checkFields(input)
+      const imei = input.imei ?? ''
+      const serial = input.serial ?? ''
+      requireIdentifier(imei, serial)
+      const now = clock.now()
+      const id = crypto.randomUUID()
+      return changed(
+        db.transaction(
+          (tx) => {
+            const model = requireModel(tx, input.model)
+            const groupIds = requireGroups(tx, input.groups ?? [], accountId)
+            requireUnused(tx, [{ path: '/imei', value: imei }, { path: '/serial', value: serial }], null)
+            const row = tx
+              .insert(devices)
+              .values({
+                id,
+                accountId,
+                modelId: model,
+                alias: input.alias.trim(),
+                properties: JSON.stringify(input.properties ?? {}),
+                imei,
+                serial,
+                iccid: input.iccid ?? '',
+                state: input.state ?? 'new',
+                createdAt: now,
+                updatedAt: now,
+              })
+              .returning()
+              .get()
+            if (groupIds.length > 0) tx.insert(deviceGroups).values(groupIds.map((groupId) => ({ groupId, deviceKey: row.key }))).run()
+            createAuditLog(tx).record({ accountId, actor, action: 'create', objectType: 'device', objectId: id, requestId }, now)
+            return shape(tx, row)
+          },
+          { behavior: 'immediate' },
+        ),
+      )
+    },
+
+    /**
+     * Changes the fields given (`groups` and `properties` replace). A new IMEI or serial is
+     * checked against every other device; one kept as it is is not (an import may have left
+     * duplicates). NotFound when the device is not of the account.
+     */
+    updateDevice(id: string, input: UpdateDeviceInput, accountId: string, actor: string, requestId: string | null = null): AdministeredDevice {
+      checkFields(input)
+      const now = clock.now()
+      return changed(
+        db.transaction(
+          (tx) => {
+            const row = storedDevice(tx, id, accountId)
+            if (!row) throw new NotFound(`No device ${id}`)
+            const imei = input.imei ?? row.imei
+            const serial = input.serial ?? row.serial
+            requireIdentifier(imei, serial)
+            const model = input.model === undefined ? row.modelId : requireModel(tx, input.model)
+            const groupIds = input.groups === undefined ? null : requireGroups(tx, input.groups, accountId)
+            const renamed = [
+              ...(imei !== row.imei ? [{ path: '/imei', value: imei }] : []),
+              ...(serial !== row.serial ? [{ path: '/serial', value: serial }] : []),
+            ]
+            requireUnused(tx, renamed, row.key)
+            const updated = tx
+              .update(devices)
+              .set({
+                modelId: model,
+                alias: input.alias === undefined ? row.alias : input.alias.trim(),
+                properties: input.properties === undefined ? row.properties : JSON.stringify(input.properties),
+                imei,
+                serial,
+                iccid: input.iccid ?? row.iccid,
+                state: input.state ?? row.state,
+                updatedAt: now,
+              })
+              .where(eq(devices.key, row.key))
+              .returning()
+              .get()!
+            if (groupIds !== null) {
+              tx.delete(deviceGroups).where(eq(deviceGroups.deviceKey, row.key)).run()
+              if (groupIds.length > 0) tx.insert(deviceGroups).values(groupIds.map((groupId) => ({ groupId, deviceKey: row.key }))).run()
+            }
+            createAuditLog(tx).record({ accountId, actor, action: 'update', objectType: 'device', objectId: row.id, requestId }, now)
+            return shape(tx, updated)
+          },
+          { behavior: 'immediate' },
+        ),
+      )
+    },
+
+    /**
+     * Deletes the device with its positions and events; it leaves its groups and share links,
+     * and a link left with no device is revoked. Deleting the share-link rows moves the version
+     * the share token cache follows (migration 0003), so a cached token stops serving the
+     * device on its next request. NotFound when the device is not of the account.
+     */
+    deleteDevice(id: string, accountId: string, actor: string, requestId: string | null = null): DeletedDevice {
+      const now = clock.now()
+      return changed(
+        db.transaction(
+          (tx) => {
+            const row = storedDevice(tx, id, accountId)
+            if (!row) throw new NotFound(`No device ${id}`)
+            const removedPositions = tx.select({ n: count() }).from(positions).where(eq(positions.device, row.key)).get()!.n
+            const removedEvents = tx.select({ n: count() }).from(events).where(eq(events.device, row.key)).get()!.n
+            tx.delete(positions).where(eq(positions.device, row.key)).run()
+            tx.delete(events).where(eq(events.device, row.key)).run()
+            const links = tx
+              .delete(shareLinkDevices)
+              .where(eq(shareLinkDevices.deviceKey, row.key))
+              .returning({ linkId: shareLinkDevices.linkId })
+              .all()
+              .map((l) => l.linkId)
+            let revokedLinks = 0
+            for (const linkId of links) {
+              const left = tx.select({ linkId: shareLinkDevices.linkId }).from(shareLinkDevices).where(eq(shareLinkDevices.linkId, linkId)).limit(1).all()
+              if (left.length > 0) continue
+              revokedLinks += tx
+                .update(shareLinks)
+                .set({ revoked: true, updatedAt: now })
+                .where(and(eq(shareLinks.id, linkId), eq(shareLinks.revoked, false)))
+                .returning({ id: shareLinks.id })
+                .all().length
+            }
+            tx.delete(deviceGroups).where(eq(deviceGroups.deviceKey, row.key)).run()
+            tx.delete(devices).where(eq(devices.key, row.key)).run()
+            createAuditLog(tx).record({ accountId, actor, action: 'delete', objectType: 'device', objectId: row.id, requestId }, now)
+            return { id: row.id, positions: removedPositions, events: removedEvents, links: links.length, revokedLinks }
+          },
+          { behavior: 'immediate' },
+        ),
+      )
+    },
+  }
+}
+
+export type DeviceAdmin = ReturnType<typeof createDeviceAdmin>
