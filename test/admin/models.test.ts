@@ -1,0 +1,239 @@
+/** /models: the server's catalogue of device models and their commands, managed by account admins. */
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { ids, keys, makeWorld, problem, type World } from '../support/world'
+
+let world: World
+beforeEach(() => {
+  world = makeWorld()
+})
+afterEach(() => world.close())
+
+const NOW = Date.UTC(2026, 10, 25, 12, 0, 0) // manualClock's start
+const UNKNOWN = '0d000000-0000-4000-8000-0000000000ff'
+
+interface CommandJson { id: string; name: string; widget: Record<string, unknown> }
+interface ModelJson { id: string; name: string; protocol: string | null; commands: CommandJson[] }
+
+/** `token` null: no credentials */
+const call = (method: string, path: string, body?: unknown, token: string | null = keys.dana) => world.call(method, path, { token: token ?? undefined, body })
+
+async function created(body: unknown, token = keys.dana): Promise<ModelJson> {
+  const res = await call('POST', '/models', body, token)
+  if (res.status !== 201) throw new Error(`expected 201, got ${res.status}: ${await res.text()}`)
+  return (await res.json()) as ModelJson
+}
+
+async function list(query = '', token = keys.dana): Promise<ModelJson[]> {
+  const res = await call('GET', `/models${query}`, undefined, token)
+  expect(res.status).toBe(200)
+  return (await res.json()) as ModelJson[]
+}
+
+async function badPaths(res: Response): Promise<string[]> {
+  const body = await problem(res, 400)
+  expect(body.errors?.length).toBeGreaterThan(0)
+  return body.errors!.map((e) => e.path)
+}
+
+const count = (table: string) => world.database.sqlite.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()!.n
+const audit = () =>
+  world.database.sqlite
+    .query<{ account_id: string; actor: string; action: string; object_type: string; object_id: string; request_id: string | null; at: number }, []>(
+      'SELECT account_id, actor, action, object_type, object_id, request_id, at FROM audit_log ORDER BY id',
+    )
+    .all()
+
+const BUTTON = { type: 'button', label: 'Reboot', confirm: true }
+const FORM = { type: 'form', fields: [{ name: 'interval', type: 'number', label: 'Seconds' }] }
+
+describe('GET /models', () => {
+  test('the catalogue with its commands as imported, by name then id', async () => {
+    const models = await list()
+    expect(models.map((m) => m.name)).toEqual(['Bare', 'GT06N'])
+    expect(models[0]).toEqual({ id: ids.bare, name: 'Bare', protocol: 'osmand', commands: [] })
+    expect(models[1]!.commands.map((c) => c.id)).toEqual([ids.engineStop, ids.setApn])
+    expect(models[1]!.commands[0]).toEqual({
+      id: ids.engineStop, name: 'Engine stop', widget: { type: 'button', label: 'Stop engine', confirm: true, confirm_message: 'The vehicle will stop. Continue?' },
+    })
+    expect(await (await call('GET', `/models/${ids.gt06.toUpperCase()}`)).json()).toEqual(models[1]!)
+  })
+
+  test('limit and offset page it; past the end is []', async () => {
+    const same = await created({ name: 'Bare' })
+    const all = await list()
+    expect(all.map((m) => m.name)).toEqual(['Bare', 'Bare', 'GT06N'])
+    // equal names by id
+    expect(all.slice(0, 2).map((m) => m.id)).toEqual([ids.bare, same.id].sort())
+    expect((await list('?limit=1&offset=2')).map((m) => m.name)).toEqual(['GT06N'])
+    expect(await list('?offset=3')).toEqual([])
+    expect(await badPaths(await call('GET', '/models?limit=0'))).toEqual(['/limit'])
+    expect(await badPaths(await call('GET', '/models?limit=1001'))).toEqual(['/limit'])
+  })
+
+  test("another account's admin reads the same server-wide catalogue", async () => {
+    const model = await created({ name: 'Shared', protocol: 'teltonika' })
+    expect((await list('', keys.erin)).map((m) => m.id)).toContain(model.id)
+  })
+
+  test('a member and a share token get 403, no credentials 401; an unknown model 404', async () => {
+    await problem(await call('GET', '/models', undefined, keys.alice), 403)
+    await problem(await call('GET', `/models/${ids.gt06}`, undefined, keys.bob), 403)
+    const link = (await (await call('POST', '/devices/share', { devices: [ids.truck1], ttl: 3600 }, keys.alice)).json()) as { token: string }
+    await problem(await call('GET', '/models', undefined, link.token), 403)
+    await problem(await call('GET', '/models', undefined, null), 401)
+    await problem(await call('GET', `/models/${UNKNOWN}`), 404)
+    expect(await badPaths(await call('GET', '/models/gt06'))).toEqual(['/id'])
+  })
+})
+
+describe('POST /models', () => {
+  test('201 with the model, a Location, server-chosen ids, commands in order; audited', async () => {
+    const res = await call('POST', '/models', { name: 'FMB920', protocol: 'teltonika', commands: [{ name: 'Reboot', widget: BUTTON }, { name: 'Interval', widget: FORM }] })
+    expect(res.status).toBe(201)
+    const model = (await res.json()) as ModelJson
+    expect(Object.keys(model).sort()).toEqual(['commands', 'id', 'name', 'protocol'])
+    expect(res.headers.get('location')).toBe(`/models/${model.id}`)
+    expect(model).toMatchObject({ name: 'FMB920', protocol: 'teltonika' })
+    expect(model.commands.map((c) => [c.name, c.widget])).toEqual([['Reboot', BUTTON], ['Interval', FORM]])
+    for (const c of model.commands) expect(c.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(await (await call('GET', `/models/${model.id}`)).json()).toEqual(model)
+    expect(audit()).toEqual([
+      { account_id: ids.acme, actor: ids.dana, action: 'create', object_type: 'model', object_id: model.id, request_id: res.headers.get('x-request-id'), at: NOW },
+    ])
+
+    // devices of the new model offer its commands
+    const device = await call('POST', '/devices', { alias: 'Tracker', model: model.id, imei: '352093081234567', groups: [ids.trucks] })
+    expect(device.status).toBe(201)
+    const { id } = (await device.json()) as { id: string }
+    expect(await (await call('GET', `/devices/${id}/commands`, undefined, keys.alice)).json()).toEqual(model.commands)
+  })
+
+  test('name alone is enough; a command may bring its own new id (as in an import), in any case', async () => {
+    expect(await created({ name: 'Plain' })).toMatchObject({ name: 'Plain', protocol: null, commands: [] })
+    const own = '0e000000-0000-4000-8000-0000000000aa'
+    const model = await created({ name: 'Own ids', protocol: null, commands: [{ id: own.toUpperCase(), name: 'Reboot', widget: BUTTON }] })
+    expect(model.commands.map((c) => c.id)).toEqual([own])
+  })
+
+  test.each([
+    ['no name', { protocol: 'gt06' }, ['/name']],
+    ['a blank name', { name: '  ' }, ['/name']],
+    ['a name of 101 characters', { name: 'x'.repeat(101) }, ['/name']],
+    ['an unknown field', { name: 'M', vendor: 'Concox' }, ['/vendor']],
+    ['an id (the server chooses it)', { id: UNKNOWN, name: 'M' }, ['/id']],
+    ['a protocol that is not a string', { name: 'M', protocol: 6 }, ['/protocol']],
+    ['commands that are not an array', { name: 'M', commands: {} }, ['/commands']],
+    ['a widget without a type', { name: 'M', commands: [{ name: 'C', widget: { label: 'x' } }] }, ['/commands/0/widget/type']],
+    ['a widget that is not an object', { name: 'M', commands: [{ name: 'C', widget: 'button' }] }, ['/commands/0/widget']],
+    ['a command without a widget', { name: 'M', commands: [{ name: 'C' }] }, ['/commands/0/widget']],
+    ['an unknown command field', { name: 'M', commands: [{ name: 'C', widget: BUTTON, colour: 'red' }] }, ['/commands/0/colour']],
+    ['a malformed command id', { name: 'M', commands: [{ id: 'reboot', name: 'C', widget: BUTTON }] }, ['/commands/0/id']],
+    [
+      'a repeated command id',
+      { name: 'M', commands: [{ id: UNKNOWN, name: 'A', widget: BUTTON }, { id: UNKNOWN.toUpperCase(), name: 'B', widget: BUTTON }] },
+      ['/commands/1/id'],
+    ],
+  ])('%s is 400 naming the field, and nothing is written', async (_, body, paths) => {
+    expect(await badPaths(await call('POST', '/models', body))).toEqual(paths)
+    expect(count('models')).toBe(2)
+    expect(count('commands')).toBe(2)
+    expect(audit()).toEqual([])
+  })
+
+  test("a command id of another model is 409, and nothing is written", async () => {
+    await problem(await call('POST', '/models', { name: 'Thief', commands: [{ id: ids.engineStop, name: 'Mine', widget: BUTTON }] }), 409)
+    expect(count('models')).toBe(2)
+    expect((await list())[1]!.commands[0]!.name).toBe('Engine stop')
+  })
+
+  test('a member and a share token get 403, no credentials 401, and nothing is written', async () => {
+    await problem(await call('POST', '/models', { name: 'M' }, keys.alice), 403)
+    const link = (await (await call('POST', '/devices/share', { devices: [ids.truck1], ttl: 3600 }, keys.alice)).json()) as { token: string }
+    await problem(await call('POST', '/models', { name: 'M' }, link.token), 403)
+    await problem(await call('POST', '/models', { name: 'M' }, null), 401)
+    expect(count('models')).toBe(2)
+  })
+})
+
+describe('PATCH /models/{id}', () => {
+  test('changes the fields sent; commands replace the list, keeping those named by id; devices see it at once', async () => {
+    const res = await call('PATCH', `/models/${ids.gt06}`, {
+      name: 'GT06N v2',
+      commands: [{ id: ids.setApn, name: 'Set APN', widget: { type: 'form', fields: [] } }, { name: 'Reboot', widget: BUTTON }],
+    })
+    expect(res.status).toBe(200)
+    const model = (await res.json()) as ModelJson
+    expect(model).toMatchObject({ id: ids.gt06, name: 'GT06N v2', protocol: 'gt06' })
+    expect(model.commands.map((c) => c.name)).toEqual(['Set APN', 'Reboot'])
+    expect(model.commands[0]).toEqual({ id: ids.setApn, name: 'Set APN', widget: { type: 'form', fields: [] } })
+    expect(model.commands[1]!.id).not.toBe(ids.engineStop)
+    expect(await (await call('GET', `/devices/${ids.truck1}/commands`, undefined, keys.alice)).json()).toEqual(model.commands)
+    expect(audit()).toEqual([
+      { account_id: ids.acme, actor: ids.dana, action: 'update', object_type: 'model', object_id: ids.gt06, request_id: res.headers.get('x-request-id'), at: NOW },
+    ])
+
+    // without commands, they stay; protocol null clears it
+    const renamed = (await (await call('PATCH', `/models/${ids.gt06}`, { protocol: null })).json()) as ModelJson
+    expect(renamed).toEqual({ ...model, protocol: null })
+    // an empty list removes them all
+    expect(((await (await call('PATCH', `/models/${ids.gt06}`, { commands: [] })).json()) as ModelJson).commands).toEqual([])
+    expect(count('commands')).toBe(0)
+  })
+
+  test("a command id of another model is 409; bad input 400; an unknown model 404; nothing is written", async () => {
+    const other = await created({ name: 'Other', commands: [{ name: 'Reboot', widget: BUTTON }] })
+    await problem(await call('PATCH', `/models/${ids.gt06}`, { commands: [{ id: other.commands[0]!.id, name: 'Mine', widget: BUTTON }] }), 409)
+    expect(await badPaths(await call('PATCH', `/models/${ids.gt06}`, { name: '', colour: 'red' }))).toEqual(expect.arrayContaining(['/name', '/colour']))
+    expect(await badPaths(await call('PATCH', `/models/${ids.gt06}`, { commands: [{ name: 'x', widget: {} }] }))).toEqual(['/commands/0/widget/type'])
+    await problem(await call('PATCH', `/models/${UNKNOWN}`, { name: 'X' }), 404)
+    const gt06 = (await list()).find((m) => m.id === ids.gt06)!
+    expect(gt06.name).toBe('GT06N')
+    expect(gt06.commands.map((c) => c.id)).toEqual([ids.engineStop, ids.setApn])
+    expect(audit().map((e) => e.object_id)).toEqual([other.id])
+  })
+
+  test('a member and a share token get 403, no credentials 401', async () => {
+    await problem(await call('PATCH', `/models/${ids.gt06}`, { name: 'X' }, keys.alice), 403)
+    const link = (await (await call('POST', '/devices/share', { devices: [ids.truck1], ttl: 3600 }, keys.alice)).json()) as { token: string }
+    await problem(await call('PATCH', `/models/${ids.gt06}`, { name: 'X' }, link.token), 403)
+    await problem(await call('PATCH', `/models/${ids.gt06}`, { name: 'X' }, null), 401)
+    expect((await list()).find((m) => m.id === ids.gt06)!.name).toBe('GT06N')
+  })
+})
+
+describe('DELETE /models/{id}', () => {
+  test('204 for a model no device uses: it and its commands are gone; audited', async () => {
+    const model = await created({ name: 'Spare', commands: [{ name: 'Reboot', widget: BUTTON }] })
+    const res = await call('DELETE', `/models/${model.id}`)
+    expect(res.status).toBe(204)
+    await problem(await call('GET', `/models/${model.id}`), 404)
+    expect(count('commands')).toBe(2)
+    expect(audit().map((e) => [e.action, e.object_id, e.request_id])).toEqual([
+      ['create', model.id, expect.any(String)],
+      ['delete', model.id, res.headers.get('x-request-id')],
+    ])
+    await problem(await call('DELETE', `/models/${model.id}`), 404)
+  })
+
+  test("409 while any device uses it, another account's included; 204 once none does", async () => {
+    // Bare is used by acme's van and globex's car
+    await problem(await call('DELETE', `/models/${ids.bare}`), 409)
+    expect((await call('DELETE', `/devices/${ids.van1}`)).status).toBe(204)
+    const conflict = await problem(await call('DELETE', `/models/${ids.bare}`), 409)
+    // which device uses it is not said: it is another account's
+    expect(conflict.detail).not.toContain(ids.globexCar)
+    expect((await call('DELETE', `/devices/${ids.globexCar}`, undefined, keys.erin)).status).toBe(204)
+    expect((await call('DELETE', `/models/${ids.bare}`)).status).toBe(204)
+    expect((await list()).map((m) => m.id)).toEqual([ids.gt06])
+  })
+
+  test('a member and a share token get 403, no credentials 401; a malformed id 400', async () => {
+    const model = await created({ name: 'Spare' })
+    await problem(await call('DELETE', `/models/${model.id}`, undefined, keys.alice), 403)
+    const link = (await (await call('POST', '/devices/share', { devices: [ids.truck1], ttl: 3600 }, keys.alice)).json()) as { token: string }
+    await problem(await call('DELETE', `/models/${model.id}`, undefined, link.token), 403)
+    await problem(await call('DELETE', `/models/${model.id}`, undefined, null), 401)
+    expect(await badPaths(await call('DELETE', '/models/spare'))).toEqual(['/id'])
+    expect((await call('GET', `/models/${model.id}`)).status).toBe(200)
+  })
+})
