@@ -28,6 +28,9 @@ import { createAuthThrottle, defaultThrottle, type AuthThrottleOptions } from '.
 import { problemDetails } from './http/problem'
 import { LivePositions } from './ingest/live'
 import { createKeyLookup } from './keys/service'
+import { sessionRoutes, setupRoutes } from './session'
+import { createSessionService } from './session/service'
+import { createFirstRun, type FirstRun } from './session/setup'
 import { shareRoutes } from './share'
 import { sharePageRoutes } from './share/page'
 import { createShareService } from './share/service'
@@ -64,6 +67,10 @@ export interface AppDeps {
   diskFreeBytes?: () => number | null
   /** told when the admin API has changed devices: the server drops the ingest pipeline's device cache at once */
   onDevicesChanged?: () => void
+  /** the first-run setup link's token (server.ts logs it); default: a random one, when the database has no user */
+  firstRun?: FirstRun
+  /** how soon sessions' last use is written in the background (default 1 s); tests shorten it */
+  sessionFlushMs?: number
 }
 
 export function createApp(deps: AppDeps) {
@@ -86,12 +93,16 @@ export function createApp(deps: AppDeps) {
     shortUrlBase: config.shortUrlBase,
   })
   const clientAddress = createClientAddress(config.trustedProxies)
+  // one throttle: bad keys, bad session cookies and wrong passwords count together
+  const throttle = createAuthThrottle(clock, deps.throttle ?? defaultThrottle)
+  const sessions = createSessionService({ db: deps.database.db, clock, log, flushMs: deps.sessionFlushMs })
   const auth = authPlugin({
     clientAddress,
     findUserByKey: createKeyLookup(sqlite, clock),
+    findUserBySession: sessions.findUserBySession,
     appOrigin: new URL(config.appUrl).origin,
     resolveShareToken: (token, request, client) => shares.resolve(token, viewerOf(request, client)),
-    throttle: createAuthThrottle(clock, deps.throttle ?? defaultThrottle),
+    throttle,
   })
   const devices = createDeviceService({ sqlite, access, live })
   const commands = createCommandService(sqlite, access)
@@ -139,9 +150,12 @@ export function createApp(deps: AppDeps) {
     .use(devicesRoutes(auth, devices))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
     .use(modelRoutes(auth, { models: modelAdmin, write }))
+    .use(sessionRoutes(auth, sessions, { throttle, clientAddress, appUrl: config.appUrl }))
+    .use(setupRoutes({ db: deps.database.db, firstRun: deps.firstRun ?? createFirstRun(deps.database.db), sessions, clock, appUrl: config.appUrl }))
     // share-link views still in memory are written before the server closes the database
     .onStop(() => {
       shareTokens.flush({ wait: true })
+      sessions.flush({ wait: true })
     })
 }
 

@@ -18,6 +18,7 @@ import { createLogger, type Logger } from './log'
 import type { ServerStatus } from './ops/health'
 import { startRetention } from './ops/retention'
 import { countingPipeline, createServerMetrics, type ServerMetrics } from './ops/server-metrics'
+import { createFirstRun, setupUrl } from './session/setup'
 import pkg from '../package.json'
 
 /** how long in-flight HTTP requests get to finish at shutdown before their connections are cut (live streams never finish) */
@@ -57,7 +58,9 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
     },
   })
   // a device created or re-identified over the API reports in on its very next fix
-  const app = createApp({ database, config, clock, log, live, metrics, status, onDevicesChanged: () => pipeline.devicesChanged() })
+  // no user yet: a one-time setup link (its token in memory only, new at every start until setup is done)
+  const firstRun = createFirstRun(database.db)
+  const app = createApp({ database, config, clock, log, live, metrics, status, firstRun, onDevicesChanged: () => pipeline.devicesChanged() })
 
   // each listener counts its own protocol's fixes through a view of the one pipeline
   const listenerOptions = (protocol: string) => ({ pipeline: countingPipeline(pipeline, protocol, metrics), clock, log, hostname: config.host })
@@ -103,6 +106,11 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   const port = app.server!.port!
   log.info('serving', { url: `http://${config.host}:${port}`, port, database: config.databasePath, version: pkg.version })
   status.listening = true
+  if (firstRun.token !== null) {
+    // the one log line that carries a secret, on purpose: whoever reads the server's log is its operator
+    const url = setupUrl(config.appUrl, firstRun.token)
+    log.warn(`first run: no user yet; open ${url} to create the first account and its admin (the link works once; a new one at every start until then), or run \`tracker init\``, { setup_url: url })
+  }
   metrics.bind({
     connectedDevices: () => pipeline.stats.connected,
     tcpConnections: () => ({ gt06: gt06?.connections ?? 0, teltonika: teltonika?.connections ?? 0 }),

@@ -88,3 +88,12 @@ export async function readJsonBody(request: Request, limits: BodyLimits = defaul
     throw new Invalid('The request body is not valid JSON')
   }
 }
+
+/**
+ * The parse hook of a route that takes a JSON body without authentication (sign-in, first-run
+ * setup): `{ parse: boundedJson() }` reads it with the bounds the auth macro uses, so Elysia's
+ * own parser never reads an unbounded body.
+ */
+export function boundedJson(limits: BodyLimits = defaultBodyLimits) {
+  return ({ request }: { request: Request }): Promise<unknown> => readJsonBody(request, limits)
+}

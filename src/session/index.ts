@@ -1,0 +1,200 @@
+/**
+ * Sign-in for people (`/session`) and the first-run setup page (`/setup`). The session cookie
+ * then authenticates every API route as the user's key would (http/auth.ts).
+ */
+import { Elysia, t } from 'elysia'
+import type { Db } from '../../db/client'
+import type { Clock } from '../clock'
+import { Conflict, Forbidden, Invalid, TooManyRequests, Unauthorized } from '../errors'
+import { asUser, SESSION_COOKIE, sessionCookie, type authPlugin } from '../http/auth'
+import { boundedJson } from '../http/body'
+import type { ClientAddress, PeerSource } from '../http/client'
+import type { AuthThrottle } from '../http/limits'
+import { responses } from '../http/model'
+import { REQUEST_ID_HEADER } from '../ops/requests'
+import { SessionAnswer, SetupBody, SignInBody } from './model'
+import { setupAssetRoute, setupPage } from './page'
+import { SESSION_LIFETIME_MS, type SessionService } from './service'
+import { type FirstRun, setupFirstAccount } from './setup'
+
+/** `Set-Cookie` for a session; Max-Age 0 ends it in the browser */
+export function sessionCookieHeader(sessionId: string, secure: boolean, maxAgeSeconds = SESSION_LIFETIME_MS / 1000): string {
+  return `${SESSION_COOKIE}=${sessionId}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`
+}
+
+const SIGN_IN_FAILED = 'Wrong name or password'
+
+export interface SessionRouteOptions {
+  /** the failed-authentication throttle the auth macro counts bad keys in */
+  throttle: AuthThrottle
+  clientAddress: ClientAddress
+  /** APP_URL: its origin is the only one a browser may sign in from; https makes the cookie Secure */
+  appUrl: string
+}
+
+export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: SessionService, { throttle, clientAddress, appUrl }: SessionRouteOptions) {
+  const secure = appUrl.startsWith('https:')
+  const appOrigin = new URL(appUrl).origin
+  const noStore = { 'cache-control': 'no-store' }
+
+  return new Elysia({ name: 'session' })
+    .use(auth)
+    .post(
+      '/session',
+      async ({ body, request, server, set }) => {
+        // login CSRF: another site must not sign a visitor in to someone else's account
+        const origin = request.headers.get('origin')
+        if (origin !== null && origin !== appOrigin) throw new Forbidden(`Sign in from ${appOrigin}; a page elsewhere may not sign you in`)
+        const client = clientAddress(request, server as PeerSource | null)
+        // before the password is verified: passwords, unlike keys, can be guessed
+        const wait = throttle.retryAfter(client)
+        if (wait > 0) throw new TooManyRequests('Too many failed authentications from this client; try again later', wait)
+        const signedIn = await sessions.signIn(body.name, body.password)
+        if (signedIn === null) {
+          const delayMs = throttle.fail(client)
+          if (delayMs > 0) await Bun.sleep(delayMs)
+          throw new Unauthorized(SIGN_IN_FAILED, false)
+        }
+        Object.assign(set.headers, noStore, { 'set-cookie': sessionCookieHeader(signedIn.sessionId, secure) })
+        return { user: signedIn.user }
+      },
+      {
+        parse: boundedJson(),
+        body: SignInBody,
+        detail: {
+          tags: ['Sign-in'],
+          summary: 'Sign in (a person, for the console)',
+          description:
+            `Checks the name (any case) and password and answers the user, with a new session in the \`${SESSION_COOKIE}\` cookie ` +
+            '(HttpOnly, SameSite=Strict, Path=/, Secure when APP_URL is https, Max-Age 14 days). The cookie then authenticates every ' +
+            'route as the user\'s API key would; a request that changes something with it must send an Origin (or Referer) of APP_URL. ' +
+            'A wrong name and a wrong password get the same 401, after the same work (a user without a password cannot sign in). ' +
+            'Failures count in the throttle of bad keys: past the limit, 429 with Retry-After, before any password is checked. ' +
+            'A browser request from another origin (Origin header) is 403. No Authorization header is needed or read.',
+          security: [],
+          responses: responses({ 200: { schema: SessionAnswer, description: 'Signed in; the cookie is set' } }, 400, 401, 403, 429, 504),
+        },
+      },
+    )
+    .get(
+      '/session',
+      ({ principal, request, set }) => {
+        const user = asUser(principal)
+        Object.assign(set.headers, noStore)
+        // each visit of the console renews the cookie, as each use renews the session
+        const sessionId = user.via === 'session' ? sessionCookie(request) : null
+        if (sessionId !== null) set.headers['set-cookie'] = sessionCookieHeader(sessionId, secure)
+        return { user: sessions.userOf(user) }
+      },
+      {
+        auth: 'user',
+        detail: {
+          tags: ['Sign-in'],
+          summary: 'Who is signed in',
+          description:
+            `The user of the \`${SESSION_COOKIE}\` cookie (an API key works too), 401 when the session has ended or expired. ` +
+            'A session lasts 14 days from its last use; this call renews the cookie\'s Max-Age as well. A share token gets 403.',
+          responses: responses({ 200: { schema: SessionAnswer, description: 'The signed-in user' } }, 401, 403, 429),
+        },
+      },
+    )
+    .delete(
+      '/session',
+      async ({ principal, request }) => {
+        const user = asUser(principal)
+        const sessionId = user.via === 'session' ? sessionCookie(request) : null
+        if (sessionId === null) {
+          throw new Invalid(`Nothing to sign out of: this request was authenticated by an API key; send the ${SESSION_COOKIE} cookie without an Authorization header`)
+        }
+        await sessions.end(sessionId)
+        return new Response(null, {
+          status: 204,
+          headers: { ...noStore, 'set-cookie': sessionCookieHeader('', secure, 0) },
+        })
+      },
+      {
+        auth: 'user',
+        detail: {
+          tags: ['Sign-in'],
+          summary: 'Sign out',
+          description:
+            'Ends the session of the cookie on the server (every process stops accepting it at once) and clears the cookie ' +
+            '(Max-Age=0). Like every change made with the cookie, it needs an Origin (or Referer) of APP_URL, else 403. ' +
+            'A request authenticated by an API key has no session: 400. An ended or unknown session: 401.',
+          responses: responses({ 204: { description: 'Signed out; the cookie is cleared' } }, 400, 401, 403, 429, 504),
+        },
+      },
+    )
+}
+
+export interface SetupRouteOptions {
+  db: Db
+  firstRun: FirstRun
+  sessions: SessionService
+  clock: Clock
+  appUrl: string
+}
+
+export function setupRoutes({ db, firstRun, sessions, clock, appUrl }: SetupRouteOptions) {
+  const secure = appUrl.startsWith('https:')
+
+  return new Elysia({ name: 'setup' })
+    .get('/setup', ({ query }) => setupPage(firstRun, query.token ?? ''), {
+      query: t.Object({ token: t.Optional(t.String()) }, { additionalProperties: true }),
+      detail: {
+        tags: ['Sign-in'],
+        summary: 'The first-run setup page',
+        description:
+          'HTML: on a server with no user yet, the one-time link the server logs at start (at warn) opens a form for the first ' +
+          'account, its admin and their password, which it posts to `POST /setup`. The token changes at every start until setup ' +
+          'is done. A wrong or used token: 403 (a page saying so); a server that already has a user: 409 (a page saying so). ' +
+          'Sends `Referrer-Policy: no-referrer` and `Cache-Control: no-store`.',
+        security: [],
+        responses: responses({
+          200: { schema: t.String(), description: 'The form', contentType: 'text/html' },
+          403: { schema: t.String(), description: 'Wrong or used token (an HTML page)', contentType: 'text/html' },
+          409: { schema: t.String(), description: 'Setup is done (an HTML page)', contentType: 'text/html' },
+        }),
+      },
+    })
+    .get('/setup/assets/:name', ({ params }) => setupAssetRoute(params.name), { detail: { hide: true } })
+    .post(
+      '/setup',
+      async ({ body, set }) => {
+        const check = firstRun.check(body.token)
+        if (check === 'used') throw new Forbidden('This setup link has been used; sign in with POST /session')
+        if (check === 'wrong') {
+          if (!firstRun.needed()) throw new Conflict('Setup is done: this server already has a user; sign in with POST /session')
+          throw new Forbidden('This setup link is not valid; the server logs the current one at start (it changes at every start)')
+        }
+        let user
+        try {
+          user = await setupFirstAccount(db, body, clock, { requestId: String(set.headers[REQUEST_ID_HEADER] ?? '') || null })
+        } catch (error) {
+          // setup was done another way meanwhile (`tracker init`): the link is spent
+          if (error instanceof Conflict) firstRun.invalidate()
+          throw error
+        }
+        firstRun.invalidate()
+        const sessionId = await sessions.open(user.id)
+        Object.assign(set.headers, { 'cache-control': 'no-store', 'set-cookie': sessionCookieHeader(sessionId, secure) })
+        return { user }
+      },
+      {
+        parse: boundedJson(),
+        body: SetupBody,
+        detail: {
+          tags: ['Sign-in'],
+          summary: 'First-run setup: the first account and its admin',
+          description:
+            'With the token of the setup link, creates the account and its first user (role admin, with the password) in one ' +
+            "transaction, records them in the audit log (action `setup`, by the new admin), signs the person in (the session " +
+            'cookie, as `POST /session` sets it) and spends the token. Names are 1 to 200 characters, the password at least 10 ' +
+            '(400 naming the field). A wrong or used token: 403; a server that already has a user: 409. ' +
+            '`tracker init` does the same from the command line.',
+          security: [],
+          responses: responses({ 200: { schema: SessionAnswer, description: 'Set up and signed in; the cookie is set' } }, 400, 403, 409, 504),
+        },
+      },
+    )
+}

@@ -1,0 +1,36 @@
+/** Schemas of sign-in and first-run setup, for validation and OpenAPI. */
+import { t } from 'elysia'
+import { Uuid } from '../http/model'
+import { MAX_PASSWORD_LENGTH } from './passwords'
+
+const closed = { additionalProperties: false } as const
+
+export const SignInBody = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: 200, description: 'The sign-in name (compared case-insensitively)', examples: ['dana'] }),
+    password: t.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH, examples: ['correct horse battery'] }),
+  },
+  closed,
+)
+
+export const SessionUser = t.Object(
+  {
+    id: Uuid,
+    name: t.String({ examples: ['dana'] }),
+    role: t.Union([t.Literal('admin'), t.Literal('member')]),
+    account: t.Object({ id: Uuid, name: t.String({ examples: ['Acme Logistics'] }) }),
+  },
+  { description: 'Who is signed in' },
+)
+
+export const SessionAnswer = t.Object({ user: SessionUser })
+
+export const SetupBody = t.Object(
+  {
+    token: t.String({ maxLength: 128, description: "The setup link's token (the server's log at start)" }),
+    account: t.String({ maxLength: 1024, description: 'The account name: 1 to 200 characters', examples: ['Acme Logistics'] }),
+    name: t.String({ maxLength: 1024, description: "The admin's sign-in name: 1 to 200 characters", examples: ['dana'] }),
+    password: t.String({ maxLength: MAX_PASSWORD_LENGTH, description: 'At least 10 characters', examples: ['correct horse battery'] }),
+  },
+  closed,
+)

@@ -1,0 +1,119 @@
+/**
+ * The first run: a server whose database has no user yet offers a one-time setup link (the
+ * token is random, new at every start until setup is done, and kept in memory only); whoever
+ * opens it names the first account and its admin. `tracker init` does the same from the command
+ * line through `setupFirstAccount`.
+ */
+import { sql } from 'drizzle-orm'
+import { timingSafeEqual } from 'node:crypto'
+import type { Db } from '../../db/client'
+import { accounts, users } from '../../db/schema'
+import { createAuditLog } from '../admin/audit'
+import type { Clock } from '../clock'
+import { Conflict, Invalid } from '../errors'
+import { retryWhileBusy } from '../store/busy'
+import { checkPassword, hashPassword } from './passwords'
+import { type SessionUser, sqliteOf } from './service'
+
+/** account and user names: 1 to 200 characters once trimmed, no control characters */
+const MAX_NAME_LENGTH = 200
+
+function checkName(value: string, path: string): string {
+  const name = value.trim()
+  if (name === '' || [...name].length > MAX_NAME_LENGTH) throw Invalid.field(path, `must be 1 to ${MAX_NAME_LENGTH} characters`)
+  if (/\p{Cc}/u.test(name)) throw Invalid.field(path, 'must not contain control characters')
+  return name
+}
+
+/** whether the database has no user at all (then the first run offers its setup link) */
+export function needsSetup(db: Pick<Db, 'select'>): boolean {
+  return db.select({ one: sql<number>`1` }).from(users).limit(1).get() === undefined
+}
+
+export interface FirstAccount {
+  account: string
+  name: string
+  password: string
+}
+
+export interface SetupOptions {
+  /** who the audit log names: the new admin (default, the setup page) or `cli` (`tracker init`) */
+  actor?: string
+  requestId?: string | null
+}
+
+/**
+ * Creates the first account and its admin (role admin, with the password) in one transaction,
+ * with their audit entries (action `setup`). 400 naming the field for a bad name or password;
+ * 409 once any user exists. Waits for another process's write lock (up to 5 s, then 504).
+ */
+export async function setupFirstAccount(db: Db, input: FirstAccount, clock: Clock, options: SetupOptions = {}): Promise<SessionUser> {
+  const accountName = checkName(input.account, '/account')
+  const userName = checkName(input.name, '/name')
+  const passwordHash = await hashPassword(checkPassword(input.password))
+  const accountId = crypto.randomUUID()
+  const userId = crypto.randomUUID()
+  return retryWhileBusy(
+    sqliteOf(db),
+    () =>
+      db.transaction((tx) => {
+        if (!needsSetup(tx)) throw new Conflict('Setup is done: this server already has a user; sign in instead')
+        const now = clock.now()
+        tx.insert(accounts).values({ id: accountId, name: accountName, createdAt: now }).run()
+        tx.insert(users).values({ id: userId, accountId, name: userName, role: 'admin', passwordHash, createdAt: now }).run()
+        const audit = createAuditLog(tx)
+        const actor = options.actor ?? userId
+        const requestId = options.requestId ?? null
+        audit.record({ accountId, actor, action: 'setup', objectType: 'account', objectId: accountId, requestId }, now)
+        audit.record({ accountId, actor, action: 'setup', objectType: 'user', objectId: userId, requestId }, now)
+        return { id: userId, name: userName, role: 'admin' as const, account: { id: accountId, name: accountName } }
+      }),
+    { clock },
+  )
+}
+
+const hashToken = (token: string) => new Bun.CryptoHasher('sha256').update(token).digest()
+
+export type SetupTokenCheck = 'valid' | 'used' | 'wrong'
+
+/** The setup link's token, in memory, for one run of the server. */
+export interface FirstRun {
+  /** the token of the setup link while setup is needed; null once done, or when a user existed at start */
+  readonly token: string | null
+  check(token: string): SetupTokenCheck
+  /** the token has served (or setup was done elsewhere meanwhile): it is refused from now on */
+  invalidate(): void
+  /** whether setup is still needed (no user in the database) */
+  needed(): boolean
+}
+
+/**
+ * `token`: tests choose it; the server lets it be random (32 bytes, base64url). None is issued
+ * when the database already has a user.
+ */
+export function createFirstRun(db: Db, token: string = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')): FirstRun {
+  let current: string | null = needsSetup(db) ? token : null
+  let used: Buffer | null = null
+  return {
+    get token() {
+      return current
+    },
+    check(given) {
+      // compared as hashes, in constant time: the token is a password of sorts
+      const presented = hashToken(given)
+      if (current !== null && timingSafeEqual(presented, hashToken(current))) return 'valid'
+      if (used !== null && timingSafeEqual(presented, used)) return 'used'
+      return 'wrong'
+    },
+    invalidate() {
+      if (current !== null) used = hashToken(current)
+      current = null
+    },
+    needed: () => needsSetup(db),
+  }
+}
+
+/** where the setup page is, for the start's log line */
+export function setupUrl(appUrl: string, token: string): string {
+  return `${appUrl.replace(/\/+$/, '')}/setup?token=${token}`
+}
