@@ -4,6 +4,8 @@
  * start from this function.
  */
 import { Elysia } from 'elysia'
+import { adminRoutes } from './admin'
+import { createAuditLog } from './admin/audit'
 import { type Clock, systemClock } from './clock'
 import { commandsRoutes } from './commands'
 import { createCommandService } from './commands/service'
@@ -27,7 +29,7 @@ import { headerLimit } from './http/headers'
 import { createAuthThrottle, defaultThrottle, type AuthThrottleOptions } from './http/limits'
 import { problemDetails } from './http/problem'
 import { LivePositions } from './ingest/live'
-import { createKeyLookup } from './keys/service'
+import { createKeyLookup, createKeyUsage } from './keys/service'
 import { sessionRoutes, setupRoutes } from './session'
 import { createSessionService } from './session/service'
 import { createFirstRun, type FirstRun } from './session/setup'
@@ -57,6 +59,8 @@ export interface AppDeps {
   streamHeartbeatMs?: number
   /** how soon share-link views are written in the background (default 1 s); tests shorten it */
   shareAccessFlushMs?: number
+  /** how soon API keys' last use is written in the background (default 1 s); tests shorten it */
+  keyUseFlushMs?: number
   /** reverse geocoder for travel addresses; default: offline, plus GEOCODER_URL when set */
   geocoder?: Geocoder
   /** what /metrics reports; default: a fresh set that sees this app's requests and database */
@@ -93,12 +97,13 @@ export function createApp(deps: AppDeps) {
     shortUrlBase: config.shortUrlBase,
   })
   const clientAddress = createClientAddress(config.trustedProxies)
+  const keyUsage = createKeyUsage(sqlite, clock, { log, flushMs: deps.keyUseFlushMs })
   // one throttle: bad keys, bad session cookies and wrong passwords count together
   const throttle = createAuthThrottle(clock, deps.throttle ?? defaultThrottle)
   const sessions = createSessionService({ db: deps.database.db, clock, log, flushMs: deps.sessionFlushMs })
   const auth = authPlugin({
     clientAddress,
-    findUserByKey: createKeyLookup(sqlite, clock),
+    findUserByKey: createKeyLookup(sqlite, clock, keyUsage),
     findUserBySession: sessions.findUserBySession,
     appOrigin: new URL(config.appUrl).origin,
     resolveShareToken: (token, request, client) => shares.resolve(token, viewerOf(request, client)),
@@ -148,6 +153,7 @@ export function createApp(deps: AppDeps) {
     .use(sharePageRoutes(shares, { tileUrl: config.tileUrl, appUrl: config.appUrl }))
     .use(streamRoutes(auth, streams))
     .use(devicesRoutes(auth, devices))
+    .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, me: { db: deps.database.db, access, linkExpiresAt: shares.expiresAt } }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
     .use(modelRoutes(auth, { models: modelAdmin, write }))
     .use(sessionRoutes(auth, sessions, { throttle, clientAddress, appUrl: config.appUrl }))
@@ -155,6 +161,7 @@ export function createApp(deps: AppDeps) {
     // share-link views still in memory are written before the server closes the database
     .onStop(() => {
       shareTokens.flush({ wait: true })
+      keyUsage.flush({ wait: true })
       sessions.flush({ wait: true })
     })
 }

@@ -43,11 +43,14 @@ interface SchemaLike {
   minItems?: number
   maxItems?: number
   title?: string
+  const?: unknown
 }
 
 /** "must be an integer from 60 to 31536000", read off the schema, for unions Elysia adds to coerce query strings. */
 function describeSchema(schema: SchemaLike | undefined): string | null {
   if (!schema) return null
+  // a choice of literals (a role): name them, where TypeBox would say "one of: 'string', 'string'"
+  if (schema.anyOf?.length && schema.anyOf.every((s) => s.const !== undefined)) return `must be one of ${schema.anyOf.map((s) => JSON.stringify(s.const)).join(', ')}`
   const numeric = schema.anyOf?.find((s) => s.type === 'integer' || s.type === 'number') ?? (schema.type === 'integer' || schema.type === 'number' ? schema : null)
   if (!numeric) return null
   const kind = numeric.type === 'integer' ? 'an integer' : 'a number'

@@ -7,7 +7,9 @@ import type { Database } from 'bun:sqlite'
 import { LRUCache } from 'lru-cache'
 import { timingSafeEqual } from 'node:crypto'
 import { NotFound } from '../errors'
+import { type Logger, silentLogger } from '../log'
 import type { UserPrincipal } from '../principal'
+import { createDeferredWrites } from '../store/deferred'
 
 export function hashKey(key: string): string {
   return new Bun.CryptoHasher('sha256').update(key).digest('hex')
@@ -25,9 +27,70 @@ export function createApiKey(sqlite: Database, givenUserId: string, now = Date.n
   const user = sqlite.query('SELECT id FROM users WHERE id = ?').get(userId)
   if (!user) throw new NotFound(`No user with id ${givenUserId}`)
   const key = generateKey()
-  sqlite.query('INSERT INTO api_keys (user_id, hash, created_at) VALUES (?, ?, ?)').run(userId, hashKey(key), now)
+  sqlite.query('INSERT INTO api_keys (user_id, hash, public_id, created_at) VALUES (?, ?, ?, ?)').run(userId, hashKey(key), crypto.randomUUID(), now)
   return key
 }
+
+/** a key's last use is written at most this often (and shown to this precision) */
+export const KEY_USE_PRECISION_MS = 60_000
+
+export interface KeyUsageOptions {
+  /** how soon a noted use is written (default 1 s); tests shorten it */
+  flushMs?: number
+  log?: Logger
+}
+
+/**
+ * API keys' last use (`last_used_at`), noted in memory by the key lookup and written in the
+ * background (store/deferred.ts): no request writes, or waits for another process's write lock.
+ * A key's use is noted at most once a minute, so a busy key costs one write a minute; the time
+ * shown is its first use of that minute.
+ */
+export function createKeyUsage(sqlite: Database, clock: { now(): number }, options: KeyUsageOptions = {}) {
+  // a key deleted while its use waited: the update finds no row, and nothing is written
+  const writeUse = sqlite.query<unknown, [number, number]>('UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?')
+  const writeAll = sqlite.transaction((uses: [number, number][]) => {
+    for (const [keyId, atMs] of uses) writeUse.run(atMs, keyId)
+  })
+  /** key row id → the use waiting to be written */
+  const pending = new Map<number, number>()
+  /** key row id → when its use was last noted: another within the minute is not noted */
+  const noted = new Map<number, number>()
+  const deferred = createDeferredWrites(sqlite, {
+    delayMs: options.flushMs ?? 1000,
+    hasPending: () => pending.size > 0,
+    write: () => {
+      writeAll([...pending])
+      pending.clear()
+      // what is older than a minute would be noted again anyway: the map stays as small as the last minute's keys
+      const now = clock.now()
+      for (const [keyId, atMs] of noted) if (now - atMs >= KEY_USE_PRECISION_MS) noted.delete(keyId)
+    },
+    log: options.log ?? silentLogger,
+    failure: 'API keys\' last use not written yet; will retry',
+    context: () => ({ keys: pending.size }),
+  })
+
+  return {
+    /** notes a use of the key (its api_keys row id) now; written in the background */
+    record(keyId: number): void {
+      const now = clock.now()
+      const last = noted.get(keyId)
+      if (last !== undefined && now - last < KEY_USE_PRECISION_MS && now >= last) return
+      noted.set(keyId, now)
+      pending.set(keyId, now)
+      deferred.schedule()
+    },
+    /** a use noted but not yet written (Unix ms), else null: reads merge it, so a use shows at once */
+    pendingUse(keyId: number): number | null {
+      return pending.get(keyId) ?? null
+    },
+    /** writes what waits now (waiting for the lock if `wait`, at stop); false when it could not */
+    flush: deferred.flush,
+  }
+}
+
+export type KeyUsage = ReturnType<typeof createKeyUsage>
 
 /**
  * The credentials version (row 4 of access_version, bumped by triggers when a key, a session, a
@@ -40,14 +103,15 @@ export function createCredentialsVersion(sqlite: Database): () => number {
   return () => read.get()?.version ?? 0
 }
 
-export function createKeyLookup(sqlite: Database, clock: { now(): number } = { now: Date.now }) {
-  const byHash = sqlite.query<{ hash: string; user_id: string; account_id: string; role: string; expires_at: number | null }, [string]>(
-    `SELECT k.hash, u.id AS user_id, u.account_id, u.role, k.expires_at FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ?`,
+/** `usage`, when given, notes each accepted key's use (for last_used_at), in memory only */
+export function createKeyLookup(sqlite: Database, clock: { now(): number } = { now: Date.now }, usage?: KeyUsage) {
+  const byHash = sqlite.query<{ id: number; hash: string; user_id: string; account_id: string; role: string; expires_at: number | null }, [string]>(
+    `SELECT k.id, k.hash, u.id AS user_id, u.account_id, u.role, k.expires_at FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ?`,
   )
   const credentialsVersion = createCredentialsVersion(sqlite)
   // Only known keys are cached, by the key as presented (no hashing on a hit), and only for the
   // credentials version they were read at.
-  const recognised = new LRUCache<string, { principal: UserPrincipal; expiresAt: number | null }>({ max: 10_000 })
+  const recognised = new LRUCache<string, { principal: UserPrincipal; keyId: number; expiresAt: number | null }>({ max: 10_000 })
   let cachedAtVersion = -1
   return function findUserByKey(key: string): UserPrincipal | null {
     const version = credentialsVersion()
@@ -61,10 +125,11 @@ export function createKeyLookup(sqlite: Database, clock: { now(): number } = { n
       const row = byHash.get(presented)
       if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(presented))) return null
       const role = row.role === 'admin' ? 'admin' : 'member'
-      entry = { principal: { kind: 'user', userId: row.user_id, accountId: row.account_id, role, via: 'key' }, expiresAt: row.expires_at }
+      entry = { principal: { kind: 'user', userId: row.user_id, accountId: row.account_id, role, via: 'key' }, keyId: row.id, expiresAt: row.expires_at }
       recognised.set(key, entry)
     }
     if (entry.expiresAt !== null && clock.now() >= entry.expiresAt) return null
+    usage?.record(entry.keyId)
     return entry.principal
   }
 }
