@@ -8,6 +8,7 @@ import { adminRoutes } from './admin'
 import { createAuditLog } from './admin/audit'
 import { type Clock, systemClock } from './clock'
 import { commandsRoutes } from './commands'
+import { consoleRoutes } from './console'
 import { createCommandService } from './commands/service'
 import { type Config, loadConfig } from './config'
 import { createDeviceAccess } from './devices/access'
@@ -151,6 +152,7 @@ export function createApp(deps: AppDeps) {
     .use(historyRoutes(auth, history))
     .use(shareRoutes(auth, shares))
     .use(sharePageRoutes(shares, { tileUrl: config.tileUrl, appUrl: config.appUrl }))
+    .use(consoleRoutes({ tileUrl: config.tileUrl }))
     .use(streamRoutes(auth, streams))
     .use(devicesRoutes(auth, devices))
     .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, me: { db: deps.database.db, access, linkExpiresAt: shares.expiresAt } }))

@@ -1,0 +1,71 @@
+/** The API's shapes the console reads (see the OpenAPI document at /openapi). */
+export type DeviceState = 'off' | 'moving' | 'stopped' | 'suspended' | 'unlink' | 'stolen' | 'new'
+
+export interface Device {
+  id: string
+  model: string
+  alias: string
+  properties: Record<string, unknown>
+  serial: string
+  imei: string
+  iccid: string
+  state: DeviceState
+  location: [number, number] | null
+  connected: boolean
+  connected_at: string | null
+  disconnected_at: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface Me {
+  kind: 'user'
+  id: string
+  name: string
+  role: 'admin' | 'member'
+  account: { id: string; name: string }
+}
+
+export interface Group {
+  id: string
+  name: string
+  devices: string[]
+}
+
+/** `event: fix` of GET /devices/stream */
+export interface FixEvent {
+  id: string
+  latitude: number
+  longitude: number
+  speed: number | null
+  /** degrees from north, when the device reports it */
+  course?: number | null
+  timestamp: number
+}
+
+export interface RoutePoint {
+  latitude: number
+  longitude: number
+  speed: number
+  timestamp: number
+}
+
+export interface DeviceEvent {
+  alarm_code: string
+  speed: number | null
+  satellite: number | null
+  dbm: number | null
+  coordinates: [number, number] | null
+  timestamp: number
+}
+
+export type Widget =
+  | { type: 'button'; label: string; confirm?: boolean; confirm_message?: string }
+  | { type: 'form'; fields: { name: string; type: string; label: string }[] }
+  | { type: string; [key: string]: unknown }
+
+export interface Command {
+  id: string
+  name: string
+  widget: Widget
+}

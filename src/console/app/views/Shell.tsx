@@ -1,0 +1,82 @@
+import { useSignal } from '@preact/signals'
+import { useEffect, useMemo } from 'preact/hooks'
+import { Fleet } from '../fleet'
+import { route } from '../router'
+import { signOut } from '../session'
+import { strings } from '../strings'
+import type { Me } from '../types'
+import { LiveView } from './LiveView'
+import { NotYet } from './NotYet'
+
+/** The views, in the order the navigation shows them; later versions replace NotYet with theirs. */
+const VIEWS = [
+  { view: 'map', href: '#/', label: strings.navMap, adminOnly: false },
+  { view: 'history', href: '#/history', label: strings.navHistory, adminOnly: false },
+  { view: 'share', href: '#/share', label: strings.navShare, adminOnly: false },
+  { view: 'events', href: '#/events', label: strings.navEvents, adminOnly: false },
+  { view: 'admin', href: '#/admin', label: strings.navAdmin, adminOnly: true },
+] as const
+
+/** The signed-in console: the header (views, who is signed in, sign out) and the current view. */
+export function Shell({ me }: { me: Me }) {
+  // one fleet for the whole session: the map keeps its devices and stream across views
+  const fleet = useMemo(() => new Fleet(), [])
+  useEffect(() => {
+    fleet.start()
+    return () => fleet.stop()
+  }, [fleet])
+  const menuOpen = useSignal(false)
+  const current = route.value
+  useEffect(() => {
+    menuOpen.value = false
+  }, [current])
+
+  const views = VIEWS.filter((v) => !v.adminOnly || me.role === 'admin')
+  const title = views.find((v) => v.view === current.view)?.label ?? strings.navMap
+  useEffect(() => {
+    document.title = `${title} · ${strings.pageTitle}`
+  }, [title])
+
+  return (
+    <div class="shell">
+      <a class="skip" href="#content" onClick={(e) => (e.preventDefault(), document.getElementById('content')?.focus())}>
+        {strings.skipToContent}
+      </a>
+      <header class="topbar">
+        <a class="brand" href="#/">
+          <span class="brand-mark" aria-hidden="true" />
+          <span>{strings.product}</span>
+        </a>
+        <button
+          type="button"
+          class="menu-button"
+          aria-expanded={menuOpen.value}
+          aria-controls="nav"
+          onClick={() => (menuOpen.value = !menuOpen.value)}
+        >
+          {strings.menu}
+        </button>
+        <nav id="nav" class={menuOpen.value ? 'nav open' : 'nav'} aria-label={strings.navLabel}>
+          <ul>
+            {views.map((v) => (
+              <li key={v.view}>
+                <a href={v.href} aria-current={current.view === v.view ? 'page' : undefined}>
+                  {v.label}
+                </a>
+              </li>
+            ))}
+          </ul>
+          <div class="account">
+            <span class="who" title={me.role === 'admin' ? strings.roleAdmin : undefined}>
+              {strings.account(me.name, me.account.name)}
+            </span>
+            <button type="button" class="quiet" onClick={() => void signOut()}>
+              {strings.signOut}
+            </button>
+          </div>
+        </nav>
+      </header>
+      {current.view === 'map' ? <LiveView fleet={fleet} selected={current.device} /> : <NotYet title={title} />}
+    </div>
+  )
+}
