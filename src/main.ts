@@ -25,6 +25,8 @@ const USAGE = `Usage: tracker <command>
   import FILE [--upsert]     load a dataset (JSON, format: docs/import-format.md)
   key create --user ID       issue an API key for a user; it is printed once
   account create --name NAME create an account
+  device add --account A --model M (--imei I | --serial S) [--alias X] [--groups G,G]
+  device list [--account A]  devices (id, alias, imei, serial, state), by alias
   migrate                    create or migrate the database, then exit
   backup FILE                consistent copy of the live database into FILE (safe while serving)
   version                    print the version
@@ -126,6 +128,7 @@ const COMMANDS: Record<string, Command> = {
   },
 
   account: (args, config) => adminCommands.account(args, adminContext(config)),
+  device: (args, config) => adminCommands.device(args, adminContext(config)),
 }
 
 /** what the operator's administration commands need from the process */

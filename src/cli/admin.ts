@@ -8,7 +8,10 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import type { DatabaseHandle } from '../../db/client'
 import { createAccount } from '../admin/accounts'
 import { CLI_ACTOR } from '../admin/audit'
-import { ArgumentError } from './resolve'
+import { asc, eq } from 'drizzle-orm'
+import { devices as devicesTable } from '../../db/schema'
+import { createDeviceAdmin } from '../devices/admin-service'
+import { ArgumentError, list, resolveAccount, resolveGroup, resolveModel } from './resolve'
 
 export { ArgumentError }
 
@@ -51,6 +54,39 @@ export const adminCommands = {
     if (positionals.length) throw new ArgumentError(`unexpected argument ${positionals[0]}`)
     const account = context.withDatabase(({ db }) => createAccount(db, { name: values.name! }, CLI_ACTOR, context.now()))
     context.print(`created account ${account.name} (${account.id})`)
+    return 0
+  },
+
+  async device(args: string[], context: AdminCommandContext): Promise<number> {
+    const [name, rest] = subcommand(args, ['add', 'list'], 'device add --account A --model M (--imei I | --serial S) [--alias X] [--groups G,G] | device list [--account A]')
+    if (name === 'list') {
+      const { values } = parseOptions(rest, { account: { type: 'string' } })
+      const rows = context.withDatabase(({ db }) => {
+        const account = values.account === undefined ? undefined : resolveAccount(db, values.account)
+        const query = db
+          .select({ id: devicesTable.id, alias: devicesTable.alias, imei: devicesTable.imei, serial: devicesTable.serial, state: devicesTable.state })
+          .from(devicesTable)
+        return (account ? query.where(eq(devicesTable.accountId, account.id)) : query).orderBy(asc(devicesTable.alias), asc(devicesTable.id)).all()
+      })
+      for (const row of rows) context.print([row.id, row.alias, row.imei || '-', row.serial || '-', row.state].join('\t'))
+      return 0
+    }
+    const { values, positionals } = parseOptions(
+      rest,
+      { account: { type: 'string' }, model: { type: 'string' }, imei: { type: 'string' }, serial: { type: 'string' }, alias: { type: 'string' }, groups: { type: 'string' } },
+      ['account', 'model'],
+    )
+    if (positionals.length) throw new ArgumentError(`unexpected argument ${positionals[0]}`)
+    if (values.imei === undefined && values.serial === undefined) throw new ArgumentError('--imei or --serial is required: it is how the device is recognised when it reports')
+    const device = context.withDatabase(({ db }) => {
+      const account = resolveAccount(db, values.account!)
+      const model = resolveModel(db, values.model!)
+      const groups = list(values.groups).map((group) => resolveGroup(db, account.id, group).id)
+      const admin = createDeviceAdmin({ db, clock: { now: context.now } })
+      const alias = values.alias ?? values.imei ?? values.serial!
+      return admin.createDevice({ alias, model: model.id, groups, imei: values.imei, serial: values.serial }, account.id, CLI_ACTOR)
+    })
+    context.print(`added device ${device.alias} (${device.id}) to account ${device.account}`)
     return 0
   },
 }

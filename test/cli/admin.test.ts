@@ -69,3 +69,35 @@ describe('account', () => {
     expect(query<{ n: number }>('SELECT count(*) AS n FROM accounts')[0]!.n).toBe(before)
   })
 })
+
+describe('device', () => {
+  test('device add takes names (account, model, groups), prints the new device, and it is in the audit log as cli', () => {
+    const run = cli(['device', 'add', '--account', 'acme logistics', '--model', 'GT06N', '--imei', '359710049099999', '--alias', 'Truck 9', '--groups', 'Trucks,vans'])
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    const id = /added device Truck 9 \(([0-9a-f-]{36})\)/.exec(run.stdout)?.[1]
+    expect(id).toBeDefined()
+    expect(query('SELECT alias, imei, serial, state FROM devices WHERE id = ?', id!)).toEqual([{ alias: 'Truck 9', imei: '359710049099999', serial: '', state: 'new' }])
+    expect(query<{ n: number }>('SELECT count(*) AS n FROM device_groups dg JOIN devices d ON d.key = dg.device_key WHERE d.id = ?', id!)[0]!.n).toBe(2)
+    expect(query('SELECT actor, action, object_type FROM audit_log WHERE object_id = ?', id!)).toEqual([{ actor: 'cli', action: 'create', object_type: 'device' }])
+    const listed = cli(['device', 'list', '--account', 'Acme Logistics'])
+    expect(listed.code).toBe(0)
+    expect(listed.stdout).toContain(`${id}\tTruck 9\t359710049099999\t-\tnew`)
+    expect(cli(['device', 'list', '--account', 'globex']).stdout).not.toContain('Truck 9')
+  })
+
+  test.each([
+    [['device', 'add', '--account', 'Acme Logistics', '--model', 'GT06N'], '--imei or --serial is required'],
+    [['device', 'add', '--account', 'Nobody Inc', '--model', 'GT06N', '--serial', 'X1'], '--account: no account named or with id "Nobody Inc"'],
+    [['device', 'add', '--account', 'Acme Logistics', '--model', 'T800', '--serial', 'X1'], '--model: no model'],
+    [['device', 'add', '--account', 'Acme Logistics', '--model', 'GT06N', '--serial', 'X1', '--groups', 'Cars'], '--groups: no group'],
+    [['device', 'add', '--account', 'Acme Logistics', '--model', 'GT06N', '--imei', '12345'], '/imei'],
+    [['device', 'add', '--account', 'Acme Logistics', '--model', 'GT06N', '--serial', 'S-T1'], 'already'],
+    [['device', 'add', '--account', 'Acme Logistics', '--model', 'GT06N', '--serial', 'X1', '--colour', 'red'], "Unknown option '--colour'"],
+  ])('%p exits 2 naming what is wrong, and adds nothing', (args, message) => {
+    const before = query<{ n: number }>('SELECT count(*) AS n FROM devices')[0]!.n
+    const run = cli(args)
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 2, stderr: expect.stringContaining(message) })
+    expect(query<{ n: number }>('SELECT count(*) AS n FROM devices')[0]!.n).toBe(before)
+  })
+})
