@@ -27,8 +27,8 @@ export function streamRoutes(auth: ReturnType<typeof authPlugin>, streams: LiveS
         summary: 'Live positions (Server-Sent Events)',
         description:
           'A `text/event-stream` of the fixes of the devices you reach (a share token: the link\'s devices; it needs the location ' +
-          'permission). Each fix is `event: fix` with data `{"id","latitude","longitude","speed","timestamp"}` (speed km/h or null, ' +
-          'timestamp Unix seconds); the newest known fix of each device comes first. A comment line is sent every 15 s as heartbeat. ' +
+          'permission). Each fix is `event: fix` with data `{"id","latitude","longitude","speed","course","timestamp"}` (speed km/h or null, ' +
+          'course degrees clockwise from north or null, timestamp Unix seconds); the newest known fix of each device comes first. A comment line is sent every 15 s as heartbeat. ' +
           'The stream follows access while open: once a group membership or device changes, fixes of devices you no longer reach stop ' +
           'and devices newly reached start (their newest known fix first). ' +
           'The stream ends when a share link is patched or revoked, and at its `expires_at` exactly (no event after it): reconnect ' +

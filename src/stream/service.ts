@@ -39,6 +39,8 @@ export interface FixEvent {
   longitude: number
   /** km/h, null when the device sent none */
   speed: number | null
+  /** degrees clockwise from north, null when the device sent none (the console turns its marker by it) */
+  course: number | null
   /** Unix seconds */
   timestamp: number
 }
@@ -116,7 +118,7 @@ export function createLiveStreams({ sqlite, access, live, clock, linkActive, lin
               controller.enqueue(encoder.encode(text))
             }
             const sendEvent = (id: string, fix: LiveFix) => {
-              const event: FixEvent = { id, latitude: fix.latitude, longitude: fix.longitude, speed: fix.speed, timestamp: fix.timestamp }
+              const event: FixEvent = { id, latitude: fix.latitude, longitude: fix.longitude, speed: fix.speed, course: fix.course, timestamp: fix.timestamp }
               send(`event: fix\ndata: ${JSON.stringify(event)}\n\n`)
             }
             /** reads the devices again; one that came into reach starts with its newest fix, as at the start */

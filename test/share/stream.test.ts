@@ -74,11 +74,11 @@ describe('GET /devices/stream', () => {
 
     const stream = events(res)
     expect(await stream.next()).toBe('retry: 3000')
-    expect(fixData(await stream.next())).toEqual({ id: ids.truck2, latitude: 45.75, longitude: 4.85, speed: 0, timestamp: 1764000000 })
+    expect(fixData(await stream.next())).toEqual({ id: ids.truck2, latitude: 45.75, longitude: 4.85, speed: 0, course: null, timestamp: 1764000000 })
 
     live.publish(fix(ids.truck1, 1764000010)) // not in the link
     live.publish(fix(ids.van1, 1764000020, 48.1, 2.1, null))
-    expect(fixData(await stream.next())).toEqual({ id: ids.van1, latitude: 48.1, longitude: 2.1, speed: null, timestamp: 1764000020 })
+    expect(fixData(await stream.next())).toEqual({ id: ids.van1, latitude: 48.1, longitude: 2.1, speed: null, course: null, timestamp: 1764000020 })
     await stream.cancel()
   })
 
