@@ -73,6 +73,17 @@ link has ended). \`GET /devices/stream\` is Server-Sent Events: \`event: fix\` w
 \`{id, latitude, longitude, speed, timestamp}\`, starting with each device's newest fix (held in memory,
 else the newest stored), ending when a share link changes or ends.
 
+**Administration.** \`GET /me\` (any key, session or share token) says who the credential is.
+\`/groups\`, \`/users\` and \`/audit\` are for account admins (a member gets 403, except \`GET /groups\`:
+their own groups); \`/users/{id}/keys\` for that user or an admin; a share token gets 403 on all of
+them. Another account's user, group or key is 404, and so is an id named in a body that is not of
+your account, with \`errors[].path\` naming its place (\`/devices/2\`). A sign-in name taken in any
+case, or demoting or deleting the account's last admin, is 409. Passwords (write-only, ≥ 10
+characters) are argon2id hashes; a new one ends the user's sessions. A key's secret is shown once;
+a deleted key or user is 401 on the next request. \`last_used_at\` is written in the background at
+most once a minute a key. Lists: \`limit\` 1–1000 (default 99), \`offset\`, by name then id, \`[]\`
+when empty. \`/audit\`: newest first; \`from\`/\`to\` Unix seconds, inclusive; never a secret.
+
 **Database timeouts.** While another process holds the database's write lock (an import), reads
 answer as usual and a write (a share-link change) waits for it; still waiting after 5 s, it is
 answered 504 and nothing is written.
