@@ -79,6 +79,7 @@ const TAGS: Record<string, string> = {
   Devices: 'The devices you can reach, their commands and their live positions',
   History: "A device's route, travels and events over a time window",
   'Share links': 'Read-only links to some devices, for people without an account',
+  Administration: "Who you are (/me); an account's users, groups, API keys, devices and audit log",
   Operations: 'Health, readiness and metrics; for operators, not API users',
 }
 
