@@ -1,6 +1,7 @@
 /**
  * `tracker demo [--speed N] [--exit]`: a demo fleet that moves. Creates (or updates) an account,
- * a group, a user with a fresh API key (printed), a model and nine buses — route 304 in Limerick
+ * a group, an admin user with a fresh API key and a fresh password (both printed, for the API and
+ * the console), a model and nine buses — route 304 in Limerick
  * and the eight route-14 buses in Liverpool — then starts the server and replays their real
  * recordings through the OsmAnd protocol over HTTP, as phones running Traccar Client would.
  *
@@ -9,7 +10,9 @@
  * routes, stops and travels look real, and at speed > 1 their timestamps run ahead of the clock
  * (at most the recording's length, well within the one day the pipeline accepts).
  */
+import { eq } from 'drizzle-orm'
 import { openDatabase } from '../db/client'
+import { sessions, users } from '../db/schema'
 // Text imports, so that `bun build --compile` embeds the recordings and `tracker demo` needs no
 // folder. Their sources and terms: test/fixtures/tracks/README.md.
 import bus304Gpx from '../test/fixtures/tracks/bus304_limerick_2019-02-18.gpx' with { type: 'text' }
@@ -17,6 +20,7 @@ import liverpoolCsv from '../test/fixtures/tracks/liverpool_bus_route14_outbound
 import type { Config } from './config'
 import { importDataset } from './dataset/service'
 import { createApiKey } from './keys/service'
+import { hashPassword } from './session/passwords'
 import { startServer } from './server'
 
 /** What stops the demo before it starts: no OsmAnd port, a bad speed. */
@@ -133,6 +137,8 @@ const DEMO = {
   user: 'de300000-0000-4000-8000-000000000003',
   model: 'de300000-0000-4000-8000-000000000004',
 }
+/** the demo admin's sign-in name */
+export const DEMO_USER_NAME = 'demo'
 const deviceId = (i: number) => `de300000-0000-4000-8000-1000000000${String(i).padStart(2, '0')}`
 
 /** The demo fleet as an import document (docs/import-format.md), for `importDataset` with upsert. */
@@ -140,7 +146,7 @@ export function demoDataset(tracks: Track[]) {
   return {
     accounts: [{ id: DEMO.account, name: 'Demo Transit' }],
     groups: [{ id: DEMO.group, account: DEMO.account, name: 'Buses' }],
-    users: [{ id: DEMO.user, account: DEMO.account, name: 'demo', groups: [DEMO.group] }],
+    users: [{ id: DEMO.user, account: DEMO.account, name: DEMO_USER_NAME, role: 'admin' as const, groups: [DEMO.group] }],
     models: [{ id: DEMO.model, name: 'Phone with Traccar Client', protocol: 'osmand' }],
     devices: tracks.map((track, i) => ({
       id: deviceId(i),
@@ -201,11 +207,19 @@ export async function runDemo(options: DemoOptions): Promise<{ sent: number; ref
   if (!config.osmandPort) throw new DemoError('the demo replays over OsmAnd: OSMAND_PORT must not be 0')
   const tracks = options.tracks ?? loadTracks()
 
+  // a new password at every run, like the key: nothing fixed to guess on a demo left running
+  const password = Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('base64url')
+  const passwordHash = await hashPassword(password)
   const database = openDatabase(config.databasePath, { synchronous: config.synchronous })
   let key: string
   try {
     importDataset(database.sqlite, demoDataset(tracks), { upsert: true })
     key = createApiKey(database.sqlite, DEMO.user)
+    // a new password ends the sessions of the last run
+    database.db.transaction((tx) => {
+      tx.update(users).set({ passwordHash }).where(eq(users.id, DEMO.user)).run()
+      tx.delete(sessions).where(eq(sessions.userId, DEMO.user)).run()
+    })
   } finally {
     database.close()
   }
@@ -217,6 +231,9 @@ export async function runDemo(options: DemoOptions): Promise<{ sent: number; ref
   print(RECORDINGS_CREDIT)
   print(`API key (shown once): ${key}`)
   print(`try: curl -H "Authorization: Bearer ${key}" ${api}/devices`)
+  // the console must be opened at APP_URL (its cookie's writes are checked against it); PORT=0 (tests) has none to name
+  const consoleUrl = new URL(config.appUrl).port === '0' ? api : config.appUrl.replace(/\/+$/, '')
+  print(`console: ${consoleUrl}/ — sign in as "${DEMO_USER_NAME}" with password ${password} (shown once; new at every demo run)`)
   print(`replaying ${tracks.reduce((n, t) => n + t.points.length, 0)} fixes at ${speed}× over OsmAnd (${osmand})…`)
 
   // One timeline across all buses, in the order the points were recorded.

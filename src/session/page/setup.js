@@ -91,6 +91,8 @@ form.addEventListener('submit', async (event) => {
     history.replaceState(null, '', 'setup')
     form.hidden = true
     document.querySelector('.lead').hidden = true
+    document.getElementById('title').textContent = 'You’re signed in'
+    document.title = 'Signed in: the fleet tracker is set up'
     document.getElementById('whoami').textContent = `Signed in as ${user.name}, administrator of ${user.account.name}.`
     const done = document.getElementById('done')
     done.hidden = false

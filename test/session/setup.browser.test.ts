@@ -1,0 +1,141 @@
+/**
+ * The first-run setup page in a real browser: Debian's chromium driven by playwright-core,
+ * against a real server on 127.0.0.1 with an empty database. A person fills the form (after a
+ * first try the page refuses), lands signed in, and the spent link says so. Screenshots at
+ * desktop and phone size go to SCREENSHOTS for a human to look at.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync, mkdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import { createApp } from '../../src/app'
+import { systemClock } from '../../src/clock'
+import { loadConfig } from '../../src/config'
+import { createFirstRun } from '../../src/session/setup'
+import { freePort } from '../support/process'
+import { makeWorld, type World } from '../support/world'
+
+const CHROMIUM = '/usr/bin/chromium'
+const hasChromium = existsSync(CHROMIUM)
+if (!hasChromium) console.warn(`skipping the setup page browser test: ${CHROMIUM} is missing (apt-get install chromium)`)
+
+export const SCREENSHOTS = join(tmpdir(), 'tracker-test-output', 'session')
+const TOKEN = 'browser-setup-token-0123456789abcdef'
+const DESKTOP = { width: 1280, height: 800 }
+const PHONE = { width: 390, height: 844 }
+
+let world: World
+let app: ReturnType<typeof createApp>
+let browser: Browser
+let base: string
+
+beforeAll(async () => {
+  if (!hasChromium) return
+  mkdirSync(SCREENSHOTS, { recursive: true })
+  world = makeWorld({})
+  const port = freePort()
+  base = `http://127.0.0.1:${port}`
+  app = createApp({
+    database: world.database,
+    clock: systemClock,
+    config: loadConfig({ APP_URL: base }),
+    firstRun: createFirstRun(world.database.db, TOKEN),
+  })
+  app.listen({ port, hostname: '127.0.0.1' })
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  })
+}, 30_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await app?.stop(true)
+  world?.close()
+})
+
+function watchErrors(page: Page): string[] {
+  const errors: string[] = []
+  page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`))
+  page.on('console', (message) => {
+    // the page's own refusals (400) show in the console as failed loads: not errors of the page
+    if (message.type() === 'error' && !message.text().includes('Failed to load resource')) errors.push(`console: ${message.text()}`)
+  })
+  return errors
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
+
+describe.skipIf(!hasChromium)('the setup page in chromium', () => {
+  test('refuses a bad form in words next to the fields, then creates the account and signs the person in', async () => {
+    const link = `${base}/setup?token=${TOKEN}`
+    const desktop = await browser.newPage({ viewport: DESKTOP })
+    const errors = watchErrors(desktop)
+    const response = await desktop.goto(link)
+    expect(response!.status()).toBe(200)
+    expect(await desktop.title()).toBe('Set up the fleet tracker')
+    // labelled fields, found as a screen reader would
+    for (const label of ['Account name', 'Your sign-in name', 'Password', 'Repeat the password']) {
+      expect(await desktop.getByLabel(label, { exact: true }).count()).toBe(1)
+    }
+    await shot(desktop, 'setup-desktop')
+
+    // empty: each field says what it needs, and the first one has the focus
+    await desktop.getByRole('button', { name: 'Create the account and sign in' }).click()
+    await desktop.locator('#account-error').waitFor()
+    expect(await desktop.locator('#account-error').textContent()).toBe('Enter a name for the account.')
+    expect(await desktop.locator('#password-error').textContent()).toBe('The password needs at least 10 characters.')
+    expect(await desktop.getByLabel('Account name').getAttribute('aria-invalid')).toBe('true')
+    expect(await desktop.evaluate(() => document.activeElement?.id)).toBe('account')
+
+    // two passwords that differ
+    await desktop.getByLabel('Account name').fill('Acme Logistics')
+    await desktop.getByLabel('Your sign-in name').fill('dana')
+    await desktop.getByLabel('Password', { exact: true }).fill('correct horse battery')
+    await desktop.getByLabel('Repeat the password').fill('correct horse batteries')
+    await desktop.getByRole('button', { name: 'Create the account and sign in' }).click()
+    await desktop.locator('#confirm-error').waitFor()
+    expect(await desktop.locator('#confirm-error').textContent()).toBe('The two passwords differ.')
+    await shot(desktop, 'setup-desktop-errors')
+    await desktop.close()
+
+    // on a phone: filled and sent, the person lands signed in
+    const context = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true })
+    const phone = await context.newPage()
+    const phoneErrors = watchErrors(phone)
+    await phone.goto(link)
+    // nothing wider than the screen
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width)
+    await shot(phone, 'setup-phone')
+    await phone.getByLabel('Account name').fill('Acme Logistics')
+    await phone.getByLabel('Your sign-in name').fill('Dana')
+    await phone.getByLabel('Password', { exact: true }).fill('correct horse battery')
+    await phone.getByLabel('Repeat the password').fill('correct horse battery')
+    await phone.getByRole('button', { name: 'Create the account and sign in' }).click()
+    await phone.locator('#done').waitFor({ state: 'visible' })
+    expect(await phone.locator('h1').textContent()).toBe('You’re signed in')
+    expect(await phone.locator('#whoami').textContent()).toBe('Signed in as Dana, administrator of Acme Logistics.')
+    expect(await phone.locator('#setup').isHidden()).toBe(true)
+    expect(await phone.evaluate(() => document.activeElement?.id)).toBe('done')
+    // the spent link is out of the address bar
+    expect(phone.url()).toBe(`${base}/setup`)
+    const [cookie] = await context.cookies()
+    expect(cookie).toMatchObject({ name: 'tracker_session', httpOnly: true, sameSite: 'Strict', path: '/' })
+    await shot(phone, 'setup-phone-done')
+
+    // signed in for the API too: the browser's cookie is the session
+    const me = await phone.evaluate(async () => (await fetch('session')).json())
+    expect(me.user).toMatchObject({ name: 'Dana', role: 'admin' })
+
+    // the link again: spent
+    const again = await phone.goto(link)
+    expect(again!.status()).toBe(403)
+    expect(await phone.locator('h1').textContent()).toBe('This setup link has been used')
+    await shot(phone, 'setup-phone-used')
+
+    expect([...errors, ...phoneErrors]).toEqual([])
+    await context.close()
+    console.log(`setup page screenshots: ${SCREENSHOTS}`)
+  }, 60_000)
+})
