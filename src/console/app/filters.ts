@@ -38,10 +38,11 @@ export const filtering = computed(() => query.value.trim() !== '' || groupId.val
 
 /** the filters as one test; a new function whenever a filter changes */
 export const predicate = computed<(device: FleetDevice) => boolean>(() => {
-  const words = query.value.trim().toLowerCase().split(/\s+/).filter(Boolean)
+  // the whole query within one field (name, IMEI, serial, plate): "truck 2" is not "2" anywhere
+  const text = query.value.trim().toLowerCase().replace(/\s+/g, ' ')
   const group = groups.value.find((g) => g.id === groupId.value)
   const members = group ? new Set(group.devices) : null
   const state = stateFilter.value
   return (device) =>
-    (state === '' || device.state === state) && (members === null || members.has(device.id)) && words.every((word) => device.haystack.includes(word))
+    (state === '' || device.state === state) && (members === null || members.has(device.id)) && (text === '' || device.haystack.includes(text))
 })

@@ -28,7 +28,7 @@ const PAGE = 1000
 
 function haystack(device: Device): string {
   const plate = typeof device.properties?.plate === 'string' ? device.properties.plate : ''
-  return `${device.alias}\n${device.imei}\n${device.serial}\n${plate}`.toLowerCase()
+  return [device.alias, device.imei, device.serial, plate].map((field) => field.toLowerCase().replace(/\s+/g, ' ')).join('\n')
 }
 
 /** metres between two points: plenty for a heading or a speed between two fixes */

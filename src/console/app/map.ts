@@ -16,7 +16,7 @@ interface DeviceMarker {
   arrow: HTMLElement
   label: HTMLElement
   /** what the element shows now, to touch the DOM only on a change */
-  shown: { state: string; course: number | null; alias: string; selected: boolean }
+  shown: { state: string; course: number | null | undefined; alias: string; selected: boolean }
 }
 
 /** Zoom from which every device is drawn on its own. */
@@ -50,6 +50,9 @@ export class FleetMap {
   private rebuildTimer: ReturnType<typeof setTimeout> | undefined
   private lastRebuild = 0
   private fitted = false
+  /** the person moved the map: a change of layout no longer refits it */
+  private userMoved = false
+  private moving = false
   /** the first time every device was drawn, ms since the page started (benchmarks read it) */
   drawnAt: number | null = null
 
@@ -62,6 +65,9 @@ export class FleetMap {
     // Offline, tiles fail to load: Leaflet fires `tileerror` and the markers draw all the same.
     L.tileLayer(options.tileUrl, { maxZoom: 19, attribution: options.attribution }).addTo(this.map)
     this.map.on('moveend', () => this.render())
+    this.map.on('movestart', () => {
+      if (!this.moving) this.userMoved = true
+    })
     this.map.attributionControl.setPrefix(false)
   }
 
@@ -168,6 +174,7 @@ export class FleetMap {
     const open = () => {
       const zoom = Math.min(this.index.getClusterExpansionZoom(clusterId), CLUSTER_MAX_ZOOM + 1)
       this.map.setView([latitude, longitude], zoom)
+      this.userMoved = true
     }
     marker.on('click', open)
     marker.on('add', () => marker.getElement()?.addEventListener('keydown', (e) => (e.key === 'Enter' || e.key === ' ') && (e.preventDefault(), open())))
@@ -196,7 +203,7 @@ export class FleetMap {
         this.options.onSelect(device.id)
       })
     })
-    const drawn: DeviceMarker = { marker, root, arrow, label, shown: { state: '', course: null, alias: '', selected: false } }
+    const drawn: DeviceMarker = { marker, root, arrow, label, shown: { state: '', course: undefined, alias: '', selected: false } }
     this.paint(drawn, device)
     marker.addTo(this.map)
     return drawn
@@ -231,6 +238,16 @@ export class FleetMap {
     }
   }
 
+  /** moves the map on the console's own account (not the person's) */
+  private view(move: () => void) {
+    this.moving = true
+    try {
+      move()
+    } finally {
+      this.moving = false
+    }
+  }
+
   select(id: string | null) {
     const before = this.selected
     this.selected = id
@@ -244,19 +261,25 @@ export class FleetMap {
     const at = L.latLng(device.latitude, device.longitude!)
     // on its own and in view: leave the zoom as it is
     if (this.deviceMarkers.has(device.id) && this.map.getBounds().pad(-0.1).contains(at)) return
-    this.map.setView(at, Math.max(this.map.getZoom(), this.deviceMarkers.has(device.id) ? 0 : CLUSTER_MAX_ZOOM + 1))
+    this.view(() => this.map.setView(at, Math.max(this.map.getZoom(), this.deviceMarkers.has(device.id) ? 0 : CLUSTER_MAX_ZOOM + 1)))
   }
 
   fitAll() {
     const bounds = L.latLngBounds([])
     for (const device of this.fleet.order) if (device.latitude !== null && this.filter(device)) bounds.extend([device.latitude, device.longitude!])
     if (!bounds.isValid()) return
-    this.map.fitBounds(bounds, { padding: [40, 40], maxZoom: 15 })
+    this.view(() => this.map.fitBounds(bounds, { padding: [40, 40], maxZoom: 15 }))
+    this.userMoved = false
   }
 
-  /** the map's size changed (the layout moved) */
+  /** The map's size changed (the layout moved: a phone turned, a window resized): the selected device, or else the fleet, stays in view unless the person moved the map. */
   resize() {
-    this.map.invalidateSize()
+    this.view(() => this.map.invalidateSize({ pan: false }))
+    const device = this.selected ? this.fleet.devices.get(this.selected) : undefined
+    if (device && device.latitude !== null) {
+      const at = L.latLng(device.latitude, device.longitude!)
+      if (!this.map.getBounds().pad(-0.1).contains(at)) this.view(() => this.map.panTo(at, { animate: false }))
+    } else if (this.fitted && !this.userMoved) this.fitAll()
   }
 
   destroy() {

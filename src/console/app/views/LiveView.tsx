@@ -136,7 +136,7 @@ export function LiveView({ fleet, selected }: { fleet: Fleet; selected: string |
                   {s === 'moving' && <span class="mk-arrow" />}
                   <span class="mk-dot">{STATE_GLYPH[s]}</span>
                 </span>
-                {strings.states[s]}
+                <span class="legend-text">{strings.states[s]}</span>
               </li>
             ))}
           </ul>

@@ -1,0 +1,241 @@
+/**
+ * The console in a real browser: Debian's chromium driven by playwright-core, against the real
+ * server in a child process. Alice signs in (with the keyboard), sees her devices on the map and
+ * in the list, filters them, watches a fix sent over OsmAnd move a marker without a reload, opens
+ * a device's panel, uses the phone layout, and signs out. No page error; no request leaves the
+ * host but the map tiles, which the test answers itself. Screenshots at desktop (1280×800) and
+ * phone (390×844) size go to test-output/, for a person to look at.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { openDatabase } from '../../db/client'
+import { importDataset } from '../../src/dataset/service'
+import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
+import { baseDataset, ids } from '../support/world'
+
+const CHROMIUM = '/usr/bin/chromium'
+const hasChromium = existsSync(CHROMIUM)
+if (!hasChromium) console.warn(`skipping the console browser test: ${CHROMIUM} is missing (apt-get install chromium)`)
+
+const ROOT = join(import.meta.dir, '..', '..')
+const OUTPUT = join(ROOT, 'test-output')
+const TILES = 'http://tiles.test'
+const PASSWORD = 'correct horse battery'
+const TRUCK1_IMEI = '359710049095001'
+/** a plain tile with a faint edge, so the screenshots show a map's grid and not a void */
+const TILE = `<svg xmlns="http://www.w3.org/2000/svg" width="256" height="256"><rect width="256" height="256" fill="#eef1ea"/><path d="M0 .5H256M.5 0V256" stroke="#d9ddd3"/></svg>`
+
+const now = Math.floor(Date.now() / 1000)
+/** Truck 1's last half hour, driving east from Paris; Truck 2 parked in Lyon since yesterday. */
+const positions = [
+  ...Array.from({ length: 12 }, (_, i) => ({ device: ids.truck1, timestamp: now - 1800 + i * 120, latitude: 48.85 + i * 0.001, longitude: 2.3 + i * 0.004, speed: 42, course: 80 })),
+  { device: ids.truck2, timestamp: now - 86_400, latitude: 45.75, longitude: 4.85, speed: 0 },
+]
+
+let dir: string
+let server: ServerProcess
+let base: string
+let osmandPort: number
+let browser: Browser
+
+beforeAll(async () => {
+  if (!hasChromium) return
+  dir = mkdtempSync(join(tmpdir(), 'console-browser-'))
+  mkdirSync(OUTPUT, { recursive: true })
+  const databasePath = join(dir, 'tracker.db')
+  const setup = openDatabase(databasePath)
+  importDataset(setup.sqlite, { ...baseDataset(), positions })
+  // a cheap argon2id hash (the stored hash carries its cost): the server verifies it as any other
+  const hash = await Bun.password.hash(PASSWORD, { algorithm: 'argon2id', memoryCost: 1024, timeCost: 1 })
+  setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, ids.alice)
+  setup.close()
+
+  const httpPort = freePort()
+  osmandPort = freePort()
+  base = `http://127.0.0.1:${httpPort}`
+  server = spawnServer([process.execPath, '--max-http-header-size=65536', 'src/main.ts', 'serve'], {
+    cwd: ROOT,
+    env: { ...serverEnv(databasePath, { http: httpPort, osmand: osmandPort, teltonika: 0 }, 'info'), APP_URL: base, TILE_URL: `${TILES}/{z}/{x}/{y}.png` },
+  })
+  await server.waitFor((line) => line.msg === 'serving', 20_000)
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  })
+}, 60_000)
+
+afterAll(async () => {
+  await browser?.close()
+  if (server) await server.terminate()
+  if (dir) rmSync(dir, { recursive: true, force: true })
+})
+
+interface Watch {
+  errors: string[]
+  /** requests to anywhere but this server and the tile server */
+  leaks: string[]
+  tiles: number
+}
+
+/** A browser context whose every request is watched: this server's pass, tiles are answered here, anything else is refused and noted. */
+async function newContext(viewport: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page; watch: Watch }> {
+  const context = await browser.newContext({ viewport, deviceScaleFactor: 1 })
+  const watch: Watch = { errors: [], leaks: [], tiles: 0 }
+  await context.route(
+    (url) => !url.href.startsWith(base),
+    (route) => {
+      const url = route.request().url()
+      if (url.startsWith(`${TILES}/`)) {
+        watch.tiles++
+        return route.fulfill({ status: 200, contentType: 'image/svg+xml', body: TILE })
+      }
+      if (url.startsWith('data:')) return route.continue()
+      watch.leaks.push(url)
+      return route.abort()
+    },
+  )
+  const page = await context.newPage()
+  page.on('pageerror', (error) => watch.errors.push(`pageerror: ${error.message}`))
+  page.on('console', (message) => {
+    if (message.type() !== 'error') return
+    const text = message.text()
+    // the browser notes every 401 it gets: asking who is signed in before signing in, and the wrong password tried on purpose
+    if (text.includes('status of 401')) return
+    watch.errors.push(`console: ${text}`)
+  })
+  return { context, page, watch }
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: join(OUTPUT, `${name}.png`) })
+const aliases = (page: Page) => page.locator('.device-row .alias').allTextContents()
+const marker = (page: Page, id: string) => page.locator(`.leaflet-marker-icon[data-device="${id}"]`)
+
+async function sendOsmAnd(params: Record<string, string | number>) {
+  const query = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]))
+  const res = await fetch(`http://127.0.0.1:${osmandPort}/?${query}`, { method: 'POST' })
+  expect(res.status).toBe(200)
+}
+
+describe.skipIf(!hasChromium)('the console in chromium', () => {
+  test('sign in, the fleet on the map and in the list, a live fix, the device panel, the phone layout, sign out', async () => {
+    const { context, page, watch } = await newContext({ width: 1280, height: 800 })
+
+    // --- sign in, with the keyboard; a wrong password first
+    const response = await page.goto(`${base}/`)
+    expect(response!.status()).toBe(200)
+    await page.locator('#signin-name').waitFor()
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('signin-name')
+    await shot(page, 'console-signin-desktop')
+    await page.keyboard.type('alice')
+    await page.keyboard.press('Tab')
+    await page.keyboard.type('not the password')
+    await page.keyboard.press('Enter')
+    await page.getByText('Wrong name or password.').waitFor()
+    await page.locator('#signin-password').fill(PASSWORD)
+    await page.keyboard.press('Enter')
+    await page.locator('.who').waitFor()
+    expect(await page.locator('.who').textContent()).toBe('alice · Acme Logistics')
+
+    // --- the devices: the list, the markers (Van 1 has never reported), the live stream
+    await page.waitForFunction(() => document.querySelectorAll('.device-row').length === 3)
+    expect(await aliases(page)).toEqual(['Truck 1', 'Truck 2', 'Van 1'])
+    await marker(page, ids.truck2).waitFor()
+    expect(await page.locator('.leaflet-marker-icon[data-device]').count()).toBe(2)
+    await page.locator('.live-status.live').waitFor()
+    const truck1Row = page.locator(`.device-row[data-device="${ids.truck1}"]`)
+    await page.waitForFunction((id) => document.querySelector(`.device-row[data-device="${id}"] .age time`) !== null, ids.truck1)
+    expect(await truck1Row.locator('.age').textContent()).toMatch(/^(\d+ min ago|just now)$/)
+    expect(await page.locator(`.device-row[data-device="${ids.truck2}"] .age`).textContent()).toMatch(/^(\d+ h ago|1 d ago)$/)
+    expect(await page.locator(`.device-row[data-device="${ids.van1}"] .age`).textContent()).toBe('No position yet')
+    expect(await page.locator(`.device-row[data-device="${ids.truck2}"]`).getAttribute('data-state')).toBe('stopped')
+    // Truck 1's heading, from its newest stored fix
+    await page.waitForFunction((id) => document.querySelector(`.leaflet-marker-icon[data-device="${id}"] .mk`)?.getAttribute('data-course') === '80', ids.truck1)
+    expect(watch.tiles).toBeGreaterThan(0)
+
+    // --- filters: search, state, group; the map follows the list
+    await page.locator('#filter-search').fill('truck 2')
+    await page.waitForFunction(() => document.querySelectorAll('.device-row').length === 1)
+    expect(await aliases(page)).toEqual(['Truck 2'])
+    await page.waitForFunction(() => document.querySelectorAll('.leaflet-marker-icon[data-device]').length === 1)
+    expect(await page.locator('.count').textContent()).toBe('1 of 3 devices')
+    await page.getByRole('button', { name: 'Clear filters' }).click()
+    await page.locator('#filter-state').selectOption('new')
+    await page.waitForFunction(() => document.querySelectorAll('.device-row').length === 1)
+    expect(await aliases(page)).toEqual(['Van 1'])
+    await page.locator('#filter-state').selectOption('')
+    await page.locator('#filter-group').selectOption({ label: 'Vans' })
+    await page.waitForFunction(() => document.querySelectorAll('.device-row').length === 2)
+    expect(await aliases(page)).toEqual(['Truck 2', 'Van 1'])
+    await page.getByRole('button', { name: 'Clear filters' }).click()
+    await page.waitForFunction(() => document.querySelectorAll('.device-row').length === 3)
+
+    // --- a fix over OsmAnd moves Truck 1's marker, turns it, and updates its row: no reload
+    await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true))
+    const before = await marker(page, ids.truck1).boundingBox()
+    await sendOsmAnd({ id: TRUCK1_IMEI, lat: 48.8, lon: 2.2, timestamp: Math.floor(Date.now() / 1000), speed: 27, bearing: 200 })
+    await page.waitForFunction((id) => document.querySelector(`.leaflet-marker-icon[data-device="${id}"] .mk`)?.getAttribute('data-course') === '200', ids.truck1)
+    const after = await marker(page, ids.truck1).boundingBox()
+    expect(after!.x !== before!.x || after!.y !== before!.y).toBe(true)
+    expect(await truck1Row.locator('.speed').textContent()).toBe(' · 50 km/h')
+    expect(await truck1Row.locator('.age').textContent()).toBe('just now')
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true)
+    // the legend says what the marks mean
+    await page.locator('.legend summary').click()
+    expect(await page.locator('.legend .legend-text').allTextContents()).toEqual(['Moving', 'Stopped', 'Off', 'New', 'Stolen', 'Suspended'])
+    await shot(page, 'console-map-desktop')
+    await page.locator('.legend summary').click()
+
+    // --- the device panel: status, newest fixes, commands (shown, not yet sendable)
+    await truck1Row.click()
+    await page.locator('.panel-title').waitFor()
+    expect(new URL(page.url()).hash).toBe(`#/devices/${ids.truck1}`)
+    expect(await page.locator('.panel-title').textContent()).toBe('Truck 1')
+    expect(await page.locator('.plate').textContent()).toBe('AB-123-CD')
+    expect(await page.locator('.state-value').textContent()).toBe('Moving')
+    expect(await page.locator('.panel .speed').textContent()).toBe('50 km/h')
+    await page.waitForFunction(() => document.querySelectorAll('table.fixes tbody tr').length >= 10)
+    expect(await page.locator('table.fixes tbody tr').count()).toBe(10)
+    expect(await page.locator('table.fixes tbody tr').first().locator('td').nth(1).textContent()).toBe('50 km/h')
+    const stop = page.getByRole('button', { name: 'Stop engine' })
+    await stop.waitFor()
+    expect(await stop.isDisabled()).toBe(true)
+    await page.getByText('Asks for confirmation: “The vehicle will stop. Continue?”').waitFor()
+    expect(await page.getByLabel('APN').isDisabled()).toBe(true)
+    expect(await page.getByLabel('Password', { exact: true }).getAttribute('type')).toBe('password')
+    await page.getByText('Sending commands is not available').waitFor()
+    expect(await marker(page, ids.truck1).locator('.mk.selected').count()).toBe(1)
+    await shot(page, 'console-panel-desktop')
+
+    // --- a phone: the map above, the panel below; the views behind a menu
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.locator('.panel-title').waitFor()
+    const map = await page.locator('.map').boundingBox()
+    const sidebar = await page.locator('.sidebar').boundingBox()
+    expect(sidebar!.y).toBeGreaterThanOrEqual(map!.y + map!.height - 1)
+    expect(sidebar!.width).toBeLessThanOrEqual(390)
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    await shot(page, 'console-panel-phone')
+    await page.getByRole('link', { name: 'Back to the list' }).click()
+    await page.locator('#filter-search').waitFor()
+    await shot(page, 'console-map-phone')
+    expect(await page.locator('#nav').isVisible()).toBe(false)
+    await page.getByRole('button', { name: 'Menu' }).click()
+    await page.locator('#nav').waitFor()
+    expect(await page.getByRole('navigation').getByRole('link').allTextContents()).toEqual(['Live map', 'History', 'Share links', 'Events'])
+    await shot(page, 'console-menu-phone')
+
+    // --- sign out: the session ends on the server too
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByText('You have signed out.').waitFor()
+    await page.locator('#signin-name').waitFor()
+    expect(await page.evaluate(async () => (await fetch('me')).status)).toBe(401)
+    await shot(page, 'console-signin-phone')
+
+    expect(watch.errors).toEqual([])
+    expect(watch.leaks).toEqual([])
+    await context.close()
+  }, 90_000)
+})
