@@ -5,6 +5,7 @@
  * One executable with everything inside: `bun build --compile` of src/main.ts, ESM with
  * bytecode (faster start), migrations, web assets, the API docs UI, the geocoder's cities and
  * the demo's bus recordings embedded (they are `with { type: 'text' | 'file' }` imports). The
+ * console is bundled first and its files replace src/console/prebuilt.ts (see consoleAssetsPlugin). The
  * executable ignores a .env or bunfig.toml in the folder it runs from: its configuration is the
  * environment, nothing else.
  *
@@ -18,6 +19,9 @@
  * cache it in node_modules/.cache/bun-runtimes, and hand it to Bun as `executablePath`.
  * BUN_RUNTIME_LINUX_ARM64 / _X64 / _X64_BASELINE point at a runtime you already have (offline).
  */
+import type { BunPlugin } from 'bun'
+import { buildConsoleAssets } from '../src/console/build'
+import type { PrebuiltFile } from '../src/console/prebuilt'
 import { BUN_MAX_HEADER_BYTES } from '../src/http/headers'
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
@@ -101,6 +105,25 @@ async function runtimeFor(arch: Arch): Promise<string | undefined> {
   return binary
 }
 
+const TEXT_TYPE = /^(text\/|application\/(json|javascript))/
+
+/**
+ * The console's files, bundled here once, in place of src/console/prebuilt.ts: the executable
+ * serves them as they are, with neither the console's sources nor node_modules beside it.
+ */
+async function consoleAssetsPlugin(): Promise<BunPlugin> {
+  const files: PrebuiltFile[] = (await buildConsoleAssets()).map(({ name, type, role, body }) =>
+    TEXT_TYPE.test(type) ? { name, type, role, text: new TextDecoder().decode(body) } : { name, type, role, base64: Buffer.from(body).toString('base64') },
+  )
+  const contents = `export const prebuilt = ${JSON.stringify(files)}\n`
+  return {
+    name: 'console-assets',
+    setup(builder) {
+      builder.onLoad({ filter: /[\\/]src[\\/]console[\\/]prebuilt\.ts$/ }, () => ({ contents, loader: 'js' }))
+    },
+  }
+}
+
 async function build(arch: Arch, outfile: string): Promise<void> {
   const executablePath = await runtimeFor(arch)
   const started = performance.now()
@@ -114,6 +137,7 @@ async function build(arch: Arch, outfile: string): Promise<void> {
     // embedded in the executable (stack traces point into src/); the .map Bun also writes is removed below
     sourcemap: 'linked',
     define: { 'process.env.NODE_ENV': '"production"' },
+    plugins: [await consoleAssetsPlugin()],
     compile: {
       target: `bun-linux-${arch}`,
       outfile,

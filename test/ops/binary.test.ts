@@ -119,6 +119,13 @@ describe('the single binary', () => {
         expect(`${path} ${res.status}`).toBe(`${path} 200`)
         expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(1000)
       }
+      // the console: its page names its embedded bundle (the sources are not there to build it from)
+      const consolePage = await (await fetch(`${base}/`)).text()
+      const consoleScript = /src="(console\/assets\/main-[a-z0-9]+\.js)"/.exec(consolePage)?.[1]
+      expect(consoleScript).toBeDefined()
+      const bundle = await fetch(`${base}/${consoleScript}`)
+      expect(bundle.status).toBe(200)
+      expect(await bundle.text()).toContain('devices/stream')
 
       const fix = await fetch(`http://127.0.0.1:${osmandPort}/?id=BUS304&lat=52.66&lon=-8.63&timestamp=${Math.floor(Date.now() / 1000)}&speed=10`)
       expect(fix.status).toBe(200)
