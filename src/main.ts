@@ -11,7 +11,6 @@ import type { Database } from 'bun:sqlite'
 import { type Config, ConfigError, loadConfig } from './config'
 import { DatasetError, importDataset } from './dataset/service'
 import { DomainError } from './errors'
-import { createApiKey } from './keys/service'
 import { createLogger } from './log'
 import { backupDatabase, requireDatabaseFile } from './ops/backup'
 import { stopOnSignals } from './ops/shutdown'
@@ -23,8 +22,13 @@ const USAGE = `Usage: tracker <command>
 
   serve                      serve the API and the device listeners (what npm start runs)
   import FILE [--upsert]     load a dataset (JSON, format: docs/import-format.md)
-  key create --user ID       issue an API key for a user; it is printed once
   account create --name NAME create an account
+  user create --account A --name N [--role admin|member] [--groups G,G] [--password-stdin]
+  user passwd N              set a user's password (from standard input); ends their sessions
+  user list [--account A]    users (id, name, role, account)
+  key create --user U [--name LABEL]   issue an API key; it is printed once
+  key list --user U          a user's keys (id, name, created, last used, expiry)
+  key revoke ID              the key fails from the next request
   device add --account A --model M (--imei I | --serial S) [--alias X] [--groups G,G]
   device list [--account A]  devices (id, alias, imei, serial, state), by alias
   migrate                    create or migrate the database, then exit
@@ -75,14 +79,6 @@ const COMMANDS: Record<string, Command> = {
     return 0
   },
 
-  async key(args, config) {
-    const userAt = args.indexOf('--user')
-    const userId = userAt >= 0 ? args[userAt + 1] : undefined
-    if (args[0] !== 'create' || !userId) throw new UsageError('key create --user ID')
-    console.log(withDatabase(config, (sqlite) => createApiKey(sqlite, userId)))
-    return 0
-  },
-
   async migrate(_args, config) {
     withDatabase(config, () => undefined)
     console.log(`database ${config.databasePath} is migrated`)
@@ -129,6 +125,8 @@ const COMMANDS: Record<string, Command> = {
 
   account: (args, config) => adminCommands.account(args, adminContext(config)),
   device: (args, config) => adminCommands.device(args, adminContext(config)),
+  user: (args, config) => adminCommands.user(args, adminContext(config)),
+  key: (args, config) => adminCommands.key(args, adminContext(config)),
 }
 
 /** what the operator's administration commands need from the process */

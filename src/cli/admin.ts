@@ -11,7 +11,11 @@ import { CLI_ACTOR } from '../admin/audit'
 import { asc, eq } from 'drizzle-orm'
 import { devices as devicesTable } from '../../db/schema'
 import { createDeviceAdmin } from '../devices/admin-service'
-import { ArgumentError, list, resolveAccount, resolveGroup, resolveModel } from './resolve'
+import { adminDeps, operator } from '../admin/actor'
+import { createKey, keyOwner, listKeys, revokeKey } from '../admin/keys'
+import { createUser, hashPassword, listUsers, setPassword } from '../admin/users'
+import { users as usersTable } from '../../db/schema'
+import { ArgumentError, list, resolveAccount, resolveGroup, resolveModel, resolveUser } from './resolve'
 
 export { ArgumentError }
 
@@ -46,6 +50,14 @@ function subcommand(args: string[], known: string[], usage: string): [string, st
   if (name === undefined || !known.includes(name)) throw new ArgumentError(name === undefined ? `missing subcommand: ${usage}` : `unknown subcommand ${name}: ${usage}`)
   return [name, rest]
 }
+
+/** a password typed or piped on standard input: its one trailing line break is not part of it */
+async function passwordFrom(context: AdminCommandContext): Promise<string> {
+  const text = await context.readStdin()
+  return text.replace(/\r?\n$/, '')
+}
+
+const ROLES = ['admin', 'member'] as const
 
 export const adminCommands = {
   async account(args: string[], context: AdminCommandContext): Promise<number> {
@@ -87,6 +99,82 @@ export const adminCommands = {
       return admin.createDevice({ alias, model: model.id, groups, imei: values.imei, serial: values.serial }, account.id, CLI_ACTOR)
     })
     context.print(`added device ${device.alias} (${device.id}) to account ${device.account}`)
+    return 0
+  },
+
+  async user(args: string[], context: AdminCommandContext): Promise<number> {
+    const usage = 'user create --account A --name N [--role admin|member] [--groups G,G] [--password-stdin] | user passwd N | user list [--account A]'
+    const [name, rest] = subcommand(args, ['create', 'passwd', 'list'], usage)
+    const clock = { now: context.now }
+    if (name === 'list') {
+      const { values } = parseOptions(rest, { account: { type: 'string' } })
+      const rows = context.withDatabase((database) => {
+        const accounts = values.account === undefined ? null : [resolveAccount(database.db, values.account).id]
+        const ids = accounts ?? database.db.selectDistinct({ id: usersTable.accountId }).from(usersTable).all().map((row) => row.id)
+        return ids.flatMap((accountId) => listUsers(adminDeps(database, clock), operator(accountId), { limit: 100_000, offset: 0 }).map((user) => ({ ...user, accountId })))
+      })
+      for (const user of rows) context.print([user.id, user.name, user.role, user.accountId].join('\t'))
+      return 0
+    }
+    if (name === 'passwd') {
+      const { positionals } = parseOptions(rest, {})
+      if (positionals.length !== 1) throw new ArgumentError('user passwd N: name the user (the password comes from standard input)')
+      // the name is checked before the password is read: a typo fails at once
+      const user = context.withDatabase((database) => resolveUser(database.db, positionals[0]!, 'user'))
+      const password = await hashPassword(await passwordFrom(context), 'password (standard input)')
+      context.withDatabase((database) => setPassword(adminDeps(database, clock), operator(user.accountId), user.id, password))
+      context.print(`password changed for ${user.name} (${user.id}); their sessions are ended`)
+      return 0
+    }
+    const { values, positionals } = parseOptions(
+      rest,
+      { account: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' }, groups: { type: 'string' }, 'password-stdin': { type: 'boolean' } },
+      ['account', 'name'],
+    )
+    if (positionals.length) throw new ArgumentError(`unexpected argument ${positionals[0]}`)
+    const role = values.role ?? 'member'
+    if (!(ROLES as readonly string[]).includes(role)) throw new ArgumentError(`--role must be admin or member, got "${role}"`)
+    const password = values['password-stdin'] ? await hashPassword(await passwordFrom(context), 'password (standard input)') : undefined
+    const user = context.withDatabase((database) => {
+      const account = resolveAccount(database.db, values.account!)
+      const groups = list(values.groups).map((group) => resolveGroup(database.db, account.id, group).id)
+      return createUser(adminDeps(database, clock), operator(account.id), { name: values.name!, role: role as (typeof ROLES)[number], groups, password })
+    })
+    context.print(`created ${user.role} ${user.name} (${user.id})${password ? '' : '; no password yet: `user passwd` sets one'}`)
+    return 0
+  },
+
+  async key(args: string[], context: AdminCommandContext): Promise<number> {
+    const [name, rest] = subcommand(args, ['create', 'list', 'revoke'], 'key create --user U [--name LABEL] | key list --user U | key revoke ID')
+    const clock = { now: context.now }
+    if (name === 'revoke') {
+      const { positionals } = parseOptions(rest, {})
+      if (positionals.length !== 1) throw new ArgumentError('key revoke ID: give the key\'s id (key list shows it)')
+      const keyId = positionals[0]!
+      context.withDatabase((database) => {
+        const owner = keyOwner(database.db, keyId)
+        if (owner === null) throw new ArgumentError(`no key with id "${keyId}"`)
+        revokeKey(adminDeps(database, clock), operator(owner.accountId), owner.userId, keyId)
+      })
+      context.print(`revoked key ${keyId}; it fails from the next request`)
+      return 0
+    }
+    const { values, positionals } = parseOptions(rest, { user: { type: 'string' }, name: { type: 'string' } }, ['user'])
+    if (positionals.length) throw new ArgumentError(`unexpected argument ${positionals[0]}`)
+    if (name === 'list') {
+      const keys = context.withDatabase((database) => {
+        const user = resolveUser(database.db, values.user!)
+        return listKeys(adminDeps(database, clock), operator(user.accountId), user.id)
+      })
+      for (const key of keys) context.print([key.id, key.name || '-', key.created_at, key.last_used_at ?? 'never used', key.expires_at ?? 'no expiry'].join('\t'))
+      return 0
+    }
+    const created = context.withDatabase((database) => {
+      const user = resolveUser(database.db, values.user!)
+      return createKey(adminDeps(database, clock), operator(user.accountId), user.id, { name: values.name })
+    })
+    // the secret alone on standard output, so that KEY=$(tracker key create …) works
+    context.print(created.key)
     return 0
   },
 }

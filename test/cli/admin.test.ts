@@ -101,3 +101,59 @@ describe('device', () => {
     expect(query<{ n: number }>('SELECT count(*) AS n FROM devices')[0]!.n).toBe(before)
   })
 })
+
+describe('user and key', () => {
+  test('user create with a password from standard input; the user signs in over the API; user list shows them', async () => {
+    const run = cli(['user', 'create', '--account', 'Acme Logistics', '--name', 'frank', '--role', 'admin', '--groups', 'Vans', '--password-stdin'], 'correct horse battery\n')
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    const id = /created admin frank \(([0-9a-f-]{36})\)/.exec(run.stdout)?.[1]
+    expect(id).toBeDefined()
+    const [stored] = query<{ role: string; password_hash: string }>('SELECT role, password_hash FROM users WHERE id = ?', id!)
+    expect(stored!.role).toBe('admin')
+    expect(stored!.password_hash).toStartWith('$argon2id$')
+    expect(await Bun.password.verify('correct horse battery', stored!.password_hash)).toBe(true)
+    expect(cli(['user', 'list', '--account', 'acme logistics']).stdout).toContain(`${id}\tfrank\tadmin`)
+    expect(query('SELECT actor, action FROM audit_log WHERE object_id = ?', id!)).toEqual([{ actor: 'cli', action: 'create' }])
+    // the audit log never holds the password
+    expect(JSON.stringify(query('SELECT * FROM audit_log'))).not.toContain('correct horse')
+  })
+
+  test('user passwd changes the password from standard input', async () => {
+    const run = cli(['user', 'passwd', 'FRANK'], 'another long password\n')
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' })
+    const [stored] = query<{ password_hash: string }>("SELECT password_hash FROM users WHERE name = 'frank'")
+    expect(await Bun.password.verify('another long password', stored!.password_hash)).toBe(true)
+  })
+
+  test('key create by user name prints the key alone; key list shows it by id; key revoke ends it', () => {
+    const created = cli(['key', 'create', '--user', 'bob', '--name', 'laptop'])
+    expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(created.stdout.trim()).toMatch(/^trk_[A-Za-z0-9_-]{43}$/)
+    const listed = cli(['key', 'list', '--user', 'bob'])
+    const line = listed.stdout.split('\n').find((l) => l.includes('\tlaptop\t'))
+    expect(line).toBeDefined()
+    expect(listed.stdout).not.toContain(created.stdout.trim())
+    const keyId = line!.split('\t')[0]!
+    const revoked = cli(['key', 'revoke', keyId])
+    expect({ code: revoked.code, stderr: revoked.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(cli(['key', 'list', '--user', 'bob']).stdout).not.toContain('\tlaptop\t')
+    expect(query('SELECT actor, action, object_type FROM audit_log WHERE object_id = ? ORDER BY id', keyId)).toEqual([
+      { actor: 'cli', action: 'create', object_type: 'key' },
+      { actor: 'cli', action: 'delete', object_type: 'key' },
+    ])
+  })
+
+  test.each([
+    [['user', 'create', '--account', 'Acme Logistics', '--name', 'alice'], 'already'],
+    [['user', 'create', '--account', 'Acme Logistics', '--name', 'gina', '--role', 'owner'], '--role must be admin or member'],
+    [['user', 'create', '--account', 'Acme Logistics', '--name', 'gina', '--password-stdin'], 'at least 10 characters'],
+    [['user', 'passwd'], 'name the user'],
+    [['user', 'passwd', 'nobody-at-all'], 'user: no user named or with id "nobody-at-all"'],
+    [['key', 'create'], '--user is required'],
+    [['key', 'revoke', '0c000000-0000-4000-8000-0000000000ff'], 'no key with id'],
+  ])('%p exits 2 naming what is wrong', (args, message) => {
+    const run = cli(args, 'short\n')
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 2, stderr: expect.stringContaining(message) })
+  })
+})

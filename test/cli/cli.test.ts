@@ -117,10 +117,10 @@ describe('command line', () => {
     expect(run.stdout.trim()).toMatch(/^trk_/)
   })
 
-  test('key create for an unknown user fails', () => {
+  test('key create for an unknown user is a bad argument: exit 2, naming it', () => {
     const run = cli(['key', 'create', '--user', '0c000000-0000-4000-8000-0000000000ff'], { DATABASE_PATH: join(dir, 'keys.db') })
-    expect(run.code).toBe(1)
-    expect(run.stderr).toContain('No user')
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('--user: no user named or with id "0c000000-0000-4000-8000-0000000000ff"')
   })
 
   test('migrate creates the schema and exits 0', () => {
