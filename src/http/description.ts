@@ -84,6 +84,20 @@ a deleted key or user is 401 on the next request. \`last_used_at\` is written in
 most once a minute a key. Lists: \`limit\` 1–1000 (default 99), \`offset\`, by name then id, \`[]\`
 when empty. \`/audit\`: newest first; \`from\`/\`to\` Unix seconds, inclusive; never a secret.
 
+**Signing in (people, the console).** \`POST /session\` \`{name, password}\` (the name in any case)
+answers \`{user}\` and sets the \`tracker_session\` cookie (HttpOnly, SameSite=Strict, Path=/, Secure
+when APP_URL is https, Max-Age 14 days), which then authenticates every route as the user's key
+would, when no Authorization header is sent. A change made with the cookie must carry an \`Origin\`
+(or \`Referer\`) of APP_URL, else 403; a browser's \`POST /session\` from another origin is 403 too.
+A wrong name and a wrong password get the same 401; failures count with bad keys, and past 20 in
+60 s a sign-in is 429 before its password is checked. A session lasts 14 days from its last use, is
+stored as a SHA-256 only, and ends at \`DELETE /session\`, when the user's password changes or the
+user is deleted; \`GET /session\` gives a session over a day old a new id (and the cookie 14 more
+days; the old id works one more minute), so an id is never sent twice. A server with no user logs a one-time
+setup link at start (\`/setup?token=…\`, new at every start until used): its page, or
+\`POST /setup\` \`{token, account, name, password}\`, creates the first account and its admin and
+signs them in; a wrong or used token is 403, a server that has a user 409.
+
 **Database timeouts.** While another process holds the database's write lock (an import), reads
 answer as usual and a write (a share-link change) waits for it; still waiting after 5 s, it is
 answered 504 and nothing is written.

@@ -80,6 +80,7 @@ const TAGS: Record<string, string> = {
   History: "A device's route, travels and events over a time window",
   'Share links': 'Read-only links to some devices, for people without an account',
   Administration: "Who you are (/me); an account's users, groups, API keys, devices and audit log",
+  'Sign-in': 'People signing in to the console (a session cookie), and the first-run setup',
   Operations: 'Health, readiness and metrics; for operators, not API users',
 }
 

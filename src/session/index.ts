@@ -78,12 +78,13 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
     )
     .get(
       '/session',
-      ({ principal, request, set }) => {
+      async ({ principal, request, set }) => {
         const user = asUser(principal)
         Object.assign(set.headers, noStore)
-        // each visit of the console renews the cookie, as each use renews the session
+        // the console asks at each visit: a day-old session gets a new id, and the cookie 14 more days
         const sessionId = user.via === 'session' ? sessionCookie(request) : null
-        if (sessionId !== null) set.headers['set-cookie'] = sessionCookieHeader(sessionId, secure)
+        const renewed = sessionId === null ? null : await sessions.renew(sessionId)
+        if (renewed !== null) set.headers['set-cookie'] = sessionCookieHeader(renewed, secure)
         return { user: sessions.userOf(user) }
       },
       {
@@ -93,7 +94,9 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
           summary: 'Who is signed in',
           description:
             `The user of the \`${SESSION_COOKIE}\` cookie (an API key works too), 401 when the session has ended or expired. ` +
-            'A session lasts 14 days from its last use; this call renews the cookie\'s Max-Age as well. A share token gets 403.',
+            'A session lasts 14 days from its last use. When the session is more than a day old, this answer also sets a new ' +
+            'session id in the cookie (14 more days of Max-Age; the old id works one more minute, then ends): an id is never sent ' +
+            'twice. A share token gets 403.',
           responses: responses({ 200: { schema: SessionAnswer, description: 'The signed-in user' } }, 401, 403, 429),
         },
       },
@@ -189,7 +192,8 @@ export function setupRoutes({ db, firstRun, sessions, clock, appUrl }: SetupRout
           description:
             'With the token of the setup link, creates the account and its first user (role admin, with the password) in one ' +
             "transaction, records them in the audit log (action `setup`, by the new admin), signs the person in (the session " +
-            'cookie, as `POST /session` sets it) and spends the token. Names are 1 to 200 characters, the password at least 10 ' +
+            'cookie, as `POST /session` sets it) and spends the token. The account name is 1 to 200 characters (trimmed); the ' +
+            "admin's name as `POST /users` takes it (1 to 100, no control characters, no space at either end); the password at least 10 " +
             '(400 naming the field). A wrong or used token: 403; a server that already has a user: 409. ' +
             '`tracker init` does the same from the command line.',
           security: [],

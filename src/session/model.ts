@@ -28,8 +28,8 @@ export const SessionAnswer = t.Object({ user: SessionUser })
 export const SetupBody = t.Object(
   {
     token: t.String({ maxLength: 128, description: "The setup link's token (the server's log at start)" }),
-    account: t.String({ maxLength: 1024, description: 'The account name: 1 to 200 characters', examples: ['Acme Logistics'] }),
-    name: t.String({ maxLength: 1024, description: "The admin's sign-in name: 1 to 200 characters", examples: ['dana'] }),
+    account: t.String({ maxLength: 1024, description: 'The account name: 1 to 200 characters (trimmed)', examples: ['Acme Logistics'] }),
+    name: t.String({ maxLength: 1024, description: "The admin's sign-in name: 1 to 100 characters, no control characters, no space at either end", examples: ['dana'] }),
     password: t.String({ maxLength: MAX_PASSWORD_LENGTH, description: 'At least 10 characters', examples: ['correct horse battery'] }),
   },
   closed,

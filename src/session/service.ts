@@ -27,6 +27,14 @@ export const SESSION_LIFETIME_MS = 14 * 24 * 60 * 60 * 1000
 /** a session's use is written at most this often */
 const USE_WRITE_INTERVAL_MS = 60_000
 /**
+ * A session older than this gets a new id when the console asks who is signed in (GET /session),
+ * so that the browser's cookie (Max-Age 14 days) slides with use too, without the server ever
+ * sending an id twice.
+ */
+export const RENEW_AFTER_MS = 24 * 60 * 60 * 1000
+/** how long a replaced id still works: requests the browser sent before it had the new cookie */
+export const REPLACED_GRACE_MS = 60_000
+/**
  * Expired sessions are deleted at the next sign-in, this long after the database says they
  * expired: a session in use slides in memory before the database hears of it (at most a minute).
  */
@@ -58,8 +66,11 @@ export interface SessionUser {
 interface CachedSession {
   idHash: string
   principal: UserPrincipal
-  /** Unix ms; slides with each use */
+  createdAt: number
+  /** Unix ms; slides with each use, unless replaced */
   expiresAt: number
+  /** its id has been replaced by a new one (renew): it ends at expiresAt, whatever its use */
+  replaced: boolean
   /** the last use the database has been told of (or is about to be) */
   writtenUseAt: number
 }
@@ -77,7 +88,15 @@ export function createSessionService({ db, clock = systemClock, log = silentLogg
   const credentialsVersion = createCredentialsVersion(sqlite)
   // a user who lost their password (set to none) can no longer use a session either
   const bySessionHash = db
-    .select({ idHash: sessions.idHash, userId: users.id, accountId: users.accountId, role: users.role, expiresAt: sessions.expiresAt, lastUsedAt: sessions.lastUsedAt })
+    .select({
+      idHash: sessions.idHash,
+      userId: users.id,
+      accountId: users.accountId,
+      role: users.role,
+      createdAt: sessions.createdAt,
+      expiresAt: sessions.expiresAt,
+      lastUsedAt: sessions.lastUsedAt,
+    })
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
     .where(and(eq(sessions.idHash, sql.placeholder('idHash')), isNotNull(users.passwordHash)))
@@ -95,6 +114,10 @@ export function createSessionService({ db, clock = systemClock, log = silentLogg
     .where(eq(users.id, sql.placeholder('id')))
     .prepare()
 
+  // A session's row has expires_at = last_used_at + the lifetime while it slides; a replaced one
+  // (renew) is given another distance (the grace), which is how every reader tells it apart.
+  const sliding = sql`${sessions.expiresAt} = ${sessions.lastUsedAt} + ${SESSION_LIFETIME_MS}`
+
   // Only sessions found are cached, by the id as presented (no hashing on a hit), and only for
   // the credentials version they were read at.
   const cache = new LRUCache<string, CachedSession>({ max: 10_000 })
@@ -107,10 +130,11 @@ export function createSessionService({ db, clock = systemClock, log = silentLogg
     hasPending: () => pendingUse.size > 0,
     write: () => {
       const uses = [...pendingUse]
-      // a session ended meanwhile: its row is gone and the update changes nothing
+      // a session ended meanwhile: its row is gone and the update changes nothing; nor does it
+      // reach a replaced one
       db.transaction((tx) => {
         for (const [idHash, atMs] of uses) {
-          tx.update(sessions).set({ lastUsedAt: atMs, expiresAt: atMs + SESSION_LIFETIME_MS }).where(eq(sessions.idHash, idHash)).run()
+          tx.update(sessions).set({ lastUsedAt: atMs, expiresAt: atMs + SESSION_LIFETIME_MS }).where(and(eq(sessions.idHash, idHash), sliding)).run()
         }
       })
       pendingUse.clear()
@@ -183,7 +207,9 @@ export function createSessionService({ db, clock = systemClock, log = silentLogg
         entry = {
           idHash: row.idHash,
           principal: { kind: 'user', userId: row.userId, accountId: row.accountId, role, via: 'session' },
+          createdAt: row.createdAt,
           expiresAt: row.expiresAt,
+          replaced: row.expiresAt !== row.lastUsedAt + SESSION_LIFETIME_MS,
           writtenUseAt: row.lastUsedAt,
         }
         cache.set(sessionId, entry)
@@ -193,6 +219,7 @@ export function createSessionService({ db, clock = systemClock, log = silentLogg
         cache.delete(sessionId)
         return null
       }
+      if (entry.replaced) return entry.principal
       entry.expiresAt = now + SESSION_LIFETIME_MS
       if (now - entry.writtenUseAt >= USE_WRITE_INTERVAL_MS) {
         entry.writtenUseAt = now
@@ -200,6 +227,34 @@ export function createSessionService({ db, clock = systemClock, log = silentLogg
         deferred.schedule()
       }
       return entry.principal
+    },
+
+    /**
+     * A new id for a session older than RENEW_AFTER_MS (null when it is younger, or unknown): the
+     * same user, a new row; the old id keeps working REPLACED_GRACE_MS (requests already sent
+     * with it), then ends. Called for a session that has just authenticated the request.
+     */
+    async renew(sessionId: string): Promise<string | null> {
+      const entry = cache.get(sessionId)
+      const now = clock.now()
+      if (entry === undefined || entry.replaced || now - entry.createdAt < RENEW_AFTER_MS) return null
+      const fresh = generateSessionId()
+      const endsAt = now + REPLACED_GRACE_MS
+      entry.replaced = true
+      entry.expiresAt = endsAt
+      pendingUse.delete(entry.idHash)
+      await retryWhileBusy(
+        sqlite,
+        () =>
+          db.transaction((tx) => {
+            tx.update(sessions).set({ lastUsedAt: now, expiresAt: endsAt }).where(eq(sessions.idHash, entry.idHash)).run()
+            tx.insert(sessions)
+              .values({ idHash: hashSessionId(fresh), userId: entry.principal.userId, createdAt: now, lastUsedAt: now, expiresAt: now + SESSION_LIFETIME_MS })
+              .run()
+          }),
+        { clock },
+      )
+      return fresh
     },
 
     /** who the principal is, as /session shows it */

@@ -8,6 +8,7 @@ import { sql } from 'drizzle-orm'
 import { timingSafeEqual } from 'node:crypto'
 import type { Db } from '../../db/client'
 import { accounts, users } from '../../db/schema'
+import { checkName } from '../admin/actor'
 import { createAuditLog } from '../admin/audit'
 import type { Clock } from '../clock'
 import { Conflict, Invalid } from '../errors'
@@ -15,13 +16,13 @@ import { retryWhileBusy } from '../store/busy'
 import { checkPassword, hashPassword } from './passwords'
 import { type SessionUser, sqliteOf } from './service'
 
-/** account and user names: 1 to 200 characters once trimmed, no control characters */
-const MAX_NAME_LENGTH = 200
+/** account names as `account create` takes them (admin/accounts.ts): trimmed, 1 to 200 characters */
+const MAX_ACCOUNT_NAME_LENGTH = 200
 
-function checkName(value: string, path: string): string {
+function checkAccountName(value: string, path: string): string {
   const name = value.trim()
-  if (name === '' || [...name].length > MAX_NAME_LENGTH) throw Invalid.field(path, `must be 1 to ${MAX_NAME_LENGTH} characters`)
-  if (/\p{Cc}/u.test(name)) throw Invalid.field(path, 'must not contain control characters')
+  if (name === '' || name.length > MAX_ACCOUNT_NAME_LENGTH) throw Invalid.field(path, `must be 1 to ${MAX_ACCOUNT_NAME_LENGTH} characters`)
+  if (/\p{Cc}/u.test(name)) throw Invalid.field(path, 'must not hold control characters')
   return name
 }
 
@@ -45,10 +46,13 @@ export interface SetupOptions {
 /**
  * Creates the first account and its admin (role admin, with the password) in one transaction,
  * with their audit entries (action `setup`). 400 naming the field for a bad name or password;
- * 409 once any user exists. Waits for another process's write lock (up to 5 s, then 504).
+ * 409 once any user exists. The admin's name follows the users API (1 to 100 characters, no
+ * control characters, no space at either end); the account name is trimmed, 1 to 200 characters.
+ * Waits for another process's write lock (up to 5 s, then 504).
  */
 export async function setupFirstAccount(db: Db, input: FirstAccount, clock: Clock, options: SetupOptions = {}): Promise<SessionUser> {
-  const accountName = checkName(input.account, '/account')
+  const accountName = checkAccountName(input.account, '/account')
+  // a sign-in name as the users API takes it
   const userName = checkName(input.name, '/name')
   const passwordHash = await hashPassword(checkPassword(input.password))
   const accountId = crypto.randomUUID()

@@ -144,13 +144,13 @@ describe('the session cookie on the API', () => {
 })
 
 describe('GET /session', () => {
-  test('the user of the cookie, renewing the cookie; 401 without one; an API key works too; a share token is 403', async () => {
+  test('the user of the cookie; 401 without one; an API key works too; a share token is 403', async () => {
     const cookie = cookieOf(await signIn(world, 'dana'))
     const res = await world.call('GET', '/session', { headers: { cookie } })
     expect(res.status).toBe(200)
     expect((await res.json()).user).toMatchObject({ id: ids.dana, role: 'admin' })
-    expect(cookieOf(res)).toBe(cookie)
-    expect(cookieAttributes(res).get('max-age')).toBe(String(14 * 24 * 3600))
+    // a young session keeps its id: nothing to set
+    expect(res.headers.get('set-cookie')).toBeNull()
 
     await problem(await world.call('GET', '/session'), 401)
     await problem(await world.call('GET', '/session', { headers: { cookie: 'tracker_session=' + 'A'.repeat(43) } }), 401)
@@ -160,6 +160,36 @@ describe('GET /session', () => {
 
     const link = (await (await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1], ttl: 3600 } })).json()) as { token: string }
     await problem(await world.call('GET', '/session', { token: link.token }), 403)
+  })
+
+  test('a session over a day old gets a new id (the cookie slides too); the old id works one more minute, then ends', async () => {
+    const old = cookieOf(await signIn(world, 'dana'))
+    const start = world.clock.now()
+    try {
+      world.clock.advance(DAY_MS + 1)
+      const res = await world.call('GET', '/session', { headers: { cookie: old } })
+      expect(res.status).toBe(200)
+      const fresh = cookieOf(res)
+      expect(fresh).toMatch(/^tracker_session=[A-Za-z0-9_-]{43}$/)
+      expect(fresh).not.toBe(old)
+      expect(Object.fromEntries(cookieAttributes(res))).toEqual({ path: '/', 'max-age': String(14 * 24 * 3600), httponly: '', samesite: 'Strict' })
+      // the new one is young: asked again, nothing new
+      expect((await world.call('GET', '/session', { headers: { cookie: fresh } })).headers.get('set-cookie')).toBeNull()
+      // a request the browser sent with the old cookie before it had the new one still passes
+      world.clock.advance(30_000)
+      expect((await world.call('GET', '/devices', { headers: { cookie: old } })).status).toBe(200)
+      const again = await world.call('GET', '/session', { headers: { cookie: old } })
+      expect(again.headers.get('set-cookie')).toBeNull()
+      world.clock.advance(31_000)
+      await problem(await world.call('GET', '/devices', { headers: { cookie: old } }), 401)
+      // and so says a process that never saw it
+      const other = createApp({ database: world.database, clock: world.clock })
+      expect((await other.handle(new Request('http://localhost/session', { headers: { cookie: old } }))).status).toBe(401)
+      expect((await other.handle(new Request('http://localhost/session', { headers: { cookie: fresh } }))).status).toBe(200)
+      expect((await world.call('GET', '/devices', { headers: { cookie: fresh } })).status).toBe(200)
+    } finally {
+      world.clock.set(start)
+    }
   })
 })
 
@@ -202,7 +232,8 @@ describe('DELETE /session', () => {
 describe('when sessions end', () => {
   test('14 days after the last use, sliding with each use (the injected clock: no sleeping)', async () => {
     const cookie = cookieOf(await signIn(world, 'carol'))
-    const get = () => world.call('GET', '/session', { headers: { cookie } })
+    // a use that is not GET /session (which would give the session a new id after a day)
+    const get = () => world.call('GET', '/devices', { headers: { cookie } })
     const start = world.clock.now()
     try {
       world.clock.advance(13 * DAY_MS)
@@ -213,7 +244,7 @@ describe('when sessions end', () => {
       await problem(await get(), 401)
       // a process that never saw the session agrees (the database was told of each use)
       const other = createApp({ database: world.database, clock: world.clock })
-      await problem(await other.handle(new Request('http://localhost/session', { headers: { cookie } })), 401)
+      await problem(await other.handle(new Request('http://localhost/devices', { headers: { cookie } })), 401)
     } finally {
       world.clock.set(start)
     }
@@ -226,14 +257,14 @@ describe('when sessions end', () => {
     const idHash = createHash('sha256').update(cookie.split('=')[1]!).digest('hex')
     const signedInAt = clock.now()
     clock.advance(10 * DAY_MS)
-    expect((await app.handle(new Request('http://localhost/session', { headers: { cookie } }))).status).toBe(200)
+    expect((await app.handle(new Request('http://localhost/devices', { headers: { cookie } }))).status).toBe(200)
     const expiresAt = () => world.database.sqlite.query<{ expires_at: number }, [string]>('SELECT expires_at FROM sessions WHERE id_hash = ?').get(idHash)!.expires_at
     for (let i = 0; i < 200 && expiresAt() === signedInAt + 14 * DAY_MS; i++) await Bun.sleep(5)
     expect(expiresAt()).toBe(signedInAt + 24 * DAY_MS)
 
     const laterClock = manualClock(signedInAt + 20 * DAY_MS)
     const fresh = createApp({ database: world.database, clock: laterClock })
-    expect((await fresh.handle(new Request('http://localhost/session', { headers: { cookie } }))).status).toBe(200)
+    expect((await fresh.handle(new Request('http://localhost/devices', { headers: { cookie } }))).status).toBe(200)
   })
 
   test('when the user is deleted, or their password changes', async () => {
@@ -283,6 +314,29 @@ describe('the failed-authentication throttle', () => {
       throttled.close()
     }
   })
+})
+
+test('a session id is in the answer that creates it and in no other', async () => {
+  const res = await signIn(world, 'alice')
+  const cookie = cookieOf(res)
+  const sessionId = cookie.split('=')[1]!
+  const later: Response[] = []
+  const start = world.clock.now()
+  try {
+    later.push(await world.call('GET', '/session', { headers: { cookie } }))
+    later.push(await world.call('GET', '/devices', { headers: { cookie } }))
+    later.push(await world.call('POST', '/devices/share', { body: { devices: [ids.truck1], ttl: 3600 }, headers: { cookie, origin: APP_ORIGIN } }))
+    world.clock.advance(DAY_MS + 1)
+    later.push(await world.call('GET', '/session', { headers: { cookie } }))
+    const renewed = cookieOf(later.at(-1)!)
+    later.push(await world.call('DELETE', '/session', { headers: { cookie: renewed, origin: APP_ORIGIN } }))
+  } finally {
+    world.clock.set(start)
+  }
+  for (const response of later) {
+    const text = JSON.stringify(headersOf(response)) + (await response.text())
+    expect(text).not.toContain(sessionId)
+  }
 })
 
 test('no log line carries a password or a session id', async () => {

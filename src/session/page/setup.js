@@ -36,7 +36,7 @@ function focusFirstInvalid() {
   if (first) first.focus()
 }
 
-/** the same rules as the server: names 1 to 200 characters, a password of at least 10; false when one is broken */
+/** the rules the server checks too: names not empty, a password of at least 10; false when one is broken */
 function check(values) {
   const problems = []
   if (values.account.trim() === '') problems.push(['account', 'Enter a name for the account.'])
@@ -53,7 +53,8 @@ async function send(values) {
   const response = await fetch('setup', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ token: form.elements.token.value, account: values.account, name: values.name, password: values.password }),
+    // spaces around a name are never meant
+    body: JSON.stringify({ token: form.elements.token.value, account: values.account.trim(), name: values.name.trim(), password: values.password }),
     credentials: 'same-origin',
   })
   if (response.ok) return true
