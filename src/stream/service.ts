@@ -117,19 +117,23 @@ export function createLiveStreams({ sqlite, access, live, clock, linkActive, lin
               if ((controller.desiredSize ?? 0) < -MAX_QUEUED) return close()
               controller.enqueue(encoder.encode(text))
             }
-            const sendEvent = (id: string, fix: LiveFix) => {
+            const fixText = (id: string, fix: LiveFix) => {
               const event: FixEvent = { id, latitude: fix.latitude, longitude: fix.longitude, speed: fix.speed, course: fix.course, timestamp: fix.timestamp }
-              send(`event: fix\ndata: ${JSON.stringify(event)}\n\n`)
+              return `event: fix\ndata: ${JSON.stringify(event)}\n\n`
             }
+            const sendEvent = (id: string, fix: LiveFix) => send(fixText(id, fix))
             /** reads the devices again; one that came into reach starts with its newest fix, as at the start */
             const rescope = (version: number, publishedKey: number) => {
               const before = idByKey
               idByKey = reachable()
               scopeVersion = version
+              // one chunk, as the snapshot at the start
+              let arrived = ''
               for (const [key, id] of idByKey) {
                 const newest = before.has(key) || key === publishedKey ? undefined : newestFix(key)
-                if (newest) sendEvent(id, newest)
+                if (newest) arrived += fixText(id, newest)
               }
+              if (arrived) send(arrived)
             }
             const sendFix = (fix: LiveFix) => {
               if (!open) return
@@ -178,10 +182,14 @@ export function createLiveStreams({ sqlite, access, live, clock, linkActive, lin
 
             if (expiresAt !== null) armExpiry(expiresAt)
             send('retry: 3000\n\n')
+            // the snapshot goes as one chunk: a fleet of more than MAX_QUEUED devices, sent fix by fix, would
+            // look like a client that fell behind and be cut off before it had read its first fix
+            let snapshot = ''
             for (const [key, id] of idByKey) {
               const fix = newestFix(key)
-              if (fix) sendEvent(id, fix)
+              if (fix) snapshot += fixText(id, fix)
             }
+            if (snapshot) send(snapshot)
             if (signal.aborted) close()
           },
           cancel() {

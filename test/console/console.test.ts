@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { loadConfig } from '../../src/config'
 import { LivePositions } from '../../src/ingest/live'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
 
 /** The budget of the issue: the first load's script, gzipped. */
 const SCRIPT_BUDGET_BYTES = 300 * 1024
@@ -109,5 +109,44 @@ describe('the live stream, as the console reads it', () => {
     await reader.cancel()
     const block = text.split('\n\n').find((b) => b.includes('"course":135'))!
     expect(JSON.parse(block.split('data:')[1])).toEqual({ id: ids.truck1, latitude: 48.9, longitude: 2.4, speed: 50, course: 135, timestamp: 1764000100 })
+  })
+})
+
+describe('the live stream of a large fleet', () => {
+  test('starts with the newest fix of each of 1,500 devices, and stays open', async () => {
+    const base = baseDataset()
+    const count = 1500
+    const uuid = (i: number) => `0f100000-0000-4000-8000-${String(i).padStart(12, '0')}`
+    const big = makeWorld({
+      ...base,
+      devices: [
+        ...base.devices,
+        ...Array.from({ length: count }, (_, i) => ({ id: uuid(i), account: ids.acme, model: ids.bare, groups: [ids.vans], alias: `Van ${i}`, serial: `BIG-${i}`, state: 'stopped' })),
+      ],
+      positions: Array.from({ length: count }, (_, i) => ({ device: uuid(i), timestamp: 1764000000 + i, latitude: 45 + i / 1e4, longitude: 5, speed: 0 })),
+    })
+    try {
+      const res = await big.call('GET', '/devices/stream', { token: keys.bob })
+      expect(res.status).toBe(200)
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
+      const seen = new Set<string>()
+      let text = ''
+      let ended = false
+      while (seen.size < count) {
+        const chunk = await reader.read()
+        if (chunk.done) {
+          ended = true
+          break
+        }
+        text += chunk.value
+        const blocks = text.split('\n\n')
+        text = blocks.pop()!
+        for (const block of blocks) if (block.startsWith('event: fix')) seen.add(JSON.parse(block.split('data: ')[1]).id)
+      }
+      expect({ ended, seen: seen.size }).toEqual({ ended: false, seen: count })
+      await reader.cancel()
+    } finally {
+      big.close()
+    }
   })
 })
