@@ -2,11 +2,10 @@
  * The first-run setup page in a real browser: Debian's chromium driven by playwright-core,
  * against a real server on 127.0.0.1 with an empty database. A person fills the form (after a
  * first try the page refuses), lands signed in, and the spent link says so. Screenshots at
- * desktop and phone size go to SCREENSHOTS for a human to look at.
+ * desktop and phone size go to test-output/session/ for a person to look at.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdirSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { createApp } from '../../src/app'
@@ -20,7 +19,8 @@ const CHROMIUM = '/usr/bin/chromium'
 const hasChromium = existsSync(CHROMIUM)
 if (!hasChromium) console.warn(`skipping the setup page browser test: ${CHROMIUM} is missing (apt-get install chromium)`)
 
-export const SCREENSHOTS = join(tmpdir(), 'tracker-test-output', 'session')
+// git-ignored, beside the console's screenshots
+const SCREENSHOTS = join(import.meta.dir, '..', '..', 'test-output', 'session')
 const TOKEN = 'browser-setup-token-0123456789abcdef'
 const DESKTOP = { width: 1280, height: 800 }
 const PHONE = { width: 390, height: 844 }
