@@ -22,6 +22,9 @@ const USAGE = `Usage: tracker <command>
 
   serve                      serve the API and the device listeners (what npm start runs)
   import FILE [--upsert]     load a dataset (JSON, format: docs/import-format.md)
+  init --account NAME --admin NAME [--password-file F]
+                             first run without a browser: the account and its admin
+                             (password from standard input, or the file)
   account create --name NAME create an account
   user create --account A --name N [--role admin|member] [--groups G,G] [--password-stdin]
   user passwd N              set a user's password (from standard input); ends their sessions
@@ -127,6 +130,7 @@ const COMMANDS: Record<string, Command> = {
   device: (args, config) => adminCommands.device(args, adminContext(config)),
   user: (args, config) => adminCommands.user(args, adminContext(config)),
   key: (args, config) => adminCommands.key(args, adminContext(config)),
+  init: (args, config) => adminCommands.init(args, adminContext(config)),
 }
 
 /** what the operator's administration commands need from the process */
@@ -136,6 +140,14 @@ function adminContext(config: Config): AdminCommandContext {
       const database = openDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: ALONE_BUSY_TIMEOUT_MS })
       try {
         return work(database)
+      } finally {
+        database.close()
+      }
+    },
+    withDatabaseAsync: async (work) => {
+      const database = openDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: ALONE_BUSY_TIMEOUT_MS })
+      try {
+        return await work(database)
       } finally {
         database.close()
       }

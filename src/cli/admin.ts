@@ -14,6 +14,7 @@ import { createDeviceAdmin } from '../devices/admin-service'
 import { adminDeps, operator } from '../admin/actor'
 import { createKey, keyOwner, listKeys, revokeKey } from '../admin/keys'
 import { createUser, hashPassword, listUsers, setPassword } from '../admin/users'
+import { setupFirstAccount } from '../session/setup'
 import { users as usersTable } from '../../db/schema'
 import { ArgumentError, list, resolveAccount, resolveGroup, resolveModel, resolveUser } from './resolve'
 
@@ -39,6 +40,8 @@ export function parseOptions<O extends Options>(args: string[], options: O, requ
 export interface AdminCommandContext {
   /** opens the database, runs `work`, closes it */
   withDatabase<T>(work: (database: DatabaseHandle) => T): T
+  /** the same, for work that waits (hashing a password) */
+  withDatabaseAsync<T>(work: (database: DatabaseHandle) => Promise<T>): Promise<T>
   now(): number
   print(line: string): void
   /** what the operator typed on standard input (passwords), read once */
@@ -175,6 +178,23 @@ export const adminCommands = {
     })
     // the secret alone on standard output, so that KEY=$(tracker key create …) works
     context.print(created.key)
+    return 0
+  },
+
+  /** the first run without a browser: the account and its first admin, as the setup page makes them */
+  async init(args: string[], context: AdminCommandContext): Promise<number> {
+    const { values, positionals } = parseOptions(args, { account: { type: 'string' }, admin: { type: 'string' }, 'password-file': { type: 'string' } }, ['account', 'admin'])
+    if (positionals.length) throw new ArgumentError(`unexpected argument ${positionals[0]}`)
+    let password: string
+    if (values['password-file'] !== undefined) {
+      const file = Bun.file(values['password-file'])
+      if (!(await file.exists())) throw new ArgumentError(`--password-file: no file ${values['password-file']}`)
+      password = (await file.text()).replace(/\r?\n$/, '')
+    } else password = await passwordFrom(context)
+    const admin = await context.withDatabaseAsync(({ db }) =>
+      setupFirstAccount(db, { account: values.account!, name: values.admin!, password }, { now: context.now }, { actor: CLI_ACTOR }),
+    )
+    context.print(`created account ${admin.account.name} (${admin.account.id}) and its admin ${admin.name} (${admin.id}); sign in at the console`)
     return 0
   },
 }

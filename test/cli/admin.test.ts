@@ -157,3 +157,61 @@ describe('user and key', () => {
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 2, stderr: expect.stringContaining(message) })
   })
 })
+
+describe('init', () => {
+  const fresh = () => join(mkdtempSync(join(tmpdir(), 'tracker-init-')), 'tracker.db')
+  const initCli = (path: string, args: string[], stdin?: string) => {
+    const result = Bun.spawnSync([process.execPath, join(root, 'src/main.ts'), 'init', ...args], {
+      env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_PATH: path },
+      stdin: stdin === undefined ? 'ignore' : Buffer.from(stdin),
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }
+  }
+  const read = <T>(path: string, sql: string) => {
+    const sqlite = new Database(path, { readonly: true })
+    try {
+      return sqlite.query(sql).all() as T[]
+    } finally {
+      sqlite.close()
+    }
+  }
+
+  test('on an empty database: the account and its admin, password from standard input; a second init is refused', async () => {
+    const path = fresh()
+    const run = initCli(path, ['--account', 'Initech', '--admin', 'peter'], 'a long passphrase\n')
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(run.stdout).toContain('created account Initech')
+    const [admin] = read<{ name: string; role: string; password_hash: string }>(path, 'SELECT name, role, password_hash FROM users')
+    expect({ name: admin!.name, role: admin!.role }).toEqual({ name: 'peter', role: 'admin' })
+    expect(await Bun.password.verify('a long passphrase', admin!.password_hash)).toBe(true)
+    expect(read(path, 'SELECT actor, action, object_type FROM audit_log ORDER BY id')).toEqual([
+      { actor: 'cli', action: 'setup', object_type: 'account' },
+      { actor: 'cli', action: 'setup', object_type: 'user' },
+    ])
+    const again = initCli(path, ['--account', 'Other', '--admin', 'bill'], 'a long passphrase\n')
+    expect(again.code).toBe(2)
+    expect(again.stderr).toContain('Setup is done')
+    expect(read(path, 'SELECT count(*) AS n FROM users')).toEqual([{ n: 1 }])
+  })
+
+  test('--password-file reads the password from a file', async () => {
+    const path = fresh()
+    const file = join(dir, 'password.txt')
+    writeFileSync(file, 'from a file, long enough\n')
+    expect(initCli(path, ['--account', 'Initech', '--admin', 'peter', '--password-file', file]).code).toBe(0)
+    const [admin] = read<{ password_hash: string }>(path, 'SELECT password_hash FROM users')
+    expect(await Bun.password.verify('from a file, long enough', admin!.password_hash)).toBe(true)
+  })
+
+  test.each([
+    [['--account', 'Initech'], '--admin is required', 'a long passphrase'],
+    [['--account', 'Initech', '--admin', 'peter'], 'at least 10 characters', 'short'],
+    [['--account', 'Initech', '--admin', 'peter', '--password-file', '/nonexistent/pw'], '--password-file: no file', ''],
+  ])('%p exits 2 naming what is wrong, and creates nothing', (args, message, stdin) => {
+    const path = fresh()
+    const run = initCli(path, args, stdin)
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 2, stderr: expect.stringContaining(message) })
+  })
+})
