@@ -21,6 +21,8 @@ interface DeviceMarker {
 
 /** Zoom from which every device is drawn on its own. */
 const CLUSTER_MAX_ZOOM = 15
+/** Leaflet's tiles are 256 px: the radius (px) keeps the largest cluster icon (54 px) clear of the next. */
+const CLUSTER_OPTIONS = { radius: 64, extent: 256, maxZoom: CLUSTER_MAX_ZOOM }
 /** Show names beside markers while at most this many are on screen. */
 const MAX_LABELS = 30
 
@@ -42,19 +44,21 @@ export interface FleetMapOptions {
 
 export class FleetMap {
   readonly map: L.Map
-  private index = new Supercluster<{ id: string }>({ radius: 50, maxZoom: CLUSTER_MAX_ZOOM })
+  private index = new Supercluster<{ id: string }>(CLUSTER_OPTIONS)
   private deviceMarkers = new Map<string, DeviceMarker>()
   private clusterMarkers = new Map<string, L.Marker>()
   private filter: (device: FleetDevice) => boolean = () => true
   private selected: string | null = null
   private rebuildTimer: ReturnType<typeof setTimeout> | undefined
+  private rebuildUrgent = false
   private lastRebuild = 0
   private fitted = false
   /** the person moved the map: a change of layout no longer refits it */
   private userMoved = false
   private moving = false
-  /** the first time every device was drawn, ms since the page started (benchmarks read it) */
-  drawnAt: number | null = null
+  /** whether the first markers, and then the whole fleet, have been drawn (marked for benchmarks) */
+  private firstDrawn = false
+  private fleetDrawn = false
 
   constructor(
     container: HTMLElement,
@@ -92,14 +96,21 @@ export class FleetMap {
         this.paint(drawn, device)
       }
     }
-    if (reshaped || moved.size > 0) this.scheduleRebuild(reshaped)
+    // while pages are still coming, the first is drawn at once and the rest together at the end
+    if (reshaped || moved.size > 0) this.scheduleRebuild(reshaped && (!this.firstDrawn || !this.fleet.loading.value))
   }
 
-  private scheduleRebuild(now: boolean) {
-    if (this.rebuildTimer !== undefined) return
-    const wait = now && this.lastRebuild === 0 ? 0 : Math.max(0, this.lastRebuild + this.rebuildMs - performance.now())
+  /** Devices that came or went are drawn at once; devices that only moved wait for the next count of the clusters. */
+  private scheduleRebuild(urgent: boolean) {
+    if (this.rebuildTimer !== undefined) {
+      if (!urgent || this.rebuildUrgent) return
+      clearTimeout(this.rebuildTimer)
+    }
+    this.rebuildUrgent = urgent
+    const wait = urgent ? 0 : Math.max(0, this.lastRebuild + this.rebuildMs - performance.now())
     this.rebuildTimer = setTimeout(() => {
       this.rebuildTimer = undefined
+      this.rebuildUrgent = false
       this.rebuild()
     }, wait)
   }
@@ -111,10 +122,10 @@ export class FleetMap {
       if (device.latitude === null || !this.filter(device)) continue
       points.push({ type: 'Feature', properties: { id: device.id }, geometry: { type: 'Point', coordinates: [device.longitude!, device.latitude] } })
     }
-    this.index = new Supercluster<{ id: string }>({ radius: 50, maxZoom: CLUSTER_MAX_ZOOM }).load(points)
+    this.index = new Supercluster<{ id: string }>(CLUSTER_OPTIONS).load(points)
     if (!this.fitted && !this.fleet.loading.value) {
       this.fitted = true
-      this.fitAll()
+      this.fitAll(false)
     }
     this.render()
   }
@@ -157,15 +168,19 @@ export class FleetMap {
       this.deviceMarkers.delete(id)
     }
     this.map.getContainer().classList.toggle('labels', this.deviceMarkers.size <= MAX_LABELS)
-    if (this.drawnAt === null && !this.fleet.loading.value && this.fleet.loaded.value === this.fleet.order.length) {
-      this.drawnAt = performance.now()
+    if (!this.firstDrawn && features.length > 0) {
+      this.firstDrawn = true
+      performance.mark('console:first-draw')
+    }
+    if (!this.fleetDrawn && !this.fleet.loading.value) {
+      this.fleetDrawn = true
       performance.mark('console:fleet-drawn')
     }
   }
 
   private clusterMarker(clusterId: number, count: number, latitude: number, longitude: number): L.Marker {
     const size = count < 10 ? 34 : count < 100 ? 40 : count < 1000 ? 46 : 54
-    const root = element('div', 'mk-cluster', count >= 1000 ? `${(count / 1000).toFixed(count < 10_000 ? 1 : 0)}k` : String(count))
+    const root = element('div', 'mk-cluster', count >= 1000 ? `${Number((count / 1000).toFixed(count < 10_000 ? 1 : 0))}k` : String(count))
     const marker = L.marker([latitude, longitude], {
       icon: L.divIcon({ html: root, className: 'mk-cluster-icon', iconSize: [size, size], iconAnchor: [size / 2, size / 2] }),
       title: strings.cluster(count),
@@ -264,11 +279,11 @@ export class FleetMap {
     this.view(() => this.map.setView(at, Math.max(this.map.getZoom(), this.deviceMarkers.has(device.id) ? 0 : CLUSTER_MAX_ZOOM + 1)))
   }
 
-  fitAll() {
+  fitAll(animate = true) {
     const bounds = L.latLngBounds([])
     for (const device of this.fleet.order) if (device.latitude !== null && this.filter(device)) bounds.extend([device.latitude, device.longitude!])
     if (!bounds.isValid()) return
-    this.view(() => this.map.fitBounds(bounds, { padding: [40, 40], maxZoom: 15 }))
+    this.view(() => this.map.fitBounds(bounds, { padding: [32, 32], maxZoom: 15, animate }))
     this.userMoved = false
   }
 

@@ -24,7 +24,6 @@ export function LiveView({ fleet, selected }: { fleet: Fleet; selected: string |
       onSelect: (id) => go(deviceHref(id)),
     })
     fleetMap.current = map
-    ;(window as unknown as { consoleMap?: FleetMap }).consoleMap = map
     const stopUpdates = effect(() => {
       fleet.version.value
       map.update()
