@@ -183,7 +183,7 @@ describe('what the page reads for "Updated …"', () => {
     await reader.cancel()
     const fixes = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]))
     // truck1 has no stored fix and none live: nothing to say about it
-    expect(fixes).toEqual([{ id: ids.truck2, latitude: 45.75, longitude: 4.85, speed: 12.5, timestamp: yesterday }])
+    expect(fixes).toEqual([{ id: ids.truck2, latitude: 45.75, longitude: 4.85, speed: 12.5, course: null, timestamp: yesterday }])
   })
 })
 
