@@ -36,6 +36,7 @@ const positions = [
 ]
 
 let dir: string
+let databasePath: string
 let server: ServerProcess
 let base: string
 let osmandPort: number
@@ -45,12 +46,12 @@ beforeAll(async () => {
   if (!hasChromium) return
   dir = mkdtempSync(join(tmpdir(), 'console-browser-'))
   mkdirSync(OUTPUT, { recursive: true })
-  const databasePath = join(dir, 'tracker.db')
+  databasePath = join(dir, 'tracker.db')
   const setup = openDatabase(databasePath)
   importDataset(setup.sqlite, { ...baseDataset(), positions })
   // a cheap argon2id hash (the stored hash carries its cost): the server verifies it as any other
   const hash = await Bun.password.hash(PASSWORD, { algorithm: 'argon2id', memoryCost: 1024, timeCost: 1 })
-  setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, ids.alice)
+  for (const user of [ids.alice, ids.bob]) setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, user)
   setup.close()
 
   const httpPort = freePort()
@@ -192,7 +193,7 @@ describe.skipIf(!hasChromium)('the console in chromium', () => {
     await truck1Row.click()
     await page.locator('.panel-title').waitFor()
     expect(new URL(page.url()).hash).toBe(`#/devices/${ids.truck1}`)
-    expect(await page.locator('.panel-title').textContent()).toBe('Truck 1')
+    expect(await page.locator('.panel-alias').textContent()).toBe('Truck 1')
     expect(await page.locator('.plate').textContent()).toBe('AB-123-CD')
     expect(await page.locator('.state-value').textContent()).toBe('Moving')
     expect(await page.locator('.panel .speed').textContent()).toBe('50 km/h')
@@ -238,4 +239,45 @@ describe.skipIf(!hasChromium)('the console in chromium', () => {
     expect(watch.leaks).toEqual([])
     await context.close()
   }, 90_000)
+
+  test('a session ended elsewhere brings the sign-in page back; the next person starts with their own devices and no filter', async () => {
+    const { context, page, watch } = await newContext({ width: 1280, height: 800 })
+    await page.goto(`${base}/`)
+    await page.locator('#signin-name').fill('alice')
+    await page.locator('#signin-password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForFunction(() => document.querySelectorAll('.device-row').length === 3)
+    await page.locator('#filter-group').selectOption({ label: 'Trucks' })
+    await page.waitForFunction(() => document.querySelectorAll('.device-row').length === 2)
+
+    // every session of the server ends (as when the password changes): the next call is 401
+    const database = openDatabase(databasePath)
+    database.sqlite.query('DELETE FROM sessions').run()
+    database.close()
+    await page.locator(`.device-row[data-device="${ids.truck2}"]`).click()
+    await page.getByText('Your session has ended. Sign in again.').waitFor()
+
+    await page.locator('#signin-name').fill('Bob')
+    await page.locator('#signin-password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.locator('.who').waitFor()
+    expect(await page.locator('.who').textContent()).toBe('bob · Acme Logistics')
+    // where the person was going: Truck 2, which Bob reaches too
+    expect(await page.locator('.panel-alias').textContent()).toBe('Truck 2')
+    await page.getByRole('link', { name: 'Back to the list' }).click()
+    await page.waitForFunction(() => document.querySelectorAll('.device-row').length === 2)
+    expect(await aliases(page)).toEqual(['Truck 2', 'Van 1'])
+    expect(await page.locator('#filter-group option').allTextContents()).toEqual(['All groups', 'Vans'])
+    // a member sees no Administration
+    expect(await page.getByRole('navigation').getByRole('link').allTextContents()).toEqual(['Live map', 'History', 'Share links', 'Events'])
+    // a view that comes later says so, and leads back
+    await page.getByRole('link', { name: 'History' }).click()
+    await page.getByRole('heading', { name: 'History is not available yet' }).waitFor()
+    await page.getByRole('link', { name: 'Back to the live map' }).click()
+    await page.waitForFunction(() => document.querySelectorAll('.device-row').length === 2)
+
+    expect(watch.errors).toEqual([])
+    expect(watch.leaks).toEqual([])
+    await context.close()
+  }, 60_000)
 })

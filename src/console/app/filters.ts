@@ -11,9 +11,12 @@ export const stateFilter = signal('')
 export const groups = signal<Group[]>([])
 
 let groupsLoaded = false
+/** moves at sign-out, so that an answer for the person before is dropped */
+let generation = 0
 export async function loadGroups() {
   if (groupsLoaded) return
   groupsLoaded = true
+  const asked = generation
   try {
     const list: Group[] = []
     for (let offset = 0; ; offset += 1000) {
@@ -21,11 +24,20 @@ export async function loadGroups() {
       list.push(...page)
       if (page.length < 1000) break
     }
-    groups.value = list
+    if (asked === generation) groups.value = list
   } catch {
+    if (asked !== generation) return
     groupsLoaded = false
     groups.value = []
   }
+}
+
+/** at sign-out: the next person starts with no filter and their own groups */
+export function forgetFilters() {
+  resetFilters()
+  generation++
+  groupsLoaded = false
+  groups.value = []
 }
 
 export function resetFilters() {

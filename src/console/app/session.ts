@@ -1,7 +1,8 @@
 /**
- * Who is signed in: GET /me at start, POST /session to sign in, DELETE /session to sign out. A
- * 401 from any call (the session expired, the password changed, an admin removed the user)
- * brings the sign-in page back with a note.
+ * Who is signed in: GET /session at each visit (it also slides the cookie's 14 days, and gives
+ * the user with their role and account, as GET /me would), POST /session to sign in, DELETE
+ * /session to sign out. A 401 from any call (the session expired, the password changed, an admin
+ * removed the user) brings the sign-in page back with a note.
  */
 import { signal } from '@preact/signals'
 import { ApiError, failure, getJson, request, whenUnauthorized } from './api'
@@ -22,8 +23,8 @@ whenUnauthorized(() => {
 
 export async function loadMe(): Promise<void> {
   try {
-    const found = await getJson<Me | { kind: string }>('me')
-    me.value = found.kind === 'user' ? (found as Me) : null
+    const { user } = await getJson<{ user: Omit<Me, 'kind'> }>('session')
+    me.value = { kind: 'user', ...user }
   } catch (error) {
     if (error instanceof ApiError) me.value = null
     else {
@@ -42,9 +43,10 @@ export async function signIn(name: string, password: string): Promise<string | n
     return strings.networkDown
   }
   if (response.ok) {
+    const { user } = (await response.json()) as { user: Omit<Me, 'kind'> }
     signInNote.value = null
-    await loadMe()
-    return me.value ? null : strings.signInFailed(response.status)
+    me.value = { kind: 'user', ...user }
+    return null
   }
   const error = await failure(response)
   if (error.status === 401) return strings.signInWrong

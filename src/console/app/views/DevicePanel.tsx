@@ -115,7 +115,7 @@ export function DevicePanel({ fleet, id }: { fleet: Fleet; id: string }) {
       </a>
       <h2 ref={heading} tabIndex={-1} class="panel-title">
         <StateMark state={state} course={fix?.course} />
-        <span>{body.alias}</span>
+        <span class="panel-alias">{body.alias}</span>
       </h2>
       {plate && <p class="plate">{plate}</p>}
 

@@ -1,5 +1,6 @@
 import { useSignal } from '@preact/signals'
 import { useEffect, useMemo } from 'preact/hooks'
+import { forgetFilters } from '../filters'
 import { Fleet } from '../fleet'
 import { route } from '../router'
 import { signOut } from '../session'
@@ -23,7 +24,10 @@ export function Shell({ me }: { me: Me }) {
   const fleet = useMemo(() => new Fleet(), [])
   useEffect(() => {
     fleet.start()
-    return () => fleet.stop()
+    return () => {
+      fleet.stop()
+      forgetFilters()
+    }
   }, [fleet])
   const menuOpen = useSignal(false)
   const current = route.value
