@@ -70,7 +70,7 @@ writes) and shows in a link read at once. \`GET /s/{code}\` → 302 to
 \`original_url\` while the link is active, else 404 (a browser, \`Accept\` naming \`text/html\`, gets
 the page \`original_url\` would show: 410 once the link has ended). \`original_url\` is an HTML page (410 once the
 link has ended). \`GET /devices/stream\` is Server-Sent Events: \`event: fix\` with
-\`{id, latitude, longitude, speed, timestamp}\`, starting with each device's newest fix (held in memory,
+\`{id, latitude, longitude, speed, course, timestamp}\` (course in degrees or null), starting with each device's newest fix (held in memory,
 else the newest stored), ending when a share link changes or ends.
 
 **Administration.** \`GET /me\` (any key, session or share token) says who the credential is.
@@ -97,6 +97,11 @@ days; the old id works one more minute), so an id is never sent twice. A server 
 setup link at start (\`/setup?token=…\`, new at every start until used): its page, or
 \`POST /setup\` \`{token, account, name, password}\`, creates the first account and its admin and
 signs them in; a wrong or used token is 403, a server that has a user 409.
+
+**The console.** \`GET /\` is the console, a web app for people (HTML; its files under
+\`/console/assets/\`, content-hashed): it signs in with \`POST /session\` and then calls this API with
+the session cookie, reading live positions from \`GET /devices/stream\`. Nothing comes from a CDN;
+only map tiles come from TILE_URL.
 
 **Database timeouts.** While another process holds the database's write lock (an import), reads
 answer as usual and a write (a share-link change) waits for it; still waiting after 5 s, it is

@@ -189,6 +189,18 @@ describe.skipIf(!hasChromium)('the console in chromium', () => {
     await shot(page, 'console-map-desktop')
     await page.locator('.legend summary').click()
 
+    // --- the keyboard: arrow keys move through the list; Enter on a marker opens its device
+    await truck1Row.focus()
+    await page.keyboard.press('ArrowDown')
+    await page.waitForFunction((id) => document.activeElement?.getAttribute('data-device') === id, ids.truck2)
+    await marker(page, ids.truck2).focus()
+    await page.keyboard.press('Enter')
+    await page.waitForFunction((id) => location.hash === `#/devices/${id}`, ids.truck2)
+    await page.locator('.panel-alias').waitFor()
+    expect(await page.locator('.panel-alias').textContent()).toBe('Truck 2')
+    await page.goBack()
+    await truck1Row.waitFor()
+
     // --- the device panel: status, newest fixes, commands (shown, not yet sendable)
     await truck1Row.click()
     await page.locator('.panel-title').waitFor()
