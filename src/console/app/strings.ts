@@ -60,7 +60,6 @@ export const strings = {
   reconnecting: 'Reconnecting…',
   noPosition: 'No position yet',
   noFixTime: 'No fix received',
-  showOnMap: (alias: string) => `Show ${alias}`,
 
   // states
   states: {
@@ -85,11 +84,9 @@ export const strings = {
   hoursAgo: (n: number) => `${n} h ago`,
   daysAgo: (n: number) => `${n} d ago`,
   speedKmh: (kmh: number) => `${Math.round(kmh)} km/h`,
-  heading: (degrees: number) => `heading ${Math.round(degrees)}°`,
   dbm: (value: number) => `${value} dBm`,
 
   // the device panel
-  close: 'Close',
   back: 'Back to the list',
   details: 'Details',
   latestStatus: 'Latest status',
@@ -102,7 +99,6 @@ export const strings = {
   send: 'Send',
   noFixes: 'No fix in the 24 hours before the newest one.',
   loadFailed: 'Could not load this. Try again later.',
-  fieldAlias: 'Name',
   fieldImei: 'IMEI',
   fieldSerial: 'Serial',
   fieldIccid: 'ICCID',
