@@ -20,6 +20,9 @@ import { modelRoutes } from './admin/models-routes'
 import { retryWhileBusy } from './store/busy'
 import { createDeviceService } from './devices/service'
 import { createGeocoder, type Geocoder } from './geocode'
+import { eventsRoutes } from './events'
+import { createEventsService } from './events/service'
+import { createEventStore } from './store/events'
 import { historyRoutes } from './history'
 import { createHistoryService } from './history/service'
 import { API_DESCRIPTION } from './http/description'
@@ -150,6 +153,7 @@ export function createApp(deps: AppDeps) {
     .use(apiDocs(API_DESCRIPTION, pkg.version))
     .use(commandsRoutes(auth, commands))
     .use(historyRoutes(auth, history))
+    .use(eventsRoutes(auth, createEventsService({ access, store: createEventStore(deps.database.db), clock })))
     .use(shareRoutes(auth, shares))
     .use(sharePageRoutes(shares, { tileUrl: config.tileUrl, appUrl: config.appUrl }))
     .use(consoleRoutes({ tileUrl: config.tileUrl }))

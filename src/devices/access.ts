@@ -32,6 +32,13 @@ export interface DeviceRow {
   updated_at: number
 }
 
+/** What a list of many devices' records names them by. */
+export interface DeviceBrief {
+  key: number
+  id: string
+  alias: string
+}
+
 export interface ListFilter {
   /** only devices in at least one of these groups */
   groups: string[] | null
@@ -115,6 +122,7 @@ export function createDeviceAccess(sqlite: Database) {
     `SELECT ${COLUMNS} FROM devices d WHERE d.state <> 'unlink' AND ${scope} ${groupFilter} ORDER BY d.alias, d.id LIMIT $limit OFFSET $offset`
   const list = prepare<DeviceRow, { scope: string; limit: number; offset: number }>((scope) => listWhere(scope, ''))
   const listInGroups = prepare<DeviceRow, { scope: string; groups: string; limit: number; offset: number }>((scope) => listWhere(scope, `AND ${inGroups}`))
+  const brief = prepare<DeviceBrief, { scope: string }>((scope) => `SELECT d.key, d.id, d.alias FROM devices d WHERE d.state <> 'unlink' AND ${scope}`)
   const many = prepare<{ id: string; key: number }, { ids: string; scope: string }>(
     (scope) => `SELECT d.id, d.key FROM devices d WHERE d.id IN (SELECT value FROM json_each($ids)) AND ${scope}`,
   )
@@ -156,6 +164,14 @@ export function createDeviceAccess(sqlite: Database) {
       const page = { scope: scopeValue(principal), limit: filter.limit, offset: filter.offset }
       if (!filter.groups) return list(principal).all(page)
       return listInGroups(principal).all({ ...page, groups: JSON.stringify(filter.groups.map((id) => id.toLowerCase())) })
+    },
+
+    /**
+     * Every reachable device's key, id and alias, `unlink` excluded as in `list`, in no order: for
+     * reading the records of a whole fleet at once (GET /events), whatever its size.
+     */
+    reachableDevices(principal: Principal): DeviceBrief[] {
+      return brief(principal).all({ scope: scopeValue(principal) })
     },
 
     /** id (as given, in any case) → key, for those of `ids` this principal can reach */

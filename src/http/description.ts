@@ -71,7 +71,9 @@ writes) and shows in a link read at once. \`GET /s/{code}\` → 302 to
 the page \`original_url\` would show: 410 once the link has ended). \`original_url\` is an HTML page (410 once the
 link has ended). \`GET /devices/stream\` is Server-Sent Events: \`event: fix\` with
 \`{id, latitude, longitude, speed, course, timestamp}\` (course in degrees or null), starting with each device's newest fix (held in memory,
-else the newest stored), ending when a share link changes or ends.
+else the newest stored), ending when a share link changes or ends; and \`event: alarm\` with
+\`{id, alarm_code, timestamp, latitude, longitude, speed}\` for each device event once it is stored (a share link's
+stream only with the events permission). \`GET /events\` lists the events of every device you reach, newest first.
 
 **Administration.** \`GET /me\` (any key, session or share token) says who the credential is.
 \`/groups\`, \`/users\` and \`/audit\` are for account admins (a member gets 403, except \`GET /groups\`:

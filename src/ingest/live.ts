@@ -1,6 +1,7 @@
 /**
  * The newest fix of each device, in memory: what a `moving` device's `location` reads, and what
  * live streams subscribe to. The pipeline writes it after a batch commits; readers never wait.
+ * Device alarms (events) pass through here too, after their commit, for the streams' `event: alarm`.
  */
 import { LRUCache } from 'lru-cache'
 
@@ -16,9 +17,25 @@ export interface LiveFix {
 
 export type LiveListener = (fix: LiveFix) => void
 
+/** A committed device event (an alarm), as the stream tells it. */
+export interface LiveAlarm {
+  deviceKey: number
+  alarmCode: string
+  /** Unix seconds */
+  timestamp: number
+  /** null when the event came without a usable position */
+  latitude: number | null
+  longitude: number | null
+  /** km/h, null when the device sent none */
+  speed: number | null
+}
+
+export type AlarmListener = (alarm: LiveAlarm) => void
+
 export class LivePositions {
   private readonly newest: LRUCache<number, LiveFix>
   private readonly listeners = new Set<LiveListener>()
+  private readonly alarmListeners = new Set<AlarmListener>()
 
   constructor(max = 100_000) {
     this.newest = new LRUCache({ max })
@@ -38,5 +55,15 @@ export class LivePositions {
   subscribe(listener: LiveListener): () => void {
     this.listeners.add(listener)
     return () => this.listeners.delete(listener)
+  }
+
+  /** Tells subscribers of a committed event; nothing is held (a stream does not replay alarms). */
+  publishAlarm(alarm: LiveAlarm): void {
+    for (const listener of this.alarmListeners) listener(alarm)
+  }
+
+  subscribeAlarms(listener: AlarmListener): () => void {
+    this.alarmListeners.add(listener)
+    return () => this.alarmListeners.delete(listener)
   }
 }

@@ -514,6 +514,8 @@ export function createIngestPipeline(options: PipelineOptions) {
 
     const results: (IngestResult | null)[] = new Array(operations.length).fill(null)
     const published: { deviceKey: number; row: PositionRow }[] = []
+    /** events this batch wrote (a re-sent one is not news), told to live streams after the commit */
+    const publishedAlarms: { deviceKey: number; event: EventRow }[] = []
     const newestAfter = new Map<number, Newest>()
 
     const newestOf = (key: number): Newest | null => {
@@ -531,6 +533,7 @@ export function createIngestPipeline(options: PipelineOptions) {
       // a retried attempt starts over: the one before it rolled back
       results.fill(null)
       published.length = 0
+      publishedAlarms.length = 0
       newestAfter.clear()
       const updates = new Map<number, DeviceUpdate>()
       const applyUpdate = (key: number, update: DeviceUpdate) => {
@@ -575,7 +578,9 @@ export function createIngestPipeline(options: PipelineOptions) {
         }
         let events = 0
         for (const e of op.events) {
-          events += insertEvent.run(key, e.ts, e.code, e.context, e.speed, e.satellites, e.latitude, e.longitude, e.mcc, e.mnc, e.dbm).changes
+          const written = insertEvent.run(key, e.ts, e.code, e.context, e.speed, e.satellites, e.latitude, e.longitude, e.mcc, e.mnc, e.dbm).changes
+          events += written
+          if (written > 0) publishedAlarms.push({ deviceKey: key, event: e })
         }
         const update = updates.get(key)
         if (update) update.at = Math.max(update.at, op.at)
@@ -610,6 +615,13 @@ export function createIngestPipeline(options: PipelineOptions) {
         } catch (error) {
           // a live-stream subscriber's failure is its own; the fixes are committed and acknowledged
           log.error('live position subscriber failed', { error: (error as Error)?.message })
+        }
+      }
+      for (const { deviceKey, event } of publishedAlarms) {
+        try {
+          live.publishAlarm({ deviceKey, alarmCode: event.code, timestamp: event.ts, latitude: event.latitude, longitude: event.longitude, speed: event.speed })
+        } catch (error) {
+          log.error('live alarm subscriber failed', { error: (error as Error)?.message })
         }
       }
     }

@@ -3,7 +3,7 @@ import type { authPlugin } from '../http/auth'
 import { responses } from '../http/model'
 import { MAX_STREAMS_PER_PRINCIPAL, type LiveStreams } from './service'
 
-/** GET /devices/stream: Server-Sent Events of live fixes. */
+/** GET /devices/stream: Server-Sent Events of live fixes and alarms. */
 export function streamRoutes(auth: ReturnType<typeof authPlugin>, streams: LiveStreams) {
   return new Elysia({ name: 'stream' }).use(auth).get(
     '/devices/stream',
@@ -24,11 +24,17 @@ export function streamRoutes(auth: ReturnType<typeof authPlugin>, streams: LiveS
       auth: 'any',
       detail: {
         tags: ['Devices'],
-        summary: 'Live positions (Server-Sent Events)',
+        summary: 'Live positions and alarms (Server-Sent Events)',
         description:
           'A `text/event-stream` of the fixes of the devices you reach (a share token: the link\'s devices; it needs the location ' +
           'permission). Each fix is `event: fix` with data `{"id","latitude","longitude","speed","course","timestamp"}` (speed km/h or null, ' +
-          'course degrees clockwise from north or null, timestamp Unix seconds); the newest known fix of each device comes first. A comment line is sent every 15 s as heartbeat. ' +
+          'course degrees clockwise from north or null, timestamp Unix seconds); the newest known fix of each device comes first. ' +
+          'Each device alarm (an event: `sos`, `power_cut`, `overspeed`… as `GET /devices/{id}/history/events` lists them) is `event: alarm` with data ' +
+          '`{"id","alarm_code","timestamp","latitude","longitude","speed"}` (id the device\'s, timestamp Unix seconds as the device dated it, ' +
+          'latitude and longitude null when the event came without a usable position, speed km/h or null), sent once the event is stored, ' +
+          'to the streams a fix of that device goes to; a share token gets alarms only when its link grants the events permission. ' +
+          'Alarms are not replayed: a stream tells those stored while it is open (read the rest with `GET /events`); a re-sent event that was already stored is not sent again. ' +
+          'A comment line is sent every 15 s as heartbeat. ' +
           'The stream follows access while open: once a group membership or device changes, fixes of devices you no longer reach stop ' +
           'and devices newly reached start (their newest known fix first). ' +
           'The stream ends when a share link is patched or revoked, and at its `expires_at` exactly (no event after it): reconnect ' +

@@ -5,6 +5,10 @@
  * newest stored one: after a restart, or history that was imported), so a page is current at
  * once, and sends a comment as heartbeat so that proxies and idle timers keep it open.
  *
+ * Device alarms (events the ingest pipeline committed) go as `event: alarm` to the same streams a
+ * fix of that device goes to; a share link's stream gets them only when its acl grants events.
+ * Alarms are not replayed: a stream tells the ones committed while it is open.
+ *
  * A stream follows access while it is open: when the access version moves (any group or device
  * change, by any process) it reads its devices again before the next fix, so a user taken out of
  * a group stops getting that group's devices and a user put in one starts getting them. A share
@@ -14,7 +18,7 @@ import type { Database } from 'bun:sqlite'
 import type { Clock } from '../clock'
 import type { DeviceAccess } from '../devices/access'
 import { TooManyRequests } from '../errors'
-import type { LiveFix, LivePositions } from '../ingest/live'
+import type { LiveAlarm, LiveFix, LivePositions } from '../ingest/live'
 import type { Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
 
@@ -43,6 +47,20 @@ export interface FixEvent {
   course: number | null
   /** Unix seconds */
   timestamp: number
+}
+
+/** The body of an `event: alarm`: a device event as it was committed. */
+export interface AlarmEvent {
+  /** the device's id */
+  id: string
+  alarm_code: string
+  /** Unix seconds: when the device says it happened */
+  timestamp: number
+  /** null when the event came without a usable position */
+  latitude: number | null
+  longitude: number | null
+  /** km/h, null when the device sent none */
+  speed: number | null
 }
 
 /** Open streams one user, or one share link, may hold at once; the next one is 429. */
@@ -135,20 +153,44 @@ export function createLiveStreams({ sqlite, access, live, clock, linkActive, lin
               }
               if (arrived) send(arrived)
             }
-            const sendFix = (fix: LiveFix) => {
-              if (!open) return
+            /**
+             * the id of a device this stream may tell of, after following any change of access; undefined: none.
+             * `fixKey`: the device whose fix is about to go (a device just reached then starts with that fix, not its newest).
+             */
+            const reachedId = (deviceKey: number, fixKey: number): string | undefined => {
               try {
                 const version = listVersion()
-                if (version !== scopeVersion) rescope(version, fix.deviceKey)
+                if (version !== scopeVersion) rescope(version, fixKey)
               } catch {
                 // access cannot be checked (database busy): end rather than send on stale access; the client reconnects
-                return close()
+                close()
+                return undefined
               }
-              const id = idByKey.get(fix.deviceKey)
+              return idByKey.get(deviceKey)
+            }
+            const sendFix = (fix: LiveFix) => {
+              if (!open) return
+              const id = reachedId(fix.deviceKey, fix.deviceKey)
               if (id !== undefined) sendEvent(id, fix)
+            }
+            const sendAlarm = (alarm: LiveAlarm) => {
+              if (!open) return
+              const id = reachedId(alarm.deviceKey, -1)
+              if (id === undefined) return
+              const event: AlarmEvent = {
+                id,
+                alarm_code: alarm.alarmCode,
+                timestamp: alarm.timestamp,
+                latitude: alarm.latitude,
+                longitude: alarm.longitude,
+                speed: alarm.speed,
+              }
+              send(`event: alarm\ndata: ${JSON.stringify(event)}\n\n`)
             }
 
             const unsubscribe = live.subscribe(sendFix)
+            // a share link's acl is fixed for its token's life (a patch ends the stream): decided once
+            const unsubscribeAlarms = principal.kind === 'share' && !principal.acl.has(PERMISSION.events) ? () => {} : live.subscribeAlarms(sendAlarm)
             const stopWatchingLink = onLinkChange((changed) => changed === linkId && close())
             const heartbeat = setInterval(() => (linkId !== null && !linkActive(linkId) ? close() : send(': heartbeat\n\n')), heartbeatMs)
             let expiryTimer: ReturnType<typeof setTimeout> | undefined
@@ -168,6 +210,7 @@ export function createLiveStreams({ sqlite, access, live, clock, linkActive, lin
               if (left > 0) openByHolder.set(holder, left)
               else openByHolder.delete(holder)
               unsubscribe()
+              unsubscribeAlarms()
               stopWatchingLink()
               clearInterval(heartbeat)
               clearTimeout(expiryTimer)

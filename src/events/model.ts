@@ -1,0 +1,34 @@
+/** GET /events: the query and each item, for validation and OpenAPI from one source. */
+import { t } from 'elysia'
+import { EventRecord, MAX_RANGE_SECONDS } from '../history/model'
+import { Uuid } from '../http/model'
+
+export { MAX_RANGE_SECONDS }
+
+/** The window GET /events reads when it is not given `from`. */
+export const DEFAULT_WINDOW_SECONDS = 86_400
+
+/** 9999-12-31T23:59:59Z, as the history windows take it */
+const LATEST = 253_402_300_799
+
+export const EventsQuery = t.Object(
+  {
+    from: t.Optional(
+      t.Integer({ title: 'from', minimum: 0, maximum: LATEST, description: 'Start, Unix seconds (inclusive); default `to` − 86,400 (a day)', examples: [1764000000] }),
+    ),
+    to: t.Optional(
+      t.Integer({ title: 'to', minimum: 0, maximum: LATEST, description: 'End, Unix seconds (inclusive); default now. `from` ≤ `to`, at most 31 days apart', examples: [1764086400] }),
+    ),
+    limit: t.Integer({ title: 'limit', minimum: 1, maximum: 1000, default: 99, description: 'Maximum number of events (1–1000)' }),
+    offset: t.Integer({ title: 'offset', minimum: 0, maximum: 2_147_483_647, default: 0, description: 'Number of events to skip' }),
+  },
+  { additionalProperties: true },
+)
+
+export const FleetEvent = t.Object({
+  device: t.Object({ id: Uuid, alias: t.String({ examples: ['Truck 1'] }) }, { description: 'The device the event is of' }),
+  ...EventRecord.properties,
+})
+
+export type EventsQueryInput = typeof EventsQuery.static
+export type FleetEventBody = typeof FleetEvent.static

@@ -1,0 +1,168 @@
+/**
+ * `event: alarm` on GET /devices/stream: a device's alarm, sent over OsmAnd on a real socket,
+ * goes through the ingest pipeline and reaches the open streams that may see that device, once
+ * it is committed — never before, never twice, never to a share link without the events permission.
+ */
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { join } from 'node:path'
+import { LivePositions, type LiveAlarm } from '../../src/ingest/live'
+import { startOsmandListener } from '../../src/ingest/osmand'
+import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline'
+import { silentLogger } from '../../src/log'
+import { PERMISSION } from '../../src/share/permissions'
+import { ids, keys, makeWorld, type World } from '../support/world'
+
+const NOW = Date.UTC(2026, 10, 25, 12, 0, 0) / 1000
+const IMEI = { truck1: '359710049095001', truck2: '359710049095002' }
+
+let world: World
+let live: LivePositions
+let pipeline: IngestPipeline
+let osmand: { port: number; stop(): Promise<void> }
+
+beforeEach(() => {
+  live = new LivePositions()
+  world = makeWorld(undefined, { live })
+  pipeline = createIngestPipeline({ sqlite: world.database.sqlite, clock: world.clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+  osmand = startOsmandListener({ pipeline, clock: world.clock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
+})
+afterEach(async () => {
+  await osmand.stop()
+  await pipeline.stop()
+  world.close()
+})
+
+/** a report over OsmAnd, as Traccar Client sends it (speed in knots) */
+async function report(imei: string, timestamp: number, extra: Record<string, string> = {}) {
+  const query = new URLSearchParams({ id: imei, lat: '48.8566', lon: '2.3522', timestamp: String(timestamp), speed: '27', ...extra })
+  return fetch(`http://127.0.0.1:${osmand.port}/?${query}`, { method: 'POST' })
+}
+
+/** Reads SSE blocks from a stream response, one at a time. */
+function blocks(res: Response) {
+  expect(res.status).toBe(200)
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
+  let buffer = ''
+  return {
+    async next(timeoutMs = 2000): Promise<string | null> {
+      const deadline = Date.now() + timeoutMs
+      while (!buffer.includes('\n\n')) {
+        const chunk = await Promise.race([reader.read(), Bun.sleep(Math.max(0, deadline - Date.now())).then(() => 'timeout' as const)])
+        if (chunk === 'timeout') throw new Error(`no event within ${timeoutMs} ms`)
+        if (chunk.done) return null
+        buffer += chunk.value
+      }
+      const end = buffer.indexOf('\n\n')
+      const block = buffer.slice(0, end)
+      buffer = buffer.slice(end + 2)
+      return block
+    },
+    cancel: () => reader.cancel(),
+  }
+}
+type Blocks = ReturnType<typeof blocks>
+
+async function open(token: string): Promise<Blocks> {
+  const stream = blocks(await world.call('GET', '/devices/stream', { token }))
+  expect(await stream.next()).toBe('retry: 3000')
+  return stream
+}
+
+/** the next block's event name and data */
+async function nextEvent(stream: Blocks): Promise<{ event: string; data: Record<string, unknown> }> {
+  const block = await stream.next()
+  const match = /^event: (\w+)\ndata: (.*)$/.exec(block ?? '')
+  if (!match) throw new Error(`not an event: ${JSON.stringify(block)}`)
+  return { event: match[1], data: JSON.parse(match[2]) }
+}
+
+async function share(devices: string[], acl?: string[]): Promise<string> {
+  const res = await world.call('POST', '/devices/share', { token: keys.alice, body: { devices, ttl: 3600, ...(acl ? { acl } : {}) } })
+  expect(res.status).toBe(200)
+  return ((await res.json()) as { token: string }).token
+}
+
+describe('event: alarm on the live stream', () => {
+  test('an alarm sent over OsmAnd reaches an open stream after its fix, with the documented fields', async () => {
+    const alice = await open(keys.alice)
+    expect((await report(IMEI.truck1, NOW - 5, { alarm: 'sos' })).status).toBe(200)
+    expect(await nextEvent(alice)).toMatchObject({ event: 'fix', data: { id: ids.truck1 } })
+    expect(await nextEvent(alice)).toEqual({
+      event: 'alarm',
+      // 27 knots is 50.004 km/h; an event's speed is whole km/h, as the events API stores it
+      data: { id: ids.truck1, alarm_code: 'sos', timestamp: NOW - 5, latitude: 48.8566, longitude: 2.3522, speed: 50 },
+    })
+    // the stored event is the one GET /events lists
+    const listed = (await (await world.call('GET', '/events', { token: keys.alice })).json()) as { alarm_code: string; device: { id: string } }[]
+    expect(listed.map((e) => [e.device.id, e.alarm_code])).toEqual([[ids.truck1, 'sos']])
+    await alice.cancel()
+  })
+
+  test('the same reach as fixes: a member gets only their devices\' alarms, another account none', async () => {
+    const bob = await open(keys.bob)
+    const carol = await open(keys.carol)
+    await report(IMEI.truck1, NOW - 20, { alarm: 'sos' }) // trucks only: not bob's
+    await report(IMEI.truck2, NOW - 10, { alarm: 'power_cut' }) // trucks and vans
+    expect(await nextEvent(bob)).toMatchObject({ event: 'fix', data: { id: ids.truck2 } })
+    expect(await nextEvent(bob)).toMatchObject({ event: 'alarm', data: { id: ids.truck2, alarm_code: 'power_cut' } })
+    // carol's stream (globex) stays quiet: the next thing she hears is a fix of her own car
+    const globexCarKey = world.database.sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?').get(ids.globexCar)!.key
+    live.publish({ deviceKey: globexCarKey, timestamp: NOW, latitude: 1, longitude: 1, speed: 0, course: null })
+    expect(await nextEvent(carol)).toMatchObject({ event: 'fix', data: { id: ids.globexCar } })
+    await bob.cancel()
+    await carol.cancel()
+  })
+
+  test('a share link gets alarms only when it grants the events permission', async () => {
+    const withEvents = await open(await share([ids.truck2]))
+    const withoutEvents = await open(await share([ids.truck2], [PERMISSION.location]))
+    await report(IMEI.truck2, NOW - 10, { alarm: 'sos' })
+    await report(IMEI.truck2, NOW - 5)
+    expect((await nextEvent(withEvents)).event).toBe('fix')
+    expect(await nextEvent(withEvents)).toMatchObject({ event: 'alarm', data: { id: ids.truck2, alarm_code: 'sos' } })
+    expect((await nextEvent(withEvents)).event).toBe('fix')
+    // the fix, then straight on to the next fix: no alarm between them
+    expect(await nextEvent(withoutEvents)).toMatchObject({ event: 'fix', data: { timestamp: NOW - 10 } })
+    expect(await nextEvent(withoutEvents)).toMatchObject({ event: 'fix', data: { timestamp: NOW - 5 } })
+    await withEvents.cancel()
+    await withoutEvents.cancel()
+  })
+
+  test('a re-sent alarm (already stored) is not told again; one without a position has null coordinates', async () => {
+    const alice = await open(keys.alice)
+    await report(IMEI.truck1, NOW - 30, { alarm: 'sos' })
+    await report(IMEI.truck1, NOW - 30, { alarm: 'sos' }) // the phone resends its buffer
+    await pipeline.ingest({
+      uniqueId: IMEI.truck1,
+      fixes: [],
+      events: [{ timestamp: NOW - 20, alarmCode: 'power_cut', latitude: null, longitude: null, speed: null, satellites: null, mcc: null, mnc: null, dbm: null, context: {} }],
+    })
+    const seen = [await nextEvent(alice), await nextEvent(alice), await nextEvent(alice)]
+    expect(seen.map((e) => `${e.event}:${e.data.alarm_code ?? ''}`)).toEqual(['fix:', 'alarm:sos', 'alarm:power_cut'])
+    expect(seen[2].data).toEqual({ id: ids.truck1, alarm_code: 'power_cut', timestamp: NOW - 20, latitude: null, longitude: null, speed: null })
+    await alice.cancel()
+  })
+
+  test('an alarm is told only once committed: another connection already reads it, and a failed commit tells nothing', async () => {
+    const other = new Database(join(world.dir, 'tracker.db'), { readonly: true })
+    const visibleElsewhere: boolean[] = []
+    const told: LiveAlarm[] = []
+    live.subscribeAlarms((alarm) => {
+      told.push(alarm)
+      visibleElsewhere.push(other.query('SELECT 1 FROM events WHERE ts = ? AND alarm_code = ?').get(alarm.timestamp, alarm.alarmCode) !== null)
+    })
+    try {
+      await report(IMEI.truck1, NOW - 30, { alarm: 'sos' })
+      expect(told.map((a) => a.alarmCode)).toEqual(['sos'])
+      expect(visibleElsewhere).toEqual([true])
+
+      world.database.sqlite.run(`CREATE TRIGGER fail BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'disk full'); END`)
+      expect((await report(IMEI.truck1, NOW - 20, { alarm: 'power_cut' })).status).toBe(500)
+      world.database.sqlite.run('DROP TRIGGER fail')
+      expect(told.map((a) => a.alarmCode)).toEqual(['sos'])
+    } finally {
+      other.close()
+    }
+  })
+})
