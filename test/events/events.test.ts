@@ -74,7 +74,7 @@ describe('GET /events: reach', () => {
       const perDevice = (await (await get(`/devices/${device}/history/events?${DAY_WINDOW}`, keys.alice)).json()) as object[]
       const fromList = items.filter((e) => e.device.id === device).map(({ device: _, ...rest }) => rest)
       // the per-device endpoint is in time order, the fleet's list newest first
-      expect(fromList.toReversed()).toEqual(perDevice)
+      expect(fromList.toReversed() as object[]).toEqual(perDevice)
     }
     const overspeed = items.find((e) => e.alarm_code === 'overspeed')!
     expect(Object.keys(overspeed).sort()).toEqual(['alarm_code', 'context', 'coordinates', 'dbm', 'device', 'mcc', 'mnc', 'satellite', 'speed', 'timestamp'])
