@@ -69,3 +69,30 @@ export interface Command {
   name: string
   widget: Widget
 }
+
+// ---- share links (GET /devices/share and /devices/share/{id}; POST /devices/share)
+
+/** A share link: the list shape (token, original_url) and, from GET /devices/share/{id}, its short_url */
+export interface ShareLink {
+  id: string
+  account: string
+  devices: string[]
+  acl: string[]
+  revoked: boolean
+  expires_at: string
+  unique_views: number
+  last_accessed_at: string | null
+  created_at: string
+  token?: string
+  original_url?: string
+  short_url?: string
+}
+
+export interface ShareCreated {
+  id: string
+  token: string
+  devices: string[]
+  expires_at: string
+  original_url: string
+  short_url: string
+}

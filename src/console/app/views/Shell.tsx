@@ -8,6 +8,7 @@ import { strings } from '../strings'
 import type { Me } from '../types'
 import { LiveView } from './LiveView'
 import { NotYet } from './NotYet'
+import { ShareView } from './ShareView'
 
 /** The views, in the order the navigation shows them; later versions replace NotYet with theirs. */
 const VIEWS = [
@@ -80,7 +81,7 @@ export function Shell({ me }: { me: Me }) {
           </div>
         </nav>
       </header>
-      {current.view === 'map' ? <LiveView fleet={fleet} selected={current.device} /> : <NotYet title={title} />}
+      {current.view === 'map' ? <LiveView fleet={fleet} selected={current.device} /> : current.view === 'share' ? <ShareView fleet={fleet} /> : <NotYet title={title} />}
     </div>
   )
 }
