@@ -299,6 +299,7 @@ describe.skipIf(!hasChromium)('share links in the console', () => {
     await row.getByLabel('Expires in').selectOption({ label: '1 week' })
     await row.getByRole('button', { name: 'Save' }).click()
     await linkRow(page, linkId).locator('.share-expiry').getByText('Expires in 7 d').waitFor()
+    expect(await page.locator('.share-created .share-expiry').textContent()).toBe('Expires in 7 d')
     expect(watch.changes.map((c) => [c.method, c.origin])).toEqual([
       ['POST', base],
       ['PATCH', base],

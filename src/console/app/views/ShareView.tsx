@@ -60,6 +60,8 @@ export function ShareView({ fleet }: { fleet: Fleet }) {
   }
 
   const status = listStatus.value
+  // the list's word once the link's expiry changed there
+  const createdExpiry = created.value && (links.value.find((l) => l.id === created.value!.id)?.expires_at ?? created.value.expires_at)
   const anyEnded = links.value.some((l) => l.revoked || Date.parse(l.expires_at) <= Date.now())
 
   return (
@@ -95,8 +97,8 @@ export function ShareView({ fleet }: { fleet: Fleet }) {
                 </div>
                 <p class="share-created-devices">
                   {devicesText(fleet, created.value.devices)}
-                  <time class="share-expiry" dateTime={created.value.expires_at} title={when(Date.parse(created.value.expires_at), now.value)}>
-                    {strings.shareExpiresIn(until(Date.parse(created.value.expires_at), now.value))}
+                  <time class="share-expiry" dateTime={createdExpiry!} title={when(Date.parse(createdExpiry!), now.value)}>
+                    {strings.shareExpiresIn(until(Date.parse(createdExpiry!), now.value))}
                   </time>
                 </p>
                 <ShareLinkCard url={created.value.short_url} id={created.value.id} />
