@@ -226,6 +226,7 @@ describe.skipIf(!hasChromium)('share links in the console', () => {
     await shot(page, 'share-revoke-desktop')
     await page.keyboard.press('Escape')
     await dialog.waitFor({ state: 'hidden' })
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Revoke')
     expect(await linkRow(page, linkId).getAttribute('data-state')).toBe('active')
     await linkRow(page, linkId).getByRole('button', { name: 'Revoke' }).click()
     await dialog.getByRole('button', { name: 'Revoke link' }).click()
@@ -233,6 +234,8 @@ describe.skipIf(!hasChromium)('share links in the console', () => {
     await page.waitForFunction((id) => document.querySelector(`.share-link[data-link="${id}"]`)?.getAttribute('data-state') === 'revoked', linkId)
     expect(await linkRow(page, linkId).locator('.share-badge').textContent()).toBe('Revoked')
     expect(await linkRow(page, linkId).getByRole('button').count()).toBe(0)
+    // the keyboard's place: the revoked link's row, not the top of the page
+    await page.waitForFunction((id) => document.activeElement?.id === `share-link-${id}`, linkId)
     // the card of the new link goes: it no longer opens
     expect(await page.locator('.share-created').count()).toBe(0)
     await shot(page, 'share-revoked-desktop')

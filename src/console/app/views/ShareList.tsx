@@ -78,7 +78,7 @@ function ShareRow({ fleet, link, onChanged, onRevoke }: { fleet: Fleet; link: Sh
     <li class={`share-link state-${state}`} data-link={link.id} data-state={state} aria-labelledby={headingId}>
       <div class="share-link-head">
         <span class={`share-badge ${state}`}>{strings.shareStates[state]}</span>
-        <h3 id={headingId} class="share-link-devices">
+        <h3 id={headingId} class="share-link-devices" tabIndex={-1}>
           {devices}
         </h3>
       </div>

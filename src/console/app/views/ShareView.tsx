@@ -23,6 +23,8 @@ export function ShareView({ fleet }: { fleet: Fleet }) {
   const revoking = useSignal<ShareLink | null>(null)
   const createdHeading = useRef<HTMLHeadingElement>(null)
   const heading = useRef<HTMLHeadingElement>(null)
+  /** the link just revoked: its Revoke button is gone, so focus goes to its row once the dialog closes */
+  const revokedLast = useRef<string | null>(null)
 
   async function reload() {
     try {
@@ -55,8 +57,16 @@ export function ShareView({ fleet }: { fleet: Fleet }) {
       // out of reach by now: the local mark stands
     }
     endedFor(userId).set(link.id, ended)
+    revokedLast.current = link.id
     if (created.value?.id === link.id) created.value = null
     await reload()
+  }
+
+  function closeDialog() {
+    revoking.value = null
+    const id = revokedLast.current
+    revokedLast.current = null
+    if (id) requestAnimationFrame(() => document.getElementById(`share-link-${id}`)?.focus())
   }
 
   const status = listStatus.value
@@ -124,7 +134,7 @@ export function ShareView({ fleet }: { fleet: Fleet }) {
           </div>
         </div>
       </div>
-      <RevokeDialog fleet={fleet} link={revoking.value} onClose={() => (revoking.value = null)} onConfirm={revoke} />
+      <RevokeDialog fleet={fleet} link={revoking.value} onClose={closeDialog} onConfirm={revoke} />
     </main>
   )
 }
