@@ -2,11 +2,12 @@
  * The fleet as the console holds it: every reachable device (GET /devices, page by page), moved by
  * the live stream (GET /devices/stream, read with fetch; no polling). Ten thousand devices change
  * many times a second, so devices are plain objects changed in place, and one signal (`version`)
- * moves at most once a frame; the map and the list read what changed when it does.
+ * moves at most once a frame; the map and the list read what changed when it does. Device alarms
+ * (`event: alarm`) are handed to whoever listens (the notices, the Events page), not kept.
  */
 import { batch, signal } from '@preact/signals'
 import { ApiError, failure, getJson, request } from './api'
-import type { Device, DeviceState, FixEvent } from './types'
+import type { AlarmEvent, Device, DeviceState, FixEvent } from './types'
 
 export interface FleetDevice {
   id: string
@@ -66,6 +67,13 @@ export class Fleet {
   private abort = new AbortController()
   private stopped = false
   private listLoaded = false
+  private alarmListeners = new Set<(alarm: AlarmEvent) => void>()
+
+  /** calls back with each alarm the stream brings; returns the unsubscribe */
+  onAlarm(listener: (alarm: AlarmEvent) => void): () => void {
+    this.alarmListeners.add(listener)
+    return () => this.alarmListeners.delete(listener)
+  }
 
   /** starts loading and streaming; `stop` ends both */
   start(): void {
@@ -254,11 +262,15 @@ export class Fleet {
       if (line.startsWith('event:')) name = line.slice(6).trim()
       else if (line.startsWith('data:')) data += line.slice(5).trim()
     }
-    if (name !== 'fix' || !data) return
+    if (!data || (name !== 'fix' && name !== 'alarm')) return
     try {
-      this.onFix(JSON.parse(data) as FixEvent)
+      if (name === 'fix') this.onFix(JSON.parse(data) as FixEvent)
+      else {
+        const alarm = JSON.parse(data) as AlarmEvent
+        for (const listener of this.alarmListeners) listener(alarm)
+      }
     } catch {
-      // one bad event does not end the stream
+      // one bad event (or listener) does not end the stream
     }
   }
 }

@@ -96,3 +96,21 @@ export interface ShareCreated {
   original_url: string
   short_url: string
 }
+
+// ---- alerts (`event: alarm` of GET /devices/stream; GET /events)
+
+/** `event: alarm` of GET /devices/stream: a device's alarm, once stored */
+export interface AlarmEvent {
+  /** the device's id */
+  id: string
+  alarm_code: string
+  timestamp: number
+  latitude: number | null
+  longitude: number | null
+  speed: number | null
+}
+
+/** an item of GET /events: the device's event, with the device */
+export interface FleetEvent extends DeviceEvent {
+  device: { id: string; alias: string }
+}

@@ -2,10 +2,13 @@ import { useSignal } from '@preact/signals'
 import { useEffect, useMemo } from 'preact/hooks'
 import { forgetFilters } from '../filters'
 import { Fleet } from '../fleet'
+import { NoticeBoard } from '../notices'
+import { Notices } from '../noticesView'
 import { route } from '../router'
 import { signOut } from '../session'
 import { strings } from '../strings'
 import type { Me } from '../types'
+import { EventsView } from './EventsView'
 import { LiveView } from './LiveView'
 import { NotYet } from './NotYet'
 import { ShareView } from './ShareView'
@@ -30,6 +33,13 @@ export function Shell({ me }: { me: Me }) {
       forgetFilters()
     }
   }, [fleet])
+  // alarms as notices, and the count on Events, for as long as this person is signed in
+  const board = useMemo(() => new NoticeBoard(fleet), [fleet])
+  useEffect(() => {
+    board.start()
+    return () => board.stop()
+  }, [board])
+  const unseen = board.unseen.value
   const menuOpen = useSignal(false)
   const current = route.value
   useEffect(() => {
@@ -60,6 +70,7 @@ export function Shell({ me }: { me: Me }) {
           onClick={() => (menuOpen.value = !menuOpen.value)}
         >
           {strings.menu}
+          {unseen > 0 && <NewAlarms count={unseen} />}
         </button>
         <nav id="nav" class={menuOpen.value ? 'nav open' : 'nav'} aria-label={strings.navLabel}>
           <ul>
@@ -67,6 +78,7 @@ export function Shell({ me }: { me: Me }) {
               <li key={v.view}>
                 <a href={v.href} aria-current={current.view === v.view ? 'page' : undefined}>
                   {v.label}
+                  {v.view === 'events' && unseen > 0 && <NewAlarms count={unseen} />}
                 </a>
               </li>
             ))}
@@ -81,7 +93,18 @@ export function Shell({ me }: { me: Me }) {
           </div>
         </nav>
       </header>
-      {current.view === 'map' ? <LiveView fleet={fleet} selected={current.device} /> : current.view === 'share' ? <ShareView fleet={fleet} /> : <NotYet title={title} />}
+      <Notices board={board} />
+      {current.view === 'map' ? <LiveView fleet={fleet} selected={current.device} /> : current.view === 'share' ? <ShareView fleet={fleet} /> : current.view === 'events' ? <EventsView fleet={fleet} board={board} /> : <NotYet title={title} />}
     </div>
+  )
+}
+
+/** How many alarms came since the Events page was last open: the number, and the words for screen readers. */
+function NewAlarms({ count }: { count: number }) {
+  return (
+    <span class="nav-badge">
+      <span aria-hidden="true">{count > 99 ? '99+' : count}</span>
+      <span class="sr-only">{` (${strings.newAlarms(count)})`}</span>
+    </span>
   )
 }
