@@ -31,6 +31,8 @@ export async function buildConsoleAssets(): Promise<ConsoleAssetFile[]> {
     define: { 'process.env.NODE_ENV': '"production"' },
     jsx: { runtime: 'automatic', importSource: 'preact', development: false },
     throw: false,
+    // a library one view needs (uPlot for History) is import()ed: its own file, fetched when that view opens
+    splitting: true,
   })
   if (!result.success) throw new ConsoleBuildError(`the console could not be built:\n${result.logs.map(String).join('\n')}`)
   const files: ConsoleAssetFile[] = []

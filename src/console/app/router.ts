@@ -7,12 +7,15 @@ import { signal } from '@preact/signals'
 
 export type Route =
   | { view: 'map'; device: string | null }
-  | { view: 'history' | 'share' | 'admin' | 'events' }
+  | { view: 'history'; device: string | null; from: string | null; to: string | null }
+  | { view: 'share' | 'admin' | 'events' }
 
 export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent)
   if (path[0] === 'devices' && path[1]) return { view: 'map', device: path[1] }
-  if (path[0] === 'history' || path[0] === 'share' || path[0] === 'admin' || path[0] === 'events') return { view: path[0] }
+  // #/history/{id}/{from}/{to}: a device's history, days as YYYY-MM-DD in the browser's time zone
+  if (path[0] === 'history') return { view: 'history', device: path[1] ?? null, from: path[2] ?? null, to: path[3] ?? null }
+  if (path[0] === 'share' || path[0] === 'admin' || path[0] === 'events') return { view: path[0] }
   return { view: 'map', device: null }
 }
 
@@ -22,6 +25,8 @@ addEventListener('hashchange', () => {
 })
 
 export const deviceHref = (id: string) => `#/devices/${encodeURIComponent(id)}`
+export const historyHref = (id: string, from?: string, to?: string) =>
+  `#/history/${encodeURIComponent(id)}${from ? `/${from}${to && to !== from ? `/${to}` : ''}` : ''}`
 export function go(href: string) {
   if (location.hash !== href) location.hash = href
 }

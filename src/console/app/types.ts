@@ -114,3 +114,49 @@ export interface AlarmEvent {
 export interface FleetEvent extends DeviceEvent {
   device: { id: string; alias: string }
 }
+
+// ---- History (GET /devices/{id}/history/route and /history/travels)
+
+export interface HistoryStop {
+  latitude: number
+  longitude: number
+  /** seconds */
+  duration: number
+  start: number
+  end: number
+}
+
+export interface HistoryRoute {
+  points: RoutePoint[]
+  stops: HistoryStop[]
+  /** metres of movement */
+  total_distance: number
+  /** seconds from the first point to the last */
+  total_duration: number
+}
+
+export interface HistoryPlace {
+  latitude: number
+  longitude: number
+  timestamp: number
+  address: string
+}
+
+export interface HistoryTravel {
+  start: HistoryPlace
+  end: HistoryPlace
+  /** metres */
+  distance: number
+  /** seconds */
+  duration: number
+  /** km/h */
+  max_speed: number
+  avg_speed: number
+}
+
+export interface HistoryTravels {
+  travels: HistoryTravel[]
+  total_travels: number
+  total_distance: number
+  total_duration: number
+}

@@ -7,6 +7,7 @@ import type { Fleet } from '../fleet'
 import { ago, compass, coordinates, when } from '../format'
 import { strings } from '../strings'
 import type { Command, Device, DeviceEvent, RoutePoint } from '../types'
+import { historyHref } from '../router'
 import { StateMark } from './StateMark'
 
 const NEWEST_FIXES = 10
@@ -118,6 +119,9 @@ export function DevicePanel({ fleet, id }: { fleet: Fleet; id: string }) {
         <span class="panel-alias">{body.alias}</span>
       </h2>
       {plate && <p class="plate">{plate}</p>}
+      <a class="history-link" href={historyHref(id)}>
+        {strings.historyOfDevice}
+      </a>
 
       <section aria-labelledby="status-h">
         <h3 id="status-h">{strings.latestStatus}</h3>

@@ -9,6 +9,7 @@ import { signOut } from '../session'
 import { strings } from '../strings'
 import type { Me } from '../types'
 import { EventsView } from './EventsView'
+import { HistoryView } from './HistoryView'
 import { LiveView } from './LiveView'
 import { NotYet } from './NotYet'
 import { ShareView } from './ShareView'
@@ -94,7 +95,7 @@ export function Shell({ me }: { me: Me }) {
         </nav>
       </header>
       <Notices board={board} />
-      {current.view === 'map' ? <LiveView fleet={fleet} selected={current.device} /> : current.view === 'share' ? <ShareView fleet={fleet} /> : current.view === 'events' ? <EventsView fleet={fleet} board={board} /> : <NotYet title={title} />}
+      {current.view === 'map' ? <LiveView fleet={fleet} selected={current.device} /> : current.view === 'history' ? <HistoryView fleet={fleet} route={current} /> : current.view === 'share' ? <ShareView fleet={fleet} /> : current.view === 'events' ? <EventsView fleet={fleet} board={board} /> : <NotYet title={title} />}
     </div>
   )
 }
