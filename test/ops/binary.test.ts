@@ -125,7 +125,12 @@ describe('the single binary', () => {
       expect(consoleScript).toBeDefined()
       const bundle = await fetch(`${base}/${consoleScript}`)
       expect(bundle.status).toBe(200)
-      expect(await bundle.text()).toContain('devices/stream')
+      const bundleText = await bundle.text()
+      expect(bundleText).toContain('devices/stream')
+      // a file split from the entry (History's chart library, imported when needed) is embedded too
+      const chunk = /import\("\.\/([^"]+\.js)"\)/.exec(bundleText)?.[1]
+      expect(chunk).toBeDefined()
+      expect((await fetch(`${base}/console/assets/${chunk}`)).status).toBe(200)
 
       const fix = await fetch(`http://127.0.0.1:${osmandPort}/?id=BUS304&lat=52.66&lon=-8.63&timestamp=${Math.floor(Date.now() / 1000)}&speed=10`)
       expect(fix.status).toBe(200)
