@@ -87,6 +87,8 @@ function teltonikaConnection(connection: TcpConnection, pipeline: IngestPipeline
       log.debug('teltonika packet dropped', { remote: connection.remote, reason: decoded.message })
       return
     }
+    // a command answer needs no reply; keeping it comes with sending commands
+    if (decoded.kind === 'command_answer') return
     const ack = decoded.ack
     const settled = connection.track()
     pipeline
@@ -107,6 +109,10 @@ function teltonikaConnection(connection: TcpConnection, pipeline: IngestPipeline
           case 'packet':
             connection.progress()
             handle(item.packet)
+            break
+          case 'keepalive':
+            // the device keeping its link open while it has nothing to send: not idle
+            connection.progress()
             break
           case 'error':
             log.debug('teltonika stream error', { remote: connection.remote, code: item.error.code, message: item.error.message })

@@ -379,7 +379,7 @@ describe('Teltonika', () => {
     notDigits.send(Uint8Array.of(0x00, 0x03, 0x41, 0x42, 0x43))
     await notDigits.closed
     const hugeLength = await connectClient(listener.port)
-    hugeLength.send(Uint8Array.of(0xff, 0xff))
+    hugeLength.send(Uint8Array.of(0x7f, 0xff)) // (0xFF before an IMEI is a keep-alive, not a length)
     await hugeLength.closed
 
     client.send(Uint8Array.of(0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0x08))

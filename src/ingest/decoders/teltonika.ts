@@ -1,14 +1,16 @@
 /**
  * Teltonika TCP protocol (FMB/FMC/FMM… devices): IMEI handshake, AVL data packets in Codec 8,
- * Codec 8 Extended and Codec 16. Reference: Teltonika wiki, "Teltonika Data Sending Protocols"
- * and "Codec", and the FMB "Teltonika Data Sending Parameters ID" (AVL ID) tables.
+ * Codec 8 Extended and Codec 16, and the devices' answers to GPRS commands in Codec 12, 13 and 14.
+ * Reference: Teltonika wiki, "Teltonika Data Sending Protocols" (formerly "Codec"), and the
+ * "FMB120 Teltonika Data Sending Parameters ID" (AVL ID) table of the FMB1xx family.
  *
  * Session on the wire (integers big-endian):
  *
- *   device → server   00 0F "356307042441013"          2-byte length + ASCII IMEI
+ *   device → server   [FF …] 00 0F "356307042441013"    keep-alive bytes, 2-byte length + ASCII IMEI
  *   server → device   01 (accept) or 00 (refuse)
  *   device → server   00 00 00 00 | data length (4) | codec id .. number of data 2 | CRC (4)
- *   server → device   number of accepted records (4 bytes)
+ *   server → device   number of accepted records (4 bytes); nothing for a command answer
+ *   device → server   FF                               keep-alive, at any packet boundary
  *
  * The CRC field is 4 bytes whose low 2 hold CRC-16/ARC ("CRC-16/IBM") over codec id ..
  * number of data 2. `createTeltonikaParser()` splits a byte stream into the IMEI and CRC-checked
@@ -52,6 +54,14 @@ const HEADER_BYTES = 8
 const CRC_BYTES = 4
 /** How many later preambles a stalled or failed parse examines per push (bounds the work). */
 const MAX_RESYNC_CANDIDATES = 16
+/**
+ * The keep-alive ("ping") byte. FMB devices with a link-keeping period send a lone 0xFF while
+ * they have nothing to report, before the IMEI when they open the link and between packets (seen
+ * from an FMB920 every minute, github.com/alim-zanibekov/teltonika issue #2; Traccar's frame
+ * decoder test has one before an IMEI). It cannot start a handshake (an IMEI length is < 256, so
+ * its first byte is 00) nor a packet (the preamble is 00 00 00 00), so it is never ambiguous there.
+ */
+const KEEPALIVE_BYTE = 0xff
 
 /** One CRC-checked AVL packet. */
 export interface TeltonikaPacket {
@@ -75,6 +85,8 @@ export type TeltonikaStreamError =
 export type TeltonikaStreamItem =
   | { kind: 'imei'; imei: string }
   | { kind: 'packet'; packet: TeltonikaPacket }
+  /** 0xFF bytes where a handshake or packet could start: the device keeping its link open */
+  | { kind: 'keepalive'; bytes: number }
   | { kind: 'error'; error: TeltonikaStreamError }
 
 export interface TeltonikaParser {
@@ -120,8 +132,9 @@ function packetCrc(buffer: Uint8Array, start: number, dataLength: number): { exp
   const crcAt = dataStart + dataLength
   return {
     expected: crc16Arc(buffer, dataStart, crcAt),
-    // the 4-byte field carries the CRC in its low 2 bytes
-    received: (buffer[crcAt + 2] << 8) | buffer[crcAt + 3],
+    // the 4-byte field carries the CRC in its low 2 bytes; its high 2 are zero ("first two are
+    // zeroes", the wiki), so anything else there is not a packet either
+    received: readUint32(buffer, crcAt),
   }
 }
 
@@ -145,6 +158,14 @@ function findValidPacket(buffer: Uint8Array, from: number, maxBytes: number): nu
   return -1
 }
 
+/** Index after the run of keep-alive bytes at `from`; reports the run as one item. */
+function skipKeepAlive(buffer: Uint8Array, from: number, items: TeltonikaStreamItem[]): number {
+  let end = from
+  while (end < buffer.length && buffer[end] === KEEPALIVE_BYTE) end++
+  if (end > from) items.push({ kind: 'keepalive', bytes: end - from })
+  return end
+}
+
 export function createTeltonikaParser(options: TeltonikaParserOptions = {}): TeltonikaParser {
   const maxBytes = options.maxPacketBytes ?? TELTONIKA_DEFAULT_MAX_PACKET_BYTES
   let pending: Uint8Array = new Uint8Array(0)
@@ -165,20 +186,21 @@ export function createTeltonikaParser(options: TeltonikaParserOptions = {}): Tel
     let position = 0
 
     if (imei === null) {
-      if (buffer.length < 2) {
-        pending = buffer.slice()
+      const start = skipKeepAlive(buffer, 0, items)
+      if (buffer.length - start < 2) {
+        pending = buffer.slice(start)
         return items
       }
-      const length = (buffer[0] << 8) | buffer[1]
+      const length = (buffer[start] << 8) | buffer[start + 1]
       if (length === 0 || length > MAX_IMEI_LENGTH) {
         return fail(items, { code: 'bad_imei', fatal: true, message: `IMEI length ${length} is not 1..${MAX_IMEI_LENGTH}` })
       }
-      if (buffer.length < 2 + length) {
-        pending = buffer.slice()
+      if (buffer.length - start < 2 + length) {
+        pending = buffer.slice(start)
         return items
       }
       let text = ''
-      for (let i = 2; i < 2 + length; i++) {
+      for (let i = start + 2; i < start + 2 + length; i++) {
         const byte = buffer[i]
         if (byte < 0x30 || byte > 0x39) {
           return fail(items, { code: 'bad_imei', fatal: true, message: `IMEI byte 0x${byte.toString(16)} is not a digit` })
@@ -187,7 +209,7 @@ export function createTeltonikaParser(options: TeltonikaParserOptions = {}): Tel
       }
       imei = text
       items.push({ kind: 'imei', imei })
-      position = 2 + length
+      position = start + 2 + length
     }
 
     let skipped = 0
@@ -201,6 +223,11 @@ export function createTeltonikaParser(options: TeltonikaParserOptions = {}): Tel
     }
 
     while (position < buffer.length) {
+      // keep-alive bytes count only at a packet boundary; inside a run of garbage they are garbage
+      if (skipped === 0 && buffer[position] === KEEPALIVE_BYTE) {
+        position = skipKeepAlive(buffer, position, items)
+        continue
+      }
       const { at, complete } = findPreamble(buffer, position)
       skipped += at - position
       position = at
@@ -289,14 +316,22 @@ export function createTeltonikaParser(options: TeltonikaParserOptions = {}): Tel
     },
   }
 }
-
 // ---------------------------------------------------------------------------------------------
-// AVL data decoding
+// Decoding a packet: AVL data (Codec 8, 8E, 16) and command answers (Codec 12, 13, 14)
 // ---------------------------------------------------------------------------------------------
 
 export const CODEC_8 = 0x08
 export const CODEC_8_EXTENDED = 0x8e
 export const CODEC_16 = 0x10
+export const CODEC_12 = 0x0c
+export const CODEC_13 = 0x0d
+export const CODEC_14 = 0x0e
+
+/** Message types of Codec 12/13/14 ("Teltonika Data Sending Protocols", Codec 12 and 14). */
+export const MESSAGE_COMMAND = 0x05
+export const MESSAGE_RESPONSE = 0x06
+/** Codec 14 only: the command named another IMEI, so the device did not execute it. */
+export const MESSAGE_NACK = 0x11
 
 /** A raw IO value: 1/2/4-byte values as numbers, 8-byte as bigint, NX (Codec 8E) as bytes. */
 export type TeltonikaIoValue = number | bigint | Uint8Array
@@ -317,17 +352,70 @@ export interface TeltonikaRecord {
   eventIoId: number
   /** Codec 16 only: 0 on exit, 1 on entrance, 2 both, 4 hysteresis, 5 on change, 6 eventual, 7 periodical */
   generationType: number | null
+  /** every IO element as sent (signed where the AVL ID table says so, unscaled) */
   io: Map<number, TeltonikaIoValue>
 }
 
+/**
+ * What a device reported about itself in one record, under protocol-neutral names and units
+ * (the subset of the fix's attributes that describes the device rather than the fix: power,
+ * signal, ignition, inputs and outputs, odometer, temperatures, SIM). Keys appear only when the
+ * record carried the IO element.
+ */
+export interface TeltonikaStatus {
+  /** the record's time, Unix seconds */
+  timestamp: number
+  attributes: Record<string, unknown>
+}
+
+/** A device's answer to a GPRS command, or a message it forwards (Codec 12, 13, 14). */
+export interface TeltonikaCommandAnswer {
+  codecId: typeof CODEC_12 | typeof CODEC_13 | typeof CODEC_14
+  /** MESSAGE_RESPONSE, MESSAGE_NACK (Codec 14) or, from some Codec 13 firmware, MESSAGE_COMMAND */
+  messageType: number
+  /** the answer as text (UTF-8; bytes that are not are replaced by U+FFFD) */
+  text: string
+  /** the answer's bytes in hex when they are not printable text (RS232 binary data), else null */
+  hex: string | null
+  /** Codec 13: when the device sent it, Unix seconds; else null */
+  timestamp: number | null
+  /** Codec 14: the IMEI the answer carries; else null */
+  imei: string | null
+  /** false only for a Codec 14 nACK: the command was for another IMEI and was not executed */
+  executed: boolean
+}
+
 export type TeltonikaDecodeResult =
-  /** store `report`, then send `ack` (the record count) */
-  | { kind: 'report'; codecId: number; records: TeltonikaRecord[]; report: DecodedReport; ack: Uint8Array }
   /**
-   * nothing stored and no ACK: the device resends unacknowledged data. Codec 12/13/14 (GPRS
-   * commands) and anything else unknown are `unsupported_codec`.
+   * store `report`, then send `ack` (the record count). `statuses[i]` is what record i says
+   * about the device (same order as `records` and `report.fixes`).
    */
-  | { kind: 'invalid'; reason: 'unsupported_codec' | 'malformed'; codecId: number; message: string; ack: null }
+  | {
+      kind: 'report'
+      codecId: number
+      records: TeltonikaRecord[]
+      report: DecodedReport
+      statuses: TeltonikaStatus[]
+      ack: Uint8Array
+    }
+  /**
+   * a device's answer (Codec 12 response, Codec 13 message, Codec 14 ACK/nACK). Nothing is sent
+   * back: in Teltonika's documents the answer ends the exchange the server's command began, and
+   * Codec 13 is one-way, device to server.
+   */
+  | { kind: 'command_answer'; codecId: number; commandAnswer: TeltonikaCommandAnswer; ack: null }
+  /**
+   * nothing stored and no ACK: the device resends unacknowledged data. `unsupported_codec`: a
+   * codec this decoder does not read; `unsupported_message`: a Codec 12/13/14 message type a
+   * device does not send (a command, a camera transfer…); `malformed`: the fields do not add up.
+   */
+  | {
+      kind: 'invalid'
+      reason: 'unsupported_codec' | 'unsupported_message' | 'malformed'
+      codecId: number
+      message: string
+      ack: null
+    }
 
 class MalformedPacket extends Error {}
 
@@ -351,6 +439,9 @@ class PacketReader {
   u8(): number {
     return this.view.getUint8(this.need(1))
   }
+  i8(): number {
+    return this.view.getInt8(this.need(1))
+  }
   u16(): number {
     return this.view.getUint16(this.need(2))
   }
@@ -365,6 +456,9 @@ class PacketReader {
   }
   u64(): bigint {
     return this.view.getBigUint64(this.need(8))
+  }
+  i64(): bigint {
+    return this.view.getBigInt64(this.need(8))
   }
   bytesOf(count: number): Uint8Array {
     const at = this.need(count)
@@ -385,6 +479,11 @@ const IO_LAYOUTS: Readonly<Record<number, IoLayout>> = {
   [CODEC_8]: { eventIdBytes: 1, countBytes: 1, idBytes: 1, hasGenerationType: false, hasVariableLength: false },
   [CODEC_8_EXTENDED]: { eventIdBytes: 2, countBytes: 2, idBytes: 2, hasGenerationType: false, hasVariableLength: true },
   [CODEC_16]: { eventIdBytes: 2, countBytes: 1, idBytes: 2, hasGenerationType: true, hasVariableLength: false },
+}
+
+function readIoValue(reader: PacketReader, width: 1 | 2 | 4 | 8, signed: boolean): number | bigint {
+  if (signed) return width === 1 ? reader.i8() : width === 2 ? reader.i16() : width === 4 ? reader.i32() : reader.i64()
+  return width === 1 ? reader.u8() : width === 2 ? reader.u16() : width === 4 ? reader.u32() : reader.u64()
 }
 
 function readRecord(reader: PacketReader, layout: IoLayout): TeltonikaRecord {
@@ -409,7 +508,7 @@ function readRecord(reader: PacketReader, layout: IoLayout): TeltonikaRecord {
     const count = readCount()
     for (let i = 0; i < count; i++) {
       const id = readId()
-      io.set(id, width === 1 ? reader.u8() : width === 2 ? reader.u16() : width === 4 ? reader.u32() : reader.u64())
+      io.set(id, readIoValue(reader, width, SIGNED_IO_IDS.has(id)))
     }
   }
   if (layout.hasVariableLength) {
@@ -425,142 +524,338 @@ function readRecord(reader: PacketReader, layout: IoLayout): TeltonikaRecord {
 /** Decode the data field of one packet (codec id .. number of data 2), as the splitter yields it. */
 export function decodeTeltonikaPacket(data: Uint8Array, imei: string): TeltonikaDecodeResult {
   const codecId = data.length > 0 ? data[0] : -1
-  const layout = IO_LAYOUTS[codecId]
-  if (!layout) {
-    return {
-      kind: 'invalid',
-      reason: 'unsupported_codec',
-      codecId,
-      message: `Teltonika codec 0x${codecId.toString(16)} is not supported (8, 8E and 16 are)`,
-      ack: null,
-    }
-  }
   try {
-    const reader = new PacketReader(data)
-    reader.u8() // codec id
-    const announced = reader.u8()
-    const records: TeltonikaRecord[] = []
-    for (let i = 0; i < announced; i++) records.push(readRecord(reader, layout))
-    const trailing = reader.u8()
-    if (trailing !== announced) throw new MalformedPacket(`number of data 1 (${announced}) ≠ number of data 2 (${trailing})`)
-    if (reader.remaining !== 0) throw new MalformedPacket(`${reader.remaining} unexpected byte(s) after the records`)
-
-    const fixes: DecodedFix[] = []
-    const events: DecodedEvent[] = []
-    for (const record of records) {
-      const fix = recordToFix(record)
-      fixes.push(fix)
-      const event = recordToEvent(record, fix)
-      if (event) events.push(event)
+    if (codecId === CODEC_12 || codecId === CODEC_13 || codecId === CODEC_14) return decodeCommandAnswer(data, codecId)
+    const layout = IO_LAYOUTS[codecId]
+    if (!layout) {
+      return {
+        kind: 'invalid',
+        reason: 'unsupported_codec',
+        codecId,
+        message: `Teltonika codec 0x${codecId.toString(16)} is not supported (8, 8E, 16 and the answers in 12, 13, 14 are)`,
+        ack: null,
+      }
     }
-    return { kind: 'report', codecId, records, report: { uniqueId: imei, fixes, events }, ack: buildTeltonikaAck(announced) }
+    return decodeAvlPacket(data, codecId, layout, imei)
   } catch (error) {
     if (!(error instanceof MalformedPacket)) throw error
     return { kind: 'invalid', reason: 'malformed', codecId, message: `Teltonika codec 0x${codecId.toString(16)}: ${error.message}`, ack: null }
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// IO elements → attributes and events
-// ---------------------------------------------------------------------------------------------
+function decodeAvlPacket(data: Uint8Array, codecId: number, layout: IoLayout, imei: string): TeltonikaDecodeResult {
+  const reader = new PacketReader(data)
+  reader.u8() // codec id
+  const announced = reader.u8()
+  const records: TeltonikaRecord[] = []
+  for (let i = 0; i < announced; i++) records.push(readRecord(reader, layout))
+  const trailing = reader.u8()
+  if (trailing !== announced) throw new MalformedPacket(`number of data 1 (${announced}) ≠ number of data 2 (${trailing})`)
+  if (reader.remaining !== 0) throw new MalformedPacket(`${reader.remaining} unexpected byte(s) after the records`)
 
-interface IoMapping {
-  name: string
-  convert?: (value: number) => unknown
+  const fixes: DecodedFix[] = []
+  const events: DecodedEvent[] = []
+  const statuses: TeltonikaStatus[] = []
+  for (const record of records) {
+    const timestamp = Math.floor(record.timestampMs / 1000)
+    const { attributes, status } = ioAttributes(record)
+    const fix = recordToFix(record, timestamp, attributes)
+    fixes.push(fix)
+    statuses.push({ timestamp, attributes: status })
+    const event = recordToEvent(record, fix)
+    if (event) events.push(event)
+  }
+  return { kind: 'report', codecId, records, report: { uniqueId: imei, fixes, events }, statuses, ack: buildTeltonikaAck(announced) }
 }
 
-const asBoolean = (value: number) => value !== 0
-const milli = (value: number) => value / 1000
-const tenth = (value: number) => value / 10
+// ---------------------------------------------------------------------------------------------
+// Command answers: Codec 12, 13 and 14 ("Teltonika Data Sending Protocols", sections Codec 12,
+// Codec 13, Codec 14). All three share one frame:
+//
+//   codec id (1) | quantity 1 (1) | message type (1) | size (4) | body (size) | quantity 2 (1)
+//
+//   Codec 12  type 0x06 response: body = the answer text
+//   Codec 13  type 0x06 (0x05 from some firmware): body = timestamp (4, Unix s) + text; one-way
+//   Codec 14  type 0x06 ACK / 0x11 nACK: body = IMEI (8 bytes, its digits as hex nibbles,
+//             padded with one 0) + the answer text (none in a nACK)
+//
+// The quantities are "ignored when parsing" (the wiki): one answer a packet is what devices send.
+// ---------------------------------------------------------------------------------------------
+
+/** codec id + quantity 1 + message type + size (4) before the body, quantity 2 after it */
+const ANSWER_OVERHEAD_BYTES = 8
+const CODEC_13_TIMESTAMP_BYTES = 4
+const CODEC_13_LEGACY_TIMESTAMP_BYTES = 8
+const EPOCH_2000_S = 946_684_800
+const EPOCH_2100_S = 4_102_444_800
+const CODEC_14_IMEI_BYTES = 8
+
+function decodeCommandAnswer(data: Uint8Array, codecId: typeof CODEC_12 | typeof CODEC_13 | typeof CODEC_14): TeltonikaDecodeResult {
+  const reader = new PacketReader(data)
+  reader.u8() // codec id
+  reader.u8() // quantity 1
+  const messageType = reader.u8()
+  const size = reader.u32()
+  const bodyBytes = data.length - ANSWER_OVERHEAD_BYTES
+  const unsupported = (what: string): TeltonikaDecodeResult => ({
+    kind: 'invalid',
+    reason: 'unsupported_message',
+    codecId,
+    message: `Teltonika codec 0x${codecId.toString(16)} message type 0x${messageType.toString(16)}: ${what}`,
+    ack: null,
+  })
+
+  if (codecId === CODEC_12) {
+    if (messageType !== MESSAGE_RESPONSE) return unsupported('not a response (0x06), which is all a device sends in Codec 12')
+    if (size !== bodyBytes) throw new MalformedPacket(`response size ${size} ≠ the ${bodyBytes} byte(s) the packet holds`)
+    return answer(codecId, messageType, reader.bytesOf(size), null, null, true)
+  }
+
+  if (codecId === CODEC_13) {
+    if (messageType !== MESSAGE_RESPONSE && messageType !== MESSAGE_COMMAND) return unsupported('not a device message (0x05 or 0x06)')
+    // The wiki counts the 4-byte timestamp in the size; an FM device captured in Traccar's tests
+    // counts the text only. Either is read; any other size is malformed.
+    if (bodyBytes < CODEC_13_TIMESTAMP_BYTES || (size !== bodyBytes && size !== bodyBytes - CODEC_13_TIMESTAMP_BYTES)) {
+      throw new MalformedPacket(`message size ${size} fits neither layout of the ${bodyBytes} byte(s) the packet holds`)
+    }
+    let timestamp = reader.u32()
+    let timestampBytes = CODEC_13_TIMESTAMP_BYTES
+    // Before 2021 the wiki gave the timestamp as 8 bytes of milliseconds, and its example (a
+    // "getinfo" of 2019-07-19) is so. Its first 4 bytes read as seconds fall in 1970: such a
+    // time is read as the older layout when the 8 bytes make a plausible millisecond time.
+    if (timestamp < EPOCH_2000_S && bodyBytes >= CODEC_13_LEGACY_TIMESTAMP_BYTES) {
+      const milliseconds = timestamp * 0x1_0000_0000 + reader.u32()
+      if (milliseconds >= EPOCH_2000_S * 1000 && milliseconds < EPOCH_2100_S * 1000) {
+        timestamp = Math.floor(milliseconds / 1000)
+        timestampBytes = CODEC_13_LEGACY_TIMESTAMP_BYTES
+      } else {
+        reader.offset -= 4
+      }
+    }
+    return answer(codecId, messageType, reader.bytesOf(bodyBytes - timestampBytes), timestamp, null, true)
+  }
+
+  if (messageType !== MESSAGE_RESPONSE && messageType !== MESSAGE_NACK) return unsupported('not an ACK (0x06) or nACK (0x11)')
+  if (size !== bodyBytes || size < CODEC_14_IMEI_BYTES) {
+    throw new MalformedPacket(`answer size ${size} ≠ the ${bodyBytes} byte(s) the packet holds, or shorter than its IMEI`)
+  }
+  const imei = imeiFromNibbles(reader.bytesOf(CODEC_14_IMEI_BYTES))
+  return answer(codecId, messageType, reader.bytesOf(size - CODEC_14_IMEI_BYTES), null, imei, messageType === MESSAGE_RESPONSE)
+}
+
+function answer(
+  codecId: typeof CODEC_12 | typeof CODEC_13 | typeof CODEC_14,
+  messageType: number,
+  body: Uint8Array,
+  timestamp: number | null,
+  imei: string | null,
+  executed: boolean,
+): TeltonikaDecodeResult {
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(body)
+  // \t \n \r are part of answers (RS232 lines end in \r\n); any other control byte means binary
+  const binary = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufffd]/.test(text)
+  return {
+    kind: 'command_answer',
+    codecId,
+    commandAnswer: { codecId, messageType, text, hex: binary ? hexOf(body) : null, timestamp, imei, executed },
+    ack: null,
+  }
+}
+
+/** The IMEI of Codec 14: 8 bytes whose hex digits are the IMEI's decimal digits, 0-padded to 16. */
+function imeiFromNibbles(bytes: Uint8Array): string {
+  const digits = hexOf(bytes)
+  if (!/^[0-9]{16}$/.test(digits)) throw new MalformedPacket(`IMEI field ${digits} is not 16 decimal digits`)
+  // exactly one pad digit: an IMEI may itself begin with 0 (reporting body identifiers 01…)
+  return digits.startsWith('0') ? digits.slice(1) : digits
+}
+
+function hexOf(bytes: Uint8Array): string {
+  let out = ''
+  for (const byte of bytes) out += byte.toString(16).padStart(2, '0')
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------
+// IO elements → attributes, status and events
+//
+// Source: Teltonika wiki, "FMB120 Teltonika Data Sending Parameters ID" (the FMB1xx family's AVL
+// ID table, firmware 03.28/03.29; https://wiki.teltonika-gps.com/view/FMB120_Teltonika_Data_Sending_Parameters_ID).
+// Units after conversion: V, A, m, km/h, °C, g. A named value is the sent value times the table's
+// multiplier, so nothing is lost; an IO element without a name, or with a value the table does not
+// give that name to (a flag that is not 0/1, a temperature error code, an 8-byte element sent in
+// fewer bytes), is kept raw as `io<ID>`. Every record's raw elements stay in `records[].io`.
+// ---------------------------------------------------------------------------------------------
+
+interface IoName {
+  name: string
+  /** the value is divided by this (the table's multiplier is its inverse: 0.001 → 1000) */
+  divisor?: number
+  /** a 0/1 element: true/false */
+  flag?: true
+  /** also part of the device's status (`statuses`) */
+  status?: true
+  /** an 8-byte element shown as 16 hex digits (identifiers) */
+  hex8?: true
+}
+
+/** AVL IDs the table documents as signed; read as two's complement of their width. */
+const SIGNED_IO_IDS: ReadonlySet<number> = new Set([17, 18, 19, 72, 73, 74, 75])
 
 /**
- * Named AVL IDs (FMB "Teltonika Data Sending Parameters ID" tables). Units after conversion:
- * voltages in V, current in A, distances in metres, speed in km/h. Every other ID is kept as
- * `io<ID>` with its raw value.
+ * Dallas temperature error codes (the table's description of IDs 72–75): 850 sensor not ready,
+ * 2000 value read error, 3000 not connected, 4000 ID failed, 5000 same ID as sensor 1. These are
+ * kept raw (`io72`…), never shown as a temperature.
  */
-export const TELTONIKA_IO_NAMES: Readonly<Record<number, IoMapping>> = {
-  1: { name: 'din1', convert: asBoolean },
-  2: { name: 'din2', convert: asBoolean },
-  3: { name: 'din3', convert: asBoolean },
-  16: { name: 'odometer' }, // Total Odometer, m
-  21: { name: 'gsm_signal' }, // 0..5
-  24: { name: 'gnss_speed' }, // km/h (fix.speed holds the GPS element speed)
-  66: { name: 'external_voltage', convert: milli }, // mV → V
-  67: { name: 'battery_voltage', convert: milli }, // mV → V
-  68: { name: 'battery_current', convert: milli }, // mA → A
-  69: { name: 'gnss_status' }, // 0 off, 1 on with fix, 2 on without fix, 3 sleep
-  80: { name: 'data_mode' }, // 0..5 home/roaming/unknown on stop/moving
-  113: { name: 'battery_level' }, // %
-  179: { name: 'dout1', convert: asBoolean },
-  180: { name: 'dout2', convert: asBoolean },
-  181: { name: 'pdop', convert: tenth },
-  182: { name: 'hdop', convert: tenth },
-  199: { name: 'trip_odometer' }, // m
-  200: { name: 'sleep_mode' }, // 0 none, 1 GPS sleep, 2 deep, 3 online deep, 4 ultra deep
-  205: { name: 'cell_id' },
-  206: { name: 'lac' },
-  239: { name: 'ignition', convert: asBoolean },
-  240: { name: 'movement', convert: asBoolean },
-  241: { name: 'operator' }, // MCC and MNC as one number, e.g. 24602
-  246: { name: 'towing' }, // 1 towing
-  247: { name: 'crash_detection' }, // 1 crash, 2..6 crash traces
-  249: { name: 'jamming' }, // GSM jamming: 1 started
-  252: { name: 'unplug' }, // 1 battery unplugged
+const DALLAS_ERROR_CODES: ReadonlySet<number> = new Set([850, 2000, 3000, 4000, 5000])
+const DALLAS_IDS: ReadonlySet<number> = new Set([72, 73, 74, 75])
+
+/** ICCID1 (11) and ICCID2 (14): the SIM's ICCID in two 8-byte numbers (see `iccidOf`). */
+const ICCID1_ID = 11
+const ICCID2_ID = 14
+
+export const TELTONIKA_IO_NAMES: Readonly<Record<number, IoName>> = {
+  // --- permanent I/O elements (in every record that has them enabled) ---
+  239: { name: 'ignition', flag: true, status: true },
+  240: { name: 'movement', flag: true, status: true },
+  80: { name: 'data_mode', status: true }, // 0 home on stop, 1 home moving, 2 roaming stop, 3 roaming moving, 4/5 unknown
+  21: { name: 'gsm_signal', status: true }, // 0..5
+  200: { name: 'sleep_mode', status: true }, // 0 none, 1 GPS sleep, 2 deep, 3 online deep, 4 ultra deep
+  69: { name: 'gnss_status', status: true }, // 0 off, 1 on with fix, 2 on without fix, 3 sleep
+  181: { name: 'pdop', divisor: 10 },
+  182: { name: 'hdop', divisor: 10 },
+  66: { name: 'external_voltage', divisor: 1000, status: true }, // mV → V
+  24: { name: 'gnss_speed' }, // km/h (fix.speed holds the GPS element's speed)
+  205: { name: 'cell_id', status: true },
+  206: { name: 'lac', status: true },
+  67: { name: 'battery_voltage', divisor: 1000, status: true }, // mV → V
+  68: { name: 'battery_current', divisor: 1000, status: true }, // mA → A
+  241: { name: 'operator', status: true }, // MCC and MNC as one number, e.g. 24602
+  199: { name: 'trip_odometer', status: true }, // m
+  16: { name: 'odometer', status: true }, // total odometer, m
+  1: { name: 'din1', flag: true, status: true },
+  2: { name: 'din2', flag: true, status: true },
+  3: { name: 'din3', flag: true, status: true },
+  9: { name: 'ain1', divisor: 1000, status: true }, // mV → V
+  6: { name: 'ain2', divisor: 1000, status: true }, // mV → V
+  179: { name: 'dout1', flag: true, status: true },
+  180: { name: 'dout2', flag: true, status: true },
+  113: { name: 'battery_level', status: true }, // %
+  237: { name: 'network_type', status: true }, // 0 3G, 1 GSM, 2 4G, 3 LTE Cat M1, 4 NB-IoT, 99 unknown
+  17: { name: 'axis_x' }, // mG, signed
+  18: { name: 'axis_y' },
+  19: { name: 'axis_z' },
+  303: { name: 'instant_movement', flag: true },
+  72: { name: 'temperature1', divisor: 10, status: true }, // °C, signed
+  73: { name: 'temperature2', divisor: 10, status: true },
+  74: { name: 'temperature3', divisor: 10, status: true },
+  75: { name: 'temperature4', divisor: 10, status: true },
+  78: { name: 'ibutton', hex8: true, status: true }, // the attached iButton's ID
+  // --- eventual I/O elements (in the record their event generates) ---
+  236: { name: 'alarm' }, // 1: the alarm button was pressed (wiki, "Alarm event")
+  243: { name: 'green_driving_duration' }, // ms
+  246: { name: 'towing' }, // 1 towing started
+  247: { name: 'crash_detection' }, // 1/6 crash detected, 2–5 crash with a limited or full trace
+  248: { name: 'immobilizer', status: true }, // 0 iButton absent, 1 immobilized, 2 authorized
+  249: { name: 'jamming' }, // GSM jamming: 1 started, 0 ended
+  250: { name: 'trip' }, // 0 trip ended, 1 trip started (2+ business/private statuses)
+  251: { name: 'idling' }, // 1 idling started, 0 ended
+  252: { name: 'unplug' }, // 1 unplugged from external power, 0 plugged
   253: { name: 'green_driving_type' }, // 1 acceleration, 2 braking, 3 cornering
-  254: { name: 'green_driving_value' },
+  254: { name: 'green_driving_value', divisor: 100 }, // g (rad/s for GPS-sourced cornering)
+  255: { name: 'overspeeding' }, // km/h: the speed when over-speeding started, and when it ended
   318: { name: 'gnss_jamming' }, // 0 none, 1 warning, 2 critical
 }
 
 /**
  * Alarm IOs that become events, only on the record the IO itself triggered (eventIoId), so the
- * periodic records that repeat the value do not raise the alarm again.
+ * periodic records that repeat the value do not raise the alarm again. Over-speeding (255) is
+ * raised on both records the device sends (start and end); its `io_value` is the speed.
  */
 const ALARM_IOS: Readonly<Record<number, (value: number) => string | null>> = {
+  236: (value) => (value === 1 ? 'sos' : null),
   246: (value) => (value === 1 ? 'towing' : null),
   247: (value) => (value > 0 ? 'crash' : null),
   249: (value) => (value === 1 ? 'jamming' : null),
+  251: (value) => (value === 1 ? 'idling' : null),
   252: (value) => (value === 1 ? 'power_cut' : null),
   253: (value) => ({ 1: 'harsh_acceleration', 2: 'harsh_braking', 3: 'harsh_cornering' })[value] ?? null,
+  255: () => 'overspeed',
   318: (value) => (value > 0 ? 'gnss_jamming' : null),
 }
 
 /** Teltonika GSM signal scale 0..5 → an ESTIMATED dBm (the device does not send dBm). */
 export const TELTONIKA_GSM_LEVEL_DBM: readonly number[] = [-113, -107, -101, -95, -87, -75]
 
+const MAX_SAFE_BIG = BigInt(Number.MAX_SAFE_INTEGER)
+
 /** JSON-safe attribute value for a raw IO value without a mapping. */
 function rawValue(value: TeltonikaIoValue): number | string {
   if (typeof value === 'number') return value
   if (typeof value === 'bigint') {
-    return value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : `0x${value.toString(16)}`
+    return value <= MAX_SAFE_BIG && value >= -MAX_SAFE_BIG ? Number(value) : `0x${BigInt.asUintN(64, value).toString(16)}`
   }
-  return Array.from(value, (b) => b.toString(16).padStart(2, '0')).join('')
+  return hexOf(value)
 }
 
-function ioAttributes(record: TeltonikaRecord): Record<string, unknown> {
+/** The named value of an IO element, or undefined when the table gives this value no name. */
+function namedValue(id: number, mapping: IoName, value: TeltonikaIoValue): unknown {
+  // an identifier of 0 is "none attached" (no iButton on the reader)
+  if (mapping.hex8) return typeof value === 'bigint' ? (value === 0n ? null : BigInt.asUintN(64, value).toString(16).padStart(16, '0')) : undefined
+  if (typeof value !== 'number') return undefined
+  if (mapping.flag) return value === 0 ? false : value === 1 ? true : undefined
+  if (DALLAS_IDS.has(id) && DALLAS_ERROR_CODES.has(value)) return undefined
+  return mapping.divisor ? value / mapping.divisor : value
+}
+
+/**
+ * ICCID from ICCID1 and ICCID2: the table sends the 19–20 digit ICCID as two numbers, ICCID2
+ * holding its last 10 digits (leading zeros lost in the number). The wiki's Codec 8E example
+ * (ICCID1 893700218, ICCID2 500686954) gives 8937002180500686954, the form of the wiki's own
+ * `getimeiccid` answer ("CCID: 8937002180500123456").
+ */
+function iccidOf(first: TeltonikaIoValue | undefined, second: TeltonikaIoValue | undefined): string | undefined {
+  if (typeof first !== 'bigint' || typeof second !== 'bigint' || first === 0n || second >= 10_000_000_000n) return undefined
+  return `${first}${second.toString().padStart(10, '0')}`
+}
+
+function ioAttributes(record: TeltonikaRecord): { attributes: Record<string, unknown>; status: Record<string, unknown> } {
   const attributes: Record<string, unknown> = { priority: record.priority }
+  const status: Record<string, unknown> = {}
   if (record.eventIoId !== 0) attributes.event_io = record.eventIoId
   if (record.generationType !== null) attributes.generation_type = record.generationType
+  const iccid = iccidOf(record.io.get(ICCID1_ID), record.io.get(ICCID2_ID))
+  if (iccid !== undefined) attributes.iccid = status.iccid = iccid
   for (const [id, value] of record.io) {
+    if (iccid !== undefined && (id === ICCID1_ID || id === ICCID2_ID)) continue
     const mapping = TELTONIKA_IO_NAMES[id]
-    const raw = rawValue(value)
-    if (mapping && typeof raw === 'number') attributes[mapping.name] = mapping.convert ? mapping.convert(raw) : raw
-    else attributes[`io${id}`] = raw
+    const named = mapping ? namedValue(id, mapping, value) : undefined
+    if (named === undefined) {
+      attributes[`io${id}`] = rawValue(value)
+      continue
+    }
+    attributes[mapping.name] = named
+    if (mapping.status) status[mapping.name] = named
   }
-  return attributes
+  // Unplug (252) is sent when the device loses or regains its external power.
+  const unplug = record.io.get(252)
+  if (unplug === 0 || unplug === 1) status.external_power = unplug === 0
+  return { attributes, status }
 }
 
-function recordToFix(record: TeltonikaRecord): DecodedFix {
+function recordToFix(record: TeltonikaRecord, timestamp: number, attributes: Record<string, unknown>): DecodedFix {
   return {
-    timestamp: Math.floor(record.timestampMs / 1000),
+    timestamp,
     latitude: record.latitude,
     longitude: record.longitude,
     speed: record.speed,
     course: record.angle,
     altitude: record.altitude,
     satellites: record.satellites,
-    // The device zeroes the GPS element without a fix; zero satellites is the documented tell.
+    // Without a fix the device repeats the last position with 0 satellites (the wiki's GPS
+    // element note); zero satellites is the documented tell.
     valid: record.satellites > 0,
-    attributes: ioAttributes(record),
+    attributes,
   }
 }
 

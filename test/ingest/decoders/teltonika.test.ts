@@ -224,7 +224,7 @@ describe('Teltonika Codec 8 (wiki examples)', () => {
         din1: true,
         external_voltage: 24.079,
         operator: 24602,
-        io78: 0,
+        ibutton: null, // IO 78 sent as 0: no iButton attached
       },
     })
     expect(new Date(fix.timestamp * 1000).toISOString()).toBe('2019-06-10T10:04:46.000Z')
@@ -262,10 +262,9 @@ describe('Teltonika Codec 8 Extended and Codec 16', () => {
       priority: 1,
       event_io: 1,
       din1: true,
-      io17: 0x1d,
+      axis_x: 0x1d,
       odometer: 0x015e2c88,
-      io11: 0x3544c87a,
-      io14: 0x1dd7e06a,
+      iccid: '8937002180500686954', // ICCID1 0x3544C87A (893700218) + ICCID2 0x1DD7E06A (500686954)
     })
     expect(toHex(result.ack)).toBe('00 00 00 01')
   })
@@ -391,9 +390,9 @@ describe('Teltonika record mapping', () => {
   })
 
   test('8-byte values beyond 2^53 are kept exactly as hex', () => {
-    const io: RecordInput['io'] = [[78, 8, 0xfedcba9876543210n]]
+    const io: RecordInput['io'] = [[100, 8, 0xfedcba9876543210n]]
     const attributes = decodeFull(packetOf(dataOf(0x08, [{ ...base, io }]))).report.fixes[0].attributes
-    expect(attributes.io78).toBe('0xfedcba9876543210')
+    expect(attributes.io100).toBe('0xfedcba9876543210')
   })
 
   test('alarm IOs become events on the record they triggered', () => {
@@ -431,25 +430,168 @@ describe('Teltonika record mapping', () => {
     })
     expect(events[0].latitude).toBeCloseTo(54.6872, 7)
     expect(events[1]).toMatchObject({ mcc: null, mnc: null, dbm: null })
-    expect(events[4].context).toMatchObject({ green_driving_value: 180 })
+    expect(events[4].context).toMatchObject({ io_value: 2, green_driving_value: 1.8 }) // 180 × 0.01 g
     // no GPS fix: no coordinates on the event
     expect(events[5]).toMatchObject({ latitude: null, longitude: null, context: { io_value: 2, gps_valid: false } })
   })
 })
 
+describe('Teltonika FMB1xx IO elements: names, units, status', () => {
+  const base: RecordInput = { timestampMs: 1_700_000_123_456, latitude: 54.6872, longitude: 25.2797, satellites: 9, speed: 40 }
+  const decodeOne = (input: Partial<RecordInput>, codecId: 0x08 | 0x8e = 0x8e) =>
+    decodeFull(packetOf(dataOf(codecId, [{ ...base, ...input }])))
+
+  test('Dallas temperatures are signed tenths of °C; the documented error codes are no temperature', () => {
+    const result = decodeOne({
+      io: [
+        [72, 4, -125], // -12.5 °C (sent as FFFFFF83)
+        [73, 4, 215], // 21.5 °C
+        [74, 4, 3000], // not connected
+        [75, 4, 850], // sensor not ready
+      ],
+    })
+    const { attributes } = result.report.fixes[0]
+    expect(attributes).toMatchObject({ temperature1: -12.5, temperature2: 21.5, io74: 3000, io75: 850 })
+    expect(attributes).not.toHaveProperty('temperature3')
+    expect(result.statuses[0].attributes).toMatchObject({ temperature1: -12.5, temperature2: 21.5 })
+    expect(result.records[0].io.get(72)).toBe(-125) // the raw element, signed as the table says
+  })
+
+  test('axis values are signed milli-g', () => {
+    const { attributes } = decodeOne({ io: [[17, 2, -981], [18, 2, 12], [19, 2, 0xffff]] }).report.fixes[0]
+    expect(attributes).toMatchObject({ axis_x: -981, axis_y: 12, axis_z: -1 })
+  })
+
+  test('iButton: 16 hex digits, 0 is none attached; an 8-byte id in fewer bytes stays raw', () => {
+    expect(decodeOne({ io: [[78, 8, 0x01a2b3c4d5e6f708n]] }).statuses[0].attributes).toEqual({ ibutton: '01a2b3c4d5e6f708' })
+    expect(decodeOne({ io: [[78, 8, 0n]] }).report.fixes[0].attributes).toMatchObject({ ibutton: null })
+    expect(decodeOne({ io: [[78, 2, 0x1234]] }).report.fixes[0].attributes).toMatchObject({ io78: 0x1234 })
+  })
+
+  test('ICCID from its two parts (the second holds the last 10 digits, leading zeros restored)', () => {
+    const result = decodeOne({ io: [[11, 8, 8_937_002_180n], [14, 8, 123_456n]] })
+    expect(result.report.fixes[0].attributes).toMatchObject({ iccid: '89370021800000123456' })
+    expect(result.report.fixes[0].attributes).not.toHaveProperty('io11')
+    expect(result.statuses[0].attributes).toEqual({ iccid: '89370021800000123456' })
+    // one part alone is not an ICCID: kept raw
+    expect(decodeOne({ io: [[11, 8, 893_700_218n]] }).report.fixes[0].attributes).toMatchObject({ io11: 893_700_218 })
+  })
+
+  test('a flag that is not 0/1 keeps its raw value; voltages, currents and inputs convert', () => {
+    const result = decodeOne({
+      io: [
+        [239, 1, 2],
+        [1, 1, 1],
+        [2, 1, 0],
+        [3, 1, 1],
+        [180, 1, 1],
+        [9, 2, 4_850],
+        [6, 2, 120],
+        [237, 1, 2],
+        [248, 1, 2],
+        [303, 1, 1],
+        [80, 1, 3],
+      ],
+    })
+    expect(result.report.fixes[0].attributes).toMatchObject({
+      io239: 2,
+      din1: true,
+      din2: false,
+      din3: true,
+      dout2: true,
+      ain1: 4.85,
+      ain2: 0.12,
+      network_type: 2,
+      immobilizer: 2,
+      instant_movement: true,
+      data_mode: 3,
+    })
+    expect(result.statuses[0].attributes).not.toHaveProperty('ignition')
+    expect(result.statuses[0].attributes).not.toHaveProperty('instant_movement') // about the fix, not the device
+  })
+
+  test('status: external power from the unplug element, only when the record has it', () => {
+    const plugged = decodeOne({ eventIoId: 252, io: [[252, 1, 0], [66, 2, 13_100]] })
+    expect(plugged.statuses[0].attributes).toEqual({ external_power: true, external_voltage: 13.1 })
+    const unplugged = decodeOne({ eventIoId: 252, io: [[252, 1, 1], [66, 2, 0]] })
+    expect(unplugged.statuses[0].attributes).toEqual({ external_power: false, external_voltage: 0 })
+    expect(decodeOne({ io: [[66, 2, 13_100]] }).statuses[0].attributes).toEqual({ external_voltage: 13.1 })
+  })
+
+  test('one status a record, in record order, at the record\'s time', () => {
+    const data = dataOf(0x08, [
+      { ...base, timestampMs: 1_700_000_000_000, io: [[239, 1, 0], [16, 4, 1_000]] },
+      { ...base, timestampMs: 1_700_000_060_000, io: [[239, 1, 1], [16, 4, 1_450]] },
+    ])
+    expect(decodeFull(packetOf(data)).statuses).toEqual([
+      { timestamp: 1_700_000_000, attributes: { ignition: false, odometer: 1_000 } },
+      { timestamp: 1_700_000_060, attributes: { ignition: true, odometer: 1_450 } },
+    ])
+  })
+
+  test('idling and over-speeding become events on their own records only', () => {
+    const result = decodeFull(
+      packetOf(
+        dataOf(0x8e, [
+          { ...base, eventIoId: 251, io: [[251, 1, 1]] },
+          { ...base, eventIoId: 251, io: [[251, 1, 0]] }, // idling ended
+          { ...base, eventIoId: 255, speed: 97, io: [[255, 1, 97]] },
+          { ...base, eventIoId: 0, io: [[255, 1, 97], [251, 1, 1]] }, // riding along on a periodic record
+          { ...base, eventIoId: 236, io: [[236, 1, 1]] },
+        ]),
+      ),
+    )
+    expect(result.report.events.map((e) => [e.alarmCode, e.context.io_value])).toEqual([
+      ['idling', 1],
+      ['overspeed', 97],
+      ['sos', 1],
+    ])
+    expect(result.report.fixes[2].attributes).toMatchObject({ overspeeding: 97 })
+  })
+})
+
 describe('Teltonika invalid packets', () => {
   test('unknown codec is rejected cleanly, with no ACK', () => {
-    for (const codecId of [0x0c, 0x0d, 0x0e, 0x42]) {
+    for (const codecId of [0x00, 0x07, 0x0f, 0x42]) {
       const result = decodeTeltonikaPacket(new Uint8Array([codecId, 1, 0, 1]), IMEI)
       expect(result).toMatchObject({ kind: 'invalid', reason: 'unsupported_codec', codecId, ack: null })
     }
   })
 
-  test('a Codec 12 packet splits fine and is refused by the decoder', () => {
-    const data = hex('0C 01 06 00000005 68656C6C6F 01') // codec 12, 1 command "hello"
+  test('a Codec 12 packet splits like any other and is a command answer, not a report', () => {
+    const data = hex('0C 01 06 00000005 68656C6C6F 01') // codec 12, 1 response "hello"
     const packet = splitOne(packetOf(data))
     expect(packet.codecId).toBe(0x0c)
-    expect(decodeTeltonikaPacket(packet.data, IMEI)).toMatchObject({ kind: 'invalid', reason: 'unsupported_codec' })
+    expect(decodeTeltonikaPacket(packet.data, IMEI)).toMatchObject({ kind: 'command_answer', commandAnswer: { text: 'hello' }, ack: null })
+  })
+
+  test('Codec 12/13/14 whose sizes do not add up, or device-side types that do not exist, are refused', () => {
+    const cases: Array<[string, string]> = [
+      ['0C 01 06 00000006 68656C6C6F 01', 'malformed'], // size 6, 5 bytes
+      ['0C 01 06 00000004 68656C6C6F 01', 'malformed'], // size 4, 5 bytes
+      ['0C 01 0D 00000001 00 01', 'unsupported_message'], // camera type 0x0D
+      ['0D 01 06 00000007 64E83281 68656C6C6F 01', 'malformed'], // 7: neither 9 (time + text) nor 5 (text)
+      ['0D 01 06 00000002 6481 01', 'malformed'], // shorter than its timestamp
+      ['0D 01 07 00000004 64E83281 01', 'unsupported_message'],
+      ['0E 01 06 00000004 03520930 01', 'malformed'], // shorter than its IMEI
+      ['0E 01 06 00000008 0352093A81452251 01', 'malformed'], // IMEI nibble A
+      ['0E 01 05 00000008 0352093081452251 01', 'unsupported_message'], // a command, not an answer
+      ['0C 01 06 000000', 'malformed'], // cut inside the size
+    ]
+    for (const [data, reason] of cases) {
+      expect({ data, result: decodeTeltonikaPacket(hex(data), IMEI) }).toMatchObject({ data, result: { kind: 'invalid', reason, ack: null } })
+    }
+  })
+
+  test('Codec 13 with an empty text, and a Codec 14 IMEI that begins with 0', () => {
+    expect(decodeTeltonikaPacket(hex('0D 01 06 00000004 64E83281 01'), IMEI)).toMatchObject({
+      kind: 'command_answer',
+      commandAnswer: { text: '', timestamp: 0x64e83281 },
+    })
+    expect(decodeTeltonikaPacket(hex('0E 01 06 0000000A 0012345678901234 4F4B 01'), IMEI)).toMatchObject({
+      kind: 'command_answer',
+      commandAnswer: { imei: '012345678901234', text: 'OK', executed: true },
+    })
   })
 
   test('number of data 2 must match number of data 1', () => {
@@ -467,12 +609,13 @@ describe('Teltonika invalid packets', () => {
 })
 
 describe('Teltonika stream splitter', () => {
-  const stream = concat(WIKI_IMEI, WIKI_CODEC8_1, WIKI_CODEC8E, WIKI_CODEC16)
+  // keep-alive bytes where devices send them: before the IMEI and between packets
+  const stream = concat(hex('FF'), WIKI_IMEI, WIKI_CODEC8_1, hex('FF'), WIKI_CODEC8E, WIKI_CODEC16)
 
   test('coalesced packets in one chunk', () => {
     const parser = createTeltonikaParser()
     const items = parser.push(stream)
-    expect(items.map((i) => i.kind)).toEqual(['imei', 'packet', 'packet', 'packet'])
+    expect(items.map((i) => i.kind)).toEqual(['keepalive', 'imei', 'packet', 'keepalive', 'packet', 'packet'])
     expect(packets(items).map((p) => p.codecId)).toEqual([0x08, 0x8e, 0x10])
     expect(parser.bufferedBytes).toBe(0)
   })
@@ -495,9 +638,18 @@ describe('Teltonika stream splitter', () => {
   test('garbage between packets is skipped and reported', () => {
     const parser = createTeltonikaParser()
     parser.push(WIKI_IMEI)
-    const items = parser.push(concat(hex('FF'), WIKI_CODEC8_1, hex('12 34 00 00'), WIKI_CODEC8_2))
+    const items = parser.push(concat(hex('42'), WIKI_CODEC8_1, hex('12 34 00 00'), WIKI_CODEC8_2))
     expect(packets(items)).toHaveLength(2)
     expect(errors(items).map((e) => (e.code === 'garbage' ? e.skippedBytes : e.code))).toEqual([1, 4])
+  })
+
+  test('0xFF inside garbage is garbage; only at a packet boundary is it a keep-alive', () => {
+    const parser = createTeltonikaParser()
+    parser.push(WIKI_IMEI)
+    const items = parser.push(concat(hex('FF FF'), WIKI_CODEC8_1, hex('12 FF 34'), WIKI_CODEC8_2, hex('FF')))
+    expect(items.map((i) => i.kind)).toEqual(['keepalive', 'packet', 'error', 'packet', 'keepalive'])
+    expect(items[0]).toEqual({ kind: 'keepalive', bytes: 2 })
+    expect(errors(items)).toEqual([expect.objectContaining({ code: 'garbage', skippedBytes: 3 })])
   })
 
   test('zeros in garbage that look like a preamble do not swallow the next packet', () => {
@@ -533,6 +685,16 @@ describe('Teltonika stream splitter', () => {
     const items = parser.push(concat(corrupted, WIKI_CODEC8_2))
     expect(errors(items)).toEqual([expect.objectContaining({ code: 'bad_crc', fatal: false, received: 0xc7cf })])
     expect(packets(items)).toHaveLength(1)
+  })
+
+  test('the CRC field\'s high two bytes must be zero, as the wiki gives them', () => {
+    const altered = WIKI_CODEC8_2.slice()
+    altered[altered.length - 4] = 0x01
+    const parser = createTeltonikaParser()
+    parser.push(WIKI_IMEI)
+    const items = parser.push(altered)
+    expect(errors(items)).toEqual([expect.objectContaining({ code: 'bad_crc', expected: 0xf22a, received: 0x0100f22a })])
+    expect(packets(items)).toEqual([])
   })
 
   test('a truncated packet waits for the rest', () => {
