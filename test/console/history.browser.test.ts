@@ -3,7 +3,8 @@
  * real server in a child process. Truck 1's day is a real recording: bus 304 in Limerick on
  * 2019-02-18 (test/fixtures/tracks), out in the morning as recorded and back in the afternoon (the
  * same fixes in reverse order), parked in between. The browser is in Paris's time zone. Alice
- * signs in, opens History, picks the truck (its newest day is offered), the day: the route, the
+ * signs in, opens the truck's history from its panel (the day of its newest fix), then History
+ * from the navigation, picks the truck (its newest day is offered), the day: the route, the
  * stops, the travels with their addresses, the events, the speed chart, the playback by slider,
  * by play and from the tables by keyboard; a shorter minimum stop finds the bus stops; a 429
  * from the history cap is waited out; a range too long and an unknown device say so. No page
@@ -137,6 +138,14 @@ describe.skipIf(!hasChromium)('History in chromium', () => {
   test('a day of a real recording: route, stops, travels with addresses, events, the chart, the playback; the phone layout', async () => {
     const { context, page, watch } = await newContext({ width: 1280, height: 800 })
     await signIn(page)
+    // from a device's panel: its history opens on the day of its newest fix
+    await page.locator(`.device-row[data-device="${ids.truck1}"]`).click()
+    await page.getByRole('link', { name: 'History: route, stops, travels' }).click()
+    await page.locator('table.travels tbody tr').first().waitFor()
+    expect(new URL(page.url()).hash).toBe(`#/history/${ids.truck1}`)
+    expect(await page.locator('#history-from').inputValue()).toBe(DAY)
+    expect(await page.locator('table.travels tbody tr').count()).toBe(2)
+
     await page.getByRole('navigation').getByRole('link', { name: 'History' }).click()
     await page.getByRole('heading', { name: 'History', exact: true }).waitFor()
     await page.getByText('Choose a device and a day').waitFor()

@@ -284,7 +284,7 @@ export function HistoryView({ fleet, route }: { fleet: Fleet; route: HistoryRout
               </div>
               <div>
                 <dt>{strings.historyMaxSpeed}</dt>
-                <dd class="sum-max">{strings.speedKmh(Math.max(0, ...travels.map((t) => t.max_speed)))}</dd>
+                <dd class="sum-max">{travels.length > 0 ? strings.speedKmh(Math.max(...travels.map((t) => t.max_speed))) : strings.unknown}</dd>
               </div>
               <div>
                 <dt>{strings.historyDuration}</dt>
