@@ -126,7 +126,7 @@ A device is \`moving\` when its newest fix is above 3 km/h, else \`stopped\`; it
 \`connected: false\` when its connection closes or after 600 s (\`OFFLINE_AFTER\`) without a report;
 \`suspended\`, \`unlink\` and \`stolen\` never change by themselves. Event \`alarm_code\` values:
 \`sos\`, \`power_cut\`, \`vibration\`, \`low_battery\`, \`overspeed\`, \`movement\`, \`geofence_enter\`,
-\`geofence_exit\`, \`tamper\`, \`collision\`, \`crash\`, \`towing\`, \`jamming\`, \`gnss_jamming\`,
+\`geofence_exit\`, \`tamper\`, \`collision\`, \`crash\`, \`towing\`, \`jamming\`, \`gnss_jamming\`, \`idling\`,
 \`harsh_acceleration\`, \`harsh_braking\`, \`harsh_cornering\`, \`ignition_on\`, \`ignition_off\`,
 \`alarm_0xNN\` (an unlisted GT06 alarm byte), or the lower_snake_case \`alarm\` an OsmAnd client
 sent. Their \`context\` holds the protocol's details; a \`dbm\` estimated from a signal level has
