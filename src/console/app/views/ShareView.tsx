@@ -66,7 +66,7 @@ export function ShareView({ fleet }: { fleet: Fleet }) {
     revoking.value = null
     const id = revokedLast.current
     revokedLast.current = null
-    if (id) requestAnimationFrame(() => document.getElementById(`share-link-${id}`)?.focus())
+    if (id) document.getElementById(`share-link-${id}`)?.focus()
   }
 
   const status = listStatus.value
@@ -161,6 +161,8 @@ function RevokeDialog({ fleet, link, onClose, onConfirm }: { fleet: Fleet; link:
     error.value = null
     try {
       await onConfirm(link)
+      // closed here, before the focus moves: closing restores focus to the (now gone) Revoke button
+      dialog.current?.close()
       onClose()
     } catch (failure) {
       error.value = problemText(failure)
