@@ -12,7 +12,9 @@ const plateOf = (device: FleetDevice) => (typeof device.body.properties?.plate =
 
 /** The new-link form: devices (searched among those the person reaches), an expiry, the permissions. */
 export function ShareForm({ fleet, onCreated }: { fleet: Fleet; onCreated: (link: ShareCreated) => void }) {
-  fleet.version.value // the devices as they load
+  // the devices as their pages load (not every live fix: a name or a plate does not move)
+  fleet.loaded.value
+  fleet.loading.value
   const query = useSignal('')
   const chosen = useSignal<string[]>([])
   const ttl = useSignal<number | 'custom'>(TTL_PRESETS_S[1])

@@ -22,7 +22,7 @@ const problemText = (error: unknown) => (error instanceof ApiError ? (error.prob
 
 /** The person's links, newest first: devices, state, expiry, views, last use; show, extend, revoke. */
 export function ShareList({ fleet, links, onChanged, onRevoke }: { fleet: Fleet; links: ShareLink[]; onChanged: () => void; onRevoke: (link: ShareLink) => void }) {
-  fleet.version.value // aliases as the devices load
+  fleet.loading.value // aliases once the devices have loaded (not at every live fix)
   return (
     <ul class="share-links">
       {links.map((link) => (
