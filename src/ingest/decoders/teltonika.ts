@@ -620,9 +620,9 @@ function decodeCommandAnswer(data: Uint8Array, codecId: typeof CODEC_12 | typeof
     }
     let timestamp = reader.u32()
     let timestampBytes = CODEC_13_TIMESTAMP_BYTES
-    // Before 2021 the wiki gave the timestamp as 8 bytes of milliseconds, and its example (a
-    // "getinfo" of 2019-07-19) is so. Its first 4 bytes read as seconds fall in 1970: such a
-    // time is read as the older layout when the 8 bytes make a plausible millisecond time.
+    // Until 2021 the wiki gave the timestamp 8 bytes (milliseconds), and a published frame (a
+    // "getinfo" of 2019-07-19 in Traccar's tests) is so. Its first 4 bytes read as seconds fall
+    // in 1970: such a time is read as the older layout when the 8 bytes make a plausible time.
     if (timestamp < EPOCH_2000_S && bodyBytes >= CODEC_13_LEGACY_TIMESTAMP_BYTES) {
       const milliseconds = timestamp * 0x1_0000_0000 + reader.u32()
       if (milliseconds >= EPOCH_2000_S * 1000 && milliseconds < EPOCH_2100_S * 1000) {
