@@ -24,3 +24,28 @@ export function eventAtFix(
     context: { gps_valid: fix.valid, course: fix.course, altitude: fix.altitude, ...context },
   }
 }
+
+/**
+ * An alarm from a packet that carries no position (a cell-only alarm, a status packet): no place,
+ * no speed; `timestamp` is the device's time when it sent one, else the server's (say so in
+ * `context.time_source`).
+ */
+export function eventWithoutFix(
+  alarmCode: string,
+  timestamp: number,
+  cell: { mcc: number | null; mnc: number | null; dbm: number | null },
+  context: Record<string, unknown> = {},
+): DecodedEvent {
+  return {
+    timestamp,
+    alarmCode,
+    latitude: null,
+    longitude: null,
+    speed: null,
+    satellites: null,
+    mcc: cell.mcc,
+    mnc: cell.mnc,
+    dbm: cell.dbm,
+    context: { gps_valid: false, ...context },
+  }
+}

@@ -1,5 +1,6 @@
 /**
- * GT06 / Concox binary protocol: a streaming frame splitter and a frame decoder.
+ * GT06 / Concox binary protocol (GT06, GT06N, JM-VL01/VL02/VL03, GT800 and the many clones): a
+ * streaming frame splitter and a frame decoder.
  *
  * Wire format (all integers big-endian):
  *
@@ -8,9 +9,15 @@
  *   79 79   2 bytes     1 byte    N bytes  2       2    0D 0A     (long frames, same meaning)
  *
  * The CRC is CRC-16/X.25 ("CRC-ITU" in the documents) over the length field(s) through the
- * serial number. References: "GT06 GPS Tracker Communication Protocol" (Concox, V1.x) for
- * 0x01 / 0x12 / 0x13 / 0x16, and the later Concox documents (GT06N / JM-VL01 family) for
- * 0x22 / 0x26 / 0x23 / 0x8A.
+ * serial number. References, cited beside the code as "GT06 doc", "GT06N doc", "VL03 doc":
+ * - "GPS Tracker Communication Protocol (GT06)", Concox, V1.8: 0x01 / 0x12 / 0x13 / 0x16, the
+ *   login example and its response.
+ * - "GPS Tracker Communication Protocol (GT06N)" and "(JM-VW01, GT06N, GT06F, GT06E, ...)",
+ *   Concox, V1.1.x: 0x22 / 0x26 / 0x8A, the alarm table.
+ * - "GPS Tracker Communication Protocol (JM-VL03)", Concox, V1.1.2 (2017): 0x13 heartbeat, 0x22,
+ *   0x26 / 0x27, 0x28, 0x8A, 0x94 information types, and the 4G packets 0xA0 / 0xA1 / 0xA4
+ *   ("MNC 1 or 2 bytes as MCC bit 15 says, LAC 4 bytes, cell ID 8 bytes"), with example frames.
+ * - "GT03A/B Communication protocol", Concox, V1.82: 0x11 LBS and 0x19 LBS + status packets.
  *
  * Split of responsibilities: `createGt06Parser()` turns arbitrary TCP chunks into CRC-checked
  * frames (or errors the listener can log or close on); `decodeGt06Frame()` turns one frame into
@@ -18,7 +25,7 @@
  * *after* the data is durable. Both are pure: no I/O, no clock (the caller passes `now`).
  */
 
-import { eventAtFix } from './events'
+import { eventAtFix, eventWithoutFix } from './events'
 import { appendBytes } from './bytes'
 import type { DecodedEvent, DecodedFix, DecodedReport } from '../types'
 import { crc16X25 } from './crc'
@@ -33,6 +40,9 @@ const STOP_1 = 0x0d
 const STOP_2 = 0x0a
 /** protocol number (1) + serial (2) + CRC (2): the smallest legal length field */
 const MIN_LENGTH_FIELD = 5
+const LOGIN_PROTOCOL = 0x01
+/** the terminal ID of a login: the IMEI in 8 BCD bytes */
+const TERMINAL_ID_BYTES = 8
 
 /** Default cap on buffered bytes; also the largest frame accepted. Real GT06 frames are < 1 KiB. */
 export const GT06_DEFAULT_MAX_BUFFERED_BYTES = 4096
@@ -46,6 +56,13 @@ export interface Gt06Frame {
   content: Uint8Array
   /** information serial number, echoed in the acknowledgement */
   serial: number
+  /**
+   * Present only on a frame taken although it broke the format, as real firmware does: its
+   * declared length was wrong but the stop bytes and (when `crcChecked`) the CRC of the bytes
+   * it sent were right; or a login that came with neither serial number nor CRC
+   * (`crcChecked: false`, `serial` 0). The decoder takes nothing but a login unchecked.
+   */
+  lenient?: { declaredLength: number; crcChecked: boolean }
 }
 
 export type Gt06StreamError =
@@ -81,6 +98,10 @@ function isStartByte(byte: number): boolean {
   return byte === SHORT_START || byte === LONG_START
 }
 
+function isMarkerAt(buffer: Uint8Array, at: number): boolean {
+  return at + 1 < buffer.length && isStartByte(buffer[at]) && buffer[at + 1] === buffer[at]
+}
+
 /** Index of the next 0x7878 or 0x7979 at or after `from`, or -1. */
 function findStartMarker(buffer: Uint8Array, from: number): number {
   for (let i = from; i + 1 < buffer.length; i++) {
@@ -92,6 +113,8 @@ function findStartMarker(buffer: Uint8Array, from: number): number {
 
 /** How many later markers a stalled parse examines per push: bounds the work a client can cause. */
 const MAX_RESYNC_CANDIDATES = 16
+/** How many 0D 0A pairs a lenient parse examines after one start marker, for the same reason. */
+const MAX_STOP_CANDIDATES = 8
 
 /**
  * Index of the first start marker at or after `from` that begins a complete frame with valid
@@ -120,6 +143,86 @@ function findCompleteFrame(buffer: Uint8Array, from: number, maxBytes: number): 
   return -1
 }
 
+function isBcd(buffer: Uint8Array, from: number, count: number): boolean {
+  for (let i = from; i < from + count; i++) if (buffer[i] >> 4 > 9 || (buffer[i] & 0x0f) > 9) return false
+  return true
+}
+
+function hasStopAfter(buffer: Uint8Array, from: number): boolean {
+  for (let i = from; i + 1 < buffer.length; i++) if (buffer[i] === STOP_1 && buffer[i + 1] === STOP_2) return true
+  return false
+}
+
+/**
+ * A frame at `start` whose declared length is wrong, found by its stop bytes instead: the first
+ * 0D 0A after the protocol number where the CRC of the bytes actually sent is right (firmware
+ * that miscounts its length still computes the CRC over what it sends; a GT06 "LBS" packet
+ * declaring 0x0A for 19 bytes, quoted in Traccar issue #1973, is one). Or a login of 8 BCD bytes
+ * and at most 2 more with no CRC at all, which some firmware sends (Traccar's GT06 test data
+ * `78780d010359339075005244340d0a`): a login names a device, it is not data, and the unknown
+ * identifier ration guards it like any other. Garbage would have to pass the CRC, so it never
+ * becomes a fix.
+ *
+ * `settled`: the frame's declared end is not in the buffer yet, so more bytes may be on the way;
+ * then only a candidate that ends the buffer or is followed by a start marker is taken (a device
+ * that miscounts sends nothing more until it is answered).
+ */
+function findLenientFrame(
+  buffer: Uint8Array,
+  start: number,
+  maxBytes: number,
+  settled: boolean,
+): { frame: Gt06Frame; end: number } | null {
+  const longFrame = buffer[start] === LONG_START
+  const headerBytes = longFrame ? 4 : 3
+  const protocolAt = start + headerBytes
+  if (protocolAt >= buffer.length) return null
+  const declaredLength = longFrame ? (buffer[start + 2] << 8) | buffer[start + 3] : buffer[start + 2]
+  const protocol = buffer[protocolAt]
+  const last = Math.min(buffer.length, start + maxBytes) - 1
+  let tries = 0
+  for (let p = protocolAt + 1; p < last; p++) {
+    if (buffer[p] !== STOP_1 || buffer[p + 1] !== STOP_2) continue
+    if (++tries > MAX_STOP_CANDIDATES) return null
+    const end = p + 2
+    const quiet = end === buffer.length || isMarkerAt(buffer, end)
+    if (!settled && !quiet) continue
+    const actualLength = p - protocolAt
+    if (actualLength >= MIN_LENGTH_FIELD && crc16X25(buffer, start + 2, p - 2) === ((buffer[p - 2] << 8) | buffer[p - 1])) {
+      return {
+        end,
+        frame: {
+          longFrame,
+          protocol,
+          content: buffer.slice(protocolAt + 1, p - 4),
+          serial: (buffer[p - 4] << 8) | buffer[p - 3],
+          lenient: { declaredLength, crcChecked: true },
+        },
+      }
+    }
+    const idBytes = p - protocolAt - 1
+    if (
+      protocol === LOGIN_PROTOCOL &&
+      quiet &&
+      idBytes >= TERMINAL_ID_BYTES &&
+      idBytes <= TERMINAL_ID_BYTES + 2 &&
+      isBcd(buffer, protocolAt + 1, TERMINAL_ID_BYTES)
+    ) {
+      return {
+        end,
+        frame: {
+          longFrame,
+          protocol,
+          content: buffer.slice(protocolAt + 1, p),
+          serial: 0,
+          lenient: { declaredLength, crcChecked: false },
+        },
+      }
+    }
+  }
+  return null
+}
+
 export function createGt06Parser(options: Gt06ParserOptions = {}): Gt06Parser {
   const maxBytes = options.maxBufferedBytes ?? GT06_DEFAULT_MAX_BUFFERED_BYTES
   let pending: Uint8Array = new Uint8Array(0)
@@ -145,6 +248,23 @@ export function createGt06Parser(options: Gt06ParserOptions = {}): Gt06Parser {
       })
       skipped = 0
     }
+    /**
+     * A frame whose declared length is wrong may still be arriving: while no 0D 0A follows its
+     * marker and no complete frame starts after it, wait (at most the cap) rather than drop it.
+     */
+    const mayStillEnd = (start: number): boolean =>
+      buffer.length - start < maxBytes &&
+      !hasStopAfter(buffer, start + 2) &&
+      findCompleteFrame(buffer, start + 1, maxBytes) < 0
+    /** take a frame recovered by its stop bytes; returns false when there is none */
+    const takeLenient = (start: number, settled: boolean): boolean => {
+      const found = findLenientFrame(buffer, start, maxBytes, settled)
+      if (!found) return false
+      flushSkipped()
+      items.push({ kind: 'frame', frame: found.frame })
+      position = found.end
+      return true
+    }
 
     while (position < buffer.length) {
       const start = findStartMarker(buffer, position)
@@ -163,6 +283,8 @@ export function createGt06Parser(options: Gt06ParserOptions = {}): Gt06Parser {
       if (buffer.length - start < headerBytes) break // wait for the length field
       const lengthField = longFrame ? (buffer[start + 2] << 8) | buffer[start + 3] : buffer[start + 2]
       if (lengthField < MIN_LENGTH_FIELD) {
+        if (takeLenient(start, true)) continue
+        if (mayStillEnd(start)) break
         // Cannot be a real frame: the marker was data. Step past its first byte and rescan.
         skipped += 1
         position = start + 1
@@ -170,6 +292,7 @@ export function createGt06Parser(options: Gt06ParserOptions = {}): Gt06Parser {
       }
       const frameBytes = headerBytes + lengthField + 2
       if (frameBytes > maxBytes) {
+        if (takeLenient(start, true)) continue
         flushSkipped()
         fatalError = {
           code: 'frame_too_large',
@@ -183,8 +306,10 @@ export function createGt06Parser(options: Gt06ParserOptions = {}): Gt06Parser {
         return items
       }
       if (buffer.length - start < frameBytes) {
-        // Before waiting for the rest, make sure this is not a false marker hiding a complete
-        // frame further on (e.g. garbage ending in 0x78 right before a real 78 78 ...).
+        // A device that declares more than it sends waits for an answer: take the frame by its
+        // stop bytes if they are clear. Otherwise make sure this is not a false marker hiding a
+        // complete frame further on (e.g. garbage ending in 0x78 right before a real 78 78 ...).
+        if (takeLenient(start, false)) continue
         const later = findCompleteFrame(buffer, start + 1, maxBytes)
         if (later < 0) break // wait for the rest of the frame
         skipped += later - start
@@ -193,6 +318,8 @@ export function createGt06Parser(options: Gt06ParserOptions = {}): Gt06Parser {
       }
       const end = start + frameBytes
       if (buffer[end - 2] !== STOP_1 || buffer[end - 1] !== STOP_2) {
+        if (takeLenient(start, true)) continue
+        if (mayStillEnd(start)) break
         // Misframed: the "marker" was inside garbage. Resynchronise one byte further on.
         skipped += 1
         position = start + 1
@@ -296,28 +423,53 @@ export function buildGt06TimeResponse(serial: number, unixSeconds: number): Uint
 }
 
 // ---------------------------------------------------------------------------------------------
-// Decoding
+// Decoding: tables
 // ---------------------------------------------------------------------------------------------
 
 /** Protocol numbers this decoder knows. */
 export const PROTOCOL = {
   login: 0x01,
+  /** LBS only (GT03A/B doc): date, one cell */
+  lbs: 0x11,
   location: 0x12,
   status: 0x13,
   alarm: 0x16,
+  /** LBS + status, no GPS (GT03A/B doc): an alarm without a fix */
+  lbsAlarm: 0x19,
   locationUtc: 0x22,
   heartbeat: 0x23,
   alarmUtc: 0x26,
+  /** 0x26 plus the fence number (VL03 doc, "alarm data, multiple geofences") */
+  alarmFence: 0x27,
+  /** date, 7 cells, timing advance, language (VL03 doc) */
+  lbsMulti: 0x28,
+  /** as 0x28, then Wi-Fi access points */
+  lbsWifi: 0x2c,
   timeRequest: 0x8a,
+  /** information transmission (VL03 doc): external voltage, ICCID, door, fuel sensor, ... */
+  information: 0x94,
+  /** 4G: 0x22 with the wider cell (VL03 doc) */
+  location4g: 0xa0,
+  /** 4G: 0x28 with the wider cells (VL03 doc) */
+  lbsMulti4g: 0xa1,
+  /** 4G: 0x2C with the wider cells */
+  lbsWifi4g: 0xa2,
+  /** 4G: 0x27 with the wider cell (VL03 doc, "multi-fence alarm packet") */
+  alarm4g: 0xa4,
+  /** 4G: 0x19 with the wider cell */
+  lbsAlarm4g: 0xa5,
 } as const
 
 /**
- * Alarm byte ("alarm/language", former byte) → alarm code. 0x00 is "normal" (no alarm).
- * 0x01..0x05 are in the original GT06 document; the rest come from the later Concox tables
- * (GT06N / JM-VL01: 0x06 over speed, 0x09 displacement/moving since V14, 0x0E external power
- * low, 0x0F external battery low-voltage protection, 0x13 disassembly, 0x29/0x30 harsh
- * acceleration/braking, 0x2C collision, 0xFE/0xFF ACC on/off). Anything else becomes
+ * Alarm byte ("alarm/language", former byte) → alarm code. 0x00 is "normal" (no alarm). The
+ * table is the VL03 doc's "alert and language" list (the GT06 doc has only 0x01..0x05); several
+ * codes name the same kind of alarm so that users filter on few codes. Anything else becomes
  * `alarm_0xNN` so nothing a device reports is lost.
+ *
+ * 0x0C: the VL03 doc calls it "powered on alert", but devices in the field send it for
+ * tampering (a real 0x26 capture in Traccar's GT06 tests is decoded so) and issue 12 asks for
+ * `tamper`; 0x25 is in no Concox table and a real 0x16 capture in the same tests is tampering
+ * too. The byte stays in the event's context (`alarm_byte`) should a model mean otherwise.
  */
 export const GT06_ALARM_CODES: Readonly<Record<number, string>> = {
   0x01: 'sos',
@@ -326,13 +478,32 @@ export const GT06_ALARM_CODES: Readonly<Record<number, string>> = {
   0x04: 'geofence_enter',
   0x05: 'geofence_exit',
   0x06: 'overspeed',
-  0x09: 'movement',
-  0x0e: 'low_battery',
-  0x0f: 'low_battery',
+  0x09: 'movement', // "tow/theft alert": moved while parked
+  0x0a: 'gps_blind_spot_enter',
+  0x0b: 'gps_blind_spot_exit',
+  0x0c: 'tamper',
+  0x0d: 'gps_first_fix',
+  0x0e: 'low_battery', // low external battery
+  0x0f: 'low_battery', // external battery low-voltage protection
+  0x10: 'sim_change',
+  0x11: 'power_off',
+  0x12: 'airplane_mode', // after the external battery's low-voltage protection
   0x13: 'tamper',
+  0x14: 'door',
+  0x15: 'power_off', // shut down by a low battery
+  0x16: 'sound', // sound-controlled alert
+  0x17: 'rogue_base_station',
+  0x18: 'cover_open',
+  0x19: 'low_battery', // low internal battery
+  0x20: 'deep_sleep',
+  0x23: 'fall',
+  0x25: 'tamper',
   0x29: 'harsh_acceleration',
+  0x2a: 'harsh_cornering', // sharp left
+  0x2b: 'harsh_cornering', // sharp right
   0x2c: 'collision',
   0x30: 'harsh_braking',
+  0x32: 'power_cut', // device unplugged
   0xfe: 'ignition_on',
   0xff: 'ignition_off',
 }
@@ -343,13 +514,17 @@ export function gt06AlarmCode(alarmByte: number): string {
 
 /**
  * Terminal information bits 5..3 (status and alarm packets): the alarm state the terminal is in.
- * 0b000 is normal.
+ * 0b000 is normal; 0b001..0b100 are in every Concox document. 0b110 and 0b111 are in none, but
+ * devices send them: 0b111 with no alarm byte is a removal (a 0x16 capture in Traccar's GT06
+ * tests), 0b110 a geofence alarm without a direction. 0b101 is unknown and ignored.
  */
 const TERMINAL_ALARM_CODES: Readonly<Record<number, string>> = {
   0b001: 'vibration',
   0b010: 'power_cut',
   0b011: 'low_battery',
   0b100: 'sos',
+  0b110: 'geofence',
+  0b111: 'tamper',
 }
 
 /**
@@ -359,6 +534,13 @@ const TERMINAL_ALARM_CODES: Readonly<Record<number, string>> = {
  */
 export const GT06_GSM_LEVEL_DBM: readonly number[] = [-113, -104, -97, -88, -75]
 
+/** The voltage level byte is documented 0 (none) .. 6 (very high). */
+const MAX_VOLTAGE_LEVEL = 6
+
+// ---------------------------------------------------------------------------------------------
+// Decoding: types
+// ---------------------------------------------------------------------------------------------
+
 export interface Gt06Session {
   /** the IMEI from an accepted login on this connection, or null before login */
   imei: string | null
@@ -366,9 +548,11 @@ export interface Gt06Session {
 
 export interface Gt06DecodeOptions {
   /**
-   * The server's clock (Unix seconds). Used to answer time calibration requests and as the
-   * timestamp of a report whose own date is invalid (devices without a GPS time send zeros);
-   * such fixes carry `time_source: 'server'`. Without it those cases are reported invalid.
+   * The server's clock (Unix seconds). Used to answer time calibration requests, to date what
+   * carries no time of its own (cell-only alarms, alarms in status packets) and as the timestamp
+   * of a report whose date is all zeros (devices without a GPS time send zeros); such fixes and
+   * events carry `time_source: 'server'`. Without it those cases are malformed (or, for a status
+   * packet's alarm, not raised).
    */
   now?: number
 }
@@ -389,13 +573,109 @@ export interface Gt06TerminalStatus {
   armed: boolean
 }
 
+/**
+ * What a packet says about the device itself, under the names the other protocols use. Only
+ * what the packet carried is present. For the listener to keep as the device's latest state.
+ */
+export interface Gt06DeviceStatus {
+  ignition?: boolean
+  /** terminal info bit 2, "charging, with external power connected" in the documents */
+  charging?: boolean
+  /** the same bit: the documents tie charging to the external power being connected */
+  external_power?: boolean
+  /** fuel / power relay cut (terminal info bit 7) */
+  immobilized?: boolean
+  armed?: boolean
+  gps_tracking?: boolean
+  /** 0 (no power) .. 6 (very high), as documented */
+  voltage_level?: number
+  /** %, from firmware that sends a percentage where the documents have the voltage level */
+  battery_level?: number
+  /** V (0x23 heartbeat) */
+  battery_voltage?: number
+  /** V (0x94 type 0x00, or the 2-byte voltage of 0x16 without the LBS length byte) */
+  external_voltage?: number
+  /** 0 (none) .. 4 (strong), as documented; some firmware sends larger numbers */
+  gsm_signal?: number
+  iccid?: string
+  imsi?: string
+  door?: boolean
+  /** °C, from the fuel sensor (0x94 type 0x0D) */
+  temperature?: number
+  /** the fuel sensor's measured level, in the sensor's own unit */
+  fuel_level?: number
+}
+
+export interface Gt06CellTower {
+  mcc: number
+  mnc: number
+  lac: number
+  /** null only when an 8-byte 4G cell ID does not fit a JavaScript number (never seen) */
+  cell_id: number | null
+  /** the packet's signal byte as sent: 0x00 weakest .. 0xFF strongest (VL03 doc) */
+  signal?: number
+}
+
+export interface Gt06WifiAccessPoint {
+  /** MAC address, lower case, colon-separated */
+  bssid: string
+  /** the signal byte as sent */
+  signal: number
+}
+
+/** The cells and Wi-Fi access points a packet named (empty cell slots left out). */
+export interface Gt06Network {
+  /** the device's time of the measurement (Unix seconds), when the packet carries a valid one */
+  timestamp?: number
+  cells: Gt06CellTower[]
+  wifi: Gt06WifiAccessPoint[]
+  timing_advance?: number
+}
+
+/**
+ * Added to every report and status (additive to the original shape): `status` and `network`
+ * when the packet carried them, and `keepAlive` when it carries no fix and no event, so it only
+ * shows that the device is alive.
+ */
+interface Gt06Extras {
+  status?: Gt06DeviceStatus
+  network?: Gt06Network
+  keepAlive: boolean
+}
+
 export type Gt06Message =
-  /** 0x01. Check the IMEI, then set `session.imei` and send `ack`; refuse by closing. */
-  | { kind: 'login'; protocol: number; imei: string; ack: Uint8Array }
-  /** 0x12 / 0x22 / 0x16 / 0x26: fixes and events to store, then send `ack` (null: none due) */
-  | { kind: 'report'; protocol: number; report: DecodedReport; ack: Uint8Array | null }
-  /** 0x13 / 0x23: terminal state without a position (keep-alive); send `ack` */
-  | { kind: 'status'; protocol: number; uniqueId: string; attributes: Record<string, unknown>; ack: Uint8Array }
+  /**
+   * 0x01. Check the IMEI, then set `session.imei` and send `ack`; refuse by closing. The type
+   * identifier and the time zone (minutes east of UTC) when the login carries them.
+   */
+  | {
+      kind: 'login'
+      protocol: number
+      imei: string
+      ack: Uint8Array
+      typeIdentifier?: number
+      timeZoneOffsetMinutes?: number
+      language?: number
+    }
+  /**
+   * Fixes and events to store, then send `ack` (null: none due): 0x12 / 0x22 / 0xA0 positions,
+   * 0x16 / 0x26 / 0x27 / 0xA4 alarms, 0x19 / 0xA5 alarms without a fix, and (with nothing in
+   * the report, `keepAlive`) the cell and Wi-Fi packets 0x11 / 0x28 / 0x2C / 0xA1 / 0xA2.
+   */
+  | ({ kind: 'report'; protocol: number; report: DecodedReport; ack: Uint8Array | null } & Gt06Extras)
+  /**
+   * 0x13 / 0x23 (send `ack`) and 0x94 (no ack): terminal state without a position. `report`
+   * holds the events of a status packet's alarm byte (dated by `now`).
+   */
+  | ({
+      kind: 'status'
+      protocol: number
+      uniqueId: string
+      attributes: Record<string, unknown>
+      ack: Uint8Array | null
+      report: DecodedReport
+      status: Gt06DeviceStatus
+    } & Gt06Extras)
   /** nothing to store; send `ack` when non-null (time calibration) */
   | { kind: 'other'; protocol: number; ack: Uint8Array | null }
   /** unusable frame: data before login, or content too short / out of range. Nothing to ack. */
@@ -440,11 +720,33 @@ class ContentReader {
     this.offset += 4
     return value
   }
+  /** An unsigned integer of 1..8 bytes; null when it does not fit a JavaScript number exactly. */
+  uint(width: number): number | null {
+    this.need(width)
+    let value = 0
+    for (let i = 0; i < width; i++) value = value * 256 + this.bytes[this.offset + i]
+    this.offset += width
+    return Number.isSafeInteger(value) ? value : null
+  }
+  bytesOf(count: number): Uint8Array {
+    this.need(count)
+    const slice = this.bytes.subarray(this.offset, this.offset + count)
+    this.offset += count
+    return slice
+  }
   skip(count: number): void {
     this.need(count)
     this.offset += count
   }
 }
+
+interface DecodeContext {
+  frame: Gt06Frame
+  uniqueId: string
+  options: Gt06DecodeOptions
+}
+
+type Handler = (context: DecodeContext) => Gt06Message
 
 /**
  * Decode one frame. `session.imei` must hold the accepted login IMEI for anything but a login;
@@ -457,26 +759,19 @@ export function decodeGt06Frame(
 ): Gt06Message {
   const { protocol, serial } = frame
   try {
-    if (protocol === PROTOCOL.login) {
-      return { kind: 'login', protocol, imei: decodeImei(frame.content), ack: buildGt06Ack(protocol, serial) }
+    if (frame.lenient && !frame.lenient.crcChecked && protocol !== PROTOCOL.login) {
+      throw new MalformedContent('frame without a CRC') // the splitter only lets logins through so
     }
+    if (protocol === PROTOCOL.login) return decodeLogin(frame)
     if (protocol === PROTOCOL.timeRequest) {
       const ack = options.now === undefined ? null : buildGt06TimeResponse(serial, options.now)
       return { kind: 'other', protocol, ack }
     }
-    const handled =
-      protocol === PROTOCOL.location ||
-      protocol === PROTOCOL.locationUtc ||
-      protocol === PROTOCOL.alarm ||
-      protocol === PROTOCOL.alarmUtc ||
-      protocol === PROTOCOL.status ||
-      protocol === PROTOCOL.heartbeat
-    // Other protocol numbers (0x15 command replies, 0x1A/0x2A address requests, 0x94
-    // information transmission, ...) carry nothing we store and expect no reply.
-    if (!handled) return { kind: 'other', protocol, ack: null }
-
-    const uniqueId = session.imei
-    if (uniqueId === null) {
+    const handler = HANDLERS[protocol]
+    // Other protocol numbers (0x15 / 0x21 command replies, 0x1A / 0x2A address requests, ...)
+    // carry nothing we store and expect no reply.
+    if (!handler) return { kind: 'other', protocol, ack: null }
+    if (session.imei === null) {
       return {
         kind: 'invalid',
         protocol,
@@ -485,23 +780,7 @@ export function decodeGt06Frame(
         ack: null,
       }
     }
-    const reader = new ContentReader(frame.content)
-    switch (protocol) {
-      case PROTOCOL.location:
-      case PROTOCOL.locationUtc: {
-        const fix = decodeLocation(reader, protocol === PROTOCOL.locationUtc, options)
-        return { kind: 'report', protocol, report: { uniqueId, fixes: [fix], events: [] }, ack: null }
-      }
-      case PROTOCOL.alarm:
-      case PROTOCOL.alarmUtc: {
-        const report = decodeAlarm(reader, uniqueId, options)
-        return { kind: 'report', protocol, report, ack: buildGt06Ack(protocol, serial) }
-      }
-      default: {
-        const attributes = decodeStatus(reader, protocol === PROTOCOL.heartbeat)
-        return { kind: 'status', protocol, uniqueId, attributes, ack: buildGt06Ack(protocol, serial) }
-      }
-    }
+    return handler({ frame, uniqueId: session.imei, options })
   } catch (error) {
     if (!(error instanceof MalformedContent)) throw error
     return {
@@ -514,11 +793,17 @@ export function decodeGt06Frame(
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Decoding: login
+// ---------------------------------------------------------------------------------------------
+
 /** Terminal ID: 8 bytes BCD, the 15-digit IMEI with a leading 0. */
 function decodeImei(content: Uint8Array): string {
-  if (content.length < 8) throw new MalformedContent(`login needs 8 bytes of terminal ID, got ${content.length}`)
+  if (content.length < TERMINAL_ID_BYTES) {
+    throw new MalformedContent(`login needs 8 bytes of terminal ID, got ${content.length}`)
+  }
   let digits = ''
-  for (let i = 0; i < 8; i++) {
+  for (let i = 0; i < TERMINAL_ID_BYTES; i++) {
     const high = content[i] >> 4
     const low = content[i] & 0x0f
     if (high > 9 || low > 9) throw new MalformedContent(`terminal ID is not BCD (byte ${i} = 0x${hex2(content[i])})`)
@@ -526,6 +811,53 @@ function decodeImei(content: Uint8Array): string {
   }
   return digits.startsWith('0') ? digits.slice(1) : digits
 }
+
+/**
+ * Time zone / language word of a login (VL03 doc): bits 15..4 the zone × 100 (0x320 = 800 =
+ * GMT+8:00, 0x4DD = 1245 = 12:45), bit 3 set for west. Null when it is no real zone.
+ */
+function timeZoneMinutes(word: number): number | null {
+  const hundredths = word >> 4
+  const hours = Math.floor(hundredths / 100)
+  const minutes = hundredths % 100
+  if (hours > 14 || minutes >= 60) return null
+  const offset = hours * 60 + minutes
+  return word & 0x08 && offset !== 0 ? -offset : offset
+}
+
+/**
+ * 0x01: terminal ID (8), then (VL03 doc) a type identification code (2) and the time zone /
+ * language word (2), which older firmware leaves out. A login without serial number and CRC
+ * (see the splitter) is answered with serial 0, and its bytes after the ID are not read.
+ */
+function decodeLogin(frame: Gt06Frame): Gt06Message {
+  const { content, protocol } = frame
+  const message: Extract<Gt06Message, { kind: 'login' }> = {
+    kind: 'login',
+    protocol,
+    imei: decodeImei(content),
+    ack: buildGt06Ack(protocol, frame.serial),
+  }
+  if (frame.lenient?.crcChecked === false) return message
+  if (content.length >= TERMINAL_ID_BYTES + 2) message.typeIdentifier = (content[8] << 8) | content[9]
+  if (content.length >= TERMINAL_ID_BYTES + 4) {
+    const word = (content[10] << 8) | content[11]
+    const offset = timeZoneMinutes(word)
+    if (offset !== null) message.timeZoneOffsetMinutes = offset
+    message.language = word & 0x03
+  }
+  return message
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding: GPS block, cells, terminal status
+// ---------------------------------------------------------------------------------------------
+
+const GPS_BLOCK_BYTES = 18
+/** coordinates are minutes × 30000, i.e. degrees × 1,800,000 */
+const COORDINATE_SCALE = 1_800_000
+/** terminal info, voltage level, GSM level, alarm, language: the tail of every status-bearing packet */
+const STATUS_TAIL_BYTES = 5
 
 interface GpsBlock {
   timestamp: number
@@ -539,30 +871,40 @@ interface GpsBlock {
   differential: boolean
 }
 
+function isValidDate(fields: Uint8Array): number | null {
+  const [year, month, day, hour, minute, second] = fields
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) return null
+  const millis = Date.UTC(2000 + year, month - 1, day, hour, minute, second)
+  // Date.UTC rolls 31 February over into March; a date that does not survive is invalid.
+  return new Date(millis).getUTCDate() === day ? millis / 1000 : null
+}
+
+/**
+ * Date and time, UTC (YY MM DD hh mm ss). All zeros is what a device without a GPS time sends:
+ * then the server's clock, if given. Any other impossible date is malformed: a fix is never made
+ * from bytes that are not a date.
+ */
 function readDateTime(reader: ContentReader, options: Gt06DecodeOptions): { timestamp: number; fromServer: boolean } {
-  const year = reader.u8()
-  const month = reader.u8()
-  const day = reader.u8()
-  const hour = reader.u8()
-  const minute = reader.u8()
-  const second = reader.u8()
-  const valid = month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour < 24 && minute < 60 && second < 60
-  if (valid) {
-    const millis = Date.UTC(2000 + year, month - 1, day, hour, minute, second)
-    // Date.UTC rolls 31 February over into March; a date that does not survive is invalid.
-    if (new Date(millis).getUTCDate() === day) return { timestamp: millis / 1000, fromServer: false }
+  const fields = reader.bytesOf(6)
+  const timestamp = isValidDate(fields)
+  if (timestamp !== null) return { timestamp, fromServer: false }
+  if (fields.every((byte) => byte === 0) && options.now !== undefined) {
+    return { timestamp: Math.floor(options.now), fromServer: true }
   }
-  if (options.now !== undefined) return { timestamp: Math.floor(options.now), fromServer: true }
-  throw new MalformedContent(
-    `invalid date/time ${[year, month, day, hour, minute, second].map(hex2).join(' ')} and no server clock given`,
-  )
+  throw new MalformedContent(`invalid date/time ${Array.from(fields, hex2).join(' ')}`)
+}
+
+/** The date of a cell or Wi-Fi packet: only metadata, so an invalid one is just left out. */
+function readOptionalDate(reader: ContentReader): number | undefined {
+  return isValidDate(reader.bytesOf(6)) ?? undefined
 }
 
 /**
  * Date/time (6), GPS info length + satellites (1), latitude (4), longitude (4), speed (1),
- * course/status (2). Coordinates are minutes × 30000, i.e. degrees × 1,800,000.
- * Course/status word: bit 13 differential (1) / real-time (0) GPS, bit 12 positioned,
- * bit 11 west longitude (1) / east (0), bit 10 north latitude (1) / south (0), bits 9..0 course.
+ * course/status (2). Course/status word: bit 13 differential (1) / real-time (0) GPS, bit 12
+ * positioned, bit 11 west longitude (1) / east (0), bit 10 north latitude (1) / south (0), bits
+ * 9..0 course, 0..360 (GT06 doc). Coordinates beyond 90° / 180° or a course beyond 360 are
+ * malformed, not a fix.
  */
 function readGpsBlock(reader: ContentReader, options: Gt06DecodeOptions): GpsBlock {
   const { timestamp, fromServer } = readDateTime(reader, options)
@@ -571,44 +913,93 @@ function readGpsBlock(reader: ContentReader, options: Gt06DecodeOptions): GpsBlo
   const longitudeRaw = reader.u32()
   const speed = reader.u8()
   const courseStatus = reader.u16()
+  const course = courseStatus & 0x03ff
+  if (latitudeRaw > 90 * COORDINATE_SCALE || longitudeRaw > 180 * COORDINATE_SCALE) {
+    throw new MalformedContent(`coordinates out of range (0x${latitudeRaw.toString(16)}, 0x${longitudeRaw.toString(16)})`)
+  }
+  if (course > 360) throw new MalformedContent(`course ${course} out of range`)
   const north = (courseStatus & 0x0400) !== 0
   const west = (courseStatus & 0x0800) !== 0
   return {
     timestamp,
     timeFromServer: fromServer,
     satellites: gpsInfo & 0x0f,
-    latitude: (north ? 1 : -1) * (latitudeRaw / 1_800_000),
-    longitude: (west ? -1 : 1) * (longitudeRaw / 1_800_000),
+    latitude: (north ? 1 : -1) * (latitudeRaw / COORDINATE_SCALE),
+    longitude: (west ? -1 : 1) * (longitudeRaw / COORDINATE_SCALE),
     speed,
-    course: courseStatus & 0x03ff,
+    course,
     positioned: (courseStatus & 0x1000) !== 0,
     differential: (courseStatus & 0x2000) !== 0,
   }
 }
 
+/** 2G packets (GT06 doc): LAC 2 bytes, cell ID 3. 4G packets (VL03 doc): LAC 4, cell ID 8. */
+type CellFamily = '2g' | '4g'
+
 interface CellInfo {
   mcc: number
   mnc: number
   lac: number
-  cellId: number
+  cellId: number | null
 }
 
-/** MCC (2), MNC (1, or 2 when MCC bit 15 is set: Concox extension), LAC (2), cell ID (3). */
-function readCell(reader: ContentReader): CellInfo {
+function mncBytesOf(mccField: number): 1 | 2 {
+  // MCC bit 15 announces a 2-byte MNC (VL03 doc, on the 4G packets; 2G firmware uses it too)
+  return mccField & 0x8000 ? 2 : 1
+}
+
+function standardCellIdBytes(family: CellFamily): number {
+  return family === '4g' ? 8 : 3
+}
+
+function cellBytes(family: CellFamily, mncBytes: number, cellIdBytes = standardCellIdBytes(family)): number {
+  return 2 + mncBytes + (family === '4g' ? 4 : 2) + cellIdBytes
+}
+
+/**
+ * The cell ID width that makes a cell block of exactly `size` bytes, or null. 2G cells have a
+ * 3-byte ID, or 4 from firmware that widened it (two real 0x16 captures in Traccar's GT06 tests,
+ * `78782616...`, only decode to their SOS and 93 % battery with a 4-byte ID); 4G cells 8.
+ */
+function cellIdBytesFor(size: number, mncBytes: number, family: CellFamily): number | null {
+  if (family === '4g') return size === cellBytes('4g', mncBytes) ? 8 : null
+  const width = size - cellBytes('2g', mncBytes, 0)
+  return width === 3 || width === 4 ? width : null
+}
+
+/** MCC (2), MNC (1 or 2), LAC (2 or 4), cell ID (`cellIdBytes`). */
+function readCell(reader: ContentReader, family: CellFamily, cellIdBytes = standardCellIdBytes(family)): CellInfo {
   const mccField = reader.u16()
-  const twoByteMnc = (mccField & 0x8000) !== 0
-  const mnc = twoByteMnc ? reader.u16() : reader.u8()
-  return { mcc: mccField & 0x7fff, mnc, lac: reader.u16(), cellId: reader.u24() }
+  const mnc = mncBytesOf(mccField) === 2 ? reader.u16() : reader.u8()
+  const lac = family === '4g' ? reader.u32() : reader.u16()
+  return { mcc: mccField & 0x7fff, mnc, lac, cellId: reader.uint(cellIdBytes) }
 }
 
-function gpsAttributes(gps: GpsBlock, cell: CellInfo): Record<string, unknown> {
-  const attributes: Record<string, unknown> = {
-    mcc: cell.mcc,
-    mnc: cell.mnc,
-    lac: cell.lac,
-    cell_id: cell.cellId,
-    gps_differential: gps.differential,
+/** A cell worth keeping: a real country code, and not an empty slot (LAC and cell ID zero). */
+function isRealCell(cell: CellInfo): boolean {
+  return cell.mcc > 0 && cell.mcc <= 999 && !(cell.lac === 0 && !cell.cellId)
+}
+
+function towerOf(cell: CellInfo, signal?: number): Gt06CellTower {
+  const tower: Gt06CellTower = { mcc: cell.mcc, mnc: cell.mnc, lac: cell.lac, cell_id: cell.cellId }
+  if (signal !== undefined) tower.signal = signal
+  return tower
+}
+
+function networkOf(cells: CellInfo[]): Gt06Network | undefined {
+  const real = cells.filter(isRealCell)
+  return real.length > 0 ? { cells: real.map((cell) => towerOf(cell)), wifi: [] } : undefined
+}
+
+function gpsAttributes(gps: GpsBlock, cell: CellInfo | null): Record<string, unknown> {
+  const attributes: Record<string, unknown> = {}
+  if (cell) {
+    attributes.mcc = cell.mcc
+    attributes.mnc = cell.mnc
+    attributes.lac = cell.lac
+    attributes.cell_id = cell.cellId
   }
+  attributes.gps_differential = gps.differential
   if (gps.timeFromServer) attributes.time_source = 'server'
   return attributes
 }
@@ -627,23 +1018,6 @@ function toFix(gps: GpsBlock, attributes: Record<string, unknown>): DecodedFix {
   }
 }
 
-/**
- * 0x12: GPS block + cell. 0x22 adds ACC (1), data upload mode (1), real-time/re-upload (1) and
- * an optional 4-byte mileage (metres, per the Concox JM-VL01 document; not verified on hardware).
- */
-function decodeLocation(reader: ContentReader, extended: boolean, options: Gt06DecodeOptions): DecodedFix {
-  const gps = readGpsBlock(reader, options)
-  const cell = readCell(reader)
-  const attributes = gpsAttributes(gps, cell)
-  if (extended) {
-    attributes.ignition = reader.u8() === 0x01
-    attributes.upload_mode = reader.u8()
-    attributes.reupload = reader.u8() === 0x01
-    if (reader.remaining >= 4) attributes.odometer = reader.u32()
-  }
-  return toFix(gps, attributes)
-}
-
 function decodeTerminalInfo(info: number): Gt06TerminalStatus {
   return {
     immobilized: (info & 0x80) !== 0,
@@ -655,70 +1029,492 @@ function decodeTerminalInfo(info: number): Gt06TerminalStatus {
   }
 }
 
-/**
- * 0x13: terminal info (1), voltage level (1, 0 none .. 6 very high), GSM signal level (1,
- * 0 none .. 4 strong), alarm/language (2). 0x23 (Concox heartbeat) has a 2-byte battery
- * voltage in hundredths of a volt instead of the level.
- */
-function decodeStatus(reader: ContentReader, voltageInCentivolts: boolean): Record<string, unknown> {
-  const attributes: Record<string, unknown> = { ...decodeTerminalInfo(reader.u8()) }
-  if (voltageInCentivolts) attributes.battery_voltage = reader.u16() / 100
-  else attributes.voltage_level = reader.u8()
-  attributes.gsm_signal = reader.u8()
-  // alarm/language is optional in practice (some firmwares stop after the signal byte)
-  if (reader.remaining >= 2) {
-    const alarmByte = reader.u8()
-    attributes.language = reader.u8()
-    if (alarmByte !== 0) attributes.alarm = gt06AlarmCode(alarmByte)
+function statusOfTerminal(terminal: Gt06TerminalStatus): Gt06DeviceStatus {
+  return {
+    ignition: terminal.ignition,
+    charging: terminal.charging,
+    external_power: terminal.charging,
+    immobilized: terminal.immobilized,
+    armed: terminal.armed,
+    gps_tracking: terminal.gps_tracking,
   }
-  return attributes
 }
 
 /**
- * 0x16 / 0x26: GPS block, LBS length (1) + cell, terminal info (1), voltage level (1), GSM
- * signal level (1), alarm (1), language (1). The LBS length byte counts itself, so cell fields
- * a firmware adds are skipped by it rather than misread.
+ * The voltage level byte: 0..6 as documented; firmware that sends 7..100 there sends a battery
+ * percentage (a real 0x16 capture in Traccar's GT06 tests says 93); anything else is not kept.
  */
-function decodeAlarm(reader: ContentReader, uniqueId: string, options: Gt06DecodeOptions): DecodedReport {
-  const gps = readGpsBlock(reader, options)
-  const lbsStart = reader.offset
-  const lbsLength = reader.u8()
-  const cell = readCell(reader)
-  if (lbsLength > reader.offset - lbsStart) reader.skip(lbsLength - (reader.offset - lbsStart))
-  const status = decodeTerminalInfo(reader.u8())
-  const voltageLevel = reader.u8()
+function levelAttributes(level: number): { voltage_level?: number; battery_level?: number } {
+  if (level <= MAX_VOLTAGE_LEVEL) return { voltage_level: level }
+  if (level <= 100) return { battery_level: level }
+  return {}
+}
+
+/** The status tail of an alarm packet, whichever layout it came in. */
+interface StatusTail {
+  terminal: Gt06TerminalStatus
+  level: { voltage_level?: number; battery_level?: number }
+  externalVoltage: number | null
+  gsmSignal: number
+  alarmByte: number
+  language: number | null
+}
+
+/** Terminal info (1), voltage level (1), GSM signal level (1), alarm (1), language (1). */
+function readStatusTail(reader: ContentReader): StatusTail {
+  const terminal = decodeTerminalInfo(reader.u8())
+  const level = levelAttributes(reader.u8())
   const gsmSignal = reader.u8()
   const alarmByte = reader.u8()
-  const language = reader.remaining > 0 ? reader.u8() : null
+  return { terminal, level, externalVoltage: null, gsmSignal, alarmByte, language: reader.u8() }
+}
 
-  const alarmCode = alarmByte !== 0 ? gt06AlarmCode(alarmByte) : status.terminal_alarm
+/**
+ * The tail of a 0x16 without the LBS length byte: terminal info (1), external voltage in
+ * hundredths of a volt (2), GSM signal level (1), alarm (1). No Concox document has this
+ * packet; it is the layout the same firmware (VXT01) uses in its 0x12, and the only one under
+ * which the real capture (Traccar's GT06 tests, `7878241617070a...`) is in range: 12.52 V,
+ * GSM 4, no alarm byte, and the SOS in the terminal info bits.
+ */
+function readVoltageTail(reader: ContentReader): StatusTail {
+  const terminal = decodeTerminalInfo(reader.u8())
+  const externalVoltage = reader.u16() / 100
+  const gsmSignal = reader.u8()
+  return { terminal, level: {}, externalVoltage, gsmSignal, alarmByte: reader.u8(), language: null }
+}
+
+function tailStatus(tail: StatusTail): Gt06DeviceStatus {
+  const status: Gt06DeviceStatus = { ...statusOfTerminal(tail.terminal), ...tail.level, gsm_signal: tail.gsmSignal }
+  if (tail.externalVoltage !== null) status.external_voltage = tail.externalVoltage
+  return status
+}
+
+/** The alarm byte names the alarm; when it is 0, the terminal info bits may still hold one. */
+function tailAlarm(tail: StatusTail): string | null {
+  return tail.alarmByte !== 0 ? gt06AlarmCode(tail.alarmByte) : tail.terminal.terminal_alarm
+}
+
+/** What every alarm event says about the terminal, besides its place. */
+function tailContext(tail: StatusTail, cell: CellInfo | null): Record<string, unknown> {
+  const context: Record<string, unknown> = { alarm_byte: tail.alarmByte }
+  if (cell) {
+    context.lac = cell.lac
+    context.cell_id = cell.cellId
+  }
+  Object.assign(context, tail.terminal, tail.level, { gsm_signal: tail.gsmSignal, dbm_estimated: true })
+  if (tail.externalVoltage !== null) context.external_voltage = tail.externalVoltage
+  if (tail.language !== null) context.language = tail.language
+  return context
+}
+
+function eventCell(cell: CellInfo | null, gsmSignal: number): { mcc: number | null; mnc: number | null; dbm: number | null } {
+  return { mcc: cell?.mcc ?? null, mnc: cell?.mnc ?? null, dbm: GT06_GSM_LEVEL_DBM[gsmSignal] ?? null }
+}
+
+function reportMessage(
+  frame: Gt06Frame,
+  report: DecodedReport,
+  ack: Uint8Array | null,
+  status?: Gt06DeviceStatus,
+  network?: Gt06Network,
+): Gt06Message {
+  const message: Extract<Gt06Message, { kind: 'report' }> = {
+    kind: 'report',
+    protocol: frame.protocol,
+    report,
+    ack,
+    keepAlive: report.fixes.length === 0 && report.events.length === 0,
+  }
+  if (status && Object.keys(status).length > 0) message.status = status
+  if (network) message.network = network
+  return message
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding: positions (0x12, 0x22, 0xA0)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * 0x12: GPS block + cell (GT06 doc); some firmware stops after the GPS block, and the JM family
+ * appends a 4-byte mileage (metres, as in 0x22); other trailing bytes are model-specific and
+ * ignored. 0x22 (and 0xA0, its 4G form with the wider cell, VL03 doc) add ACC (1), data upload
+ * mode (1), real-time / re-upload (1) and an optional 4-byte mileage. None is acknowledged: the
+ * documents say "no server response packet required".
+ */
+function decodePosition({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const reader = new ContentReader(frame.content)
+  const family: CellFamily = frame.protocol === PROTOCOL.location4g ? '4g' : '2g'
+  const gps = readGpsBlock(reader, options)
+  const cell = frame.protocol === PROTOCOL.location && reader.remaining === 0 ? null : readCell(reader, family)
+  const attributes = gpsAttributes(gps, cell)
+  const status: Gt06DeviceStatus = {}
+  if (frame.protocol === PROTOCOL.location) {
+    if (reader.remaining === 4) attributes.odometer = reader.u32()
+  } else {
+    attributes.ignition = status.ignition = reader.u8() === 0x01
+    attributes.upload_mode = reader.u8()
+    attributes.reupload = reader.u8() === 0x01
+    if (reader.remaining >= 4) attributes.odometer = reader.u32()
+  }
+  const fix = toFix(gps, attributes)
+  return reportMessage(frame, { uniqueId, fixes: [fix], events: [] }, null, status, networkOf(cell ? [cell] : []))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding: alarms with a GPS block (0x16, 0x26, 0x27, 0xA4)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Does this 0x16 come without the LBS length byte? Its byte 18 is then the high byte of the MCC
+ * (≤ 0x03, or 0x80..0x83 with the 2-byte-MNC bit; an LBS length is at least 8), the MCC is a
+ * real one, and what lies between the GPS block and the 5-byte tail is exactly one cell.
+ */
+function lacksLbsLength(content: Uint8Array): boolean {
+  if (content.length < GPS_BLOCK_BYTES + 2) return false
+  const first = content[GPS_BLOCK_BYTES]
+  if (!(first <= 0x03 || (first >= 0x80 && first <= 0x83))) return false
+  const mccField = (first << 8) | content[GPS_BLOCK_BYTES + 1]
+  if ((mccField & 0x7fff) === 0) return false
+  const room = content.length - GPS_BLOCK_BYTES - STATUS_TAIL_BYTES
+  return cellIdBytesFor(room, mncBytesOf(mccField), '2g') !== null
+}
+
+/**
+ * The LBS block after its length byte. The length byte is unreliable in the field: most
+ * firmware counts itself (9 for an 8-byte cell, GT06N doc), some does not (8, a real 0x26 in
+ * Traccar's GT06 tests), and some widens the cell ID without changing it. So the packet length
+ * decides first: when everything between the length byte and the status tail is exactly one
+ * cell, that is the cell. Otherwise the length byte (counting itself) bounds the block, fields a
+ * firmware adds inside it are skipped, and bytes after the tail are extra fields. Length 0: no
+ * cell at all.
+ */
+function readLbsBlock(reader: ContentReader, lbsLength: number, room: number, family: CellFamily): CellInfo | null {
+  const content = reader.bytes
+  const start = reader.offset
+  if (room >= 2) {
+    const mncBytes = mncBytesOf((content[start] << 8) | content[start + 1])
+    const exact = cellIdBytesFor(room, mncBytes, family)
+    if (exact !== null) return readCell(reader, family, exact)
+    const declared = lbsLength - 1
+    if (lbsLength > 0 && declared <= room && declared >= cellBytes(family, mncBytes)) {
+      const cell = readCell(reader, family)
+      reader.skip(start + declared - reader.offset)
+      return cell
+    }
+  }
+  // Length 0: no cell; some firmware still fills its place with zeros
+  if (lbsLength === 0 && content.subarray(start, start + room).every((byte) => byte === 0)) {
+    reader.skip(room)
+    return null
+  }
+  throw new MalformedContent(`LBS length ${lbsLength} does not fit the ${room} byte(s) before the status`)
+}
+
+/**
+ * GPS block, LBS length (1) + cell, then terminal info, voltage level, GSM signal level, alarm
+ * and language (GT06 / GT06N docs); 0x27 and 0xA4 add the fence number (VL03 doc: 0 = fence 1,
+ * 0xFF none); 0xA4 has the 4G cell. Told apart by length: a 0x16 without the LBS length byte
+ * (see `lacksLbsLength`), a widened cell ID, and 4 bytes after the tail, the mileage the VL03
+ * doc's 0x26 table ends with. Acknowledged with the packet's own protocol number and serial
+ * (VL03 doc: `78 78 05 26 ...`), or the device sends it again.
+ */
+function decodeGpsAlarm({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const { content, protocol } = frame
+  const family: CellFamily = protocol === PROTOCOL.alarm4g ? '4g' : '2g'
+  const hasFence = protocol === PROTOCOL.alarmFence || protocol === PROTOCOL.alarm4g
+  const reader = new ContentReader(content)
+  const gps = readGpsBlock(reader, options)
+  let cell: CellInfo | null
+  let tail: StatusTail
+  if (protocol === PROTOCOL.alarm && lacksLbsLength(content)) {
+    const room = content.length - GPS_BLOCK_BYTES - STATUS_TAIL_BYTES
+    cell = readCell(reader, '2g', cellIdBytesFor(room, mncBytesOf((content[18] << 8) | content[19]), '2g') ?? 3)
+    tail = readVoltageTail(reader)
+  } else {
+    const lbsLength = reader.u8()
+    const room = content.length - reader.offset - STATUS_TAIL_BYTES - (hasFence ? 1 : 0)
+    cell = readLbsBlock(reader, lbsLength, room, family)
+    tail = readStatusTail(reader)
+  }
+  const fenceByte = hasFence ? reader.u8() : null
+  const odometer = reader.remaining === 4 ? reader.u32() : null
+
+  const alarmCode = tailAlarm(tail)
   const fixAttributes: Record<string, unknown> = {
     ...gpsAttributes(gps, cell),
-    ...status,
-    voltage_level: voltageLevel,
-    gsm_signal: gsmSignal,
+    ...tail.terminal,
+    ...tail.level,
+    gsm_signal: tail.gsmSignal,
   }
+  if (tail.externalVoltage !== null) fixAttributes.external_voltage = tail.externalVoltage
+  if (odometer !== null) fixAttributes.odometer = odometer
+  const fenceNumber = fenceByte !== null && fenceByte !== 0xff ? fenceByte + 1 : null
+  if (fenceNumber !== null) fixAttributes.fence_number = fenceNumber
   if (alarmCode) fixAttributes.alarm = alarmCode
 
   const fix = toFix(gps, fixAttributes)
-  const fixes = gps.positioned ? [fix] : []
   const events: DecodedEvent[] = []
   if (alarmCode) {
-    events.push(
-      eventAtFix(alarmCode, fix, { mcc: cell.mcc, mnc: cell.mnc, dbm: GT06_GSM_LEVEL_DBM[gsmSignal] ?? null }, {
-        alarm_byte: alarmByte,
-        lac: cell.lac,
-        cell_id: cell.cellId,
-        ...status,
-        voltage_level: voltageLevel,
-        gsm_signal: gsmSignal,
-        dbm_estimated: true,
-        ...(language !== null ? { language } : {}),
-        ...(gps.timeFromServer ? { time_source: 'server' } : {}),
-      }),
-    )
+    const context = tailContext(tail, cell)
+    if (fenceNumber !== null) context.fence_number = fenceNumber
+    if (gps.timeFromServer) context.time_source = 'server'
+    events.push(eventAtFix(alarmCode, fix, eventCell(cell, tail.gsmSignal), context))
   }
-  return { uniqueId, fixes, events }
+  const report = { uniqueId, fixes: gps.positioned ? [fix] : [], events }
+  return reportMessage(frame, report, buildGt06Ack(protocol, frame.serial), tailStatus(tail), networkOf(cell ? [cell] : []))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding: alarms without a fix (0x19, 0xA5)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * 0x19 (GT03A/B doc, "LBS + status"): cell, then the status tail; 0xA5 the same with the 4G
+ * cell. No date: the event is dated by the server's clock. Acknowledged like any alarm.
+ */
+function decodeCellAlarm({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const { content, protocol } = frame
+  const family: CellFamily = protocol === PROTOCOL.lbsAlarm4g ? '4g' : '2g'
+  if (content.length < 2) throw new MalformedContent('no cell')
+  const room = content.length - STATUS_TAIL_BYTES
+  const cellIdBytes = cellIdBytesFor(room, mncBytesOf((content[0] << 8) | content[1]), family)
+  if (cellIdBytes === null) throw new MalformedContent(`${content.length} bytes are not a cell and a status`)
+  const reader = new ContentReader(content)
+  const cell = readCell(reader, family, cellIdBytes)
+  const tail = readStatusTail(reader)
+  if (options.now === undefined) throw new MalformedContent('an alarm without a date needs the server clock')
+  const alarmCode = tailAlarm(tail)
+  const events = alarmCode
+    ? [eventWithoutFix(alarmCode, Math.floor(options.now), eventCell(cell, tail.gsmSignal), { ...tailContext(tail, cell), time_source: 'server' })]
+    : []
+  const network = networkOf([cell]) ?? { cells: [], wifi: [] }
+  return reportMessage(frame, { uniqueId, fixes: [], events }, buildGt06Ack(protocol, frame.serial), tailStatus(tail), network)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding: status (0x13, 0x23) and information (0x94)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * 0x13: terminal info (1), voltage level (1, 0 none .. 6 very high), GSM signal level (1,
+ * 0 none .. 4 strong), alarm/language (2). 0x23 (Concox heartbeat) has a 2-byte battery
+ * voltage in hundredths of a volt instead of the level. Acknowledged (the device counts missed
+ * answers and reconnects). A non-zero alarm byte is an event, dated by the server's clock; the
+ * terminal info bits are only state here (every heartbeat repeats them).
+ */
+function decodeStatusPacket({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const { protocol } = frame
+  const reader = new ContentReader(frame.content)
+  const terminal = decodeTerminalInfo(reader.u8())
+  const attributes: Record<string, unknown> = { ...terminal }
+  const status = statusOfTerminal(terminal)
+  if (protocol === PROTOCOL.heartbeat) {
+    attributes.battery_voltage = status.battery_voltage = reader.u16() / 100
+  } else {
+    const level = reader.u8()
+    attributes.voltage_level = level
+    Object.assign(status, levelAttributes(level))
+  }
+  const gsmSignal = reader.u8()
+  attributes.gsm_signal = status.gsm_signal = gsmSignal
+  // alarm/language is optional in practice (some firmwares stop after the signal byte); bytes
+  // after it are model-specific extensions
+  let alarmByte = 0
+  let language: number | null = null
+  if (reader.remaining >= 2) {
+    alarmByte = reader.u8()
+    language = reader.u8()
+    attributes.language = language
+    if (alarmByte !== 0) attributes.alarm = gt06AlarmCode(alarmByte)
+  }
+  const events: DecodedEvent[] = []
+  if (alarmByte !== 0 && options.now !== undefined) {
+    const context: Record<string, unknown> = { alarm_byte: alarmByte, ...terminal }
+    if (status.voltage_level !== undefined) context.voltage_level = status.voltage_level
+    if (status.battery_level !== undefined) context.battery_level = status.battery_level
+    if (status.battery_voltage !== undefined) context.battery_voltage = status.battery_voltage
+    Object.assign(context, { gsm_signal: gsmSignal, dbm_estimated: true })
+    if (language !== null) context.language = language
+    context.time_source = 'server'
+    events.push(eventWithoutFix(gt06AlarmCode(alarmByte), Math.floor(options.now), eventCell(null, gsmSignal), context))
+  }
+  return {
+    kind: 'status',
+    protocol,
+    uniqueId,
+    attributes,
+    ack: buildGt06Ack(protocol, frame.serial),
+    report: { uniqueId, fixes: [], events },
+    status,
+    keepAlive: events.length === 0,
+  }
+}
+
+/** Digits of a BCD or hex-padded identity (IMSI, ICCID): `f` padding dropped; null if not digits. */
+function digitsOf(bytes: Uint8Array): string | null {
+  const text = Array.from(bytes, hex2).join('').replace(/f+$/i, '')
+  return /^\d+$/.test(text) ? text : null
+}
+
+function asciiOf(bytes: Uint8Array): string {
+  let text = ''
+  for (const byte of bytes) {
+    if (byte < 0x20 || byte > 0x7e) break
+    text += String.fromCharCode(byte)
+  }
+  return text
+}
+
+/**
+ * Fuel sensor text (0x94 type 0x0D), after an optional 6-byte date: `!AIOIL,<address>,<output>,
+ * <temperature °C>,<version>,<status>,<measured level>,<movement>,<excitations>,<checksum>`, as
+ * two real captures in Traccar's GT06 tests carry it (`!AIOIL,02,008.290,029.600,...,008.430,...`).
+ */
+function readFuelSensor(data: Uint8Array, status: Gt06DeviceStatus): void {
+  const text = asciiOf(data[0] === 0x21 || data.length <= 6 ? data : data.subarray(6))
+  if (!text.startsWith('!AIOIL,')) return
+  const fields = text.split(',')
+  const temperature = Number(fields[3])
+  const level = Number(fields[6])
+  if (fields[3] && Number.isFinite(temperature)) status.temperature = temperature
+  if (fields[6] && Number.isFinite(level)) status.fuel_level = level
+}
+
+/**
+ * 0x94 information transmission (VL03 doc), in a 0x7979 frame: information type (1), data.
+ * Kept: 0x00 external voltage (2 bytes, hundredths of a volt); 0x04 the status synchronisation
+ * text (its `ICCID=`); 0x05 door (bit 0 of the last byte, "1 on": open; some firmware puts a
+ * 6-byte date before it); 0x0A IMEI (8), IMSI (8), ICCID (10), BCD; 0x0D the fuel sensor
+ * (temperature, level). Other types (self-check, satellites, RFID, ...) only keep the device
+ * alive. A 0x7878 frame with 2 bytes of data is a bare external voltage (a real device in
+ * Traccar's GT06 tests, `78780794 04eb` = 12.59 V). The documents ask for no response.
+ */
+function decodeInformation({ frame, uniqueId }: DecodeContext): Gt06Message {
+  const { content } = frame
+  const status: Gt06DeviceStatus = {}
+  const attributes: Record<string, unknown> = {}
+  const reader = new ContentReader(content)
+  if (!frame.longFrame && content.length === 2) {
+    status.external_voltage = reader.u16() / 100
+  } else {
+    const type = reader.u8()
+    attributes.info_type = type
+    const data = reader.bytesOf(reader.remaining)
+    if (type === 0x00 && data.length >= 2) {
+      status.external_voltage = ((data[0] << 8) | data[1]) / 100
+    } else if (type === 0x04) {
+      const iccid = /ICCID=([0-9A-Fa-f]{18,22})/.exec(asciiOf(data))
+      const digits = iccid ? iccid[1].replace(/f+$/i, '') : ''
+      if (/^\d{18,22}$/.test(digits)) status.iccid = digits
+    } else if (type === 0x05 && data.length >= 1) {
+      status.door = (data[data.length - 1] & 0x01) !== 0
+    } else if (type === 0x0a && data.length >= 26) {
+      const imsi = digitsOf(data.subarray(8, 16))
+      const iccid = digitsOf(data.subarray(16, 26))
+      if (imsi !== null) status.imsi = imsi.replace(/^0/, '')
+      if (iccid !== null) status.iccid = iccid
+    } else if (type === 0x0d) {
+      readFuelSensor(data, status)
+    }
+  }
+  Object.assign(attributes, status)
+  return {
+    kind: 'status',
+    protocol: frame.protocol,
+    uniqueId,
+    attributes,
+    ack: null,
+    report: { uniqueId, fixes: [], events: [] },
+    status,
+    keepAlive: true,
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding: cell and Wi-Fi packets (0x11, 0x28, 0x2C, 0xA1, 0xA2)
+// ---------------------------------------------------------------------------------------------
+
+/** How many cells (the serving one and 6 neighbours) a multi-cell packet always carries. */
+const MULTI_CELL_COUNT = 7
+
+function bssidOf(bytes: Uint8Array): string {
+  return Array.from(bytes, hex2).join(':')
+}
+
+/**
+ * 0x11 (GT03A/B doc): date (6), one 2G cell; bytes after it (language, extensions) ignored.
+ * Keeps the device alive and names its cell; not acknowledged.
+ */
+function decodeSingleCell({ frame, uniqueId }: DecodeContext): Gt06Message {
+  const reader = new ContentReader(frame.content)
+  const timestamp = readOptionalDate(reader)
+  const cell = readCell(reader, '2g')
+  const network = networkOf([cell]) ?? { cells: [], wifi: [] }
+  if (timestamp !== undefined) network.timestamp = timestamp
+  return reportMessage(frame, { uniqueId, fixes: [], events: [] }, null, undefined, network)
+}
+
+/**
+ * 0x28 (VL03 doc): date (6), MCC (2), MNC (1 or 2), 7 × (LAC, cell ID, signal), timing advance
+ * (1), language (2). 0xA1 is the same with 4G cells (LAC 4, cell ID 8). 0x2C and 0xA2 put the
+ * Wi-Fi access points after the timing advance instead of the language: count (1), then MAC (6)
+ * and signal (1) each. Sent when there is no GPS fix; kept as network data, never as a place.
+ * Not acknowledged: the documents ask for no response to 0x28 / 0xA1, and the Wi-Fi forms are
+ * treated alike.
+ */
+function decodeCellList({ frame, uniqueId }: DecodeContext): Gt06Message {
+  const { protocol } = frame
+  const family: CellFamily = protocol === PROTOCOL.lbsMulti4g || protocol === PROTOCOL.lbsWifi4g ? '4g' : '2g'
+  const withWifi = protocol === PROTOCOL.lbsWifi || protocol === PROTOCOL.lbsWifi4g
+  const reader = new ContentReader(frame.content)
+  const timestamp = readOptionalDate(reader)
+  const mccField = reader.u16()
+  const mcc = mccField & 0x7fff
+  const mnc = mncBytesOf(mccField) === 2 ? reader.u16() : reader.u8()
+  const cells: Gt06CellTower[] = []
+  for (let i = 0; i < MULTI_CELL_COUNT; i++) {
+    const lac = family === '4g' ? reader.u32() : reader.u16()
+    const cell: CellInfo = { mcc, mnc, lac, cellId: reader.uint(standardCellIdBytes(family)) }
+    const signal = reader.u8()
+    if (isRealCell(cell)) cells.push(towerOf(cell, signal))
+  }
+  const network: Gt06Network = { cells, wifi: [] }
+  if (timestamp !== undefined) network.timestamp = timestamp
+  if (withWifi) {
+    network.timing_advance = reader.u8()
+    const count = reader.u8()
+    for (let i = 0; i < count; i++) {
+      const mac = reader.bytesOf(6)
+      const signal = reader.u8()
+      // an all-zero MAC is an empty slot, as a zero LAC and cell ID are for cells
+      if (mac.some((byte) => byte !== 0)) network.wifi.push({ bssid: bssidOf(mac), signal })
+    }
+  } else {
+    if (reader.remaining > 0) network.timing_advance = reader.u8()
+    if (reader.remaining >= 2) reader.u16() // language
+  }
+  if (reader.remaining !== 0) throw new MalformedContent(`${reader.remaining} unexpected byte(s) after the cells`)
+  return reportMessage(frame, { uniqueId, fixes: [], events: [] }, null, undefined, network)
+}
+
+const HANDLERS: Readonly<Record<number, Handler>> = {
+  [PROTOCOL.lbs]: decodeSingleCell,
+  [PROTOCOL.location]: decodePosition,
+  [PROTOCOL.locationUtc]: decodePosition,
+  [PROTOCOL.location4g]: decodePosition,
+  [PROTOCOL.status]: decodeStatusPacket,
+  [PROTOCOL.heartbeat]: decodeStatusPacket,
+  [PROTOCOL.alarm]: decodeGpsAlarm,
+  [PROTOCOL.alarmUtc]: decodeGpsAlarm,
+  [PROTOCOL.alarmFence]: decodeGpsAlarm,
+  [PROTOCOL.alarm4g]: decodeGpsAlarm,
+  [PROTOCOL.lbsAlarm]: decodeCellAlarm,
+  [PROTOCOL.lbsAlarm4g]: decodeCellAlarm,
+  [PROTOCOL.lbsMulti]: decodeCellList,
+  [PROTOCOL.lbsMulti4g]: decodeCellList,
+  [PROTOCOL.lbsWifi]: decodeCellList,
+  [PROTOCOL.lbsWifi4g]: decodeCellList,
+  [PROTOCOL.information]: decodeInformation,
 }
 
 function hex2(value: number): string {

@@ -256,7 +256,7 @@ describe('GT06 status (0x13 / 0x23)', () => {
       language: 1,
       alarm: 'power_cut',
     })
-    expect(toHex(message.ack)).toBe(toHex(buildGt06Ack(0x13, 0x74)))
+    expect(toHex(message.ack!)).toBe(toHex(buildGt06Ack(0x13, 0x74)))
   })
 
   test('every terminal info bit', () => {
@@ -293,7 +293,7 @@ describe('GT06 status (0x13 / 0x23)', () => {
     const message = decodeBytes(buildGt06Frame(0x23, hex('46 01 9A 04 00 02'), 5))
     if (message.kind !== 'status') throw new Error('expected status')
     expect(message.attributes).toMatchObject({ ignition: true, charging: true, battery_voltage: 4.1, gsm_signal: 4 })
-    expect(toHex(message.ack)).toBe(toHex(buildGt06Ack(0x23, 5)))
+    expect(toHex(message.ack!)).toBe(toHex(buildGt06Ack(0x23, 5)))
   })
 })
 
@@ -419,7 +419,7 @@ describe('GT06 other protocol numbers', () => {
   })
 
   test('unhandled protocol numbers are ignored without an ACK', () => {
-    for (const protocol of [0x15, 0x1a, 0x2a, 0x80, 0x94]) {
+    for (const protocol of [0x15, 0x1a, 0x21, 0x2a, 0x80, 0x8c]) {
       expect(decodeBytes(buildGt06Frame(protocol, hex('01 02 03'), 1))).toEqual({ kind: 'other', protocol, ack: null })
     }
   })
@@ -508,7 +508,8 @@ describe('GT06 stream splitter', () => {
     const [info, login] = frames(items)
     expect(info).toEqual({ longFrame: true, protocol: 0x94, content, serial: 0x0203 })
     expect(login.protocol).toBe(0x01)
-    expect(decodeGt06Frame(info, LOGGED_IN)).toEqual({ kind: 'other', protocol: 0x94, ack: null })
+    // information type 0x41 is not one the decoder reads: the packet only keeps the device alive
+    expect(decodeGt06Frame(info, LOGGED_IN)).toMatchObject({ kind: 'status', protocol: 0x94, ack: null, status: {}, keepAlive: true })
   })
 
   test('a frame declared larger than the cap is fatal and the parser stays failed', () => {
