@@ -223,8 +223,9 @@ export function splitH02Frames(buffer: Uint8Array, options: H02SplitOptions = {}
   return { frames, consumedBytes: position, skippedBytes, binaryFrameBytes }
 }
 
+/** The frame as text (its bytes were checked to be printable ASCII), a slice at a time to bound the arguments. */
 function asciiOf(buffer: Uint8Array, start: number, end: number): string {
   let text = ''
-  for (let i = start; i < end; i++) text += String.fromCharCode(buffer[i])
+  for (let at = start; at < end; at += 4096) text += String.fromCharCode(...buffer.subarray(at, Math.min(end, at + 4096)))
   return text
 }
