@@ -7,6 +7,8 @@ export interface Problem {
   title?: string
   detail?: string
   status?: number
+  /** the fields at fault: a JSON pointer into the body (`/imei`) and what is wrong with it */
+  errors?: { path: string; message: string }[]
 }
 
 export class ApiError extends Error {

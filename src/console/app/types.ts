@@ -160,3 +160,46 @@ export interface HistoryTravels {
   total_distance: number
   total_duration: number
 }
+
+// ---- the Administration view's shapes (GET /users, /groups, /users/{id}/keys, /models, /audit)
+
+export interface AdminUser {
+  id: string
+  name: string
+  role: 'admin' | 'member'
+  groups: string[]
+  created_at: string
+}
+
+export interface AdminGroup {
+  id: string
+  name: string
+  devices: string[]
+  users: string[]
+}
+
+export interface ApiKey {
+  id: string
+  name: string
+  created_at: string
+  last_used_at: string | null
+  expires_at: string | null
+}
+
+export interface DeviceModel {
+  id: string
+  name: string
+  protocol: string | null
+  /** each with its widget as written, and whatever else the server keeps (kept as it is on a change) */
+  commands: (Command & Record<string, unknown>)[]
+}
+
+export interface AuditEntry {
+  id: number
+  actor: string
+  action: string
+  object_type: string
+  object_id: string
+  at: string
+  request_id: string | null
+}

@@ -11,6 +11,7 @@ import type { Me } from '../types'
 import { EventsView } from './EventsView'
 import { HistoryView } from './HistoryView'
 import { LiveView } from './LiveView'
+import { AdminView } from './AdminView'
 import { NotYet } from './NotYet'
 import { ShareView } from './ShareView'
 
@@ -95,7 +96,7 @@ export function Shell({ me }: { me: Me }) {
         </nav>
       </header>
       <Notices board={board} />
-      {current.view === 'map' ? <LiveView fleet={fleet} selected={current.device} /> : current.view === 'history' ? <HistoryView fleet={fleet} route={current} /> : current.view === 'share' ? <ShareView fleet={fleet} /> : current.view === 'events' ? <EventsView fleet={fleet} board={board} /> : <NotYet title={title} />}
+      {current.view === 'map' ? <LiveView fleet={fleet} selected={current.device} /> : current.view === 'history' ? <HistoryView fleet={fleet} route={current} /> : current.view === 'share' ? <ShareView fleet={fleet} /> : current.view === 'events' ? <EventsView fleet={fleet} board={board} /> : current.view === 'admin' ? <AdminView me={me} fleet={fleet} /> : <NotYet title={title} />}
     </div>
   )
 }

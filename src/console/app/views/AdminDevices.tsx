@@ -1,0 +1,291 @@
+import { useSignal } from '@preact/signals'
+import { useEffect, useMemo, useState } from 'preact/hooks'
+import { type AdminSectionProps, type AdminStore, write } from '../admin'
+import type { Fleet, FleetDevice } from '../fleet'
+import { deviceHref } from '../router'
+import { strings } from '../strings'
+import type { Device, DeviceState } from '../types'
+import { Cell, ConfirmDialog, Dialog, FormAlert, FormButtons, NameList, Pager, Pending, PickList, SectionHead, SelectField, TextField, useSave } from './AdminParts'
+import { StateMark } from './StateMark'
+
+const s = strings.admin
+const PAGE_ROWS = 50
+const IMEI = /^\d{15}$/
+const SERIAL = /^[\x21-\x7e]{1,64}$/
+/** what an admin may set; `unlink` would hide the device from every list, the console's included */
+const SETTABLE_STATES: DeviceState[] = ['new', 'off', 'stopped', 'moving', 'suspended', 'stolen']
+
+type Editing = { mode: 'add' } | { mode: 'edit'; device: Device }
+
+/** The account's devices: the live map's list, with their models, identifiers and groups. */
+export function AdminDevices({ store, fleet }: AdminSectionProps) {
+  fleet.version.value // follow the fleet (added, removed, states)
+  useEffect(() => {
+    store.groups.ensure()
+    store.models.ensure()
+  }, [])
+  const search = useSignal('')
+  const page = useSignal(0)
+  const editing = useSignal<Editing | null>(null)
+  const deleting = useSignal<FleetDevice | null>(null)
+
+  const groups = store.groups.items
+  const groupsOf = useMemo(() => {
+    const map = new Map<string, string[]>()
+    for (const group of groups) for (const id of group.devices) map.set(id, [...(map.get(id) ?? []), group.name])
+    return map
+  }, [groups])
+
+  const query = search.value.trim().toLowerCase()
+  const matching = query
+    ? fleet.order.filter((d) => d.haystack.includes(query) || (store.modelName(d.body.model) ?? '').toLowerCase().includes(query))
+    : fleet.order
+  const pages = Math.max(1, Math.ceil(matching.length / PAGE_ROWS))
+  const current = Math.min(page.value, pages - 1)
+  const rows = matching.slice(current * PAGE_ROWS, (current + 1) * PAGE_ROWS)
+  const models = store.models.items
+  const editingDevice = editing.value?.mode === 'edit' ? editing.value.device : null
+
+  return (
+    <section aria-labelledby="admin-devices-h">
+      <SectionHead id="admin-devices-h" title={s.tabs.devices} intro={s.devicesIntro}>
+        <button type="button" class="primary" onClick={() => (editing.value = { mode: 'add' })}>
+          {s.addDevice}
+        </button>
+      </SectionHead>
+      <div class="admin-toolbar">
+        <div class="field">
+          <label for="admin-devices-search">{strings.search}</label>
+          <input
+            id="admin-devices-search"
+            type="search"
+            value={search.value}
+            placeholder={s.devicesSearch}
+            onInput={(e) => {
+              search.value = e.currentTarget.value
+              page.value = 0
+            }}
+          />
+        </div>
+        <p class="count" aria-live="polite">
+          {strings.shownOfTotal(matching.length, fleet.order.length)}
+        </p>
+      </div>
+      {fleet.loadError.value ? (
+        <Pending state={{ status: 'error', message: fleet.loadError.value }} onRetry={() => void fleet.reload()} />
+      ) : fleet.order.length === 0 ? (
+        fleet.loading.value ? <Pending state={{ status: 'loading' }} onRetry={() => {}} /> : <p class="empty-note">{s.noDevices}</p>
+      ) : (
+        <>
+          <table class="admin-table">
+            <thead>
+              <tr>
+                <th scope="col">{s.colName}</th>
+                <th scope="col">{s.colModel}</th>
+                <th scope="col">{s.colIdentifier}</th>
+                <th scope="col">{s.colGroups}</th>
+                <th scope="col">{s.colState}</th>
+                <th scope="col">
+                  <span class="visually-hidden">{s.colActions}</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((d) => (
+                <tr key={d.id} data-id={d.id}>
+                  <th scope="row" class="cell-name">
+                    <a href={deviceHref(d.id)}>{d.body.alias}</a>
+                  </th>
+                  <Cell label={s.colModel}>{store.modelName(d.body.model) ?? strings.unknown}</Cell>
+                  <Cell label={s.colIdentifier} class="mono">
+                    {d.body.imei || d.body.serial || strings.unknown}
+                    {d.body.imei && d.body.serial && <span class="hint"> · {d.body.serial}</span>}
+                  </Cell>
+                  <Cell label={s.colGroups}>
+                    <NameList names={groupsOf.get(d.id) ?? []} none={s.noGroups} />
+                  </Cell>
+                  <Cell label={s.colState}>
+                    <span class="state-cell">
+                      <StateMark state={d.state} />
+                      {strings.states[d.state] ?? d.state}
+                    </span>
+                  </Cell>
+                  <td class="row-actions">
+                    <button type="button" aria-label={s.editNamed(d.body.alias)} onClick={() => (editing.value = { mode: 'edit', device: d.body })}>
+                      {s.edit}
+                    </button>
+                    <button type="button" class="danger-quiet" aria-label={s.deleteNamed(d.body.alias)} onClick={() => (deleting.value = d)}>
+                      {s.delete}
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {matching.length === 0 && <p class="empty-note">{strings.noMatch}</p>}
+          <Pager page={current} pages={pages} onPage={(p) => (page.value = p)} label={s.pagesOf(s.tabs.devices)} />
+        </>
+      )}
+
+      {editing.value && (
+        <DeviceForm
+          store={store}
+          fleet={fleet}
+          device={editingDevice}
+          groupIds={editingDevice ? groups.filter((g) => g.devices.includes(editingDevice.id)).map((g) => g.id) : []}
+          models={models}
+          onClose={() => (editing.value = null)}
+        />
+      )}
+      {deleting.value && (
+        <ConfirmDialog
+          title={s.deleteDeviceTitle(deleting.value.body.alias)}
+          body={<p>{s.deleteDeviceBody}</p>}
+          confirm={s.deleteDevice}
+          onClose={() => (deleting.value = null)}
+          onConfirm={async () => {
+            const device = deleting.value!
+            await write('DELETE', `devices/${encodeURIComponent(device.id)}`)
+            store.notice.value = s.deviceDeleted(device.body.alias)
+            void fleet.reload()
+            void store.groupsChanged()
+          }}
+        />
+      )}
+    </section>
+  )
+}
+
+function DeviceForm({
+  store,
+  fleet,
+  device,
+  groupIds,
+  models,
+  onClose,
+}: {
+  store: AdminStore
+  fleet: Fleet
+  device: Device | null
+  groupIds: string[]
+  models: { id: string; name: string; protocol: string | null }[]
+  onClose: () => void
+}) {
+  const save = useSave()
+  const groupsReady = store.groups.state.value.status === 'ready'
+  const [v, setV] = useState({
+    alias: device?.alias ?? '',
+    model: device?.model ?? (models.length === 1 ? models[0].id : ''),
+    imei: device?.imei ?? '',
+    serial: device?.serial ?? '',
+    iccid: device?.iccid ?? '',
+    state: device?.state ?? 'new',
+    groups: groupIds,
+  })
+  const set = <K extends keyof typeof v>(key: K) => (value: (typeof v)[K]) => {
+    setV((old) => ({ ...old, [key]: value }))
+    save.edited(key)
+    // either identifier answers "an IMEI or a serial is required"
+    if (key === 'serial') save.edited('imei')
+  }
+
+  async function submit(event: SubmitEvent) {
+    event.preventDefault()
+    const alias = v.alias.trim()
+    const imei = v.imei.trim()
+    const serial = v.serial.trim()
+    const iccid = v.iccid.trim()
+    const errors: Record<string, string> = {}
+    if (!alias) errors.alias = s.aliasRequired
+    if (!v.model) errors.model = s.modelRequired
+    if (!imei && !serial) errors.imei = s.identifierRequired
+    if (imei && !IMEI.test(imei)) errors.imei = s.imeiShape
+    if (serial && !SERIAL.test(serial)) errors.serial = s.serialShape
+    if (save.invalid(errors)) return
+    const body: Record<string, unknown> = { alias, model: v.model }
+    if (device) Object.assign(body, { imei, serial, iccid, state: v.state })
+    else Object.assign(body, imei ? { imei } : {}, serial ? { serial } : {}, iccid ? { iccid } : {})
+    // the groups are sent only when they were read: a PATCH replaces them
+    if (groupsReady) body.groups = v.groups
+    const ok = await save.run(async () => {
+      const saved = device
+        ? await write<Device>('PATCH', `devices/${encodeURIComponent(device.id)}`, body)
+        : await write<Device>('POST', 'devices', body)
+      store.notice.value = device ? s.deviceSaved(saved!.alias) : s.deviceAdded(saved!.alias)
+    })
+    if (!ok) return
+    onClose()
+    void fleet.reload()
+    void store.groupsChanged()
+  }
+
+  const shown = (key: string) => ['alias', 'model', 'imei', 'serial', 'iccid', 'state', 'groups'].includes(key) || key.startsWith('groups/')
+  const modelOptions = [{ value: '', label: s.chooseModel }, ...models.map((m) => ({ value: m.id, label: m.protocol ? `${m.name} (${m.protocol})` : m.name }))]
+  return (
+    <Dialog title={device ? s.editDeviceTitle(device.alias) : s.addDevice} onClose={onClose} wide>
+      <form ref={save.form} onSubmit={submit} noValidate aria-busy={save.busy.value} class="admin-form">
+        <FormAlert failure={save.failure.value} shown={shown} />
+        <div class="form-grid">
+          <TextField id="device-alias" label={s.alias} value={v.alias} onInput={set('alias')} error={save.error('alias')} required autofocus maxLength={100} />
+          <SelectField
+            id="device-model"
+            label={s.model}
+            value={v.model}
+            onChange={set('model')}
+            options={modelOptions}
+            error={save.error('model')}
+            hint={models.length === 0 ? s.noModelsYet : undefined}
+            required
+          />
+          {device && (
+            <SelectField
+              id="device-state"
+              label={s.state}
+              value={v.state}
+              onChange={(value) => set('state')(value as DeviceState)}
+              options={(SETTABLE_STATES.includes(v.state) ? SETTABLE_STATES : [v.state, ...SETTABLE_STATES]).map((state) => ({ value: state, label: strings.states[state] ?? state }))}
+              error={save.error('state')}
+              hint={s.stateHint}
+            />
+          )}
+        </div>
+        <fieldset class="group-box" aria-describedby="device-identifiers-hint">
+          <legend>{s.identifiers}</legend>
+          <p id="device-identifiers-hint" class="hint">
+            {s.identifiersHint}
+          </p>
+          <div class="form-grid">
+            <TextField
+              id="device-imei"
+              label={s.imei}
+              value={v.imei}
+              onInput={set('imei')}
+              error={save.error('imei')}
+              hint={s.imeiHint}
+              inputMode="numeric"
+              maxLength={15}
+              mono
+            />
+            <TextField id="device-serial" label={s.serial} value={v.serial} onInput={set('serial')} error={save.error('serial')} hint={s.serialHint} maxLength={64} mono />
+            <TextField id="device-iccid" label={s.iccid} value={v.iccid} onInput={set('iccid')} error={save.error('iccid')} hint={s.iccidHint} maxLength={32} mono />
+          </div>
+        </fieldset>
+        {groupsReady ? (
+          <PickList
+            id="device-groups"
+            label={s.colGroups}
+            options={store.groups.items.map((g) => ({ id: g.id, label: g.name }))}
+            selected={v.groups}
+            onChange={set('groups')}
+            error={save.error('groups')}
+            hint={s.deviceGroupsHint}
+            empty={s.noGroupsYet}
+          />
+        ) : (
+          <Pending state={store.groups.state.value} onRetry={() => void store.groups.refresh()} />
+        )}
+        <FormButtons busy={save.busy.value} save={device ? s.save : s.addDevice} busyLabel={s.saving} onCancel={onClose} />
+      </form>
+    </Dialog>
+  )
+}

@@ -1,0 +1,407 @@
+import { useSignal } from '@preact/signals'
+import { useEffect, useMemo, useState } from 'preact/hooks'
+import { type AdminSectionProps, type AdminStore, write } from '../admin'
+import type { Fleet } from '../fleet'
+import { strings } from '../strings'
+import type { DeviceModel } from '../types'
+import { Cell, ConfirmDialog, Dialog, FormAlert, FormButtons, NameList, Pending, SectionHead, SelectField, TextField, useSave } from './AdminParts'
+
+const s = strings.admin
+/** the protocols this server speaks, offered for a model's label (any other label is allowed) */
+const PROTOCOLS = ['gt06', 'teltonika', 'osmand']
+const FIELD_TYPES = ['text', 'number', 'password'] as const
+const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+interface FieldDraft {
+  key: number
+  name: string
+  type: string
+  label: string
+}
+
+interface CommandDraft {
+  key: number
+  /** the command as the server gave it: what this form does not show (its id, its widget's other settings) is kept */
+  original: Record<string, unknown> | null
+  name: string
+  type: string
+  label: string
+  confirm: boolean
+  confirmMessage: string
+  fields: FieldDraft[]
+}
+
+let drafts = 0
+
+function toDraft(command: Record<string, unknown>): CommandDraft {
+  const widget = (command.widget ?? {}) as Record<string, unknown>
+  const fields = Array.isArray(widget.fields) ? (widget.fields as Record<string, unknown>[]) : []
+  return {
+    key: ++drafts,
+    original: command,
+    name: typeof command.name === 'string' ? command.name : '',
+    type: typeof widget.type === 'string' ? widget.type : 'button',
+    label: typeof widget.label === 'string' ? widget.label : '',
+    confirm: widget.confirm === true,
+    confirmMessage: typeof widget.confirm_message === 'string' ? widget.confirm_message : '',
+    fields: fields.map((f) => ({
+      key: ++drafts,
+      name: typeof f.name === 'string' ? f.name : '',
+      type: typeof f.type === 'string' ? f.type : 'text',
+      label: typeof f.label === 'string' ? f.label : '',
+    })),
+  }
+}
+
+const newCommand = (): CommandDraft => ({ key: ++drafts, original: null, name: '', type: 'button', label: '', confirm: false, confirmMessage: '', fields: [] })
+const newField = (): FieldDraft => ({ key: ++drafts, name: '', type: 'text', label: '' })
+
+function without(object: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(object).filter(([k]) => !keys.includes(k)))
+}
+
+/** the command as the API takes it: the original's other keys kept, the widget rebuilt for its type */
+function toCommand(draft: CommandDraft): Record<string, unknown> {
+  const original = draft.original ?? {}
+  const widget = (original.widget ?? {}) as Record<string, unknown>
+  let built: Record<string, unknown>
+  if (draft.type === 'button') {
+    built = {
+      ...without(widget, ['fields', 'confirm_message']),
+      type: 'button',
+      label: draft.label.trim() || draft.name.trim(),
+      confirm: draft.confirm,
+      ...(draft.confirm && draft.confirmMessage.trim() ? { confirm_message: draft.confirmMessage.trim() } : {}),
+    }
+  } else if (draft.type === 'form') {
+    built = {
+      ...without(widget, ['label', 'confirm', 'confirm_message']),
+      type: 'form',
+      fields: draft.fields.map((f) => ({ name: f.name.trim(), type: f.type, label: f.label.trim() || f.name.trim() })),
+    }
+  } else built = widget
+  return { ...original, name: draft.name.trim(), widget: built }
+}
+
+/** The model catalogue (one for the whole server): each model's protocol and the commands its devices offer. */
+export function AdminModels({ store, fleet }: AdminSectionProps) {
+  fleet.version.value
+  useEffect(() => store.models.ensure(), [])
+  const editing = useSignal<{ model: DeviceModel | null } | null>(null)
+  const deleting = useSignal<DeviceModel | null>(null)
+  const state = store.models.state.value
+  const used = useMemo(() => {
+    const count = new Map<string, number>()
+    for (const d of fleet.order) count.set(d.body.model, (count.get(d.body.model) ?? 0) + 1)
+    return count
+  }, [fleet.version.value])
+
+  return (
+    <section aria-labelledby="admin-models-h">
+      <SectionHead id="admin-models-h" title={s.tabs.models} intro={s.modelsIntro}>
+        <button type="button" class="primary" onClick={() => (editing.value = { model: null })}>
+          {s.addModel}
+        </button>
+      </SectionHead>
+      {state.status !== 'ready' ? (
+        <Pending state={state} onRetry={() => void store.models.refresh()} />
+      ) : state.value.length === 0 ? (
+        <p class="empty-note">{s.noModels}</p>
+      ) : (
+        <table class="admin-table">
+          <thead>
+            <tr>
+              <th scope="col">{s.colName}</th>
+              <th scope="col">{s.protocol}</th>
+              <th scope="col">{s.commands}</th>
+              <th scope="col">{s.colYourDevices}</th>
+              <th scope="col">
+                <span class="visually-hidden">{s.colActions}</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {state.value.map((model) => (
+              <tr key={model.id} data-id={model.id}>
+                <th scope="row" class="cell-name">
+                  {model.name}
+                </th>
+                <Cell label={s.protocol}>{model.protocol ?? <span class="muted">{s.none}</span>}</Cell>
+                <Cell label={s.commands}>
+                  <NameList names={model.commands.map((c) => c.name)} none={s.noCommands} />
+                </Cell>
+                <Cell label={s.colYourDevices}>{used.get(model.id) ?? 0}</Cell>
+                <td class="row-actions">
+                  <button type="button" aria-label={s.editNamed(model.name)} onClick={() => (editing.value = { model })}>
+                    {s.edit}
+                  </button>
+                  <button type="button" class="danger-quiet" aria-label={s.deleteNamed(model.name)} onClick={() => (deleting.value = model)}>
+                    {s.delete}
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+
+      {editing.value && <ModelForm store={store} fleet={fleet} model={editing.value.model} onClose={() => (editing.value = null)} />}
+      {deleting.value && (
+        <ConfirmDialog
+          title={s.deleteModelTitle(deleting.value.name)}
+          body={<p>{s.deleteModelBody}</p>}
+          confirm={s.deleteModel}
+          onClose={() => (deleting.value = null)}
+          onConfirm={async () => {
+            const model = deleting.value!
+            await write('DELETE', `models/${encodeURIComponent(model.id)}`)
+            store.notice.value = s.modelDeleted(model.name)
+            void store.models.refresh()
+          }}
+        />
+      )}
+    </section>
+  )
+}
+
+function ModelForm({ store, fleet, model, onClose }: { store: AdminStore; fleet: Fleet; model: DeviceModel | null; onClose: () => void }) {
+  const save = useSave()
+  const [name, setName] = useState(model?.name ?? '')
+  const [protocol, setProtocol] = useState(model?.protocol ?? '')
+  const [commands, setCommands] = useState<CommandDraft[]>(() => (model?.commands ?? []).map((c) => toDraft(c)))
+  const changeCommand = (key: number, change: Partial<CommandDraft>) => setCommands((list) => list.map((c) => (c.key === key ? { ...c, ...change } : c)))
+  const move = (index: number, by: number) => {
+    // the API's messages name commands by their place: after a move they no longer match
+    save.failure.value = null
+    setCommands((list) => {
+      const next = [...list]
+      const [item] = next.splice(index, 1)
+      next.splice(index + by, 0, item)
+      return next
+    })
+  }
+
+  async function submit(event: SubmitEvent) {
+    event.preventDefault()
+    const errors: Record<string, string> = {}
+    if (!name.trim()) errors.name = s.nameRequired
+    commands.forEach((c, i) => {
+      if (!c.name.trim()) errors[`commands/${i}/name`] = s.nameRequired
+      if (c.type === 'form') {
+        if (c.fields.length === 0) errors[`commands/${i}/widget/fields`] = s.formNeedsField
+        const seen = new Set<string>()
+        c.fields.forEach((f, j) => {
+          const fieldName = f.name.trim()
+          if (!FIELD_NAME.test(fieldName)) errors[`commands/${i}/widget/fields/${j}/name`] = s.fieldNameShape
+          else if (seen.has(fieldName)) errors[`commands/${i}/widget/fields/${j}/name`] = s.fieldNameTwice
+          seen.add(fieldName)
+        })
+      }
+    })
+    if (save.invalid(errors)) return
+    const body = { name: name.trim(), protocol: protocol.trim() || null, commands: commands.map(toCommand) }
+    const ok = await save.run(async () => {
+      const saved = model ? await write<DeviceModel>('PATCH', `models/${encodeURIComponent(model.id)}`, body) : await write<DeviceModel>('POST', 'models', body)
+      store.notice.value = model ? s.modelSaved(saved!.name) : s.modelAdded(saved!.name)
+    })
+    if (!ok) return
+    onClose()
+    void store.models.refresh()
+  }
+
+  const shown = (key: string) => key === 'name' || key === 'protocol' || /^commands\/\d+\//.test(key)
+  const inUse = model ? fleet.order.filter((d) => d.body.model === model.id).length : 0
+  return (
+    <Dialog title={model ? s.editModelTitle(model.name) : s.addModel} onClose={onClose} wide>
+      <form ref={save.form} onSubmit={submit} noValidate aria-busy={save.busy.value} class="admin-form">
+        <FormAlert failure={save.failure.value} shown={shown} />
+        {inUse > 0 && <p class="note">{s.modelInUse(inUse)}</p>}
+        <div class="form-grid">
+          <TextField id="model-name" label={s.colName} value={name} onInput={(value) => {
+              setName(value)
+              save.edited('name')
+            }} error={save.error('name')} required autofocus maxLength={100} />
+          <div class={save.error('protocol') ? 'field invalid' : 'field'}>
+            <label for="model-protocol">{s.protocol}</label>
+            <input
+              id="model-protocol"
+              list="model-protocols"
+              value={protocol}
+              onInput={(e) => {
+                setProtocol(e.currentTarget.value)
+                save.edited('protocol')
+              }}
+              maxLength={32}
+              autocomplete="off"
+              aria-invalid={save.error('protocol') ? 'true' : undefined}
+              aria-describedby={save.error('protocol') ? 'model-protocol-hint model-protocol-error' : 'model-protocol-hint'}
+            />
+            <datalist id="model-protocols">
+              {PROTOCOLS.map((p) => (
+                <option key={p} value={p} />
+              ))}
+            </datalist>
+            <p id="model-protocol-hint" class="hint">
+              {s.protocolHint}
+            </p>
+            {save.error('protocol') && (
+              <p id="model-protocol-error" class="field-error">
+                {save.error('protocol')}
+              </p>
+            )}
+          </div>
+        </div>
+
+        <h3 class="form-section">{s.commands}</h3>
+        {commands.length === 0 && <p class="hint">{s.noCommandsYet}</p>}
+        <ol class="command-drafts">
+          {commands.map((c, i) => (
+            <li key={c.key}>
+              <CommandEditor
+                draft={c}
+                index={i}
+                count={commands.length}
+                errorOf={save.error}
+                onEdited={(path) => save.edited(path)}
+                failureFields={save.failure.value?.fields ?? {}}
+                onChange={(change) => changeCommand(c.key, change)}
+                onMove={(by) => move(i, by)}
+                onRemove={() => {
+                  setCommands((list) => list.filter((x) => x.key !== c.key))
+                  // the paths of the commands after it move: their messages no longer match
+                  save.failure.value = null
+                }}
+              />
+            </li>
+          ))}
+        </ol>
+        <button type="button" onClick={() => setCommands((list) => [...list, newCommand()])}>
+          + {s.addCommand}
+        </button>
+        <FormButtons busy={save.busy.value} save={model ? s.save : s.addModel} onCancel={onClose} />
+      </form>
+    </Dialog>
+  )
+}
+
+function CommandEditor({
+  draft,
+  index,
+  count,
+  errorOf,
+  onEdited,
+  failureFields,
+  onChange,
+  onMove,
+  onRemove,
+}: {
+  draft: CommandDraft
+  index: number
+  count: number
+  errorOf: (key: string) => string | undefined
+  onEdited: (path: string) => void
+  failureFields: Record<string, string>
+  onChange: (change: Partial<CommandDraft>) => void
+  onMove: (by: number) => void
+  onRemove: () => void
+}) {
+  const id = `command-${draft.key}`
+  const path = `commands/${index}`
+  const title = draft.name.trim() || s.commandN(index + 1)
+  // what the API said of this command that no field here shows
+  const shownHere = new Set([`${path}/name`, `${path}/widget/fields`, ...draft.fields.map((_, j) => `${path}/widget/fields/${j}/name`)])
+  const others = Object.entries(failureFields).filter(([key]) => key.startsWith(`${path}/`) && !shownHere.has(key))
+  const setField = (key: number, change: Partial<FieldDraft>) => onChange({ fields: draft.fields.map((f) => (f.key === key ? { ...f, ...change } : f)) })
+  const typeOptions = [
+    { value: 'button', label: s.widgetButton },
+    { value: 'form', label: s.widgetForm },
+    ...(draft.type !== 'button' && draft.type !== 'form' ? [{ value: draft.type, label: s.widgetOther(draft.type) }] : []),
+  ]
+
+  return (
+    <fieldset class="command-draft">
+      <legend>{title}</legend>
+      <div class="command-tools">
+        <button type="button" class="small-button" onClick={() => onMove(-1)} disabled={index === 0} aria-label={s.moveUp(title)}>
+          ↑
+        </button>
+        <button type="button" class="small-button" onClick={() => onMove(1)} disabled={index === count - 1} aria-label={s.moveDown(title)}>
+          ↓
+        </button>
+        <button type="button" class="small-button danger-quiet" onClick={onRemove} aria-label={s.removeNamed(title)}>
+          {s.remove}
+        </button>
+      </div>
+      <div class="form-grid">
+        <TextField id={`${id}-name`} label={s.commandName} value={draft.name} onInput={(name) => (onChange({ name }), onEdited(`${path}/name`))} error={errorOf(`${path}/name`)} required maxLength={100} />
+        <SelectField id={`${id}-type`} label={s.widget} value={draft.type} onChange={(type) => onChange({ type })} options={typeOptions} hint={s.widgetHint} />
+      </div>
+      {draft.type === 'button' && (
+        <div class="form-grid">
+          <TextField id={`${id}-label`} label={s.buttonLabel} value={draft.label} onInput={(label) => onChange({ label })} hint={s.buttonLabelHint} maxLength={100} />
+          <div class="field">
+            <label class="check">
+              <input type="checkbox" checked={draft.confirm} onChange={(e) => onChange({ confirm: e.currentTarget.checked })} />
+              {s.askConfirm}
+            </label>
+            {draft.confirm && (
+              <TextField
+                id={`${id}-confirm`}
+                label={s.confirmMessage}
+                value={draft.confirmMessage}
+                onInput={(confirmMessage) => onChange({ confirmMessage })}
+                hint={s.confirmMessageHint}
+                maxLength={200}
+              />
+            )}
+          </div>
+        </div>
+      )}
+      {draft.type === 'form' && (
+        <div class="form-fields">
+          <p class="hint">{s.formFieldsHint}</p>
+          {errorOf(`${path}/widget/fields`) && <p class="field-error">{errorOf(`${path}/widget/fields`)}</p>}
+          {draft.fields.map((f, j) => (
+            <div class="form-field-row" key={f.key}>
+              <TextField
+                id={`${id}-field-${f.key}-name`}
+                label={s.fieldName}
+                value={f.name}
+                onInput={(name) => (setField(f.key, { name }), onEdited(`${path}/widget/fields/${j}/name`))}
+                error={errorOf(`${path}/widget/fields/${j}/name`)}
+                required
+                mono
+                maxLength={64}
+              />
+              <SelectField
+                id={`${id}-field-${f.key}-type`}
+                label={s.fieldType}
+                value={f.type}
+                onChange={(type) => setField(f.key, { type })}
+                options={(FIELD_TYPES as readonly string[]).includes(f.type) ? FIELD_TYPES.map((t) => ({ value: t, label: s.fieldTypes[t] })) : [{ value: f.type, label: f.type }, ...FIELD_TYPES.map((t) => ({ value: t, label: s.fieldTypes[t] }))]}
+              />
+              <TextField id={`${id}-field-${f.key}-label`} label={s.fieldLabel} value={f.label} onInput={(label) => setField(f.key, { label })} maxLength={100} />
+              <button
+                type="button"
+                class="small-button danger-quiet"
+                onClick={() => onChange({ fields: draft.fields.filter((x) => x.key !== f.key) })}
+                aria-label={s.removeNamed(f.name || s.fieldN(j + 1))}
+              >
+                {s.remove}
+              </button>
+            </div>
+          ))}
+          <button type="button" class="small-button" onClick={() => (onChange({ fields: [...draft.fields, newField()] }), onEdited(`${path}/widget/fields`))}>
+            + {s.addField}
+          </button>
+        </div>
+      )}
+      {draft.type !== 'button' && draft.type !== 'form' && <p class="hint">{s.otherWidget}</p>}
+      {others.map(([key, message]) => (
+        <p class="field-error" key={key}>
+          {key.slice(path.length + 1)}: {message}
+        </p>
+      ))}
+    </fieldset>
+  )
+}
