@@ -320,6 +320,11 @@ describe.skipIf(!hasChromium)('Administration in chromium', () => {
     await page.getByRole('button', { name: 'Edit frank' }).click()
     await page.getByRole('dialog', { name: 'Edit frank' }).waitFor()
     await shot(page, 'admin-user-form-phone')
+    await page.keyboard.press('Escape')
+    await section(page, 'Models').click()
+    await page.getByRole('button', { name: 'Edit GT06N' }).click()
+    await page.getByRole('dialog', { name: 'Edit GT06N' }).getByLabel(/^Command name/).first().waitFor()
+    await shot(page, 'admin-model-form-phone')
 
     expect(watch.errors).toEqual([])
     expect(watch.leaks).toEqual([])
