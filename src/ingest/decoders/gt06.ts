@@ -326,12 +326,20 @@ export function createGt06Parser(options: Gt06ParserOptions = {}): Gt06Parser {
         continue
       }
 
-      flushSkipped()
       const crcOffset = end - 4
       const received = (buffer[crcOffset] << 8) | buffer[crcOffset + 1]
       const expected = crc16X25(buffer, start + 2, crcOffset)
       const protocol = buffer[start + headerBytes]
       if (received !== expected) {
+        // A cut-off frame whose declared length happens to end on the next frame's stop bytes:
+        // the next frame is whole inside it, so the marker was the broken one. Keep the frame.
+        const inner = findCompleteFrame(buffer, start + 1, maxBytes)
+        if (inner > start && inner < end) {
+          skipped += inner - start
+          position = inner
+          continue
+        }
+        flushSkipped()
         items.push({
           kind: 'error',
           error: {
@@ -344,6 +352,7 @@ export function createGt06Parser(options: Gt06ParserOptions = {}): Gt06Parser {
           },
         })
       } else {
+        flushSkipped()
         const serialOffset = crcOffset - 2
         items.push({
           kind: 'frame',
@@ -692,7 +701,7 @@ class ContentReader {
     return this.bytes.length - this.offset
   }
   private need(count: number): void {
-    if (this.offset + count > this.bytes.length) {
+    if (count < 0 || this.offset + count > this.bytes.length) {
       throw new MalformedContent(`content ends at byte ${this.bytes.length}, needed ${this.offset + count}`)
     }
   }
@@ -1191,6 +1200,12 @@ function lacksLbsLength(content: Uint8Array): boolean {
 function readLbsBlock(reader: ContentReader, lbsLength: number, room: number, family: CellFamily): CellInfo | null {
   const content = reader.bytes
   const start = reader.offset
+  if (room < 0) throw new MalformedContent(`${content.length} bytes are too few for an alarm packet`)
+  // Length 0: no cell; some firmware still fills its place with zeros
+  if (lbsLength === 0 && content.subarray(start, start + room).every((byte) => byte === 0)) {
+    reader.skip(room)
+    return null
+  }
   if (room >= 2) {
     const mncBytes = mncBytesOf((content[start] << 8) | content[start + 1])
     const exact = cellIdBytesFor(room, mncBytes, family)
@@ -1201,11 +1216,6 @@ function readLbsBlock(reader: ContentReader, lbsLength: number, room: number, fa
       reader.skip(start + declared - reader.offset)
       return cell
     }
-  }
-  // Length 0: no cell; some firmware still fills its place with zeros
-  if (lbsLength === 0 && content.subarray(start, start + room).every((byte) => byte === 0)) {
-    reader.skip(room)
-    return null
   }
   throw new MalformedContent(`LBS length ${lbsLength} does not fit the ${room} byte(s) before the status`)
 }

@@ -380,31 +380,87 @@ describe('GT06 alarm (0x16 / 0x26)', () => {
     expect(message.report.events[0].context).toMatchObject({ ignition: true, voltage_level: 3 })
   })
 
-  test('the alarm code table', () => {
+  test('the whole alarm table (VL03 doc), and alarm_0xNN for the rest', () => {
     const table = Object.fromEntries(
-      [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x09, 0x0e, 0x0f, 0x13, 0x29, 0x2c, 0x30, 0xfe, 0xff, 0x1a].map((b) => [
-        b,
-        gt06AlarmCode(b),
-      ]),
+      [
+        0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15,
+        0x16, 0x17, 0x18, 0x19, 0x20, 0x23, 0x25, 0x29, 0x2a, 0x2b, 0x2c, 0x30, 0x32, 0xfe, 0xff, 0x1a, 0x77,
+      ].map((b) => [`0x${b.toString(16).padStart(2, '0')}`, gt06AlarmCode(b)]),
     )
     expect(table).toEqual({
-      1: 'sos',
-      2: 'power_cut',
-      3: 'vibration',
-      4: 'geofence_enter',
-      5: 'geofence_exit',
-      6: 'overspeed',
-      9: 'movement',
-      14: 'low_battery',
-      15: 'low_battery',
-      19: 'tamper',
-      41: 'harsh_acceleration',
-      44: 'collision',
-      48: 'harsh_braking',
-      254: 'ignition_on',
-      255: 'ignition_off',
-      26: 'alarm_0x1a',
+      '0x01': 'sos',
+      '0x02': 'power_cut',
+      '0x03': 'vibration',
+      '0x04': 'geofence_enter',
+      '0x05': 'geofence_exit',
+      '0x06': 'overspeed',
+      '0x09': 'movement',
+      '0x0a': 'gps_blind_spot_enter',
+      '0x0b': 'gps_blind_spot_exit',
+      '0x0c': 'tamper',
+      '0x0d': 'gps_first_fix',
+      '0x0e': 'low_battery',
+      '0x0f': 'low_battery',
+      '0x10': 'sim_change',
+      '0x11': 'power_off',
+      '0x12': 'airplane_mode',
+      '0x13': 'tamper',
+      '0x14': 'door',
+      '0x15': 'power_off',
+      '0x16': 'sound',
+      '0x17': 'rogue_base_station',
+      '0x18': 'cover_open',
+      '0x19': 'low_battery',
+      '0x20': 'deep_sleep',
+      '0x23': 'fall',
+      '0x25': 'tamper',
+      '0x29': 'harsh_acceleration',
+      '0x2a': 'harsh_cornering',
+      '0x2b': 'harsh_cornering',
+      '0x2c': 'collision',
+      '0x30': 'harsh_braking',
+      '0x32': 'power_cut',
+      '0xfe': 'ignition_on',
+      '0xff': 'ignition_off',
+      '0x1a': 'alarm_0x1a',
+      '0x77': 'alarm_0x77',
     })
+  })
+
+  test('terminal information alarm values 110 and 111 (alarm byte 0); 101 means nothing', () => {
+    const codes = [0b110, 0b111, 0b101].map((bits) => {
+      const message = decodeBytes(buildGt06Frame(0x16, alarmContent(PARIS, bits << 3, 0x00), 1))
+      if (message.kind !== 'report') throw new Error('expected report')
+      return message.report.events.map((e) => e.alarmCode)
+    })
+    expect(codes).toEqual([['geofence'], ['tamper'], []])
+  })
+
+  test('the fence number of 0x27 (0 = fence 1) and the mileage after the status (VL03 doc 0x26 table)', () => {
+    const fence = decodeBytes(buildGt06Frame(0x27, concat(alarmContent(PARIS, 0x40, 0x04), hex('02')), 3))
+    if (fence.kind !== 'report') throw new Error('expected report')
+    expect(fence.report.events[0]).toMatchObject({ alarmCode: 'geofence_enter', context: { fence_number: 3 } })
+    expect(toHex(fence.ack!)).toBe(toHex(buildGt06Ack(0x27, 3)))
+    const mileage = decodeBytes(buildGt06Frame(0x26, concat(alarmContent(PARIS, 0x40, 0x01), hex('00 01 E2 40')), 4))
+    if (mileage.kind !== 'report') throw new Error('expected report')
+    expect(mileage.report.fixes[0].attributes).toMatchObject({ odometer: 123456, mcc: 460, lac: 0x287d, alarm: 'sos' })
+  })
+
+  test('LBS length 0: no cell, zero filler skipped, the status still read', () => {
+    for (const filler of [hex(''), new Uint8Array(8)]) {
+      const content = concat(gpsBlock(PARIS), hex('00'), filler, new Uint8Array([0x40, 4, 3, 0x01, 0x02]))
+      const message = decodeBytes(buildGt06Frame(0x16, content, 1))
+      if (message.kind !== 'report') throw new Error(`expected report, got ${JSON.stringify(message)}`)
+      expect(message.report.events[0]).toMatchObject({ alarmCode: 'sos', mcc: null, mnc: null })
+      expect('mcc' in message.report.fixes[0].attributes).toBe(false)
+      expect(message.network).toBeUndefined()
+    }
+  })
+
+  test('an LBS length that fits nothing is malformed, not misread', () => {
+    // 10 bytes between the length byte and the status: no cell is that long, and 0x30 - 1 > 10
+    const content = concat(gpsBlock(PARIS), hex('30'), CELL, hex('AA BB'), new Uint8Array([0x40, 4, 3, 0x01, 0x02]))
+    expect(decodeBytes(buildGt06Frame(0x16, content, 1))).toMatchObject({ kind: 'invalid', reason: 'malformed' })
   })
 })
 
@@ -574,5 +630,130 @@ describe('GT06 stream splitter', () => {
       const message = decodeGt06Frame(frameOf(buildGt06Frame(protocol, content, run)), LOGGED_IN)
       expect(['login', 'report', 'status', 'other', 'invalid']).toContain(message.kind)
     }
+  })
+})
+
+describe('GT06 decoding rules', () => {
+  const NOW = 1_700_000_000
+
+  test("a status packet's alarm byte is an event dated by the server clock; its terminal bits are only state", () => {
+    const message = decodeBytes(FORUM_STATUS, LOGGED_IN, NOW)
+    if (message.kind !== 'status') throw new Error('expected status')
+    expect(message.report.events).toEqual([
+      expect.objectContaining({ alarmCode: 'power_cut', timestamp: NOW, latitude: null, longitude: null, dbm: -88 }),
+    ])
+    expect(message.report.events[0].context).toMatchObject({ alarm_byte: 2, time_source: 'server', voltage_level: 5 })
+    expect(message.keepAlive).toBe(false)
+    const sosBits = decodeBytes(buildGt06Frame(0x13, hex('60 04 04 00 02'), 2), LOGGED_IN, NOW)
+    if (sosBits.kind !== 'status') throw new Error('expected status')
+    expect(sosBits.attributes.terminal_alarm).toBe('sos')
+    expect(sosBits.report.events).toEqual([])
+    // without a clock there is no time to give the event; the state is still kept
+    const noClock = decodeBytes(FORUM_STATUS)
+    if (noClock.kind !== 'status') throw new Error('expected status')
+    expect(noClock.report.events).toEqual([])
+    expect(noClock.status).toMatchObject({ voltage_level: 5, gsm_signal: 3 })
+  })
+
+  test('a voltage byte above 6 is a battery percentage; above 100 it is not kept', () => {
+    const percent = decodeBytes(buildGt06Frame(0x13, hex('40 5D 04 00 02'), 2))
+    expect(percent).toMatchObject({ kind: 'status', status: { battery_level: 93 } })
+    const nonsense = decodeBytes(buildGt06Frame(0x13, hex('40 B2 04 00 02'), 2))
+    if (nonsense.kind !== 'status') throw new Error('expected status')
+    expect('battery_level' in nonsense.status || 'voltage_level' in nonsense.status).toBe(false)
+  })
+
+  test('never a fix from bytes that are not one: coordinates, course and date are checked', () => {
+    const cases = [
+      { ...PARIS, latitude: 90.5 },
+      { ...PARIS, longitude: 180.5 },
+      { ...PARIS, date: [24, 13, 1, 0, 0, 0] },
+      { ...PARIS, date: [24, 1, 1, 24, 0, 0] },
+    ]
+    for (const input of cases) {
+      const bytes = buildGt06Frame(0x12, concat(gpsBlock(input), CELL), 1)
+      expect(decodeBytes(bytes, LOGGED_IN, NOW)).toMatchObject({ kind: 'invalid', reason: 'malformed' })
+    }
+    const block = gpsBlock(PARIS)
+    block[16] |= 0x03 // course bits all set: 1023
+    block[17] = 0xff
+    expect(decodeBytes(buildGt06Frame(0x12, concat(block, CELL), 1), LOGGED_IN, NOW)).toMatchObject({ kind: 'invalid' })
+  })
+
+  test('a 4G cell ID beyond what a number holds exactly is null, the rest of the packet kept', () => {
+    const cell4g = hex('01 CC 00 00 00 28 7D FF FF FF FF FF FF FF FF')
+    const message = decodeBytes(buildGt06Frame(0xa0, concat(gpsBlock(PARIS), cell4g, hex('01 00 00')), 1))
+    if (message.kind !== 'report') throw new Error('expected report')
+    expect(message.report.fixes[0].attributes).toMatchObject({ mcc: 460, lac: 0x287d, cell_id: null, ignition: true })
+  })
+
+  test('an alarm without a date needs the server clock', () => {
+    const content = hex('01 CC 00 28 7D 00 1F B8 40 04 04 01 02')
+    expect(decodeBytes(buildGt06Frame(0x19, content, 1))).toMatchObject({ kind: 'invalid', reason: 'malformed' })
+    expect(decodeBytes(buildGt06Frame(0x19, content, 1), LOGGED_IN, NOW)).toMatchObject({ kind: 'report' })
+  })
+
+  test('a cell packet with bytes left over is malformed', () => {
+    const cells = concat(hex('18 03 0F 08 1E 05 01 CC 00'), new Uint8Array(7 * 6), hex('FF 00 02'))
+    expect(decodeBytes(buildGt06Frame(0x28, cells, 1))).toMatchObject({ kind: 'report', keepAlive: true })
+    expect(decodeBytes(buildGt06Frame(0x28, concat(cells, hex('AA')), 1))).toMatchObject({ kind: 'invalid', reason: 'malformed' })
+  })
+
+  test('every data packet, old or new, before a login is refused', () => {
+    for (const protocol of [0x11, 0x19, 0x27, 0x28, 0x2c, 0x94, 0xa0, 0xa1, 0xa2, 0xa4, 0xa5]) {
+      expect(decodeBytes(buildGt06Frame(protocol, hex('01 02 03'), 1), { imei: null })).toMatchObject({ kind: 'invalid', reason: 'not_logged_in' })
+    }
+  })
+
+  test('only a login is ever taken without a CRC', () => {
+    const unchecked = { longFrame: false, protocol: 0x12, content: concat(gpsBlock(PARIS), CELL), serial: 0, lenient: { declaredLength: 13, crcChecked: false } }
+    expect(decodeGt06Frame(unchecked, LOGGED_IN)).toMatchObject({ kind: 'invalid', reason: 'malformed' })
+  })
+})
+
+describe('GT06 lenient framing', () => {
+  /** the status packet from the forum, sent with a declared length of 8 and a CRC of what is sent */
+  function withDeclaredLength(frame: Uint8Array, declared: number): Uint8Array {
+    const copy = frame.slice()
+    copy[2] = declared
+    const crc = crc16X25(copy, 2, copy.length - 4)
+    copy[copy.length - 4] = crc >> 8
+    copy[copy.length - 3] = crc & 0xff
+    return copy
+  }
+
+  test('declared too short or too long, the CRC of the bytes sent right: the frame is taken, however it arrives', () => {
+    for (const declared of [0x03, 0x08, 0x0c, 0x40]) {
+      const odd = withDeclaredLength(FORUM_STATUS, declared)
+      const stream = concat(DOC_LOGIN, odd, FORUM_STATUS)
+      const whole = frames(createGt06Parser().push(stream))
+      expect(whole.map((f) => [f.protocol, f.lenient?.declaredLength])).toEqual([[0x01, undefined], [0x13, declared], [0x13, undefined]])
+      const parser = createGt06Parser()
+      const bytewise = [...stream].flatMap((byte) => frames(parser.push(Uint8Array.of(byte))))
+      expect(bytewise).toEqual(whole)
+    }
+  })
+
+  test('a wrong declared length with a wrong CRC is garbage, and costs nothing after it', () => {
+    const odd = withDeclaredLength(FORUM_STATUS, 0x08)
+    odd[5] ^= 0x01
+    const items = createGt06Parser().push(concat(odd, DOC_LOGIN))
+    expect(frames(items).map((f) => f.protocol)).toEqual([0x01])
+    expect(errors(items).map((e) => e.code)).toEqual(['garbage'])
+  })
+
+  test('a cut-off frame whose declared length ends on the next frame: the next frame is kept', () => {
+    const location = buildGt06Frame(0x12, concat(gpsBlock(PARIS), CELL), 2)
+    // a 0x16 header declaring exactly the bytes up to the end of the location packet
+    const cut = hex(`78 78 ${(location.length + 2 - 5).toString(16)} 16 00`)
+    const items = createGt06Parser().push(concat(cut, location))
+    expect(frames(items).map((f) => f.protocol)).toEqual([0x12])
+  })
+
+  test('a frame whose stop bytes are still on the way is waited for, not dropped', () => {
+    const odd = withDeclaredLength(FORUM_STATUS, 0x08)
+    const parser = createGt06Parser()
+    expect(parser.push(odd.subarray(0, odd.length - 1))).toEqual([])
+    expect(frames(parser.push(odd.subarray(odd.length - 1))).map((f) => f.serial)).toEqual([0x74])
   })
 })
