@@ -744,8 +744,9 @@ describe('GT06 lenient framing', () => {
 
   test('a cut-off frame whose declared length ends on the next frame: the next frame is kept', () => {
     const location = buildGt06Frame(0x12, concat(gpsBlock(PARIS), CELL), 2)
-    // a 0x16 header declaring exactly the bytes up to the end of the location packet
-    const cut = hex(`78 78 ${(location.length + 2 - 5).toString(16)} 16 00`)
+    // a 0x16 header cut after 2 bytes of content, declaring exactly the bytes up to the end of
+    // the location packet: its "stop bytes" are the location's, its CRC is wrong
+    const cut = hex(`78 78 ${location.length.toString(16)} 16 00`)
     const items = createGt06Parser().push(concat(cut, location))
     expect(frames(items).map((f) => f.protocol)).toEqual([0x12])
   })
