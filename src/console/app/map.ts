@@ -299,6 +299,9 @@ export class FleetMap {
 
   destroy() {
     clearTimeout(this.rebuildTimer)
+    // a pan or zoom still animating would step on a removed map (Leaflet's `_leaflet_pos` error)
+    this.map.stop()
+    this.map.off()
     this.map.remove()
   }
 }
