@@ -476,9 +476,10 @@ export const PROTOCOL = {
  * `alarm_0xNN` so nothing a device reports is lost.
  *
  * 0x0C: the VL03 doc calls it "powered on alert", but devices in the field send it for
- * tampering (a real 0x26 capture in Traccar's GT06 tests is decoded so) and issue 12 asks for
- * `tamper`; 0x25 is in no Concox table and a real 0x16 capture in the same tests is tampering
- * too. The byte stays in the event's context (`alarm_byte`) should a model mean otherwise.
+ * tampering (a real 0x26 capture in Traccar's GT06 tests is decoded so), and tampering is what
+ * this server reports; 0x25 is in no Concox table and a real 0x16 capture in the same tests is
+ * tampering too. The byte stays in the event's context (`alarm_byte`) should a model mean
+ * otherwise.
  */
 export const GT06_ALARM_CODES: Readonly<Record<number, string>> = {
   0x01: 'sos',
