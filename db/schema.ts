@@ -115,8 +115,54 @@ export const commands = sqliteTable(
     widget: text('widget').notNull(),
     /** keeps the model's commands in the order they were given */
     ordinal: integer('ordinal').notNull().default(0),
+    /** the `send` object as imported (`{ text }`), as JSON text; null: the command cannot be sent */
+    send: text('send'),
   },
   (t) => [index('commands_model').on(t.modelId, t.ordinal)],
+)
+
+/**
+ * Commands sent to devices (POST /devices/{id}/commands/{commandId}), the delivery queue itself:
+ * a row is written before the 202, so a restart loses nothing. `key` is the order they were made
+ * in. `text` is what the API shows (password fields as ***); the real text waits in `payload`
+ * only while the command may still go out (queued or sent), and is set to null when it reaches a
+ * final status. No foreign key to `commands` or `users`: the record outlives a model's edit.
+ */
+export const sentCommands = sqliteTable(
+  'sent_commands',
+  {
+    key: integer('key').primaryKey({ autoIncrement: true }),
+    id: text('id').notNull(),
+    deviceKey: integer('device_key').notNull().references(() => devices.key, { onDelete: 'cascade' }),
+    commandId: text('command_id').notNull(),
+    name: text('name').notNull(),
+    /** the text as shown: every password field's value replaced by *** */
+    text: text('text').notNull(),
+    /** JSON `{ text, secrets }`: the text to deliver and the password values (masked in answers); null once final */
+    payload: text('payload'),
+    /** queued, sent, answered, expired, cancelled, failed */
+    status: text('status').notNull(),
+    userId: text('user_id'),
+    createdAt: integer('created_at').notNull(),
+    /** when it was last sent (a re-send moves it) */
+    sentAt: integer('sent_at'),
+    answeredAt: integer('answered_at'),
+    /** a command still queued at this time expires */
+    expiresAt: integer('expires_at').notNull(),
+    response: text('response'),
+    /** how many times it went out (1, or 2 after a re-send) */
+    attempts: integer('attempts').notNull().default(0),
+    /** the device reconnected while it waited for its answer: it goes out once more */
+    resendDue: integer('resend_due', { mode: 'boolean' }).notNull().default(false),
+  },
+  (t) => [
+    uniqueIndex('sent_commands_id').on(t.id),
+    // a device's list (newest first) and its queue (oldest first, by status)
+    index('sent_commands_device').on(t.deviceKey, t.status, t.key),
+    index('sent_commands_device_key').on(t.deviceKey, t.key),
+    // the sweep: queued or sent commands past their expiry
+    index('sent_commands_status_expires').on(t.status, t.expiresAt),
+  ],
 )
 
 export const devices = sqliteTable(
