@@ -132,10 +132,10 @@ describe.skipIf(!hasChromium)('Administration in chromium', () => {
     await add.click()
     const dialog = page.getByRole('dialog', { name: 'Add a device' })
     await dialog.waitFor()
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('device-alias')
+    await page.waitForFunction((expected) => document.activeElement?.id === expected, 'device-alias', { timeout: 5000 })
     await page.keyboard.press('Escape')
     await dialog.waitFor({ state: 'detached' })
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Add a device')
+    await page.waitForFunction((label) => document.activeElement?.textContent === label, 'Add a device', { timeout: 5000 })
     await page.keyboard.press('Enter')
     await dialog.waitFor()
     // nothing filled: the form says what is missing, beside each field
@@ -145,7 +145,7 @@ describe.skipIf(!hasChromium)('Administration in chromium', () => {
     expect(await page.locator('#device-model-error').textContent()).toContain('Choose a model.')
     expect(await page.locator('#device-imei-error').textContent()).toContain('Enter an IMEI or a serial')
     expect(await page.locator('#device-alias').getAttribute('aria-invalid')).toBe('true')
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('device-alias')
+    await page.waitForFunction((expected) => document.activeElement?.id === expected, 'device-alias', { timeout: 5000 })
     await page.keyboard.type('Truck 9')
     await page.locator('#device-model').selectOption({ label: 'GT06N (gt06)' })
     // Truck 1's IMEI: the API's 409, beside the IMEI

@@ -128,7 +128,7 @@ describe.skipIf(!hasChromium)('the console in chromium', () => {
     const response = await page.goto(`${base}/`)
     expect(response!.status()).toBe(200)
     await page.locator('#signin-name').waitFor()
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('signin-name')
+    await page.waitForFunction((expected) => document.activeElement?.id === expected, 'signin-name', { timeout: 5000 })
     await shot(page, 'console-signin-desktop')
     await page.keyboard.type('alice')
     await page.keyboard.press('Tab')

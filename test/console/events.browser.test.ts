@@ -172,7 +172,7 @@ describe.skipIf(!hasChromium)('alerts in chromium', () => {
     await page.keyboard.press('Escape')
     await page.waitForFunction(() => document.querySelectorAll('.notice').length === 1)
     await page.waitForFunction(() => document.activeElement?.classList.contains('notice-close') === true)
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Dismiss SOS from Truck 1')
+    await page.waitForFunction((expected) => document.activeElement?.getAttribute('aria-label') === expected, 'Dismiss SOS from Truck 1', { timeout: 5000 })
     await page.keyboard.press('Enter')
     await page.waitForFunction(() => document.querySelectorAll('.notice').length === 0)
     await page.waitForFunction(() => document.activeElement?.id === 'content')
@@ -233,9 +233,11 @@ describe.skipIf(!hasChromium)('alerts in chromium', () => {
   test('on a phone: the notices across the bottom, the count on the menu button, the events as cards', async () => {
     const { context, page, watch } = await newContext({ width: 390, height: 844 })
     await signIn(page)
-    await sendAlarm(IMEI.truck1, 'harshBraking', seconds())
+    // later than every alarm of the test before (same database), so that these two are the newest
+    const at = seconds() + 10
+    await sendAlarm(IMEI.truck1, 'harshBraking', at)
     await notices(page).first().waitFor()
-    await sendAlarm(IMEI.truck2, 'sos', seconds() + 1, 45.75, 4.85)
+    await sendAlarm(IMEI.truck2, 'sos', at + 1, 45.75, 4.85)
     await page.waitForFunction(() => document.querySelectorAll('.notice').length === 2)
     expect(await noticeTitles(page)).toEqual(['SOS', 'Harsh braking'])
     const box = await page.locator('.notices').boundingBox()
