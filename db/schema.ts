@@ -248,6 +248,21 @@ export const events = sqliteTable(
 )
 
 /**
+ * A device's latest status: what its status and information packets said about the device itself
+ * (battery, external power, signal, ignition, ICCID, …), merged key by key, newest value wins.
+ * One row a device, written by ingest in the batch that carried the packet.
+ */
+export const deviceStatus = sqliteTable('device_status', {
+  deviceKey: integer('device_key')
+    .primaryKey()
+    .references(() => devices.key, { onDelete: 'cascade' }),
+  /** JSON object of attribute → latest value */
+  attributes: text('attributes').notNull().default('{}'),
+  /** when the last status was committed, Unix ms */
+  updatedAt: integer('updated_at').notNull(),
+})
+
+/**
  * Change counters kept by triggers, so that in-process caches notice changes made by any process
  * (an import). Row 1 (migration 0001): user_groups and device_groups, read by the access function
  * in the same statement as the device. Row 2 (migration 0002): a device's IMEI, serial, or

@@ -11,6 +11,7 @@ import shareLinkDevices from './0003_share_link_devices.sql' with { type: 'text'
 import lowercaseIds from './0004_lowercase_ids.sql' with { type: 'text' }
 import admin from './0005_admin.sql' with { type: 'text' }
 import commandsSend from './0006_commands_send.sql' with { type: 'text' }
+import deviceStatus from './0007_device_status.sql' with { type: 'text' }
 
 export const migrationFiles: Record<string, string> = {
   '0000_init': init,
@@ -20,6 +21,7 @@ export const migrationFiles: Record<string, string> = {
   '0004_lowercase_ids': lowercaseIds,
   '0005_admin': admin,
   '0006_commands_send': commandsSend,
+  '0007_device_status': deviceStatus,
 }
 
 export const migrationJournal: { entries: { idx: number; when: number; tag: string; breakpoints: boolean }[] } = journal
