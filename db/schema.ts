@@ -267,7 +267,8 @@ export const deviceStatus = sqliteTable('device_status', {
  * (an import). Row 1 (migration 0001): user_groups and device_groups, read by the access function
  * in the same statement as the device. Row 2 (migration 0002): a device's IMEI, serial, or
  * entering or leaving `unlink`, read by the ingest pipeline's device cache. Row 3 (migration
- * 0003): a device leaving a share link, read by the share token cache.
+ * 0003): a device leaving a share link, read by the share token cache. Row 4 (migration 0005):
+ * credentials. Row 5 (migration 0008): geofences, read by the alert rules' geofence cache.
  */
 export const accessVersion = sqliteTable('access_version', {
   id: integer('id').primaryKey(),
@@ -327,3 +328,50 @@ export const shareViewers = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.linkId, t.viewer] })],
 )
+
+/**
+ * Geofences of an account (src/alerts/). `area` is the geometry as the API took it (JSON: a
+ * GeoJSON Polygon, or `{ type: 'Circle', center: [lat, lon], radius }`); `groups` a JSON array of
+ * group ids, empty for every device of the account. No foreign key on the groups: a deleted
+ * group's id stays listed and matches no device, rather than the geofence silently widening to
+ * every device. Changes bump access_version row 5 (migration 0008), read by the rules' cache.
+ */
+export const geofences = sqliteTable(
+  'geofences',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    name: text('name').notNull(),
+    area: text('area').notNull(),
+    groups: text('groups').notNull().default('[]'),
+    /** km/h; null: no limit of its own */
+    speedLimit: real('speed_limit'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [index('geofences_account_name').on(t.accountId, t.name, t.id)],
+)
+
+/**
+ * What the alert rules remember of a device, written in the same transaction as the fixes that
+ * change it: the newest valid fix seen (Unix seconds; an older one derives nothing), the
+ * geofences it is inside (JSON array of ids), its overspeed episode, its ignition, online or not.
+ */
+export const alertStates = sqliteTable('alert_states', {
+  deviceKey: integer('device_key')
+    .primaryKey()
+    .references(() => devices.key, { onDelete: 'cascade' }),
+  lastFixTs: integer('last_fix_ts'),
+  inside: text('inside').notNull().default('[]'),
+  /** fix timestamp (s) the current continuous overspeed began; null: not over any limit */
+  overspeedSince: integer('overspeed_since'),
+  /** fix timestamp (s) of the last overspeed event of the current episode */
+  overspeedReportedTs: integer('overspeed_reported_ts'),
+  /** null: never reported */
+  ignition: integer('ignition', { mode: 'boolean' }),
+  /** timestamp (s) of the newest ignition reading: an older reading changes nothing */
+  ignitionTs: integer('ignition_ts'),
+  /** null: unknown (no transition seen yet) */
+  online: integer('online', { mode: 'boolean' }),
+  updatedAt: integer('updated_at').notNull(),
+})

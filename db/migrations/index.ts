@@ -12,6 +12,7 @@ import lowercaseIds from './0004_lowercase_ids.sql' with { type: 'text' }
 import admin from './0005_admin.sql' with { type: 'text' }
 import commandsSend from './0006_commands_send.sql' with { type: 'text' }
 import deviceStatus from './0007_device_status.sql' with { type: 'text' }
+import geofences from './0008_geofences.sql' with { type: 'text' }
 
 export const migrationFiles: Record<string, string> = {
   '0000_init': init,
@@ -22,6 +23,7 @@ export const migrationFiles: Record<string, string> = {
   '0005_admin': admin,
   '0006_commands_send': commandsSend,
   '0007_device_status': deviceStatus,
+  '0008_geofences': geofences,
 }
 
 export const migrationJournal: { entries: { idx: number; when: number; tag: string; breakpoints: boolean }[] } = journal
