@@ -375,3 +375,76 @@ export const alertStates = sqliteTable('alert_states', {
   online: integer('online', { mode: 'boolean' }),
   updatedAt: integer('updated_at').notNull(),
 })
+
+/**
+ * Notification channels of an account (src/alerts/notifications*.ts): a webhook that receives
+ * the account's events (`events`: JSON array of alarm codes, or ["*"]) or, with `positions`, every
+ * stored fix. `groups` as geofences keep it: a JSON array of group ids, empty for every device of
+ * the account; a deleted group's id stays and matches no device (never a silent widening).
+ * `secret` is write-only in the API and never logged.
+ */
+export const notifications = sqliteTable(
+  'notifications',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    name: text('name').notNull(),
+    events: text('events').notNull().default('[]'),
+    groups: text('groups').notNull().default('[]'),
+    /** every stored fix of the chosen devices, in batches, instead of events */
+    positions: integer('positions', { mode: 'boolean' }).notNull().default(false),
+    /** 'webhook' */
+    channelType: text('channel_type').notNull(),
+    url: text('url').notNull(),
+    /** the HMAC key of X-Tracker-Signature; null: deliveries go unsigned */
+    secret: text('secret'),
+    enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [index('notifications_account_name').on(t.accountId, t.name, t.id)],
+)
+
+/**
+ * The outbox: one row a delivery (an event to one channel, or a batch of one channel's fixes),
+ * written in the same transaction as the event or fixes it carries and kept until delivered or
+ * dead, so a restart loses nothing (src/alerts/outbox.ts writes it, delivery.ts sends it). `key`
+ * is the order of writing (positions go out in it, per channel); `id` is the X-Tracker-Delivery
+ * header, the same on every retry. `payload` is JSON: the event as sent, or the array of fixes
+ * (cleared once delivered or dead; `fixes` keeps the count).
+ */
+export const notificationDeliveries = sqliteTable(
+  'notification_deliveries',
+  {
+    key: integer('key').primaryKey({ autoIncrement: true }),
+    id: text('id').notNull(),
+    notificationId: text('notification_id')
+      .notNull()
+      .references(() => notifications.id, { onDelete: 'cascade' }),
+    /** 'event', 'positions' or 'test' */
+    kind: text('kind').notNull(),
+    deviceKey: integer('device_key'),
+    payload: text('payload'),
+    /** positions: how many fixes the batch holds */
+    fixes: integer('fixes'),
+    /** 'pending', 'delivered' or 'dead' */
+    status: text('status').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    lastStatusCode: integer('last_status_code'),
+    lastError: text('last_error'),
+    /** Unix ms; pending only */
+    nextAttemptAt: integer('next_attempt_at'),
+    createdAt: integer('created_at').notNull(),
+    deliveredAt: integer('delivered_at'),
+  },
+  (t) => [
+    uniqueIndex('notification_deliveries_id').on(t.id),
+    // a channel's log, newest first
+    index('notification_deliveries_notification').on(t.notificationId, t.key),
+    // the worker: due events; a channel's oldest pending batch of fixes
+    index('notification_deliveries_due').on(t.kind, t.status, t.nextAttemptAt),
+    index('notification_deliveries_head').on(t.notificationId, t.kind, t.status, t.key),
+    // outbox depth and oldest pending (metrics), and pruning old delivered and dead rows
+    index('notification_deliveries_status_created').on(t.status, t.createdAt),
+  ],
+)

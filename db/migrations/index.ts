@@ -13,6 +13,7 @@ import admin from './0005_admin.sql' with { type: 'text' }
 import commandsSend from './0006_commands_send.sql' with { type: 'text' }
 import deviceStatus from './0007_device_status.sql' with { type: 'text' }
 import geofences from './0008_geofences.sql' with { type: 'text' }
+import notifications from './0009_notifications.sql' with { type: 'text' }
 
 export const migrationFiles: Record<string, string> = {
   '0000_init': init,
@@ -24,6 +25,7 @@ export const migrationFiles: Record<string, string> = {
   '0006_commands_send': commandsSend,
   '0007_device_status': deviceStatus,
   '0008_geofences': geofences,
+  '0009_notifications': notifications,
 }
 
 export const migrationJournal: { entries: { idx: number; when: number; tag: string; breakpoints: boolean }[] } = journal
