@@ -9,6 +9,7 @@ import { isoOrNull } from '../http/model'
 import type { LivePositions } from '../ingest/live'
 import type { Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
+import { createPositionStore } from '../store/positions'
 import type { DeviceAccess, DeviceRow, ListFilter } from './access'
 import type { DeviceBody, DeviceState } from './model'
 
@@ -19,16 +20,14 @@ export interface DeviceServiceDeps {
 }
 
 export function createDeviceService({ sqlite, access, live }: DeviceServiceDeps) {
-  const newestStored = sqlite.query<{ lat: number; lon: number }, [number]>(
-    'SELECT lat, lon FROM positions WHERE device = ? AND (flags & 1) = 0 ORDER BY ts DESC LIMIT 1',
-  )
+  const positions = createPositionStore(sqlite)
 
   function location(row: DeviceRow): [number, number] | null {
     if (row.state === 'moving') {
       const fix = live.get(row.key)
       if (fix) return [fix.latitude, fix.longitude]
-      const stored = newestStored.get(row.key)
-      if (stored) return [stored.lat / 1e7, stored.lon / 1e7]
+      const stored = positions.newestValid(row.key)
+      if (stored) return [stored.latitude, stored.longitude]
     }
     return row.latitude === null || row.longitude === null ? null : [row.latitude, row.longitude]
   }

@@ -8,7 +8,7 @@ import type { DeviceAccess } from '../devices/access'
 import { Invalid } from '../errors'
 import type { Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
-import type { EventStore } from '../store/events'
+import { eventBody, type EventStore } from '../store/events'
 import { DEFAULT_WINDOW_SECONDS, MAX_RANGE_SECONDS, type EventsQueryInput, type FleetEventBody } from './model'
 
 export interface EventsServiceDeps {
@@ -30,18 +30,7 @@ export function createEventsService({ access, store, clock }: EventsServiceDeps)
       const rows = store.newestFirst([...devices.keys()], { from, to, limit: query.limit, offset: query.offset })
       return rows.map((e) => {
         const device = devices.get(e.device)!
-        return {
-          device: { id: device.id, alias: device.alias },
-          alarm_code: e.alarm_code,
-          context: JSON.parse(e.context),
-          speed: e.speed,
-          satellite: e.satellite,
-          coordinates: e.latitude === null || e.longitude === null ? null : [e.latitude, e.longitude],
-          mcc: e.mcc,
-          mnc: e.mnc,
-          dbm: e.dbm,
-          timestamp: e.ts,
-        }
+        return { device: { id: device.id, alias: device.alias }, ...eventBody(e) }
       })
     },
   }

@@ -14,6 +14,8 @@ import { Invalid } from '../errors'
 import type { Geocoder } from '../geocode'
 import type { Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
+import { createEventStore, eventBody } from '../store/events'
+import { COORDINATE_SCALE, createPositionStore, FLAG_UNLOCATABLE, SPEED_SCALE, type EncodedFixRow } from '../store/positions'
 import { allocateColumns, analyseTrack, fillMissingSpeedColumn, selectColumns, truncateColumns, type TrackAnalysis, type TrackColumns } from '../track'
 import { createInFlightLimit } from './limit'
 import { MAX_RANGE_SECONDS, type EventBody, type TravelBody } from './model'
@@ -24,9 +26,6 @@ export interface HistoryServiceDeps {
   access: DeviceAccess
   geocoder: Geocoder
 }
-
-/** ts, lat and lon in 1e-7 degrees, speed in 0.1 km/h or null, flags */
-type FixRow = [number, number, number, number | null, number]
 
 /** Route and travels requests one user or share link may have in flight; more are 429. */
 export const HISTORY_REQUESTS_PER_PRINCIPAL = 2
@@ -54,26 +53,19 @@ function checkRange({ from, to }: Range): void {
 
 export function createHistoryService({ sqlite, access, geocoder }: HistoryServiceDeps) {
   const limit = createInFlightLimit(HISTORY_REQUESTS_PER_PRINCIPAL)
-  // values() returns arrays, which is markedly cheaper than objects for a day of fixes
-  const fixesIn = sqlite.query<unknown, [number, number, number, number]>(
-    'SELECT ts, lat, lon, speed, flags FROM positions WHERE device = ? AND ts BETWEEN ? AND ? ORDER BY ts LIMIT ?',
-  )
-  const countIn = sqlite.query<unknown, [number, number, number]>('SELECT count(*) FROM positions WHERE device = ? AND ts BETWEEN ? AND ?')
-  const eventsIn = sqlite.query<
-    { alarm_code: string; context: string; speed: number | null; satellite: number | null; latitude: number | null; longitude: number | null; mcc: number | null; mnc: number | null; dbm: number | null; ts: number },
-    [number, number, number]
-  >('SELECT alarm_code, context, speed, satellite, latitude, longitude, mcc, mnc, dbm, ts FROM events WHERE device = ? AND ts BETWEEN ? AND ? ORDER BY ts, id')
+  const positions = createPositionStore(sqlite)
+  const events = createEventStore(sqlite)
 
   /**
    * Every stored fix in the window, read FIXES_PER_READ at a time (from the last one read on;
    * a fix stored meanwhile before that point is not seen, as if it came after the request).
    */
   async function readFixes(deviceKey: number, range: Range): Promise<StoredFixes> {
-    let rows = fixesIn.values(deviceKey, range.from, range.to, FIXES_PER_READ) as unknown as FixRow[]
+    let rows: EncodedFixRow[] = positions.fixesIn(deviceKey, range.from, range.to, FIXES_PER_READ)
     // Sized once: counting the rest costs less than growing and copying (3 ms for a day at 1 Hz).
     let capacity = rows.length
     if (rows.length === FIXES_PER_READ) {
-      capacity += (countIn.values(deviceKey, rows[rows.length - 1][0] + 1, range.to)[0] as [number])[0]
+      capacity += positions.countIn(deviceKey, rows[rows.length - 1][0] + 1, range.to)
     }
     let points = allocateColumns(capacity)
     let deviceValid = new Uint8Array(capacity)
@@ -97,17 +89,17 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
       for (let k = 0; k < rows.length; k++, n++) {
         const row = rows[k]
         timestamp[n] = row[0]
-        latitude[n] = row[1] / 1e7
-        longitude[n] = row[2] / 1e7
-        speed[n] = row[3] === null ? Number.NaN : row[3] / 10
-        if (row[4] & 1) deviceInvalidCount++
+        latitude[n] = row[1] / COORDINATE_SCALE
+        longitude[n] = row[2] / COORDINATE_SCALE
+        speed[n] = row[3] === null ? Number.NaN : row[3] / SPEED_SCALE
+        if (row[4] & FLAG_UNLOCATABLE) deviceInvalidCount++
         else deviceValid[n] = 1
       }
       if (rows.length < FIXES_PER_READ) break
       const after = rows[rows.length - 1][0] + 1
       rows = []
       await nextTurn()
-      rows = fixesIn.values(deviceKey, after, range.to, FIXES_PER_READ) as unknown as FixRow[]
+      rows = positions.fixesIn(deviceKey, after, range.to, FIXES_PER_READ)
     }
     return { points: truncateColumns(points, n), deviceValid: deviceValid.subarray(0, n), deviceInvalidCount }
   }
@@ -181,17 +173,7 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
       checkRange(range)
       const device = requireDevice(access, principal, deviceId)
       requirePermission(principal, PERMISSION.events)
-      return eventsIn.all(device.key, range.from, range.to).map((e) => ({
-        alarm_code: e.alarm_code,
-        context: JSON.parse(e.context),
-        speed: e.speed,
-        satellite: e.satellite,
-        coordinates: e.latitude === null || e.longitude === null ? null : [e.latitude, e.longitude],
-        mcc: e.mcc,
-        mnc: e.mnc,
-        dbm: e.dbm,
-        timestamp: e.ts,
-      }))
+      return events.ofDevice(device.key, range.from, range.to).map(eventBody)
     },
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The newest fix of each device, in memory: what a `moving` device's `location` reads, and what
  * live streams subscribe to. The pipeline writes it after a batch commits; readers never wait.
- * Device alarms (events) pass through here too, after their commit, for the streams' `event: alarm`.
+ * Device alarms (events) pass through here too, after their commit, for the streams' `event: alarm`,
+ * and what status packets said, for `event: status`.
  */
 import { LRUCache } from 'lru-cache'
 
@@ -32,10 +33,22 @@ export interface LiveAlarm {
 
 export type AlarmListener = (alarm: LiveAlarm) => void
 
+/** A committed status report: the attributes it merged into the device's status. */
+export interface LiveStatus {
+  deviceKey: number
+  /** only what this report said; the rest of the device's status is unchanged */
+  attributes: Record<string, unknown>
+  /** when it was committed, Unix ms */
+  updatedAt: number
+}
+
+export type StatusListener = (status: LiveStatus) => void
+
 export class LivePositions {
   private readonly newest: LRUCache<number, LiveFix>
   private readonly listeners = new Set<LiveListener>()
   private readonly alarmListeners = new Set<AlarmListener>()
+  private readonly statusListeners = new Set<StatusListener>()
 
   constructor(max = 100_000) {
     this.newest = new LRUCache({ max })
@@ -65,5 +78,15 @@ export class LivePositions {
   subscribeAlarms(listener: AlarmListener): () => void {
     this.alarmListeners.add(listener)
     return () => this.alarmListeners.delete(listener)
+  }
+
+  /** Tells subscribers of a committed status report; nothing is held (GET /devices/{id}/status has the whole status). */
+  publishStatus(status: LiveStatus): void {
+    for (const listener of this.statusListeners) listener(status)
+  }
+
+  subscribeStatus(listener: StatusListener): () => void {
+    this.statusListeners.add(listener)
+    return () => this.statusListeners.delete(listener)
   }
 }

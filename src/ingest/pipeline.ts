@@ -1,81 +1,56 @@
 /**
- * The ingest pipeline: what every protocol listener hands its decoded reports to.
+ * The ingest pipeline: what every protocol listener hands its decoded reports to. It reads as its
+ * flow, one function a step:
  *
- * identify the device (IMEI or serial) → validate each fix → queue → group commit (one
- * transaction for every report queued since the last one, at most 500 fixes, device rows
- * updated in the same transaction) → resolve the caller's promise → the caller acknowledges the device. Nothing is
- * acknowledged before it is durable, and the cost of a commit is shared by every report in it.
+ *   identify    the device behind the IMEI or serial (identify.ts; unknown devices are refused)
+ *   validate    each fix and event, by the pure rules of track/validate.ts, encoded for the store
+ *   commit      group commit: one transaction for every report queued since the last one (at
+ *               most 500 fixes), the big tables written through store/, the device rows updated
+ *               in the same transaction
+ *   acknowledge the caller's promise resolves only after the commit: then it answers the device.
+ *               Nothing is acknowledged before it is durable, and the cost of a commit is shared
+ *               by every report in it.
  *
  * Device state rules (documented in README "Devices reporting in"):
  * - any report (fix, event, keep-alive, login) marks the device connected; `connected_at` is set
  *   when it was not connected before;
- * - the newest valid fix sets `latitude`/`longitude` and the state: `moving` above
- *   MOVING_SPEED_KMH, `stopped` at or below (speed as reported, or derived from the distance to
- *   the previous fix when the device sends none). Older, re-sent fixes are stored but move nothing;
+ * - the newest locatable fix sets `latitude`/`longitude` and the state, `moving` or `stopped`
+ *   (track/motion.ts: the speed as reported, or derived from the previous fix). Older, re-sent
+ *   fixes are stored but move nothing;
  * - disconnection (TCP session closed, or OFFLINE_AFTER seconds without a report) sets
  *   `connected = false`, `disconnected_at`, and `moving`/`stopped` → `off`;
  * - `suspended`, `unlink` and `stolen` are administrative and never changed here (the SQL
- *   re-checks, so a state set behind the cache's back is still respected).
+ *   re-checks, so a state set behind the cache's back is still respected);
+ * - what a report says about the device itself (status and information packets) is merged into
+ *   its latest status (store/status.ts).
  *
  * A batch that finds the database locked by another process (an import, an `sqlite3` shell)
  * waits for it asynchronously (store/busy.ts): the event loop keeps serving, reports arriving
  * meanwhile queue behind it, and after WRITE_DEADLINE_MS (5 s) its reports are refused
  * (Timeout), never acknowledged.
- *
- * Identification is rationed per source (sources.ts): a listener passes the client's address,
- * and a source that has tried too many unknown identifiers is refused before any lookup.
  */
 import type { Database, Statement } from 'bun:sqlite'
-import { LRUCache } from 'lru-cache'
 import type { Clock } from '../clock'
-import { DomainError, NotFound, TooManyRequests } from '../errors'
+import { DomainError } from '../errors'
 import type { Logger } from '../log'
 import { isDatabaseBusy, retryWhileBusy } from '../store/busy'
+import { createEventStore, encodeEvent, type EncodedEvent } from '../store/events'
+import { createPositionStore, decodeCoordinate, encodePosition, type EncodedPosition } from '../store/positions'
+import { createStatusStore } from '../store/status'
+import { motionOf, type MotionState, type TimedPosition } from '../track/motion'
+import { DEFAULT_MAX_FIX_AGE_DAYS, isPlausiblePosition, isTimely, judgeFix, timeWindow, type TimeWindow } from '../track/validate'
+import { createDeviceIdentifier, type DeviceRef, type ReportOrigin } from './identify'
 import type { LivePositions } from './live'
-import { createUnknownIdentifierLimiter, type UnknownIdentifierLimits } from './sources'
-import type { DecodedEvent, DecodedFix, DecodedReport } from './types'
+import type { UnknownIdentifierLimits } from './sources'
+import type { DecodedReport } from './types'
 
-/** A device counts as moving above this speed (km/h); below it is GPS jitter or crawling in a queue. */
-export const MOVING_SPEED_KMH = 3
-/** A fix more than this far ahead of the server clock is refused (a broken device clock). */
-export const MAX_FUTURE_SECONDS = 86_400
-/** A fix older than this many days is refused (a device clock reset to 1970 or 2000); MAX_FIX_AGE_DAYS. */
-export const DEFAULT_MAX_FIX_AGE_DAYS = 365
-/** positions.flags bit 0: the device said the fix is invalid, or it is the 0/0 placeholder. */
-export const FLAG_INVALID = 1
-
-const ADMINISTRATIVE_STATES = new Set(['suspended', 'unlink', 'stolen'])
-
-/** The device is not in the fleet (or is unlinked): its data is refused. */
-export class UnknownDevice extends NotFound {
-  constructor(readonly uniqueId: string) {
-    super(`No device with IMEI or serial ${JSON.stringify(uniqueId.slice(0, 64))}`)
-  }
-}
-
-/** The source tried too many unknown identifiers: nothing from it is looked up for a while. */
-export class TooManyUnknownDevices extends TooManyRequests {
-  constructor(retryAfterSeconds: number) {
-    super('Too many unknown device identifiers from this address; try again later', retryAfterSeconds)
-  }
-}
-
-/** Where a report came from: the client's address (sources.ts counts it by IPv4 address or IPv6 /64). */
-export interface ReportOrigin {
-  source: string
-}
+export { TooManyUnknownDevices, UnknownDevice, type DeviceRef, type ReportOrigin } from './identify'
 
 /** The pipeline is shutting down and takes nothing more. */
 export class PipelineStopped extends DomainError {
   constructor() {
     super(503, 'Service Unavailable', 'The server is shutting down')
   }
-}
-
-export interface DeviceRef {
-  key: number
-  id: string
-  state: string
 }
 
 export interface IngestResult {
@@ -121,34 +96,26 @@ export interface PipelineOptions {
   onBatch?: (batch: { operations: number; seconds: number }) => void
 }
 
-interface PositionRow {
-  ts: number
-  lat: number
-  lon: number
-  speed: number | null
-  course: number | null
-  altitude: number | null
-  satellites: number | null
-  flags: number
-  attributes: string | null
-  /** valid and not 0/0: may become the device's location */
+/** A fix that passed validation, encoded for the store, with what the device state needs. */
+interface CheckedFix {
+  row: EncodedPosition
+  /** may become the device's location */
   locatable: boolean
-  /** km/h as reported, for the moving/stopped decision and the live fix */
+  /** the position as stored (degrees), for the device row, the motion rule and live streams */
+  position: TimedPosition
+  /** km/h as reported, null when not */
   speedKmh: number | null
   courseDeg: number | null
 }
 
-interface EventRow {
-  ts: number
-  code: string
-  context: string
-  speed: number | null
-  satellites: number | null
-  latitude: number | null
-  longitude: number | null
-  mcc: number | null
-  mnc: number | null
-  dbm: number | null
+/** A report that passed validation: what the commit writes. */
+interface CheckedReport {
+  fixes: CheckedFix[]
+  /** fixes refused as impossible */
+  rejected: number
+  events: EncodedEvent[]
+  /** attributes to merge into the device's status, as JSON; null when the report said nothing of it */
+  status: string | null
 }
 
 type Operation =
@@ -156,9 +123,7 @@ type Operation =
       kind: 'report'
       device: DeviceRef
       at: number
-      rows: PositionRow[]
-      events: EventRow[]
-      rejected: number
+      checked: CheckedReport
       resolve: (result: IngestResult) => void
       reject: (error: unknown) => void
     }
@@ -166,46 +131,64 @@ type Operation =
   /** resolves after the batch it joined has committed (or failed): nothing written */
   | { kind: 'barrier'; resolve: () => void; reject: (error: unknown) => void }
 
-interface Newest {
-  ts: number
-  lat: number
-  lon: number
-}
-
 interface Liveness {
   lastSeen: number
   connected: boolean
   sessions: number
 }
 
-/** How stale the device cache may be after another process changed devices. */
-const IDENTITY_CHECK_MS = 1000
-
-/** The state a fix implies, for a device not in an administrative state. */
-function motionState(speedKmh: number): 'moving' | 'stopped' {
-  return speedKmh > MOVING_SPEED_KMH ? 'moving' : 'stopped'
-}
-
-/** Equirectangular distance in metres: plenty for two consecutive fixes of one device. */
-function metresBetween(lat1: number, lon1: number, lat2: number, lon2: number): number {
-  const toRad = Math.PI / 180
-  const x = (lon2 - lon1) * toRad * Math.cos(((lat1 + lat2) / 2) * toRad)
-  const y = (lat2 - lat1) * toRad
-  return Math.sqrt(x * x + y * y) * 6_371_008
+/** What a committed batch tells live streams, once it is durable. */
+interface Published {
+  fixes: { deviceKey: number; fix: CheckedFix }[]
+  alarms: { deviceKey: number; event: EncodedEvent }[]
+  statuses: { deviceKey: number; attributes: string; at: number }[]
 }
 
 const finiteOrNull = (value: number | null | undefined): number | null =>
   value === null || value === undefined || !Number.isFinite(value) ? null : value
 
-const roundOrNull = (value: number | null | undefined, scale = 1): number | null => {
-  const v = finiteOrNull(value)
-  return v === null ? null : Math.round(v * scale)
-}
-
-function hasKeys(object: Record<string, unknown> | undefined): boolean {
+function hasKeys(object: Record<string, unknown> | undefined): object is Record<string, unknown> {
   if (!object) return false
   for (const _ in object) return true
   return false
+}
+
+// ---------------------------------------------------------------------------------------------
+// validate: pure, before anything is queued
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Each fix judged (refused, kept, or locatable) and encoded; each event kept when timely and
+ * named, placed only at a plausible position; the status attributes as JSON. Throws when a
+ * decoder handed over attributes JSON cannot hold.
+ */
+function validateReport(report: DecodedReport, window: TimeWindow): CheckedReport {
+  const fixes: CheckedFix[] = []
+  let rejected = 0
+  for (const fix of report.fixes) {
+    const verdict = judgeFix(fix, window)
+    if (verdict === 'refused') {
+      rejected++
+      continue
+    }
+    const row = encodePosition(fix, verdict === 'locatable')
+    fixes.push({
+      row,
+      locatable: verdict === 'locatable',
+      position: { timestamp: row.ts, latitude: decodeCoordinate(row.lat), longitude: decodeCoordinate(row.lon) },
+      speedKmh: finiteOrNull(fix.speed),
+      courseDeg: finiteOrNull(fix.course),
+    })
+  }
+  const events: EncodedEvent[] = []
+  for (const event of report.events) {
+    if (typeof event.alarmCode !== 'string' || event.alarmCode === '') continue
+    if (!isTimely(Math.floor(event.timestamp), window)) continue
+    const latitude = finiteOrNull(event.latitude)
+    const longitude = finiteOrNull(event.longitude)
+    events.push(encodeEvent(event, latitude !== null && longitude !== null && isPlausiblePosition(latitude, longitude)))
+  }
+  return { fixes, rejected, events, status: hasKeys(report.status) ? JSON.stringify(report.status) : null }
 }
 
 export function createIngestPipeline(options: PipelineOptions) {
@@ -213,28 +196,13 @@ export function createIngestPipeline(options: PipelineOptions) {
   const offlineAfterMs = options.offlineAfterSeconds * 1000
   const maxBatchFixes = options.maxBatchFixes ?? 500
   const maxBatchDelayMs = options.maxBatchDelayMs ?? 0
-  const maxFixAgeSeconds = (options.maxFixAgeDays ?? DEFAULT_MAX_FIX_AGE_DAYS) * 86_400
-  const unknownIdentifiers = createUnknownIdentifierLimiter({ log, limits: options.unknownIdentifiers })
+  const maxFixAgeDays = options.maxFixAgeDays ?? DEFAULT_MAX_FIX_AGE_DAYS
+  const identifier = createDeviceIdentifier({ sqlite, clock, log, limits: options.unknownIdentifiers })
+  const positions = createPositionStore(sqlite)
+  const events = createEventStore(sqlite)
+  const statuses = createStatusStore(sqlite)
 
-  // --- prepared statements (the hot path binds positionally) ---
-  // An unlinked device loses to a live one with the same identifier (a re-provisioned tracker);
-  // then an IMEI match beats a serial match; then the newest device.
-  const identityVersion = sqlite.query<{ version: number }, []>('SELECT version FROM access_version WHERE id = 2')
-  const findDevice = sqlite.query<DeviceRef, [string]>(
-    `SELECT key, id, state FROM devices WHERE imei = ?1 OR serial = ?1
-     ORDER BY state = 'unlink', imei = ?1 DESC, key DESC LIMIT 1`,
-  )
-  const newestStored = sqlite.query<Newest, [number]>(
-    `SELECT ts, lat / 1e7 AS lat, lon / 1e7 AS lon FROM positions WHERE device = ? AND (flags & ${FLAG_INVALID}) = 0 ORDER BY ts DESC LIMIT 1`,
-  )
-  const insertPosition: Statement = sqlite.query(
-    `INSERT OR IGNORE INTO positions (device, ts, lat, lon, speed, course, altitude, satellites, flags, attributes)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  )
-  const insertEvent: Statement = sqlite.query(
-    `INSERT OR IGNORE INTO events (device, ts, alarm_code, context, speed, satellite, latitude, longitude, mcc, mnc, dbm)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  )
+  // The device row: ingest's own writes (the hot path binds positionally).
   // ?5 is the state the newest fix implies, NULL when this batch moved nothing.
   const markSeen: Statement = sqlite.query(
     `UPDATE devices SET
@@ -253,13 +221,8 @@ export function createIngestPipeline(options: PipelineOptions) {
   )
 
   // --- in-memory state ---
-  /** identifier → its device (null: none, so an unknown device costs no query either) */
-  const lookups = new LRUCache<string, { device: DeviceRef | null }>({ max: 50_000 })
-  /** identity version the cached lookups were made at, and when it was last read */
-  let knownIdentityVersion = -1
-  let identityCheckedAt = -Infinity
   /** newest committed locatable fix per device key: what a fix must beat to move the device */
-  const newest = new Map<number, Newest | null>()
+  const newest = new Map<number, TimedPosition | null>()
   const liveness = new Map<number, Liveness>()
 
   let queue: Operation[] = []
@@ -278,155 +241,30 @@ export function createIngestPipeline(options: PipelineOptions) {
   const sweepTimer = options.sweepIntervalMs ? setInterval(() => sweep(), options.sweepIntervalMs) : null
   sweepTimer?.unref?.()
 
-  /**
-   * The device behind an identifier; throws UnknownDevice (unknown, or unlinked), or
-   * TooManyUnknownDevices without a lookup when the source has guessed too much. Without an
-   * origin (reports inside an identified session) nothing is rationed.
-   */
-  function identify(uniqueId: string, origin?: ReportOrigin): DeviceRef {
-    const now = clock.now()
-    const source = origin?.source
-    if (source !== undefined) {
-      const retryAfter = unknownIdentifiers.refusal(source, now)
-      if (retryAfter !== null) throw new TooManyUnknownDevices(retryAfter)
-    }
-    // A device added, re-identified or (un)linked by any process (an import) bumps the version:
-    // read it at most once a second, and start over when it moved.
-    if (now - identityCheckedAt >= IDENTITY_CHECK_MS || now < identityCheckedAt) {
-      identityCheckedAt = now
-      const version = identityVersion.get()?.version ?? 0
-      if (version !== knownIdentityVersion) {
-        lookups.clear()
-        knownIdentityVersion = version
-      }
-    }
-    let cached = lookups.get(uniqueId)
-    if (!cached) {
-      cached = { device: uniqueId === '' ? null : findDevice.get(uniqueId) }
-      lookups.set(uniqueId, cached)
-    }
-    const device = cached.device
-    if (!device || device.state === 'unlink') {
-      unknownIdentifiers.unknown(source ?? 'session', uniqueId, device ? 'unlink' : 'unknown', now)
-      throw new UnknownDevice(uniqueId)
-    }
-    return device
-  }
-
-  /** not more than a day ahead (a broken clock), not older than MAX_FIX_AGE_DAYS (a clock reset to 1970) */
-  function timely(ts: number, nowSeconds: number): boolean {
-    return Number.isFinite(ts) && ts >= nowSeconds - maxFixAgeSeconds && ts <= nowSeconds + MAX_FUTURE_SECONDS
-  }
-
-  /** coordinates in range and a timely timestamp: what a fix needs to be stored, whatever the device */
-  function possible(fix: DecodedFix, nowSeconds: number): boolean {
-    const { latitude, longitude } = fix
-    if (!Number.isFinite(latitude) || !Number.isFinite(longitude) || latitude < -90 || latitude > 90 || longitude < -180 || longitude > 180) {
-      return false
-    }
-    return timely(Math.floor(fix.timestamp), nowSeconds)
-  }
-
-  function validateFix(fix: DecodedFix, nowSeconds: number): PositionRow | null {
-    if (!possible(fix, nowSeconds)) return null
-    const { latitude, longitude } = fix
-    const ts = Math.floor(fix.timestamp)
-    const lat = Math.round(latitude * 1e7)
-    const lon = Math.round(longitude * 1e7)
-    const nullIsland = lat === 0 && lon === 0
-    const locatable = fix.valid && !nullIsland
-    const speedKmh = finiteOrNull(fix.speed)
-    const courseDeg = finiteOrNull(fix.course)
-    return {
-      ts,
-      lat,
-      lon,
-      speed: speedKmh === null ? null : Math.round(speedKmh * 10),
-      course: courseDeg === null ? null : Math.round(courseDeg),
-      altitude: roundOrNull(fix.altitude),
-      satellites: roundOrNull(fix.satellites),
-      flags: locatable ? 0 : FLAG_INVALID,
-      attributes: hasKeys(fix.attributes) ? JSON.stringify(fix.attributes) : null,
-      locatable,
-      speedKmh,
-      courseDeg,
-    }
-  }
-
-  function validateEvent(event: DecodedEvent, nowSeconds: number): EventRow | null {
-    const ts = Math.floor(event.timestamp)
-    if (!timely(ts, nowSeconds)) return null
-    if (typeof event.alarmCode !== 'string' || event.alarmCode === '') return null
-    const lat = finiteOrNull(event.latitude)
-    const lon = finiteOrNull(event.longitude)
-    const placed = lat !== null && lon !== null && Math.abs(lat) <= 90 && Math.abs(lon) <= 180 && !(lat === 0 && lon === 0)
-    return {
-      ts,
-      code: event.alarmCode.slice(0, 64),
-      context: JSON.stringify(event.context ?? {}),
-      speed: roundOrNull(event.speed),
-      satellites: roundOrNull(event.satellites),
-      latitude: placed ? lat : null,
-      longitude: placed ? lon : null,
-      mcc: roundOrNull(event.mcc),
-      mnc: roundOrNull(event.mnc),
-      dbm: roundOrNull(event.dbm),
-    }
-  }
-
-  function seen(deviceKey: number, at: number): void {
-    const entry = liveness.get(deviceKey)
-    if (entry) {
-      entry.lastSeen = Math.max(entry.lastSeen, at)
-      entry.connected = true
-    } else liveness.set(deviceKey, { lastSeen: at, connected: true, sessions: 0 })
-  }
-
-  function enqueue(operation: Operation, fixes: number): void {
-    queue.push(operation)
-    queuedFixes += fixes
-    if (queuedFixes >= maxBatchFixes) flush()
-    else if (flushTimer === null) flushTimer = maxBatchDelayMs > 0 ? setTimeout(flush, maxBatchDelayMs) : setImmediate(flush)
-  }
+  const windowAt = (at: number) => timeWindow(Math.floor(at / 1000), maxFixAgeDays)
 
   /**
    * Queue a report; the promise resolves once it is committed (then acknowledge the device),
    * and rejects with UnknownDevice, PipelineStopped, or the database's error (do not acknowledge).
-   * A report without fixes or events is a keep-alive: it only marks the device connected.
+   * A report without fixes, events or status is a keep-alive: it only marks the device connected.
    * `origin` (the client's address) rations unknown identifiers: pass it for every report that
    * identifies a device (an OsmAnd request, a login), not for reports of an identified session.
    */
   function ingest(report: DecodedReport, origin?: ReportOrigin): Promise<IngestResult> {
     if (stopped) return Promise.reject(new PipelineStopped())
-    let device: DeviceRef
-    try {
-      device = identify(report.uniqueId, origin)
-    } catch (error) {
-      return Promise.reject(error)
-    }
     const at = clock.now()
-    const nowSeconds = Math.floor(at / 1000)
-    const rows: PositionRow[] = []
-    let rejected = 0
-    const events: EventRow[] = []
+    let device: DeviceRef
+    let checked: CheckedReport
     try {
-      for (const fix of report.fixes) {
-        const row = validateFix(fix, nowSeconds)
-        if (row) rows.push(row)
-        else rejected++
-      }
-      for (const event of report.events) {
-        const row = validateEvent(event, nowSeconds)
-        if (row) events.push(row)
-      }
+      device = identifier.identify(report.uniqueId, origin)
+      checked = validateReport(report, windowAt(at))
     } catch (error) {
-      // a decoder handed over something that is not data (attributes JSON cannot hold)
       return Promise.reject(error)
     }
-    if (rejected > 0) log.debug('fixes refused', { device: device.id, rejected })
+    if (checked.rejected > 0) log.debug('fixes refused', { device: device.id, rejected: checked.rejected })
     seen(device.key, at)
     return new Promise((resolve, reject) => {
-      enqueue({ kind: 'report', device, at, rows, events, rejected, resolve, reject }, rows.length + events.length + 1)
+      enqueue({ kind: 'report', device, at, checked, resolve, reject }, checked.fixes.length + checked.events.length + 1)
     })
   }
 
@@ -456,9 +294,9 @@ export function createIngestPipeline(options: PipelineOptions) {
    * device (an HTTP listener answers this before identifying, so the answer reveals nothing).
    */
   function refusedFixes(report: DecodedReport): number {
-    const nowSeconds = Math.floor(clock.now() / 1000)
+    const window = windowAt(clock.now())
     let refused = 0
-    for (const fix of report.fixes) if (!possible(fix, nowSeconds)) refused++
+    for (const fix of report.fixes) if (judgeFix(fix, window) === 'refused') refused++
     return refused
   }
 
@@ -466,6 +304,14 @@ export function createIngestPipeline(options: PipelineOptions) {
   function afterCommit(): Promise<void> {
     if (stopped) return Promise.reject(new PipelineStopped())
     return new Promise((resolve, reject) => enqueue({ kind: 'barrier', resolve, reject }, 1))
+  }
+
+  function seen(deviceKey: number, at: number): void {
+    const entry = liveness.get(deviceKey)
+    if (entry) {
+      entry.lastSeen = Math.max(entry.lastSeen, at)
+      entry.connected = true
+    } else liveness.set(deviceKey, { lastSeen: at, connected: true, sessions: 0 })
   }
 
   function disconnect(deviceKey: number): void {
@@ -477,7 +323,7 @@ export function createIngestPipeline(options: PipelineOptions) {
 
   /** Disconnect every device quiet for OFFLINE_AFTER; returns how many. Runs on its timer, or by hand. */
   function sweep(): number {
-    unknownIdentifiers.sweep(clock.now())
+    identifier.sweep(clock.now())
     const cutoff = clock.now() - offlineAfterMs
     let count = 0
     for (const [key, entry] of liveness) {
@@ -490,11 +336,125 @@ export function createIngestPipeline(options: PipelineOptions) {
     return count
   }
 
+  // ---------------------------------------------------------------------------------------------
+  // commit: queued reports in one transaction
+  // ---------------------------------------------------------------------------------------------
+
+  function enqueue(operation: Operation, weight: number): void {
+    queue.push(operation)
+    queuedFixes += weight
+    if (queuedFixes >= maxBatchFixes) flush()
+    else if (flushTimer === null) flushTimer = maxBatchDelayMs > 0 ? setTimeout(flush, maxBatchDelayMs) : setImmediate(flush)
+  }
+
   interface DeviceUpdate {
     at: number
-    fix: PositionRow | null
+    fix: CheckedFix | null
     /** state implied by the newest fix, or null */
-    state: string | null
+    state: MotionState | null
+  }
+
+  /**
+   * One attempt at writing a batch, inside its transaction (a retried attempt starts over: the
+   * one before it rolled back). Fills `results` and returns what to publish after the commit and
+   * the newest fixes it made.
+   */
+  function writeBatch(operations: Operation[], results: (IngestResult | null)[]): { published: Published; newestAfter: Map<number, TimedPosition> } {
+    results.fill(null)
+    const published: Published = { fixes: [], alarms: [], statuses: [] }
+    const newestAfter = new Map<number, TimedPosition>()
+    const updates = new Map<number, DeviceUpdate>()
+
+    const newestOf = (key: number): TimedPosition | null => {
+      const pending = newestAfter.get(key)
+      if (pending) return pending
+      let known = newest.get(key)
+      if (known === undefined) {
+        known = positions.newestValid(key)
+        newest.set(key, known)
+      }
+      return known
+    }
+    const applyUpdate = (key: number, update: DeviceUpdate) => {
+      const position = update.fix?.position
+      markSeen.run(key, update.at, position ? position.latitude : null, position ? position.longitude : null, update.state)
+    }
+
+    for (let i = 0; i < operations.length; i++) {
+      const op = operations[i]
+      if (op.kind === 'barrier') continue
+      if (op.kind === 'disconnect') {
+        const pending = updates.get(op.deviceKey)
+        if (pending) {
+          applyUpdate(op.deviceKey, pending)
+          updates.delete(op.deviceKey)
+        }
+        markDisconnected.run(op.deviceKey, op.at)
+        continue
+      }
+      const key = op.device.key
+      const { checked } = op
+      // read what is stored before this batch adds to it
+      if (checked.fixes.length > 0) newestOf(key)
+      let stored = 0
+      for (const fix of checked.fixes) {
+        if (!positions.insert(key, fix.row)) continue
+        stored++
+        if (!fix.locatable) continue
+        published.fixes.push({ deviceKey: key, fix })
+        const previous = newestOf(key)
+        if (previous && previous.timestamp >= fix.position.timestamp) continue
+        const state = motionOf(fix.speedKmh, fix.position, previous)
+        newestAfter.set(key, fix.position)
+        const update = updates.get(key)
+        if (update) {
+          update.fix = fix
+          update.state = state
+        } else updates.set(key, { at: op.at, fix, state })
+      }
+      let written = 0
+      for (const event of checked.events) {
+        if (!events.insert(key, event)) continue
+        written++
+        published.alarms.push({ deviceKey: key, event })
+      }
+      if (checked.status !== null) {
+        statuses.merge(key, checked.status, op.at)
+        published.statuses.push({ deviceKey: key, attributes: checked.status, at: op.at })
+      }
+      const update = updates.get(key)
+      if (update) update.at = Math.max(update.at, op.at)
+      else updates.set(key, { at: op.at, fix: null, state: null })
+      results[i] = { device: op.device, stored, duplicates: checked.fixes.length - stored, rejected: checked.rejected, events: written }
+    }
+    for (const [key, update] of updates) applyUpdate(key, update)
+    return { published, newestAfter }
+  }
+
+  /** Only after the commit: live streams hear of what became durable. A subscriber's failure is its own. */
+  function publish({ fixes, alarms, statuses: changed }: Published): void {
+    for (const { deviceKey, fix } of fixes) {
+      try {
+        const { timestamp, latitude, longitude } = fix.position
+        live.publish({ deviceKey, timestamp, latitude, longitude, speed: fix.speedKmh, course: fix.courseDeg })
+      } catch (error) {
+        log.error('live position subscriber failed', { error: (error as Error)?.message })
+      }
+    }
+    for (const { deviceKey, event } of alarms) {
+      try {
+        live.publishAlarm({ deviceKey, alarmCode: event.alarm_code, timestamp: event.ts, latitude: event.latitude, longitude: event.longitude, speed: event.speed })
+      } catch (error) {
+        log.error('live alarm subscriber failed', { error: (error as Error)?.message })
+      }
+    }
+    for (const { deviceKey, attributes, at } of changed) {
+      try {
+        live.publishStatus({ deviceKey, attributes: JSON.parse(attributes), updatedAt: at })
+      } catch (error) {
+        log.error('live status subscriber failed', { error: (error as Error)?.message })
+      }
+    }
   }
 
   /**
@@ -513,117 +473,28 @@ export function createIngestPipeline(options: PipelineOptions) {
     queuedFixes = 0
 
     const results: (IngestResult | null)[] = new Array(operations.length).fill(null)
-    const published: { deviceKey: number; row: PositionRow }[] = []
-    /** events this batch wrote (a re-sent one is not news), told to live streams after the commit */
-    const publishedAlarms: { deviceKey: number; event: EventRow }[] = []
-    const newestAfter = new Map<number, Newest>()
-
-    const newestOf = (key: number): Newest | null => {
-      const pending = newestAfter.get(key)
-      if (pending) return pending
-      let known = newest.get(key)
-      if (known === undefined) {
-        known = newestStored.get(key)
-        newest.set(key, known)
-      }
-      return known
-    }
-
-    const write = () => {
-      // a retried attempt starts over: the one before it rolled back
-      results.fill(null)
-      published.length = 0
-      publishedAlarms.length = 0
-      newestAfter.clear()
-      const updates = new Map<number, DeviceUpdate>()
-      const applyUpdate = (key: number, update: DeviceUpdate) => {
-        const fix = update.fix
-        markSeen.run(key, update.at, fix ? fix.lat / 1e7 : null, fix ? fix.lon / 1e7 : null, update.state)
-      }
-      for (let i = 0; i < operations.length; i++) {
-        const op = operations[i]
-        if (op.kind === 'barrier') continue
-        if (op.kind === 'disconnect') {
-          const pending = updates.get(op.deviceKey)
-          if (pending) {
-            applyUpdate(op.deviceKey, pending)
-            updates.delete(op.deviceKey)
-          }
-          markDisconnected.run(op.deviceKey, op.at)
-          continue
-        }
-        const key = op.device.key
-        // read what is stored before this batch adds to it
-        if (op.rows.length > 0) newestOf(key)
-        let stored = 0
-        for (const row of op.rows) {
-          const changes = insertPosition.run(key, row.ts, row.lat, row.lon, row.speed, row.course, row.altitude, row.satellites, row.flags, row.attributes).changes
-          if (changes === 0) continue
-          stored++
-          if (!row.locatable) continue
-          published.push({ deviceKey: key, row })
-          const previous = newestOf(key)
-          if (previous && previous.ts >= row.ts) continue
-          let speed = row.speedKmh
-          if (speed === null) {
-            const seconds = previous ? row.ts - previous.ts : 0
-            speed = previous && seconds > 0 ? (metresBetween(previous.lat, previous.lon, row.lat / 1e7, row.lon / 1e7) / seconds) * 3.6 : 0
-          }
-          newestAfter.set(key, { ts: row.ts, lat: row.lat / 1e7, lon: row.lon / 1e7 })
-          const update = updates.get(key)
-          if (update) {
-            update.fix = row
-            update.state = motionState(speed)
-          } else updates.set(key, { at: op.at, fix: row, state: motionState(speed) })
-        }
-        let events = 0
-        for (const e of op.events) {
-          const written = insertEvent.run(key, e.ts, e.code, e.context, e.speed, e.satellites, e.latitude, e.longitude, e.mcc, e.mnc, e.dbm).changes
-          events += written
-          if (written > 0) publishedAlarms.push({ deviceKey: key, event: e })
-        }
-        const update = updates.get(key)
-        if (update) update.at = Math.max(update.at, op.at)
-        else updates.set(key, { at: op.at, fix: null, state: null })
-        results[i] = { device: op.device, stored, duplicates: op.rows.length - stored, rejected: op.rejected, events }
-      }
-      for (const [key, update] of updates) applyUpdate(key, update)
-    }
-
+    let written: ReturnType<typeof writeBatch> | null = null
     let started = 0
     const commit = () => {
       started = performance.now()
-      sqlite.transaction(write).immediate()
+      sqlite.transaction(() => (written = writeBatch(operations, results))).immediate()
     }
     const fail = (error: unknown) => {
       log.error('ingest batch failed', { operations: operations.length, error: (error as Error).message })
       for (const op of operations) if (op.kind !== 'disconnect') op.reject(error)
     }
+    // acknowledge: only now, after the commit, are the callers told (and they answer the devices)
     const settle = () => {
       batches++
       options.onBatch?.({ operations: operations.length, seconds: (performance.now() - started) / 1000 })
+      const { published, newestAfter } = written!
       for (const [key, value] of newestAfter) newest.set(key, value)
-      // Only now, after the commit: tell the callers (who acknowledge) and the live streams.
       for (let i = 0; i < operations.length; i++) {
         const op = operations[i]
         if (op.kind === 'report') op.resolve(results[i]!)
         else if (op.kind === 'barrier') op.resolve()
       }
-      for (const { deviceKey, row } of published) {
-        try {
-          live.publish({ deviceKey, timestamp: row.ts, latitude: row.lat / 1e7, longitude: row.lon / 1e7, speed: row.speedKmh, course: row.courseDeg })
-        } catch (error) {
-          // a live-stream subscriber's failure is its own; the fixes are committed and acknowledged
-          log.error('live position subscriber failed', { error: (error as Error)?.message })
-        }
-      }
-      for (const { deviceKey, event } of publishedAlarms) {
-        try {
-          live.publishAlarm({ deviceKey, alarmCode: event.code, timestamp: event.ts, latitude: event.latitude, longitude: event.longitude, speed: event.speed })
-        } catch (error) {
-          log.error('live alarm subscriber failed', { error: (error as Error)?.message })
-        }
-      }
+      publish(published)
     }
 
     try {
@@ -643,15 +514,6 @@ export function createIngestPipeline(options: PipelineOptions) {
     settle()
   }
 
-  /**
-   * This process just changed devices (the admin API): the next identification reads the
-   * identity version at once instead of up to IDENTITY_CHECK_MS later, so a device created or
-   * re-identified reports in on its very next fix, and an old identifier is refused.
-   */
-  function devicesChanged(): void {
-    identityCheckedAt = -Infinity
-  }
-
   /** Flush what is queued (waiting for a locked database up to its deadline) and take nothing more. Sessions should be closed before this. */
   async function stop(): Promise<void> {
     if (sweepTimer) clearInterval(sweepTimer)
@@ -661,8 +523,13 @@ export function createIngestPipeline(options: PipelineOptions) {
   }
 
   return {
-    identify,
-    devicesChanged,
+    identify: identifier.identify,
+    /**
+     * This process just changed devices (the admin API): the next identification reads the
+     * identity version at once, so a device created or re-identified reports in on its very next
+     * fix, and an old identifier is refused.
+     */
+    devicesChanged: identifier.changed,
     ingest,
     openSession,
     refusedFixes,

@@ -39,4 +39,10 @@ export interface DecodedReport {
   uniqueId: string
   fixes: DecodedFix[]
   events: DecodedEvent[]
+  /**
+   * What the message said about the device itself rather than a fix (status and information
+   * packets: battery, external power, signal, ignition, ICCID, …), under the attribute names the
+   * fixes use: merged into the device's latest status. Absent or empty: nothing to keep.
+   */
+  status?: Record<string, unknown>
 }

@@ -1,13 +1,22 @@
 /**
- * The events table read across many devices at once (GET /events): the newest first, within a
- * window. The devices come from the access function; this only reads what it is given. The keys
- * go as one JSON array (json_each) rather than one bound parameter each: an admin's account may
- * hold more devices than SQLite binds parameters, and the statement stays one prepared statement.
- * SQLite walks events_device_ts_code once per device over the window, then sorts what it found.
+ * The owner of the events table: how a device event is encoded in it, the statements that write
+ * it (ingest, import) and read it (a device's history, the fleet's events).
+ *
+ * Across many devices at once (GET /events): the newest first, within a window. The devices come
+ * from the access function; this only reads what it is given. The keys go as one JSON array
+ * (json_each) rather than one bound parameter each: an admin's account may hold more devices than
+ * SQLite binds parameters, and the statement stays one prepared statement. SQLite walks
+ * events_device_ts_code once per device over the window, then sorts what it found.
  */
-import { and, between, desc, sql } from 'drizzle-orm'
+import type { Changes, Database } from 'bun:sqlite'
+import { and, asc, between, desc, eq, sql } from 'drizzle-orm'
+import { drizzle } from 'drizzle-orm/bun-sqlite'
 import type { Db } from '../../db/client'
+import * as schema from '../../db/schema'
 import { events } from '../../db/schema'
+
+/** Alarm codes are kept to this many characters. */
+export const MAX_ALARM_CODE_LENGTH = 64
 
 export interface StoredEvent {
   id: number
@@ -24,6 +33,84 @@ export interface StoredEvent {
   dbm: number | null
 }
 
+/** An event as a protocol decoder hands it over (units converted). */
+export interface EventToStore {
+  timestamp: number
+  alarmCode: string
+  latitude: number | null
+  longitude: number | null
+  speed: number | null
+  satellites: number | null
+  mcc: number | null
+  mnc: number | null
+  dbm: number | null
+  context?: Record<string, unknown>
+}
+
+/** An event as it is stored: one row of events, without its device and id. */
+export interface EncodedEvent {
+  ts: number
+  alarm_code: string
+  context: string
+  speed: number | null
+  satellite: number | null
+  latitude: number | null
+  longitude: number | null
+  mcc: number | null
+  mnc: number | null
+  dbm: number | null
+}
+
+/** An event as the API shows it (GET /devices/{id}/history/events, GET /events). */
+export interface EventBody {
+  alarm_code: string
+  context: Record<string, unknown>
+  speed: number | null
+  satellite: number | null
+  coordinates: [number, number] | null
+  mcc: number | null
+  mnc: number | null
+  dbm: number | null
+  timestamp: number
+}
+
+const roundOrNull = (value: number | null | undefined): number | null =>
+  value === null || value === undefined || !Number.isFinite(value) ? null : Math.round(value)
+
+/**
+ * The row for an event. `placed`: its coordinates are a plausible position (otherwise they are
+ * left out: an alarm without a fix says nothing about where). Throws if its context cannot be JSON.
+ */
+export function encodeEvent(event: EventToStore, placed: boolean): EncodedEvent {
+  return {
+    ts: Math.floor(event.timestamp),
+    alarm_code: event.alarmCode.slice(0, MAX_ALARM_CODE_LENGTH),
+    context: JSON.stringify(event.context ?? {}),
+    speed: roundOrNull(event.speed),
+    satellite: roundOrNull(event.satellites),
+    latitude: placed ? event.latitude : null,
+    longitude: placed ? event.longitude : null,
+    mcc: roundOrNull(event.mcc),
+    mnc: roundOrNull(event.mnc),
+    dbm: roundOrNull(event.dbm),
+  }
+}
+
+/** A stored event (from any of the reads below) as the API shows it. */
+export function eventBody(row: Omit<EncodedEvent, 'context'> & { context: string }): EventBody {
+  return {
+    alarm_code: row.alarm_code,
+    context: JSON.parse(row.context),
+    speed: row.speed,
+    satellite: row.satellite,
+    coordinates: row.latitude === null || row.longitude === null ? null : [row.latitude, row.longitude],
+    mcc: row.mcc,
+    mnc: row.mnc,
+    dbm: row.dbm,
+    timestamp: row.ts,
+  }
+}
+
 export interface EventWindow {
   /** Unix seconds, both inclusive */
   from: number
@@ -32,22 +119,66 @@ export interface EventWindow {
   offset: number
 }
 
-export function createEventStore(db: Db) {
-  const newestFirst = db
-    .select({
-      id: events.id,
-      device: events.device,
-      ts: events.ts,
-      alarm_code: events.alarmCode,
-      context: events.context,
-      speed: events.speed,
-      satellite: events.satellite,
-      latitude: events.latitude,
-      longitude: events.longitude,
-      mcc: events.mcc,
-      mnc: events.mnc,
-      dbm: events.dbm,
+const storedColumns = {
+  id: events.id,
+  device: events.device,
+  ts: events.ts,
+  alarm_code: events.alarmCode,
+  context: events.context,
+  speed: events.speed,
+  satellite: events.satellite,
+  latitude: events.latitude,
+  longitude: events.longitude,
+  mcc: events.mcc,
+  mnc: events.mnc,
+  dbm: events.dbm,
+}
+
+const placeholder = sql.placeholder
+
+/** The events store over a Drizzle instance, or over the raw connection (ingest and import have only that). */
+export function createEventStore(database: Db | Database) {
+  const db: Db = 'select' in database ? database : drizzle(database, { schema })
+  const columns = {
+    device: placeholder('device'),
+    ts: placeholder('ts'),
+    alarmCode: placeholder('alarm_code'),
+    context: placeholder('context'),
+    speed: placeholder('speed'),
+    satellite: placeholder('satellite'),
+    latitude: placeholder('latitude'),
+    longitude: placeholder('longitude'),
+    mcc: placeholder('mcc'),
+    mnc: placeholder('mnc'),
+    dbm: placeholder('dbm'),
+  }
+  // a re-sent alarm (same device, second and code) is the same event
+  const insertOrIgnore = db.insert(events).values(columns).onConflictDoNothing().prepare()
+  const insertOrReplace = db
+    .insert(events)
+    .values(columns)
+    .onConflictDoUpdate({
+      target: [events.device, events.ts, events.alarmCode],
+      set: {
+        context: sql`excluded.context`,
+        speed: sql`excluded.speed`,
+        satellite: sql`excluded.satellite`,
+        latitude: sql`excluded.latitude`,
+        longitude: sql`excluded.longitude`,
+        mcc: sql`excluded.mcc`,
+        mnc: sql`excluded.mnc`,
+        dbm: sql`excluded.dbm`,
+      },
     })
+    .prepare()
+  const oneDevice = db
+    .select(storedColumns)
+    .from(events)
+    .where(and(eq(events.device, placeholder('device')), between(events.ts, placeholder('from'), placeholder('to'))))
+    .orderBy(asc(events.ts), asc(events.id))
+    .prepare()
+  const newestFirst = db
+    .select(storedColumns)
     .from(events)
     .where(
       and(
@@ -62,6 +193,18 @@ export function createEventStore(db: Db) {
     .prepare()
 
   return {
+    /** Writes the event unless (device, ts, code) is stored; true when it was written. */
+    insert(deviceKey: number, row: EncodedEvent): boolean {
+      return (insertOrIgnore.run({ device: deviceKey, ...row }) as unknown as Changes).changes > 0
+    },
+    /** Writes the event, replacing a stored one with the same (device, ts, code). */
+    upsert(deviceKey: number, row: EncodedEvent): boolean {
+      return (insertOrReplace.run({ device: deviceKey, ...row }) as unknown as Changes).changes > 0
+    },
+    /** One device's events in the window (Unix seconds, both inclusive), oldest first. */
+    ofDevice(deviceKey: number, from: number, to: number): StoredEvent[] {
+      return oneDevice.all({ device: deviceKey, from, to })
+    },
     /** the events of these devices in the window, newest first, one page */
     newestFirst(deviceKeys: readonly number[], window: EventWindow): StoredEvent[] {
       if (deviceKeys.length === 0) return []

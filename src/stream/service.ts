@@ -21,6 +21,7 @@ import { TooManyRequests } from '../errors'
 import type { LiveAlarm, LiveFix, LivePositions } from '../ingest/live'
 import type { Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
+import { createPositionStore } from '../store/positions'
 
 export interface LiveStreamDeps {
   sqlite: Database
@@ -76,15 +77,13 @@ const encoder = new TextEncoder()
 
 export function createLiveStreams({ sqlite, access, live, clock, linkActive, linkExpiresAt, onLinkChange, heartbeatMs = 15_000 }: LiveStreamDeps) {
   const openByHolder = new Map<string, number>()
-  const newestStored = sqlite.query<{ ts: number; lat: number; lon: number; speed: number | null; course: number | null }, [number]>(
-    'SELECT ts, lat, lon, speed, course FROM positions WHERE device = ? AND (flags & 1) = 0 ORDER BY ts DESC LIMIT 1',
-  )
+  const positions = createPositionStore(sqlite)
   /** what a stream starts a device with: the fix held in memory, else the newest stored one */
   function newestFix(deviceKey: number): LiveFix | undefined {
     const held = live.get(deviceKey)
     if (held) return held
-    const row = newestStored.get(deviceKey)
-    return row ? { deviceKey, timestamp: row.ts, latitude: row.lat / 1e7, longitude: row.lon / 1e7, speed: row.speed === null ? null : row.speed / 10, course: row.course } : undefined
+    const stored = positions.newestValid(deviceKey)
+    return stored ? { deviceKey, ...stored } : undefined
   }
 
   // The pipeline publishes a committed batch in one synchronous loop: the access version is read

@@ -11,6 +11,9 @@
  */
 import { columnsOf, type Fixes, type TrackColumns } from './columns'
 import { metresBetween } from './geo'
+import { isPlausiblePosition } from './validate'
+
+export { isPlausiblePosition }
 
 /** Faster than any vehicle the server tracks; a jump implying more is a bad fix. */
 export const MAX_SPEED_KMH = 500
@@ -55,13 +58,6 @@ export interface FixFilter {
 
 export interface FilterOptions {
   maxSpeedKmh?: number
-}
-
-/** True when latitude/longitude can be a real position (finite, in range, not the 0/0 marker). */
-export function isPlausiblePosition(latitude: number, longitude: number): boolean {
-  // Comparisons are false for NaN, so NaN fails here too.
-  if (!(latitude >= -90 && latitude <= 90 && longitude >= -180 && longitude <= 180)) return false
-  return !(latitude === 0 && longitude === 0)
 }
 
 export function filterFixes(fixes: Fixes, options: FilterOptions = {}): FixFilter {

@@ -16,7 +16,6 @@ export {
 export { analyseTrack, DEFAULT_STOP_THRESHOLD_SECONDS, type AnalyseOptions, type TrackAnalysis } from './analyse'
 export {
   filterFixes,
-  isPlausiblePosition,
   MAX_SPEED_KMH,
   OUTVOTE_FIXES,
   NEW_SEGMENT_FIXES,
@@ -54,3 +53,17 @@ export {
 } from './travels'
 export { metresBetween, wrapLongitude } from './geo'
 export { fillMissingSpeeds, fillMissingSpeedColumn } from './speeds'
+export { derivedSpeedKmh, motionOf, motionState, MOVING_SPEED_KMH, type MotionState, type TimedPosition } from './motion'
+export {
+  checkPosition,
+  isPlausiblePosition,
+  isTimely,
+  judgeFix,
+  timeWindow,
+  DEFAULT_MAX_FIX_AGE_DAYS,
+  MAX_FUTURE_SECONDS,
+  type FixVerdict,
+  type PositionCheck,
+  type ReportedPosition,
+  type TimeWindow,
+} from './validate'

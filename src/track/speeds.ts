@@ -1,5 +1,5 @@
 import type { TrackColumns } from './columns'
-import { metresBetween } from './geo'
+import { derivedSpeedKmh } from './motion'
 import type { TrackPoint } from './types'
 
 /**
@@ -12,7 +12,7 @@ export function fillMissingSpeeds<P extends TrackPoint>(points: P[]): (P & { spe
     if (points[i].speed !== null) continue
     const previous = points[i - 1]
     const point = points[i]
-    point.speed = previous ? speedBetween(previous.timestamp, previous.latitude, previous.longitude, point.timestamp, point.latitude, point.longitude) : 0
+    point.speed = previous ? derivedSpeedKmh(previous.timestamp, previous.latitude, previous.longitude, point.timestamp, point.latitude, point.longitude) : 0
   }
   return points as (P & { speed: number })[]
 }
@@ -22,12 +22,6 @@ export function fillMissingSpeedColumn(track: TrackColumns): void {
   const { timestamp, latitude, longitude, speed } = track
   for (let i = 0; i < track.length; i++) {
     if (!Number.isNaN(speed[i])) continue
-    speed[i] = i === 0 ? 0 : speedBetween(timestamp[i - 1], latitude[i - 1], longitude[i - 1], timestamp[i], latitude[i], longitude[i])
+    speed[i] = i === 0 ? 0 : derivedSpeedKmh(timestamp[i - 1], latitude[i - 1], longitude[i - 1], timestamp[i], latitude[i], longitude[i])
   }
-}
-
-/** km/h from one fix to the next, 0 when no time passed between them. */
-function speedBetween(time1: number, lat1: number, lon1: number, time2: number, lat2: number, lon2: number): number {
-  const seconds = time2 - time1
-  return seconds > 0 ? (metresBetween(lat1, lon1, lat2, lon2) / seconds) * 3.6 : 0
 }

@@ -4,7 +4,6 @@ import { manualClock } from '../../src/clock'
 import { LivePositions, type LiveFix } from '../../src/ingest/live'
 import {
   createIngestPipeline,
-  FLAG_INVALID,
   PipelineStopped,
   TooManyUnknownDevices,
   UnknownDevice,
@@ -12,6 +11,7 @@ import {
   type PipelineOptions,
 } from '../../src/ingest/pipeline'
 import { createLogger } from '../../src/log'
+import { FLAG_UNLOCATABLE } from '../../src/store/positions'
 import { DEVICES, deviceRow, event, fix, positionCount, tempFleetDb, type TempDb } from './fleet'
 
 const START = Date.UTC(2026, 10, 25, 12, 0, 0)
@@ -155,7 +155,7 @@ describe('fixes', () => {
     })
     expect(result.stored).toBe(2)
     const flags = db.database.sqlite.query<{ flags: number }, []>('SELECT flags FROM positions ORDER BY ts').all()
-    expect(flags.map((r) => r.flags & FLAG_INVALID)).toEqual([1, 1])
+    expect(flags.map((r) => r.flags & FLAG_UNLOCATABLE)).toEqual([1, 1])
     const device = deviceRow(db.database, DEVICES.fresh.id)
     expect(device.state).toBe('new')
     expect(device.latitude).toBeNull()

@@ -1,0 +1,183 @@
+/**
+ * The owner of the positions table: how a fix is encoded in it, the statements that write and
+ * read it, and the one "newest valid fix" query. Ingest, import, history, devices and live
+ * streams all come through here; nothing else knows the columns' scales or the flags.
+ *
+ * Encoding (db/schema.ts): latitude and longitude as integers of 1e-7 degrees (1 cm), speed in
+ * 0.1 km/h, course and altitude rounded, `flags` bit 0 set when the fix may never become the
+ * device's location (the device called it invalid, or it is 0/0), attributes as JSON or NULL.
+ *
+ * The statements are Drizzle's prepared builder queries. Measured against the same statements in
+ * raw bun:sqlite (200,000 inserts in batches of 500, 50,000 newest-fix reads, a day of 86,400
+ * fixes read as arrays, this machine): 4.6 against 4.6 µs an insert, 7.7 against 7.5 µs a read,
+ * 8.4 against 6.7–12 ms a day: the builder costs nothing measurable here.
+ */
+import type { Changes, Database } from 'bun:sqlite'
+import { and, asc, between, count, desc, eq, sql } from 'drizzle-orm'
+import { drizzle } from 'drizzle-orm/bun-sqlite'
+import * as schema from '../../db/schema'
+import { positions } from '../../db/schema'
+
+/** Stored coordinates are integers of 1 / COORDINATE_SCALE degrees. */
+export const COORDINATE_SCALE = 1e7
+/** Stored speeds are integers of 1 / SPEED_SCALE km/h. */
+export const SPEED_SCALE = 10
+/** `flags` bit 0: the device said the fix is invalid, or it is the 0/0 placeholder; never a location. */
+export const FLAG_UNLOCATABLE = 1
+
+/** A fix as a protocol decoder hands it over (units converted: km/h, degrees, metres, Unix seconds). */
+export interface FixToStore {
+  timestamp: number
+  latitude: number
+  longitude: number
+  speed: number | null | undefined
+  course: number | null | undefined
+  altitude: number | null | undefined
+  satellites: number | null | undefined
+  attributes?: Record<string, unknown>
+}
+
+/** A fix as it is stored: one row of positions, without its device. */
+export interface EncodedPosition {
+  ts: number
+  lat: number
+  lon: number
+  speed: number | null
+  course: number | null
+  altitude: number | null
+  satellites: number | null
+  flags: number
+  attributes: string | null
+}
+
+/** The newest fix that may be a location, decoded. */
+export interface NewestFix {
+  /** Unix seconds */
+  timestamp: number
+  latitude: number
+  longitude: number
+  /** km/h, null when the device sent none */
+  speed: number | null
+  course: number | null
+}
+
+/** A fix read for track analysis: ts, lat, lon (encoded), speed (encoded or null), flags. */
+export type EncodedFixRow = [number, number, number, number | null, number]
+
+const finiteOrNull = (value: number | null | undefined): number | null =>
+  value === null || value === undefined || !Number.isFinite(value) ? null : value
+
+const roundOrNull = (value: number | null | undefined, scale = 1): number | null => {
+  const finite = finiteOrNull(value)
+  return finite === null ? null : Math.round(finite * scale)
+}
+
+function hasKeys(object: Record<string, unknown> | undefined): boolean {
+  if (!object) return false
+  for (const _ in object) return true
+  return false
+}
+
+export const encodeCoordinate = (degrees: number): number => Math.round(degrees * COORDINATE_SCALE)
+export const decodeCoordinate = (stored: number): number => stored / COORDINATE_SCALE
+export const decodeSpeed = (stored: number | null): number | null => (stored === null ? null : stored / SPEED_SCALE)
+
+/** The row for a fix; `locatable` false sets FLAG_UNLOCATABLE. Throws if its attributes cannot be JSON. */
+export function encodePosition(fix: FixToStore, locatable: boolean): EncodedPosition {
+  return {
+    ts: Math.floor(fix.timestamp),
+    lat: encodeCoordinate(fix.latitude),
+    lon: encodeCoordinate(fix.longitude),
+    speed: roundOrNull(fix.speed, SPEED_SCALE),
+    course: roundOrNull(fix.course),
+    altitude: roundOrNull(fix.altitude),
+    satellites: roundOrNull(fix.satellites),
+    flags: locatable ? 0 : FLAG_UNLOCATABLE,
+    attributes: hasKeys(fix.attributes) ? JSON.stringify(fix.attributes) : null,
+  }
+}
+
+const placeholder = sql.placeholder
+
+export function createPositionStore(sqlite: Database) {
+  const db = drizzle(sqlite, { schema })
+  const columns = {
+    device: placeholder('device'),
+    ts: placeholder('ts'),
+    lat: placeholder('lat'),
+    lon: placeholder('lon'),
+    speed: placeholder('speed'),
+    course: placeholder('course'),
+    altitude: placeholder('altitude'),
+    satellites: placeholder('satellites'),
+    flags: placeholder('flags'),
+    attributes: placeholder('attributes'),
+  }
+  // a re-sent (device, ts) is a duplicate, not a new row: devices resend buffered data
+  const insertOrIgnore = db.insert(positions).values(columns).onConflictDoNothing().prepare()
+  // an import with --upsert replaces what it names
+  const insertOrReplace = db
+    .insert(positions)
+    .values(columns)
+    .onConflictDoUpdate({
+      target: [positions.device, positions.ts],
+      set: {
+        lat: sql`excluded.lat`,
+        lon: sql`excluded.lon`,
+        speed: sql`excluded.speed`,
+        course: sql`excluded.course`,
+        altitude: sql`excluded.altitude`,
+        satellites: sql`excluded.satellites`,
+        flags: sql`excluded.flags`,
+        attributes: sql`excluded.attributes`,
+      },
+    })
+    .prepare()
+  const locatable = sql`(${positions.flags} & ${sql.raw(String(FLAG_UNLOCATABLE))}) = 0`
+  const newestValid = db
+    .select({ ts: positions.ts, lat: positions.lat, lon: positions.lon, speed: positions.speed, course: positions.course })
+    .from(positions)
+    .where(and(eq(positions.device, placeholder('device')), locatable))
+    .orderBy(desc(positions.ts))
+    .limit(1)
+    .prepare()
+  const inWindow = and(eq(positions.device, placeholder('device')), between(positions.ts, placeholder('from'), placeholder('to')))
+  const fixesIn = db
+    .select({ ts: positions.ts, lat: positions.lat, lon: positions.lon, speed: positions.speed, flags: positions.flags })
+    .from(positions)
+    .where(inWindow)
+    .orderBy(asc(positions.ts))
+    .limit(placeholder('limit'))
+    .prepare()
+  const countIn = db.select({ n: count() }).from(positions).where(inWindow).prepare()
+
+  return {
+    /** Writes the fix unless its (device, ts) is stored; true when it was written. */
+    insert(deviceKey: number, row: EncodedPosition): boolean {
+      return (insertOrIgnore.run({ device: deviceKey, ...row }) as unknown as Changes).changes > 0
+    },
+    /** Writes the fix, replacing a stored one at the same (device, ts); true when anything changed. */
+    upsert(deviceKey: number, row: EncodedPosition): boolean {
+      return (insertOrReplace.run({ device: deviceKey, ...row }) as unknown as Changes).changes > 0
+    },
+    /** The device's newest fix that may be a location (FLAG_UNLOCATABLE clear), or null. */
+    newestValid(deviceKey: number): NewestFix | null {
+      const row = newestValid.get({ device: deviceKey })
+      if (!row) return null
+      return { timestamp: row.ts, latitude: decodeCoordinate(row.lat), longitude: decodeCoordinate(row.lon), speed: decodeSpeed(row.speed), course: row.course }
+    },
+    /**
+     * Up to `limit` fixes of a window (Unix seconds, both inclusive), oldest first, as arrays:
+     * arrays cost markedly less than objects for a day of fixes. Decode with the scales above.
+     */
+    fixesIn(deviceKey: number, from: number, to: number, limit: number): EncodedFixRow[] {
+      return fixesIn.values({ device: deviceKey, from, to, limit }) as EncodedFixRow[]
+    },
+    /** How many fixes a window holds. */
+    countIn(deviceKey: number, from: number, to: number): number {
+      return countIn.get({ device: deviceKey, from, to })?.n ?? 0
+    },
+  }
+}
+
+export type PositionStore = ReturnType<typeof createPositionStore>
