@@ -10,6 +10,7 @@ import { type Clock, systemClock } from './clock'
 import { commandsRoutes } from './commands'
 import { consoleRoutes } from './console'
 import { createCommandService } from './commands/service'
+import { createCommandQueue, type CommandQueue } from './commands/queue'
 import { type Config, loadConfig } from './config'
 import { createDeviceAccess } from './devices/access'
 import { devicesRoutes } from './devices'
@@ -79,6 +80,11 @@ export interface AppDeps {
   firstRun?: FirstRun
   /** how soon sessions' last use is written in the background (default 1 s); tests shorten it */
   sessionFlushMs?: number
+  /**
+   * the command queue (commands/queue.ts), when the protocol listeners deliver from the same one
+   * (built with the same `live`); default: one of this app's own. The app runs its expiry sweep.
+   */
+  commandQueue?: CommandQueue
 }
 
 export function createApp(deps: AppDeps) {
@@ -114,7 +120,9 @@ export function createApp(deps: AppDeps) {
     throttle,
   })
   const devices = createDeviceService({ sqlite, access, live })
-  const commands = createCommandService(sqlite, access)
+  const commandQueue = deps.commandQueue ?? createCommandQueue({ db: deps.database.db, sqlite, clock, live, log, ttlSeconds: config.commandTtl })
+  commandQueue.start()
+  const commands = createCommandService({ sqlite, db: deps.database.db, access, queue: commandQueue })
   const write = <T>(work: () => T) => retryWhileBusy(sqlite, work, { clock })
   const deviceAdmin = createDeviceAdmin({ db: deps.database.db, clock, onDevicesChanged: deps.onDevicesChanged })
   const modelAdmin = createModelAdmin({ db: deps.database.db, clock })
@@ -166,6 +174,7 @@ export function createApp(deps: AppDeps) {
     .use(setupRoutes({ db: deps.database.db, firstRun: deps.firstRun ?? createFirstRun(deps.database.db), sessions, clock, appUrl: config.appUrl }))
     // share-link views still in memory are written before the server closes the database
     .onStop(() => {
+      commandQueue.stop()
       shareTokens.flush({ wait: true })
       keyUsage.flush({ wait: true })
       sessions.flush({ wait: true })

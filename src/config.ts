@@ -45,6 +45,8 @@ export interface Config {
   /** addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is believed (http/client.ts) */
   trustedProxies: string[]
   synchronous: 'NORMAL' | 'FULL'
+  /** seconds a command sent to a device may wait to go out before it expires (COMMAND_TTL) */
+  commandTtl: number
 }
 
 export class ConfigError extends Error {}
@@ -122,5 +124,6 @@ export function loadConfig(env: Env = process.env): Config {
     readyMinFreeMb: integer(env, 'READY_MIN_FREE_MB', 64, 0, 10_000_000),
     trustedProxies: proxyList(env, 'TRUSTED_PROXIES'),
     synchronous,
+    commandTtl: integer(env, 'COMMAND_TTL', 86_400, 1, 86_400 * 365),
   }
 }

@@ -3,7 +3,7 @@
  * checked by the import's own schema (dataset/model.ts), with ids chosen by the server.
  */
 import { t } from 'elysia'
-import { ModelCommandSchema } from '../dataset/model'
+import { MAX_SEND_TEXT_LENGTH, ModelCommandSchema } from '../dataset/model'
 import { Command } from '../commands/model'
 import { Uuid } from '../http/model'
 
@@ -19,6 +19,13 @@ export const ModelCommandInput = t.Object(
   {
     ...ModelCommandSchema.properties,
     id: t.Optional({ ...Uuid, description: "Keep one of this model's commands by its id; left out, the server chooses one" }),
+    // the import's, without its `must` (a message hint of the import's, not OpenAPI)
+    send: t.Optional(
+      t.Object(
+        { text: t.String({ minLength: 1, maxLength: MAX_SEND_TEXT_LENGTH, examples: ['APN,{apn},,{password}#'] }) },
+        { additionalProperties: false, description: ModelCommandSchema.properties.send.description },
+      ),
+    ),
   },
   { additionalProperties: false },
 )
@@ -50,12 +57,18 @@ export const UpdateModelBody = t.Object(
   { additionalProperties: false },
 )
 
+/** A command as the catalogue shows it: as GET /devices/{id}/commands does, plus how it is sent. */
+export const ModelCommand = t.Object({
+  ...Command.properties,
+  send: t.Optional(t.Object({ text: t.String({ examples: ['RELAY,1#'] }) }, { description: 'Present when the command can be sent: the text the device receives, `{field}` standing for a form field' })),
+})
+
 export const Model = t.Object(
   {
     id: Uuid,
     name: t.String(),
     protocol: t.Union([t.String(), t.Null()]),
-    commands: t.Array(Command),
+    commands: t.Array(ModelCommand),
   },
   { additionalProperties: false },
 )

@@ -19,7 +19,9 @@ const CATALOGUE =
 const COMMANDS =
   'Commands are the import format\'s (docs/import-format.md): `name` and a `widget` object with a `type` (`button`, `form` or your own) and ' +
   'any other fields, kept as written. Their `id` is optional: the server chooses one; an id of one of this model\'s commands keeps that ' +
-  'command; a repeated id is 400; an id of another model\'s command is 409.'
+  'command; a repeated id is 400; an id of another model\'s command is 409. An optional `send: { text }` makes a command sendable ' +
+  '(POST /devices/{id}/commands/{commandId}): `text` goes to the device, each `{field}` replaced by that form field\'s value; a command ' +
+  'given without `send` has none.'
 
 /** The device-model catalogue: /models. */
 export function modelRoutes(auth: ReturnType<typeof authPlugin>, { models, write }: ModelRouteDeps) {

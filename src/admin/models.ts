@@ -45,12 +45,17 @@ function checkInput(input: { name?: string; commands?: ModelInputCommand[] }): v
 export function createModelAdmin({ db, clock }: ModelAdminDeps) {
   function body(tx: Db | Tx, row: typeof models.$inferSelect): ModelBody {
     const list = tx
-      .select({ id: commands.id, name: commands.name, widget: commands.widget })
+      .select({ id: commands.id, name: commands.name, widget: commands.widget, send: commands.send })
       .from(commands)
       .where(eq(commands.modelId, row.id))
       .orderBy(asc(commands.ordinal), asc(commands.id))
       .all()
-    return { id: row.id, name: row.name, protocol: row.protocol, commands: list.map((c) => ({ id: c.id, name: c.name, widget: JSON.parse(c.widget) })) }
+    return {
+      id: row.id,
+      name: row.name,
+      protocol: row.protocol,
+      commands: list.map((c) => ({ id: c.id, name: c.name, widget: JSON.parse(c.widget), ...(c.send === null ? {} : { send: JSON.parse(c.send) }) })),
+    }
   }
 
   function requireModel(tx: Db | Tx, id: string) {
@@ -80,7 +85,8 @@ export function createModelAdmin({ db, clock }: ModelAdminDeps) {
       .where(ids.length > 0 ? and(eq(commands.modelId, modelId), notInArray(commands.id, ids)) : eq(commands.modelId, modelId))
       .run()
     given.forEach((c, ordinal) => {
-      const values = { name: c.name ?? '', widget: JSON.stringify(c.widget), ordinal }
+      // a command given without `send` no longer has one: the list replaces what was there
+      const values = { name: c.name ?? '', widget: JSON.stringify(c.widget), ordinal, send: c.send ? JSON.stringify(c.send) : null }
       tx.insert(commands)
         .values({ id: c.id, modelId, ...values })
         .onConflictDoUpdate({ target: commands.id, set: values })

@@ -22,12 +22,27 @@ const Name = T.Optional(T.String())
 /** the default first, as docs/import-format.md lists them */
 const STATES: DeviceState[] = ['new', ...DEVICE_STATES.filter((s) => s !== 'new')]
 
+/** The longest `send.text` a command may carry (before its fields are put in). */
+export const MAX_SEND_TEXT_LENGTH = 512
+
 /**
  * A model's command: its widget is an object with a `type` and whatever else the client needs,
- * kept as written. POST/PATCH /models (admin/models-model.ts) take the same object.
+ * kept as written. POST/PATCH /models (admin/models-model.ts) take the same object. `send.text`
+ * is what the device receives, `{field}` standing for a form field's value (commands/sending.ts);
+ * a command without `send` cannot be sent.
  */
 export const ModelCommandSchema = T.Object(
-  { id: Uuid, name: Name, widget: T.Object({ type: T.String() }, { additionalProperties: true }) },
+  {
+    id: Uuid,
+    name: Name,
+    widget: T.Object({ type: T.String() }, { additionalProperties: true }),
+    send: T.Optional(
+      T.Object(
+        { text: T.String({ minLength: 1, maxLength: MAX_SEND_TEXT_LENGTH, must: `a string of 1 to ${MAX_SEND_TEXT_LENGTH} characters` }) },
+        { ...closed, description: 'How the command is sent: `text` goes to the device, `{field}` replaced by the value of that form field' },
+      ),
+    ),
+  },
   closed,
 )
 

@@ -245,7 +245,7 @@ function writeDataset(
   const setRole = sqlite.query<unknown, [string, string]>('UPDATE users SET role = ? WHERE id = ?')
   const insertModel = sqlite.query(`INSERT INTO models (id, name, protocol) VALUES (?, ?, ?) ${onConflict(['name', 'protocol'])}`)
   const insertCommand = sqlite.query(
-    `INSERT INTO commands (id, model_id, name, widget, ordinal) VALUES (?, ?, ?, ?, ?) ${onConflict(['model_id', 'name', 'widget', 'ordinal'])}`,
+    `INSERT INTO commands (id, model_id, name, widget, ordinal, send) VALUES (?, ?, ?, ?, ?, ?) ${onConflict(['model_id', 'name', 'widget', 'ordinal', 'send'])}`,
   )
   const deviceColumns = ['account_id', 'model_id', 'alias', 'properties', 'serial', 'imei', 'iccid', 'state', 'latitude', 'longitude', 'connected', 'connected_at', 'disconnected_at', 'created_at', 'updated_at']
   // An upsert that gives no created_at keeps the stored one (the last parameter says whether it was given).
@@ -290,7 +290,7 @@ function writeDataset(
   for (const m of data.models ?? []) {
     summary.models += insertModel.run(m.id, m.name ?? '', m.protocol ?? null).changes
     m.commands?.forEach((c, ordinal) => {
-      summary.commands += insertCommand.run(c.id, m.id, c.name ?? '', JSON.stringify(c.widget), ordinal).changes
+      summary.commands += insertCommand.run(c.id, m.id, c.name ?? '', JSON.stringify(c.widget), ordinal, c.send ? JSON.stringify(c.send) : null).changes
     })
   }
 

@@ -1,0 +1,104 @@
+/**
+ * A world for command tests: the test world's fleet with commands that can be sent, and the
+ * command queue built outside the app (as the server builds it for its protocol listeners), so a
+ * test drives the delivery interface directly, with the world's clock.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openDatabase, type DatabaseHandle } from '../../db/client'
+import { createApp } from '../../src/app'
+import { manualClock } from '../../src/clock'
+import { loadConfig } from '../../src/config'
+import { createCommandQueue, type CommandQueue } from '../../src/commands/queue'
+import { importDataset } from '../../src/dataset/service'
+import { LivePositions } from '../../src/ingest/live'
+import { createLogger, type Logger } from '../../src/log'
+import { baseDataset, ids } from '../support/world'
+
+export const commandIds = {
+  reboot: '0e000000-0000-4000-8000-000000000003', // a button without `send`
+  setInterval: '0e000000-0000-4000-8000-000000000004', // a form with a number field
+  locate: '0e000000-0000-4000-8000-000000000005', // the osmand model's command
+}
+
+/** the test world's fleet; its GT06 model's commands carry `send` */
+export function commandDataset() {
+  const data = baseDataset()
+  const gt06 = data.models.find((m) => m.id === ids.gt06)!
+  const bare = data.models.find((m) => m.id === ids.bare)! as { commands?: unknown[] }
+  gt06.commands = [
+    { ...gt06.commands![0]!, send: { text: 'RELAY,1#' } },
+    { ...gt06.commands![1]!, send: { text: 'APN,{apn},,{password}#' } },
+    { id: commandIds.reboot, name: 'Reboot', widget: { type: 'button', label: 'Reboot', confirm: false } },
+    {
+      id: commandIds.setInterval,
+      name: 'Set interval',
+      widget: { type: 'form', fields: [{ name: 'seconds', type: 'number', label: 'Seconds' }] },
+      send: { text: 'TIMER,{seconds}#' },
+    },
+  ] as typeof gt06.commands
+  bare.commands = [{ id: commandIds.locate, name: 'Locate', widget: { type: 'button', label: 'Locate', confirm: false }, send: { text: 'WHERE#' } }]
+  return data
+}
+
+export interface CommandWorld {
+  dir: string
+  database: DatabaseHandle
+  clock: ReturnType<typeof manualClock>
+  live: LivePositions
+  queue: CommandQueue
+  app: ReturnType<typeof createApp>
+  /** every log line written, as text */
+  logLines: string[]
+  call(method: string, path: string, options?: { token?: string; body?: unknown }): Promise<Response>
+  deviceKey(id: string): number
+  /** the same database file opened again by a new app and queue, as after a restart */
+  restart(): CommandWorld
+  close(): void
+}
+
+function build(dir: string, clock: ReturnType<typeof manualClock>, logLines: string[], seed: boolean, env: Record<string, string>): CommandWorld {
+  const config = loadConfig(env)
+  const database = openDatabase(join(dir, 'tracker.db'))
+  if (seed) importDataset(database.sqlite, commandDataset())
+  const log: Logger = createLogger('debug', (line) => logLines.push(line))
+  const live = new LivePositions()
+  const queue = createCommandQueue({ db: database.db, sqlite: database.sqlite, clock, live, log, ttlSeconds: config.commandTtl })
+  const app = createApp({ database, config, clock, live, log, commandQueue: queue })
+  const world: CommandWorld = {
+    dir,
+    database,
+    clock,
+    live,
+    queue,
+    app,
+    logLines,
+    call(method, path, { token, body } = {}) {
+      const headers: Record<string, string> = {}
+      if (token !== undefined) headers.authorization = `Bearer ${token}`
+      if (body !== undefined) headers['content-type'] = 'application/json'
+      const init: RequestInit = { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) }
+      return app.handle(new Request(`http://localhost${path}`, init))
+    },
+    deviceKey(id) {
+      return database.sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?').get(id)!.key
+    },
+    restart() {
+      queue.stop()
+      database.close()
+      return build(dir, clock, logLines, false, env)
+    },
+    close() {
+      queue.stop()
+      database.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+  return world
+}
+
+/** `env`: the server's environment (COMMAND_TTL) */
+export function makeCommandWorld(env: Record<string, string> = {}): CommandWorld {
+  return build(mkdtempSync(join(tmpdir(), 'tracker-commands-')), manualClock(), [], true, env)
+}
