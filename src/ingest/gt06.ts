@@ -13,7 +13,7 @@
  */
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
-import { createGt06Parser, decodeGt06Frame, type Gt06Frame, type Gt06Session } from './decoders/gt06'
+import { createGt06Parser, decodeGt06Frame, type Gt06Frame, type Gt06Session } from './protocols/gt06/decoder'
 import type { DeviceSession, IngestPipeline } from './pipeline'
 import { reportFailures, startTcpListener, type ConnectionGate, type ConnectionHandler, type ConnectionRefusal, type TcpConnection, type TcpListener } from './tcp'
 

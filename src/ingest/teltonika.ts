@@ -8,7 +8,7 @@
  */
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
-import { createTeltonikaParser, decodeTeltonikaPacket, teltonikaImeiResponse, type TeltonikaPacket } from './decoders/teltonika'
+import { createTeltonikaParser, decodeTeltonikaPacket, teltonikaImeiResponse, type TeltonikaPacket } from './protocols/teltonika/decoder'
 import { TooManyUnknownDevices, UnknownDevice, type DeviceSession, type IngestPipeline } from './pipeline'
 import { reportFailures, startTcpListener, type ConnectionGate, type ConnectionHandler, type ConnectionRefusal, type TcpConnection, type TcpListener } from './tcp'
 

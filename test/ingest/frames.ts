@@ -2,8 +2,8 @@
  * What devices send, built byte by byte: GT06 frames and Teltonika handshakes and AVL packets.
  * Used by the listener tests and the ingest benchmark's load clients.
  */
-import { crc16Arc } from '../../src/ingest/decoders/crc'
-import { buildGt06Frame } from '../../src/ingest/decoders/gt06'
+import { crc16Arc } from '../../src/ingest/protocols/crc'
+import { buildGt06Frame } from '../../src/ingest/protocols/gt06/decoder'
 
 // --- GT06 ---
 

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { manualClock, systemClock } from '../../src/clock'
 import { startGt06Listener } from '../../src/ingest/gt06'
 import { LivePositions } from '../../src/ingest/live'
-import { startOsmandListener } from '../../src/ingest/osmand'
+import { startOsmandListener } from '../../src/ingest/protocols/osmand/listener'
 import { createIngestPipeline, type IngestPipeline, type PipelineOptions } from '../../src/ingest/pipeline'
 import { startTeltonikaListener } from '../../src/ingest/teltonika'
 import { createConnectionGate, type TcpListener } from '../../src/ingest/tcp'
@@ -368,7 +368,7 @@ describe('Teltonika', () => {
     const packet = new Uint8Array(8 + bad.length + 4)
     new DataView(packet.buffer).setUint32(4, bad.length)
     packet.set(bad, 8)
-    const { crc16Arc } = await import('../../src/ingest/decoders/crc')
+    const { crc16Arc } = await import('../../src/ingest/protocols/crc')
     new DataView(packet.buffer).setUint32(8 + bad.length, crc16Arc(bad))
     client.send(packet)
     await Bun.sleep(30)

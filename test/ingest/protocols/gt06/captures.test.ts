@@ -1,6 +1,6 @@
 /**
  * The GT06 decoder against frames real devices sent and frames the manufacturer's documents
- * print (sources in ../frames/gt06-captures.ts): one test per message type, asserting the
+ * print (sources in captures.ts): one test per message type, asserting the
  * decoded values and the exact reply bytes.
  */
 import { describe, expect, test } from 'bun:test'
@@ -11,9 +11,9 @@ import {
   decodeGt06Frame,
   type Gt06Frame,
   type Gt06Message,
-} from '../../../src/ingest/decoders/gt06'
-import * as F from '../frames/gt06-captures'
-import { hex, toHex } from './helpers'
+} from '../../../../src/ingest/protocols/gt06/decoder'
+import * as F from './captures'
+import { hex, toHex } from '../helpers'
 
 const IMEI = '123456789012345'
 /** the listener's clock in these tests: 2024-03-15 08:30:05 UTC */

@@ -1,6 +1,6 @@
 /**
  * OsmAnd / Traccar Client listener: its own Bun.serve on OSMAND_PORT. GET or POST, parameters
- * in the query string, a form body or a JSON body (decoders/osmand.ts reads them).
+ * in the query string, a form body or a JSON body (decoder.ts reads them).
  *
  * 200 once the report is committed (the client then drops it from its queue); 400 for input
  * that cannot be stored (problem JSON naming the parameter); 404 for an unknown or unlinked
@@ -14,13 +14,13 @@
  * guards them is the ration of unknown identifiers per address (sources.ts), not silence.
  * Every check that does not need the device is still answered before the lookup.
  */
-import type { Clock } from '../clock'
-import { DomainError } from '../errors'
-import { jsonDepthExceeds, MAX_JSON_DEPTH, readCapped } from '../http/body'
-import { problemResponse } from '../http/problem'
-import type { Logger } from '../log'
-import { decodeOsmandJson, decodeOsmandParams, type OsmandResult } from './decoders/osmand'
-import type { IngestPipeline } from './pipeline'
+import type { Clock } from '../../../clock'
+import { DomainError } from '../../../errors'
+import { jsonDepthExceeds, MAX_JSON_DEPTH, readCapped } from '../../../http/body'
+import { problemResponse } from '../../../http/problem'
+import type { Logger } from '../../../log'
+import { decodeOsmandJson, decodeOsmandParams, type OsmandResult } from './decoder'
+import type { IngestPipeline } from '../../pipeline'
 
 /**
  * 1 MiB: room for the decoder's largest batch (1,000 Traccar Client locations of ~0.5 KB); the

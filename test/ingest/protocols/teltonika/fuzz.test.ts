@@ -9,9 +9,9 @@ import {
   decodeTeltonikaPacket,
   TELTONIKA_DEFAULT_MAX_PACKET_BYTES,
   type TeltonikaStreamItem,
-} from '../../../src/ingest/decoders/teltonika'
-import { AVL_FROM_DEVICES, CODEC_12_FROM_DEVICES, CODEC_13, WIKI } from '../../fixtures/teltonika/frames'
-import { concat, hex, seededRandom } from './helpers'
+} from '../../../../src/ingest/protocols/teltonika/decoder'
+import { AVL_FROM_DEVICES, CODEC_12_FROM_DEVICES, CODEC_13, WIKI } from '../../../fixtures/teltonika/frames'
+import { concat, hex, seededRandom } from '../helpers'
 
 const IMEI = '356307042441013'
 const ITEM_KINDS = ['imei', 'packet', 'keepalive', 'error']

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { crc16Arc, crc16X25 } from '../../../src/ingest/decoders/crc'
+import { crc16Arc, crc16X25 } from '../../../src/ingest/protocols/crc'
 import { hex } from './helpers'
 
 const CHECK_INPUT = new TextEncoder().encode('123456789')

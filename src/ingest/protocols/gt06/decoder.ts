@@ -25,10 +25,10 @@
  * *after* the data is durable. Both are pure: no I/O, no clock (the caller passes `now`).
  */
 
-import { eventAtFix, eventWithoutFix } from './events'
-import { appendBytes } from './bytes'
-import type { DecodedEvent, DecodedFix, DecodedReport } from '../types'
-import { crc16X25 } from './crc'
+import { eventAtFix, eventWithoutFix } from '../events'
+import { appendBytes } from '../bytes'
+import type { DecodedEvent, DecodedFix, DecodedReport } from '../../types'
+import { crc16X25 } from '../crc'
 
 // ---------------------------------------------------------------------------------------------
 // Framing

@@ -4,16 +4,16 @@
  * device's status. Expected values are read off the frames' bytes by hand (see the comments).
  */
 import { describe, expect, test } from 'bun:test'
-import { crc16Arc } from '../../../src/ingest/decoders/crc'
+import { crc16Arc } from '../../../../src/ingest/protocols/crc'
 import {
   createTeltonikaParser,
   decodeTeltonikaPacket,
   type TeltonikaDecodeResult,
   type TeltonikaPacket,
   type TeltonikaStreamItem,
-} from '../../../src/ingest/decoders/teltonika'
-import { AVL_FROM_DEVICES, CODEC_12_FROM_DEVICES, CODEC_13, WIKI, type SourcedFrame } from '../../fixtures/teltonika/frames'
-import { concat, hex, toHex } from './helpers'
+} from '../../../../src/ingest/protocols/teltonika/decoder'
+import { AVL_FROM_DEVICES, CODEC_12_FROM_DEVICES, CODEC_13, WIKI, type SourcedFrame } from '../../../fixtures/teltonika/frames'
+import { concat, hex, toHex } from '../helpers'
 
 const IMEI = '356307042441013'
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString()

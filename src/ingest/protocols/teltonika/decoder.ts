@@ -18,10 +18,10 @@
  * to be sent *after* the records are durable. Pure: no I/O, no clock.
  */
 
-import { eventAtFix } from './events'
-import { appendBytes } from './bytes'
-import type { DecodedEvent, DecodedFix, DecodedReport } from '../types'
-import { crc16Arc } from './crc'
+import { eventAtFix } from '../events'
+import { appendBytes } from '../bytes'
+import type { DecodedEvent, DecodedFix, DecodedReport } from '../../types'
+import { crc16Arc } from '../crc'
 
 // ---------------------------------------------------------------------------------------------
 // Handshake and acknowledgement helpers

@@ -5,7 +5,7 @@
  * cap, garbage never becomes a fix, and a mutated frame never costs the frames around it.
  */
 import { describe, expect, test } from 'bun:test'
-import type { DecodedFix } from '../../../src/ingest/types'
+import type { DecodedFix } from '../../../../src/ingest/types'
 import {
   buildGt06Frame,
   createGt06Parser,
@@ -13,9 +13,9 @@ import {
   GT06_DEFAULT_MAX_BUFFERED_BYTES,
   PROTOCOL,
   type Gt06Message,
-} from '../../../src/ingest/decoders/gt06'
-import * as F from '../frames/gt06-captures'
-import { concat, hex, seededRandom } from './helpers'
+} from '../../../../src/ingest/protocols/gt06/decoder'
+import * as F from './captures'
+import { concat, hex, seededRandom } from '../helpers'
 
 const SESSION = { imei: '123456789012345' }
 const NOW = Date.UTC(2024, 2, 15, 8, 30, 5) / 1000

@@ -33,8 +33,8 @@
  * User input never throws: the result is a discriminated union naming the bad parameter.
  */
 
-import { eventAtFix } from './events'
-import type { DecodedEvent, DecodedFix, DecodedReport } from '../types'
+import { eventAtFix } from '../events'
+import type { DecodedEvent, DecodedFix, DecodedReport } from '../../types'
 
 export type OsmandResult =
   | { ok: true; report: DecodedReport }

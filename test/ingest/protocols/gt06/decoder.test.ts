@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { crc16X25 } from '../../../src/ingest/decoders/crc'
+import { crc16X25 } from '../../../../src/ingest/protocols/crc'
 import {
   buildGt06Ack,
   buildGt06Frame,
@@ -12,8 +12,8 @@ import {
   type Gt06Message,
   type Gt06Session,
   type Gt06StreamItem,
-} from '../../../src/ingest/decoders/gt06'
-import { concat, hex, seededRandom, toHex } from './helpers'
+} from '../../../../src/ingest/protocols/gt06/decoder'
+import { concat, hex, seededRandom, toHex } from '../helpers'
 
 // ---- vectors from public documents -----------------------------------------------------------
 

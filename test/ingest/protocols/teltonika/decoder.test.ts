@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { crc16Arc } from '../../../src/ingest/decoders/crc'
+import { crc16Arc } from '../../../../src/ingest/protocols/crc'
 import {
   buildTeltonikaAck,
   createTeltonikaParser,
@@ -9,8 +9,8 @@ import {
   type TeltonikaDecodeResult,
   type TeltonikaPacket,
   type TeltonikaStreamItem,
-} from '../../../src/ingest/decoders/teltonika'
-import { concat, hex, seededRandom, toHex } from './helpers'
+} from '../../../../src/ingest/protocols/teltonika/decoder'
+import { concat, hex, seededRandom, toHex } from '../helpers'
 
 // ---- vectors from the Teltonika wiki ("Codec" page) ------------------------------------------
 

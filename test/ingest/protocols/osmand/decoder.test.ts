@@ -4,9 +4,9 @@ import {
   decodeOsmandParams,
   OSMAND_MAX_EXTRA_ATTRIBUTES,
   type OsmandResult,
-} from '../../../src/ingest/decoders/osmand'
-import type { DecodedReport } from '../../../src/ingest/types'
-import { seededRandom } from './helpers'
+} from '../../../../src/ingest/protocols/osmand/decoder'
+import type { DecodedReport } from '../../../../src/ingest/types'
+import { seededRandom } from '../helpers'
 
 const NOW = 1_710_000_000
 

@@ -4,14 +4,14 @@
  * keep-alive alone keeps a quiet connection from being closed as idle.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { manualClock } from '../../../src/clock'
-import { LivePositions } from '../../../src/ingest/live'
-import { createIngestPipeline, type IngestPipeline } from '../../../src/ingest/pipeline'
-import type { TcpListener } from '../../../src/ingest/tcp'
-import { startTeltonikaListener } from '../../../src/ingest/teltonika'
-import { silentLogger } from '../../../src/log'
-import { DEVICES, deviceRow, positionCount, tempFleetDb, type TempDb } from '../fleet'
-import { connectClient, hex, teltonikaImei, teltonikaPacket, type AvlRecordInput } from '../frames'
+import { manualClock } from '../../../../src/clock'
+import { LivePositions } from '../../../../src/ingest/live'
+import { createIngestPipeline, type IngestPipeline } from '../../../../src/ingest/pipeline'
+import type { TcpListener } from '../../../../src/ingest/tcp'
+import { startTeltonikaListener } from '../../../../src/ingest/teltonika'
+import { silentLogger } from '../../../../src/log'
+import { DEVICES, deviceRow, positionCount, tempFleetDb, type TempDb } from '../../fleet'
+import { connectClient, hex, teltonikaImei, teltonikaPacket, type AvlRecordInput } from '../../frames'
 
 const START = Date.UTC(2026, 10, 25, 12, 0, 0)
 const IDLE_MS = 120_000
