@@ -5,6 +5,7 @@
 const benches: Record<string, string> = {
   console: './console.ts',
   devices: './devices.ts',
+  geofences: './geofences.ts',
   history: './history.ts',
   ingest: './ingest.ts',
 }

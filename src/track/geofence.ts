@@ -429,17 +429,20 @@ function circleContains(c: PreparedCircle, lat: number, lon: number): boolean {
 }
 
 /**
- * An area ready for point tests. The area must have passed checkArea (throws otherwise: a
- * stored area that no longer passes is a bug, not input).
+ * An area ready for point tests. The area must have passed checkArea: this does not repeat the
+ * checks (the self-intersection test is most of their cost), and throws only on what it cannot
+ * unwrap.
  */
 export function prepareArea(area: Area): PreparedArea {
-  const problems = checkArea(area)
-  if (problems.length > 0) throw new Error(`prepareArea: ${problems[0]!.path} ${problems[0]!.message}`)
   if (area.type === 'Circle') {
     const [latitude, longitude] = area.center
     return { kind: 'circle', latRad: latitude * RAD, lonRad: longitude * RAD, cosLat: Math.cos(latitude * RAD), radiusM: area.radius, latitude, longitude }
   }
-  const unwrapped = area.coordinates.map((ring) => unwrapRing(ring) as { xs: number[]; ys: number[] })
+  const unwrapped = area.coordinates.map((ring) => {
+    const result = ring.length >= 4 ? unwrapRing(ring) : 'has fewer than 4 points'
+    if (typeof result === 'string') throw new Error(`prepareArea: a ring ${result}`)
+    return result
+  })
   const outer = unwrapped[0]!
   const centre = (Math.min(...outer.xs) + Math.max(...outer.xs)) / 2
   const rings = unwrapped.map((ring, r) => {

@@ -173,8 +173,8 @@ describe('checks name what is wrong', () => {
     expect(problems({ type: 'Circle', center: [2.35], radius: 100 })).toEqual([{ path: '/center', message: 'must be [latitude, longitude], two numbers' }])
   })
 
-  test('a refused area cannot be prepared', () => {
-    expect(() => prepareArea(polygon([[0, 0], [1, 1], [1, 0], [0, 1], [0, 0]]))).toThrow('self-intersecting')
+  test('an area that cannot be unwrapped cannot be prepared', () => {
+    expect(() => prepareArea(polygon([[0, 80], [120, 80], [-120, 80], [0, 80]]))).toThrow('winds around a pole')
   })
 })
 
