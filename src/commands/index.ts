@@ -34,7 +34,7 @@ export function commandsRoutes(auth: ReturnType<typeof authPlugin>, commands: Co
       params: IdParams,
       query: SentListQuery,
       detail: {
-        tags: ['Commands'],
+        tags: ['Devices'],
         summary: 'Commands sent to the device',
         description: `Newest first; 200 with [] past the end. ${REACH}`,
         responses: responses({ 200: { schema: t.Array(SentCommand), description: 'The sent commands' } }, 400, 401, 403, 404, 429, 504),
@@ -44,7 +44,7 @@ export function commandsRoutes(auth: ReturnType<typeof authPlugin>, commands: Co
       auth: 'user',
       params: SentParams,
       detail: {
-        tags: ['Commands'],
+        tags: ['Devices'],
         summary: 'One command sent to the device',
         description: `404 when the device has no such sent command. ${REACH}`,
         responses: responses({ 200: { schema: SentCommand, description: 'The sent command' } }, 400, 401, 403, 404, 429, 504),
@@ -61,7 +61,7 @@ export function commandsRoutes(auth: ReturnType<typeof authPlugin>, commands: Co
         auth: 'user',
         params: SentParams,
         detail: {
-          tags: ['Commands'],
+          tags: ['Devices'],
           summary: 'Cancel a queued command',
           description: `204: the command was \`queued\` and is now \`cancelled\`; 409 in any other status (already sent, answered, expired, …). ${REACH}`,
           responses: responses({ 204: { description: 'Cancelled' } }, 400, 401, 403, 404, 409, 429, 504),
@@ -80,7 +80,7 @@ export function commandsRoutes(auth: ReturnType<typeof authPlugin>, commands: Co
         auth: 'user',
         params: SendParams,
         detail: {
-          tags: ['Commands'],
+          tags: ['Devices'],
           summary: 'Send a command to the device',
           description: `${SEND} ${REACH}`,
           requestBody: { required: false, content: { 'application/json': { schema: SendBody } } },

@@ -105,6 +105,23 @@ signs them in; a wrong or used token is 403, a server that has a user 409.
 the session cookie, reading live positions from \`GET /devices/stream\`. Nothing comes from a CDN;
 only map tiles come from TILE_URL.
 
+**Commands.** A model's command with \`send: { text }\` can be sent:
+\`POST /devices/{id}/commands/{commandId}\` with the form's values (\`{}\` or no body for a button)
+answers 202 with the sent command once it is stored. Values: every field, no other, a string of at
+most 128 characters without control characters, a \`number\` field a JSON number (400 naming the
+field); \`{field}\` in \`send.text\` takes the value (another \`{word}\` stays as written). 409 for a
+command without \`send\` and for a model whose \`protocol\` is not gt06, teltonika or h02 (OsmAnd
+devices cannot be called back); 403 for a share token; 404 for a command not of the device's model.
+Per device in order, one at a time: the next once the previous is answered or has waited 60 s; a
+command still queued after \`COMMAND_TTL\` seconds (default 86,400) is \`expired\`, one sent and
+unanswered by then \`failed\`; a reconnection while one waits for its answer sends it again once, a
+second one fails it. \`user\` is the sender's user id. A \`password\` field's value (wherever it
+appears, the device's answer included) shows as \`***\` in every answer, event and log; the real text
+is kept only until the command is answered, failed, expired or cancelled. Events
+\`command_answered\`, \`command_failed\`, \`command_expired\` have \`context\` \`{ id, command, name }\`
+(the sent command, the model's command, its name) and no position; a second one of the same code in
+the same second of a device is filed at the newest free second before it.
+
 **Database timeouts.** While another process holds the database's write lock (an import), reads
 answer as usual and a write (a share-link change) waits for it; still waiting after 5 s, it is
 answered 504 and nothing is written.
