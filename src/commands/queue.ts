@@ -68,12 +68,20 @@ export interface OpenCommand {
   resendDue: boolean
 }
 
+/**
+ * When an open command lapses if nothing else happens to it: a queued one at its expiry, a sent
+ * one at its expiry or the end of its answer wait, whichever is later. Its event carries this time,
+ * not the time a sweep noticed (after a restart, the sweep notices a night's expiries at once).
+ */
+export function lapsesAt(command: OpenCommand): number {
+  if (command.status === 'queued' || command.resendDue || command.sentAt === null) return command.expiresAt
+  return Math.max(command.expiresAt, command.sentAt + ANSWER_WAIT_MS)
+}
+
 /** What has become of an open command by `now` if nothing else happens to it. */
 export function lapse(command: OpenCommand, now: number): 'expired' | 'failed' | null {
-  if (now < command.expiresAt) return null
-  if (command.status === 'queued') return 'expired'
-  const waiting = !command.resendDue && command.sentAt !== null && now < command.sentAt + ANSWER_WAIT_MS
-  return waiting ? null : 'failed'
+  if (now < lapsesAt(command)) return null
+  return command.status === 'queued' ? 'expired' : 'failed'
 }
 
 export interface Step<C extends OpenCommand> {
@@ -269,8 +277,11 @@ export function createCommandQueue(deps: CommandQueueDeps) {
     }
   }
 
-  /** Inside a transaction: the command reaches a final status with its event, unless it has left `row.status` meanwhile. */
-  function finish(row: Row, status: 'answered' | 'failed' | 'expired', now: number, extra: Partial<Row> = {}): Change | null {
+  /**
+   * Inside a transaction: the command reaches a final status with its event (at `atMs`), unless it
+   * has left `row.status` meanwhile.
+   */
+  function finish(row: Row, status: 'answered' | 'failed' | 'expired', atMs: number, extra: Partial<Row> = {}): Change | null {
     const updated = db
       .update(sentCommands)
       .set({ status, payload: null, ...extra })
@@ -279,7 +290,7 @@ export function createCommandQueue(deps: CommandQueueDeps) {
       .all()
     if (updated.length === 0) return null
     const code = `command_${status}`
-    const second = events.append(row.deviceKey, code, { id: row.id, command: row.commandId, name: row.name }, Math.floor(now / 1000))
+    const second = events.append(row.deviceKey, code, { id: row.id, command: row.commandId, name: row.name }, Math.floor(atMs / 1000))
     return { deviceKey: row.deviceKey, id: row.id, code, second }
   }
 
@@ -296,10 +307,11 @@ export function createCommandQueue(deps: CommandQueueDeps) {
     }
   }
 
-  /** expires and fails what `nextStep`/`sweep` found lapsed, in one transaction */
-  async function settle(expire: readonly Row[], fail: readonly Row[], now: number): Promise<void> {
+  /** expires and fails what `nextStep`/`sweep` found lapsed, in one transaction, each at the time it lapsed */
+  async function settle(expire: readonly Row[], fail: readonly Row[]): Promise<void> {
     if (expire.length === 0 && fail.length === 0) return
-    const changes = await transaction(() => [...expire.map((row) => finish(row, 'expired', now)), ...fail.map((row) => finish(row, 'failed', now))])
+    const at = (row: Row) => lapsesAt(toOpen(row))
+    const changes = await transaction(() => [...expire.map((row) => finish(row, 'expired', at(row))), ...fail.map((row) => finish(row, 'failed', at(row)))])
     publish(changes)
   }
 
@@ -317,7 +329,7 @@ export function createCommandQueue(deps: CommandQueueDeps) {
       const due = pastExpiry.all({ now }).map(toOpen)
       const expire = due.filter((c) => lapse(c, now) === 'expired').map((c) => c.row)
       const fail = due.filter((c) => lapse(c, now) === 'failed').map((c) => c.row)
-      await settle(expire, fail, now)
+      await settle(expire, fail)
       const ended = waitsEnded.all({ after: lastSweepAt - ANSWER_WAIT_MS, upTo: now - ANSWER_WAIT_MS })
       lastSweepAt = Math.max(lastSweepAt, now)
       for (const { deviceKey } of ended) notify(deviceKey)
@@ -396,7 +408,7 @@ export function createCommandQueue(deps: CommandQueueDeps) {
       claims.delete(deviceKey)
       let step = nextStep(open(deviceKey), now)
       if (step.expire.length > 0 || step.fail.length > 0) {
-        await settle(step.expire.map((c) => c.row), step.fail.map((c) => c.row), now)
+        await settle(step.expire.map((c) => c.row), step.fail.map((c) => c.row))
         step = nextStep(open(deviceKey), now)
       }
       if (step.send === null) return null

@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { ANSWER_WAIT_MS } from '../../src/commands/queue'
+import { loadConfig } from '../../src/config'
 import { ids, keys } from '../support/world'
 import { makeCommandWorld, type CommandWorld } from './support'
 
@@ -154,11 +155,20 @@ describe('expiry, cancel, failure', () => {
     ].toSorted((x, y) => (x[2] as number) - (y[2] as number)))
   })
 
-  test('COMMAND_TTL sets the expiry', async () => {
+  test('a sweep long after the expiry (a server that was down) files the event at the expiry', async () => {
+    const a = await send(ids.engineStop)
+    const expiry = now() + 86_400_000
+    world.clock.set(expiry + 3 * 3600_000)
+    await world.queue.sweep(now())
+    expect((await events()).map((e) => [e.context.id, e.timestamp])).toEqual([[a.id, Math.floor(expiry / 1000)]])
+  })
+
+  test('COMMAND_TTL sets the expiry; a bad value stops the start naming it', async () => {
     world.close()
     world = makeCommandWorld({ COMMAND_TTL: '120' })
     const a = await send(ids.engineStop)
     expect((await shown(a.id)).expires_at).toBe(new Date(now() + 120_000).toISOString())
+    for (const bad of ['0', '-5', '1.5', 'a day']) expect(() => loadConfig({ COMMAND_TTL: bad })).toThrow(/COMMAND_TTL/)
   })
 
   test('a reconnection while a command waits for its answer sends it again once; a second miss is failed', async () => {
@@ -263,6 +273,16 @@ describe('passwords', () => {
   test('a password value typed in another field is masked there too', async () => {
     const made = await send(ids.setApn, { apn: PASSWORD, password: PASSWORD })
     expect(made.text).toBe('APN,***,,***#')
+  })
+})
+
+describe('devices', () => {
+  test('a device with sent commands can be deleted; its commands go with it', async () => {
+    await send(ids.engineStop)
+    await deliver()
+    expect((await world.call('DELETE', `/devices/${ids.truck1}`, { token: keys.dana })).status).toBe(204)
+    expect(await world.queue.nextToSend(truck1, now())).toBeNull()
+    expect(await world.queue.markAnswered(truck1, 'late', now())).toBeNull()
   })
 })
 
