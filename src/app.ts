@@ -6,6 +6,8 @@
 import { Elysia } from 'elysia'
 import { adminRoutes } from './admin'
 import { createAuditLog } from './admin/audit'
+import { geofenceRoutes } from './alerts'
+import { createGeofenceService } from './alerts/service'
 import { type Clock, systemClock } from './clock'
 import { commandsRoutes } from './commands'
 import { consoleRoutes } from './console'
@@ -47,6 +49,7 @@ import { streamRoutes } from './stream'
 import { createLiveStreams } from './stream/service'
 import { type Logger, silentLogger } from './log'
 import { opsRoutes } from './ops'
+import { notificationRoutes } from './alerts/notifications'
 import type { ServerStatus } from './ops/health'
 import { requestLog } from './ops/requests'
 import { createServerMetrics, type ServerMetrics } from './ops/server-metrics'
@@ -170,6 +173,8 @@ export function createApp(deps: AppDeps) {
     .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, me: { db: deps.database.db, access, linkExpiresAt: shares.expiresAt } }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
     .use(modelRoutes(auth, { models: modelAdmin, write }))
+    .use(geofenceRoutes(auth, { geofences: createGeofenceService({ db: deps.database.db, clock, onChange: deps.onGeofencesChanged }), write }))
+    .use(notificationRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), allowPrivate: config.webhookAllowPrivate }))
     .use(sessionRoutes(auth, sessions, { throttle, clientAddress, appUrl: config.appUrl }))
     .use(setupRoutes({ db: deps.database.db, firstRun: deps.firstRun ?? createFirstRun(deps.database.db), sessions, clock, appUrl: config.appUrl }))
     // share-link views still in memory are written before the server closes the database

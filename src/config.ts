@@ -40,6 +40,8 @@ export interface Config {
   /** days of positions and events to keep; null keeps everything */
   retentionDays: number | null
   metricsToken: string | null
+  /** WEBHOOK_ALLOW_PRIVATE=1: webhooks may target private, loopback and link-local addresses (tests, on-premise gateways) */
+  webhookAllowPrivate: boolean
   /** /ready is 503 when the database's file system has fewer MiB free; 0 turns the check off */
   readyMinFreeMb: number
   /** addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is believed (http/client.ts) */
@@ -72,6 +74,14 @@ function url(env: Env, name: string, fallback: string | null): string | null {
     throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`)
   }
   return raw.replace(/\/+$/, '')
+}
+
+/** 1 or true (any case) is on; unset, empty, 0 or false is off; anything else stops the start */
+function flag(env: Env, name: string): boolean {
+  const raw = (env[name] ?? '').trim().toLowerCase()
+  if (raw === '' || raw === '0' || raw === 'false') return false
+  if (raw === '1' || raw === 'true') return true
+  throw new ConfigError(`${name} must be 1 or 0, got "${env[name]}"`)
 }
 
 function proxyList(env: Env, name: string): string[] {
@@ -121,6 +131,7 @@ export function loadConfig(env: Env = process.env): Config {
     tileUrl: env.TILE_URL || 'https://tile.openstreetmap.org/{z}/{x}/{y}.png',
     retentionDays: retention === 0 ? null : retention,
     metricsToken: env.METRICS_TOKEN || null,
+    webhookAllowPrivate: flag(env, 'WEBHOOK_ALLOW_PRIVATE'),
     readyMinFreeMb: integer(env, 'READY_MIN_FREE_MB', 64, 0, 10_000_000),
     trustedProxies: proxyList(env, 'TRUSTED_PROXIES'),
     synchronous,

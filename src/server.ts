@@ -17,6 +17,7 @@ import { startTeltonikaListener } from './ingest/teltonika'
 import { createLogger, type Logger } from './log'
 import type { ServerStatus } from './ops/health'
 import { startRetention } from './ops/retention'
+import { createDeliveryWorker } from './alerts/delivery'
 import { countingPipeline, createServerMetrics, type ServerMetrics } from './ops/server-metrics'
 import { createFirstRun, setupUrl } from './session/setup'
 import pkg from '../package.json'
@@ -124,6 +125,9 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
         onDeleted: (table, rows) => metrics.retentionDeleted.inc([table], rows),
       })
     : null
+  // webhooks: the outbox's pending deliveries (a restart carries on with them), then each new one
+  const notificationDelivery = createDeliveryWorker({ database, clock, log, metrics, allowPrivate: config.webhookAllowPrivate })
+  notificationDelivery.start()
 
   let stopped = false
   return {
@@ -137,6 +141,8 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
       // /ready answers 503 from now on; a retention pass ends after its current batch
       status.stopping = true
       await retention?.stop()
+      // attempts under way are cut off and stay pending: sent again (same delivery id) after the restart
+      await notificationDelivery.stop()
       // The API takes no new connections; requests in flight go on while the devices drain.
       const httpServer = app.server
       const httpDrained = httpServer?.stop(false)

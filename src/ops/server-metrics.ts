@@ -20,6 +20,8 @@ export interface MetricSources {
   tcpConnections?: () => Record<string, number>
   /** the database whose files are measured */
   sqlite?: Database
+  /** the notification outbox: deliveries pending, and the age of the oldest (alerts/delivery.ts) */
+  notificationOutbox?: () => { pending: number; oldestAgeSeconds: number }
 }
 
 export function createServerMetrics() {
@@ -64,6 +66,24 @@ export function createServerMetrics() {
       set(['database'], size.database)
       set(['wal'], size.wal)
     }),
+    notificationDeliveries: registry.counter(
+      'tracker_notification_deliveries_total',
+      'Webhook delivery attempts of notifications, by outcome: delivered (2xx), failed (retried later), dead (failed after 24 h of retries)',
+      ['outcome'],
+    ),
+    notificationOutboxPending: registry.gauge('tracker_notification_outbox_pending', 'Deliveries waiting in the notification outbox (not yet delivered or dead)', [], (set) => {
+      const outbox = sources.notificationOutbox?.()
+      if (outbox) set([], outbox.pending)
+    }),
+    notificationOutboxOldest: registry.gauge(
+      'tracker_notification_outbox_oldest_pending_seconds',
+      'How long the oldest delivery waiting in the notification outbox has waited (0 when none waits)',
+      [],
+      (set) => {
+        const outbox = sources.notificationOutbox?.()
+        if (outbox) set([], outbox.oldestAgeSeconds)
+      },
+    ),
     residentMemory: registry.gauge('process_resident_memory_bytes', 'Resident memory size in bytes', [], (set) => set([], process.memoryUsage.rss())),
     startTime: registry.gauge('process_start_time_seconds', 'Start time of the process since the Unix epoch, in seconds', [], (set) => set([], startedAt)),
     /** plug in what only exists once the server runs (the pipeline, the listeners, the database) */

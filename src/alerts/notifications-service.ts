@@ -1,0 +1,295 @@
+/**
+ * Notification channels of an account (the admin's): which events, or every fix, go to which
+ * webhook, for which devices; their deliveries; a test delivery. Plain functions over the
+ * database: each change is one transaction with its audit entry (never the secret), retried
+ * while another process holds the write lock (store/busy.ts). A URL is checked by the SSRF guard
+ * (ssrf.ts) before its transaction, as DNS takes time.
+ */
+import type { Database } from 'bun:sqlite'
+import { and, asc, desc, eq, inArray } from 'drizzle-orm'
+import type { Db } from '../../db/client'
+import { groups, notificationDeliveries, notifications } from '../../db/schema'
+import { type Actor, checkName, distinctIds, iso, type Page, requireKnown } from '../admin/actor'
+import type { AuditLog } from '../admin/audit'
+import type { Clock } from '../clock'
+import { Forbidden, Invalid, NotFound, type FieldError } from '../errors'
+import { isoOrNull } from '../http/model'
+import { retryWhileBusy } from '../store/busy'
+import { deliveryBody, type Sender } from './delivery'
+import type { CreateNotificationInput, DeliveryBody, NotificationBody, UpdateNotificationInput } from './notifications-model'
+import { TargetRefused, type WebhookGuard } from './ssrf'
+
+export interface NotificationServiceDeps {
+  db: Db
+  sqlite: Database
+  clock: Clock
+  audit: AuditLog
+  guard: WebhookGuard
+  /** sends a test delivery (delivery.ts createSender) */
+  send: Sender
+}
+
+type Row = typeof notifications.$inferSelect
+type DeliveryRow = typeof notificationDeliveries.$inferSelect
+
+function toBody(row: Row): NotificationBody {
+  return {
+    id: row.id,
+    name: row.name,
+    events: JSON.parse(row.events) as string[],
+    groups: JSON.parse(row.groups) as string[],
+    channel: { type: 'webhook', url: row.url, secret_set: row.secret !== null, positions: row.positions },
+    enabled: row.enabled,
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  }
+}
+
+export function deliveryItem(row: DeliveryRow): DeliveryBody {
+  return {
+    id: row.id,
+    type: row.kind as DeliveryBody['type'],
+    event: row.kind === 'event' && row.payload !== null ? (JSON.parse(row.payload) as DeliveryBody['event']) : null,
+    positions: row.kind === 'positions' ? (row.fixes ?? 0) : null,
+    status: row.status as DeliveryBody['status'],
+    attempts: row.attempts,
+    last_status_code: row.lastStatusCode,
+    last_error: row.lastError,
+    next_attempt_at: row.status === 'pending' ? isoOrNull(row.nextAttemptAt) : null,
+    delivered_at: isoOrNull(row.deliveredAt),
+    created_at: iso(row.createdAt),
+  }
+}
+
+function requireAdmin(by: Actor): void {
+  if (!by.admin) throw new Forbidden('Only an account admin can manage notifications')
+}
+
+/** `events` as stored: each code once, "*" alone. */
+function checkEvents(codes: readonly string[]): string[] {
+  const errors: FieldError[] = []
+  const seen = new Map<string, number>()
+  codes.forEach((code, i) => {
+    const first = seen.get(code)
+    if (first !== undefined) errors.push({ path: `/events/${i}`, message: `repeats /events/${first}; each code may appear once` })
+    else seen.set(code, i)
+    if (code === '*' && codes.length > 1) errors.push({ path: `/events/${i}`, message: '"*" (every event) stands alone' })
+  })
+  if (errors.length > 0) throw new Invalid(errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors.slice(0, 20))
+  return [...codes]
+}
+
+/** The events and positions a channel ends up with, or 400 naming what clashes. */
+function checkKind(events: string[], positions: boolean): string[] {
+  if (positions && events.length > 0) throw Invalid.field('/events', 'a positions channel (positions: true) receives every fix and takes no events')
+  if (!positions && events.length === 0) throw Invalid.field('/events', 'an events channel needs at least one alarm code, or ["*"] for every event')
+  return events
+}
+
+/** `channel.positions` and the top-level `positions`, which must agree when both are sent */
+function positionsOf(top: boolean | undefined, inChannel: boolean | undefined): boolean | undefined {
+  if (top !== undefined && inChannel !== undefined && top !== inChannel) throw Invalid.field('/positions', 'says otherwise than /channel/positions; send one of them')
+  return top ?? inChannel
+}
+
+export function createNotificationService(deps: NotificationServiceDeps) {
+  const { db, sqlite, clock, audit, guard } = deps
+  const write = <T>(work: () => T) => retryWhileBusy(sqlite, work, { clock })
+
+  function requireRow(by: Actor, id: string): Row {
+    const row = db
+      .select()
+      .from(notifications)
+      .where(and(eq(notifications.id, id.toLowerCase()), eq(notifications.accountId, by.accountId)))
+      .get()
+    if (!row) throw new NotFound(`No notification ${id}`)
+    return row
+  }
+
+  /** group ids of the body, each a group of the account (else 404 naming its place) */
+  function requireGroups(by: Actor, raw: readonly string[]): string[] {
+    const ids = distinctIds(raw, '/groups')
+    if (ids.length === 0) return ids
+    const found = db
+      .select({ id: groups.id })
+      .from(groups)
+      .where(and(eq(groups.accountId, by.accountId), inArray(groups.id, ids)))
+      .all()
+    requireKnown(ids, new Set(found.map((g) => g.id)), '/groups', 'group')
+    return ids
+  }
+
+  async function checkUrl(raw: string): Promise<string> {
+    try {
+      return await guard.checkNew(raw)
+    } catch (error) {
+      if (error instanceof TargetRefused) throw Invalid.field('/channel/url', error.message)
+      throw error
+    }
+  }
+
+  const record = (by: Actor, action: 'create' | 'update' | 'delete', id: string, now: number) =>
+    audit.record({ accountId: by.accountId, actor: by.id, action, objectType: 'notification', objectId: id, requestId: by.requestId }, now)
+
+  return {
+    /** the account's channels, by name then id */
+    list(by: Actor, page: Page): NotificationBody[] {
+      requireAdmin(by)
+      return db
+        .select()
+        .from(notifications)
+        .where(eq(notifications.accountId, by.accountId))
+        .orderBy(asc(notifications.name), asc(notifications.id))
+        .limit(page.limit)
+        .offset(page.offset)
+        .all()
+        .map(toBody)
+    },
+
+    get(by: Actor, id: string): NotificationBody {
+      requireAdmin(by)
+      return toBody(requireRow(by, id))
+    },
+
+    async create(by: Actor, input: CreateNotificationInput): Promise<NotificationBody> {
+      requireAdmin(by)
+      const name = checkName(input.name)
+      const positions = positionsOf(input.positions, input.channel.positions) ?? false
+      const events = checkKind(checkEvents(input.events ?? []), positions)
+      const url = await checkUrl(input.channel.url)
+      const id = crypto.randomUUID()
+      return write(() => {
+        const now = clock.now()
+        db.transaction(
+          () => {
+            const groupIds = requireGroups(by, input.groups ?? [])
+            db.insert(notifications)
+              .values({
+                id,
+                accountId: by.accountId,
+                name,
+                events: JSON.stringify(events),
+                groups: JSON.stringify(groupIds),
+                positions,
+                channelType: 'webhook',
+                url,
+                secret: input.channel.secret ?? null,
+                enabled: input.enabled ?? true,
+                createdAt: now,
+                updatedAt: now,
+              })
+              .run()
+            record(by, 'create', id, now)
+          },
+          { behavior: 'immediate' },
+        )
+        return toBody(requireRow(by, id))
+      })
+    },
+
+    /** Only what is sent changes; the secret stays unless sent (null removes it). */
+    async update(by: Actor, id: string, input: UpdateNotificationInput): Promise<NotificationBody> {
+      requireAdmin(by)
+      const current = requireRow(by, id)
+      const name = input.name === undefined ? undefined : checkName(input.name)
+      const sentPositions = positionsOf(input.positions, input.channel?.positions)
+      const positions = sentPositions ?? current.positions
+      // turning a channel into a positions channel drops the events it had, unless new ones are sent
+      const events = checkKind(
+        input.events !== undefined ? checkEvents(input.events) : positions && !current.positions ? [] : (JSON.parse(current.events) as string[]),
+        positions,
+      )
+      const url = input.channel?.url === undefined || input.channel.url === current.url ? undefined : await checkUrl(input.channel.url)
+      return write(() => {
+        const now = clock.now()
+        db.transaction(
+          () => {
+            const row = requireRow(by, id)
+            const groupIds = input.groups === undefined ? undefined : requireGroups(by, input.groups)
+            db.update(notifications)
+              .set({
+                ...(name !== undefined ? { name } : {}),
+                events: JSON.stringify(events),
+                ...(groupIds !== undefined ? { groups: JSON.stringify(groupIds) } : {}),
+                positions,
+                ...(url !== undefined ? { url } : {}),
+                ...(input.channel?.secret !== undefined ? { secret: input.channel.secret } : {}),
+                ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+                updatedAt: now,
+              })
+              .where(eq(notifications.id, row.id))
+              .run()
+            record(by, 'update', row.id, now)
+          },
+          { behavior: 'immediate' },
+        )
+        return toBody(requireRow(by, id))
+      })
+    },
+
+    /** Deletes the channel and its deliveries, pending ones included. */
+    async remove(by: Actor, id: string): Promise<void> {
+      requireAdmin(by)
+      await write(() => {
+        const now = clock.now()
+        db.transaction(
+          () => {
+            const row = requireRow(by, id)
+            db.delete(notifications).where(eq(notifications.id, row.id)).run()
+            record(by, 'delete', row.id, now)
+          },
+          { behavior: 'immediate' },
+        )
+      })
+    },
+
+    /** the channel's deliveries, newest first */
+    deliveries(by: Actor, id: string, page: Page): DeliveryBody[] {
+      requireAdmin(by)
+      const row = requireRow(by, id)
+      return db
+        .select()
+        .from(notificationDeliveries)
+        .where(eq(notificationDeliveries.notificationId, row.id))
+        .orderBy(desc(notificationDeliveries.key))
+        .limit(page.limit)
+        .offset(page.offset)
+        .all()
+        .map(deliveryItem)
+    },
+
+    /**
+     * One delivery of type "test" sent now, whatever `enabled` says, with the channel's URL,
+     * guard and secret; never retried. Recorded in the deliveries list: delivered, or dead.
+     */
+    async test(by: Actor, id: string): Promise<DeliveryBody> {
+      requireAdmin(by)
+      const row = requireRow(by, id)
+      const deliveryId = crypto.randomUUID()
+      const sentAt = clock.now()
+      const body = deliveryBody({ id: deliveryId, kind: 'test', payload: null }, sentAt, { id: row.id, name: row.name })
+      const outcome = await deps.send({ url: row.url, secret: row.secret }, deliveryId, body, sentAt)
+      return write(() => {
+        const now = clock.now()
+        // the channel may have been deleted meanwhile: then there is no log to write it in
+        const still = db.select({ id: notifications.id }).from(notifications).where(eq(notifications.id, row.id)).get()
+        const delivery: typeof notificationDeliveries.$inferInsert = {
+          id: deliveryId,
+          notificationId: row.id,
+          kind: 'test',
+          status: outcome.delivered ? 'delivered' : 'dead',
+          attempts: 1,
+          lastStatusCode: outcome.statusCode,
+          lastError: outcome.error,
+          nextAttemptAt: null,
+          createdAt: sentAt,
+          deliveredAt: outcome.delivered ? now : null,
+        }
+        if (still) db.insert(notificationDeliveries).values(delivery).run()
+        return deliveryItem({ key: 0, deviceKey: null, payload: null, fixes: null, ...delivery } as DeliveryRow)
+      })
+    },
+  }
+}
+
+export type NotificationService = ReturnType<typeof createNotificationService>
