@@ -13,7 +13,8 @@
  */
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
-import { createGt06Parser, decodeGt06Frame, type Gt06Frame, type Gt06Session } from './protocols/gt06/decoder'
+import { decodeGt06Frame, type Gt06Session } from './protocols/gt06/decoder'
+import { createGt06Parser, type Gt06Frame } from './protocols/gt06/framing'
 import type { DeviceSession, IngestPipeline } from './pipeline'
 import { reportFailures, startTcpListener, type ConnectionGate, type ConnectionHandler, type ConnectionRefusal, type TcpConnection, type TcpListener } from './tcp'
 

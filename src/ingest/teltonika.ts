@@ -8,7 +8,9 @@
  */
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
-import { createTeltonikaParser, decodeTeltonikaPacket, teltonikaImeiResponse, type TeltonikaPacket } from './protocols/teltonika/decoder'
+import { decodeTeltonikaPacket } from './protocols/teltonika/decoder'
+import { createTeltonikaParser, type TeltonikaPacket } from './protocols/teltonika/framing'
+import { teltonikaImeiResponse } from './protocols/teltonika/replies'
 import { TooManyUnknownDevices, UnknownDevice, type DeviceSession, type IngestPipeline } from './pipeline'
 import { reportFailures, startTcpListener, type ConnectionGate, type ConnectionHandler, type ConnectionRefusal, type TcpConnection, type TcpListener } from './tcp'
 

@@ -3,7 +3,7 @@
  * Used by the listener tests and the ingest benchmark's load clients.
  */
 import { crc16Arc } from '../../src/ingest/protocols/crc'
-import { buildGt06Frame } from '../../src/ingest/protocols/gt06/decoder'
+import { buildGt06Frame } from '../../src/ingest/protocols/gt06/replies'
 
 // --- GT06 ---
 

@@ -1,6 +1,6 @@
 /**
- * GT06 / Concox binary protocol (GT06, GT06N, JM-VL01/VL02/VL03, GT800 and the many clones): a
- * streaming frame splitter and a frame decoder.
+ * GT06 / Concox binary protocol (GT06, GT06N, JM-VL01/VL02/VL03, GT800 and the many clones): the
+ * frame decoder.
  *
  * Wire format (all integers big-endian):
  *
@@ -19,417 +19,17 @@
  *   ("MNC 1 or 2 bytes as MCC bit 15 says, LAC 4 bytes, cell ID 8 bytes"), with example frames.
  * - "GT03A/B Communication protocol", Concox, V1.82: 0x11 LBS and 0x19 LBS + status packets.
  *
- * Split of responsibilities: `createGt06Parser()` turns arbitrary TCP chunks into CRC-checked
- * frames (or errors the listener can log or close on); `decodeGt06Frame()` turns one frame into
- * a login, a report, a status, or "nothing to store", each with the acknowledgement to send
- * *after* the data is durable. Both are pure: no I/O, no clock (the caller passes `now`).
+ * Split of responsibilities: framing.ts turns arbitrary TCP chunks into CRC-checked frames (or
+ * errors the listener can log or close on); `decodeGt06Frame()` here turns one frame into a
+ * login, a report, a status, or "nothing to store", each with the acknowledgement (replies.ts)
+ * to send *after* the data is durable. Both are pure: no I/O, no clock (the caller passes `now`).
  */
 
-import { eventAtFix, eventWithoutFix } from '../events'
-import { appendBytes } from '../bytes'
 import type { DecodedEvent, DecodedFix, DecodedReport } from '../../types'
-import { crc16X25 } from '../crc'
-
-// ---------------------------------------------------------------------------------------------
-// Framing
-// ---------------------------------------------------------------------------------------------
-
-const SHORT_START = 0x78
-const LONG_START = 0x79
-const STOP_1 = 0x0d
-const STOP_2 = 0x0a
-/** protocol number (1) + serial (2) + CRC (2): the smallest legal length field */
-const MIN_LENGTH_FIELD = 5
-const LOGIN_PROTOCOL = 0x01
-/** the terminal ID of a login: the IMEI in 8 BCD bytes */
-const TERMINAL_ID_BYTES = 8
-
-/** Default cap on buffered bytes; also the largest frame accepted. Real GT06 frames are < 1 KiB. */
-export const GT06_DEFAULT_MAX_BUFFERED_BYTES = 4096
-
-/** One CRC-checked frame, stripped of its envelope. */
-export interface Gt06Frame {
-  /** true for a 0x7979 frame (2-byte length field) */
-  longFrame: boolean
-  protocol: number
-  /** the information content: the bytes between the protocol number and the serial number */
-  content: Uint8Array
-  /** information serial number, echoed in the acknowledgement */
-  serial: number
-  /**
-   * Present only on a frame taken although it broke the format, as real firmware does: its
-   * declared length was wrong but the stop bytes and (when `crcChecked`) the CRC of the bytes
-   * it sent were right; or a login that came with neither serial number nor CRC
-   * (`crcChecked: false`, `serial` 0). The decoder takes nothing but a login unchecked.
-   */
-  lenient?: { declaredLength: number; crcChecked: boolean }
-}
-
-export type Gt06StreamError =
-  /** bytes that were not part of any frame were discarded while looking for a start marker */
-  | { code: 'garbage'; fatal: false; skippedBytes: number; message: string }
-  /** a complete, well-delimited frame whose CRC did not match: it is dropped, not acknowledged */
-  | { code: 'bad_crc'; fatal: false; protocol: number; expected: number; received: number; message: string }
-  /**
-   * a frame declared longer than the buffer cap. The stream cannot be trusted any more (a
-   * hostile or foreign client): the listener should close the connection. The parser stays
-   * failed and buffers nothing more.
-   */
-  | { code: 'frame_too_large'; fatal: true; declaredBytes: number; maxBytes: number; message: string }
-
-export type Gt06StreamItem =
-  | { kind: 'frame'; frame: Gt06Frame }
-  | { kind: 'error'; error: Gt06StreamError }
-
-export interface Gt06Parser {
-  /** Feed the next chunk from the socket; returns every complete frame and error, in order. */
-  push(chunk: Uint8Array): Gt06StreamItem[]
-  /** bytes held back waiting for the rest of a frame (never more than the cap) */
-  readonly bufferedBytes: number
-  /** true after a fatal error; every later push returns that error again */
-  readonly failed: boolean
-}
-
-export interface Gt06ParserOptions {
-  maxBufferedBytes?: number
-}
-
-function isStartByte(byte: number): boolean {
-  return byte === SHORT_START || byte === LONG_START
-}
-
-function isMarkerAt(buffer: Uint8Array, at: number): boolean {
-  return at + 1 < buffer.length && isStartByte(buffer[at]) && buffer[at + 1] === buffer[at]
-}
-
-/** Index of the next 0x7878 or 0x7979 at or after `from`, or -1. */
-function findStartMarker(buffer: Uint8Array, from: number): number {
-  for (let i = from; i + 1 < buffer.length; i++) {
-    const byte = buffer[i]
-    if (isStartByte(byte) && buffer[i + 1] === byte) return i
-  }
-  return -1
-}
-
-/** How many later markers a stalled parse examines per push: bounds the work a client can cause. */
-const MAX_RESYNC_CANDIDATES = 16
-/** How many 0D 0A pairs a lenient parse examines after one start marker, for the same reason. */
-const MAX_STOP_CANDIDATES = 8
-
-/**
- * Index of the first start marker at or after `from` that begins a complete frame with valid
- * stop bits and CRC, or -1. Only used while an earlier candidate is incomplete.
- */
-function findCompleteFrame(buffer: Uint8Array, from: number, maxBytes: number): number {
-  let candidate = findStartMarker(buffer, from)
-  for (let tries = 0; candidate >= 0 && tries < MAX_RESYNC_CANDIDATES; tries++) {
-    const longFrame = buffer[candidate] === LONG_START
-    const headerBytes = longFrame ? 4 : 3
-    if (buffer.length - candidate < headerBytes) return -1
-    const lengthField = longFrame ? (buffer[candidate + 2] << 8) | buffer[candidate + 3] : buffer[candidate + 2]
-    const end = candidate + headerBytes + lengthField + 2
-    if (
-      lengthField >= MIN_LENGTH_FIELD &&
-      end - candidate <= maxBytes &&
-      end <= buffer.length &&
-      buffer[end - 2] === STOP_1 &&
-      buffer[end - 1] === STOP_2 &&
-      crc16X25(buffer, candidate + 2, end - 4) === ((buffer[end - 4] << 8) | buffer[end - 3])
-    ) {
-      return candidate
-    }
-    candidate = findStartMarker(buffer, candidate + 1)
-  }
-  return -1
-}
-
-function isBcd(buffer: Uint8Array, from: number, count: number): boolean {
-  for (let i = from; i < from + count; i++) if (buffer[i] >> 4 > 9 || (buffer[i] & 0x0f) > 9) return false
-  return true
-}
-
-function hasStopAfter(buffer: Uint8Array, from: number): boolean {
-  for (let i = from; i + 1 < buffer.length; i++) if (buffer[i] === STOP_1 && buffer[i + 1] === STOP_2) return true
-  return false
-}
-
-/**
- * A frame at `start` whose declared length is wrong, found by its stop bytes instead: the first
- * 0D 0A after the protocol number where the CRC of the bytes actually sent is right (firmware
- * that miscounts its length still computes the CRC over what it sends; a GT06 "LBS" packet
- * declaring 0x0A for 19 bytes, quoted in Traccar issue #1973, is one). Or a login of 8 BCD bytes
- * and at most 2 more with no CRC at all, which some firmware sends (Traccar's GT06 test data
- * `78780d010359339075005244340d0a`): a login names a device, it is not data, and the unknown
- * identifier ration guards it like any other. Garbage would have to pass the CRC, so it never
- * becomes a fix.
- *
- * `settled`: the frame's declared end is not in the buffer yet, so more bytes may be on the way;
- * then only a candidate that ends the buffer or is followed by a start marker is taken (a device
- * that miscounts sends nothing more until it is answered).
- */
-function findLenientFrame(
-  buffer: Uint8Array,
-  start: number,
-  maxBytes: number,
-  settled: boolean,
-): { frame: Gt06Frame; end: number } | null {
-  const longFrame = buffer[start] === LONG_START
-  const headerBytes = longFrame ? 4 : 3
-  const protocolAt = start + headerBytes
-  if (protocolAt >= buffer.length) return null
-  const declaredLength = longFrame ? (buffer[start + 2] << 8) | buffer[start + 3] : buffer[start + 2]
-  const protocol = buffer[protocolAt]
-  const last = Math.min(buffer.length, start + maxBytes) - 1
-  let tries = 0
-  for (let p = protocolAt + 1; p < last; p++) {
-    if (buffer[p] !== STOP_1 || buffer[p + 1] !== STOP_2) continue
-    if (++tries > MAX_STOP_CANDIDATES) return null
-    const end = p + 2
-    const quiet = end === buffer.length || isMarkerAt(buffer, end)
-    if (!settled && !quiet) continue
-    const actualLength = p - protocolAt
-    if (actualLength >= MIN_LENGTH_FIELD && crc16X25(buffer, start + 2, p - 2) === ((buffer[p - 2] << 8) | buffer[p - 1])) {
-      return {
-        end,
-        frame: {
-          longFrame,
-          protocol,
-          content: buffer.slice(protocolAt + 1, p - 4),
-          serial: (buffer[p - 4] << 8) | buffer[p - 3],
-          lenient: { declaredLength, crcChecked: true },
-        },
-      }
-    }
-    const idBytes = p - protocolAt - 1
-    if (
-      protocol === LOGIN_PROTOCOL &&
-      quiet &&
-      idBytes >= TERMINAL_ID_BYTES &&
-      idBytes <= TERMINAL_ID_BYTES + 2 &&
-      isBcd(buffer, protocolAt + 1, TERMINAL_ID_BYTES)
-    ) {
-      return {
-        end,
-        frame: {
-          longFrame,
-          protocol,
-          content: buffer.slice(protocolAt + 1, p),
-          serial: 0,
-          lenient: { declaredLength, crcChecked: false },
-        },
-      }
-    }
-  }
-  return null
-}
-
-export function createGt06Parser(options: Gt06ParserOptions = {}): Gt06Parser {
-  const maxBytes = options.maxBufferedBytes ?? GT06_DEFAULT_MAX_BUFFERED_BYTES
-  let pending: Uint8Array = new Uint8Array(0)
-  let fatalError: Gt06StreamError | null = null
-
-  function push(chunk: Uint8Array): Gt06StreamItem[] {
-    if (fatalError) return [{ kind: 'error', error: fatalError }]
-    const items: Gt06StreamItem[] = []
-    const buffer = appendBytes(pending, chunk)
-
-    let position = 0
-    let skipped = 0
-    const flushSkipped = () => {
-      if (skipped === 0) return
-      items.push({
-        kind: 'error',
-        error: {
-          code: 'garbage',
-          fatal: false,
-          skippedBytes: skipped,
-          message: `discarded ${skipped} byte(s) outside any GT06 frame`,
-        },
-      })
-      skipped = 0
-    }
-    /**
-     * A frame whose declared length is wrong may still be arriving: while no 0D 0A follows its
-     * marker and no complete frame starts after it, wait (at most the cap) rather than drop it.
-     */
-    const mayStillEnd = (start: number): boolean =>
-      buffer.length - start < maxBytes &&
-      !hasStopAfter(buffer, start + 2) &&
-      findCompleteFrame(buffer, start + 1, maxBytes) < 0
-    /** take a frame recovered by its stop bytes; returns false when there is none */
-    const takeLenient = (start: number, settled: boolean): boolean => {
-      const found = findLenientFrame(buffer, start, maxBytes, settled)
-      if (!found) return false
-      flushSkipped()
-      items.push({ kind: 'frame', frame: found.frame })
-      position = found.end
-      return true
-    }
-
-    while (position < buffer.length) {
-      const start = findStartMarker(buffer, position)
-      if (start < 0) {
-        // No marker: drop everything except a trailing first half of a possible marker.
-        const keepFrom = isStartByte(buffer[buffer.length - 1]) ? buffer.length - 1 : buffer.length
-        skipped += keepFrom - position
-        position = keepFrom
-        break
-      }
-      skipped += start - position
-      position = start
-
-      const longFrame = buffer[start] === LONG_START
-      const headerBytes = longFrame ? 4 : 3
-      if (buffer.length - start < headerBytes) break // wait for the length field
-      const lengthField = longFrame ? (buffer[start + 2] << 8) | buffer[start + 3] : buffer[start + 2]
-      if (lengthField < MIN_LENGTH_FIELD) {
-        if (takeLenient(start, true)) continue
-        if (mayStillEnd(start)) break
-        // Cannot be a real frame: the marker was data. Step past its first byte and rescan.
-        skipped += 1
-        position = start + 1
-        continue
-      }
-      const frameBytes = headerBytes + lengthField + 2
-      if (frameBytes > maxBytes) {
-        if (takeLenient(start, true)) continue
-        flushSkipped()
-        fatalError = {
-          code: 'frame_too_large',
-          fatal: true,
-          declaredBytes: frameBytes,
-          maxBytes,
-          message: `GT06 frame declares ${frameBytes} bytes, more than the ${maxBytes}-byte limit`,
-        }
-        items.push({ kind: 'error', error: fatalError })
-        pending = new Uint8Array(0)
-        return items
-      }
-      if (buffer.length - start < frameBytes) {
-        // A device that declares more than it sends waits for an answer: take the frame by its
-        // stop bytes if they are clear. Otherwise make sure this is not a false marker hiding a
-        // complete frame further on (e.g. garbage ending in 0x78 right before a real 78 78 ...).
-        if (takeLenient(start, false)) continue
-        const later = findCompleteFrame(buffer, start + 1, maxBytes)
-        if (later < 0) break // wait for the rest of the frame
-        skipped += later - start
-        position = later
-        continue
-      }
-      const end = start + frameBytes
-      if (buffer[end - 2] !== STOP_1 || buffer[end - 1] !== STOP_2) {
-        if (takeLenient(start, true)) continue
-        if (mayStillEnd(start)) break
-        // Misframed: the "marker" was inside garbage. Resynchronise one byte further on.
-        skipped += 1
-        position = start + 1
-        continue
-      }
-
-      const crcOffset = end - 4
-      const received = (buffer[crcOffset] << 8) | buffer[crcOffset + 1]
-      const expected = crc16X25(buffer, start + 2, crcOffset)
-      const protocol = buffer[start + headerBytes]
-      if (received !== expected) {
-        // A cut-off frame whose declared length happens to end on the next frame's stop bytes:
-        // the next frame is whole inside it, so the marker was the broken one. Keep the frame.
-        const inner = findCompleteFrame(buffer, start + 1, maxBytes)
-        if (inner > start && inner < end) {
-          skipped += inner - start
-          position = inner
-          continue
-        }
-        flushSkipped()
-        items.push({
-          kind: 'error',
-          error: {
-            code: 'bad_crc',
-            fatal: false,
-            protocol,
-            expected,
-            received,
-            message: `GT06 frame (protocol 0x${hex2(protocol)}) dropped: CRC 0x${hex4(received)}, expected 0x${hex4(expected)}`,
-          },
-        })
-      } else {
-        flushSkipped()
-        const serialOffset = crcOffset - 2
-        items.push({
-          kind: 'frame',
-          frame: {
-            longFrame,
-            protocol,
-            // slice() copies: a frame must not pin the (possibly large) chunk it came from
-            content: buffer.slice(start + headerBytes + 1, serialOffset),
-            serial: (buffer[serialOffset] << 8) | buffer[serialOffset + 1],
-          },
-        })
-      }
-      position = end
-    }
-
-    flushSkipped()
-    pending = position >= buffer.length ? new Uint8Array(0) : buffer.slice(position)
-    return items
-  }
-
-  return {
-    push,
-    get bufferedBytes() {
-      return pending.length
-    },
-    get failed() {
-      return fatalError !== null
-    },
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Building frames (acknowledgements and other server → device replies)
-// ---------------------------------------------------------------------------------------------
-
-/** A complete 0x7878 frame: start, length, protocol, content, serial, CRC, stop. */
-export function buildGt06Frame(protocol: number, content: Uint8Array, serial: number): Uint8Array {
-  const lengthField = MIN_LENGTH_FIELD + content.length
-  if (lengthField > 0xff) throw new RangeError('content too long for a 0x7878 frame')
-  const frame = new Uint8Array(lengthField + 5)
-  frame[0] = SHORT_START
-  frame[1] = SHORT_START
-  frame[2] = lengthField
-  frame[3] = protocol
-  frame.set(content, 4)
-  const serialOffset = 4 + content.length
-  frame[serialOffset] = (serial >> 8) & 0xff
-  frame[serialOffset + 1] = serial & 0xff
-  const crc = crc16X25(frame, 2, serialOffset + 2)
-  frame[serialOffset + 2] = crc >> 8
-  frame[serialOffset + 3] = crc & 0xff
-  frame[serialOffset + 4] = STOP_1
-  frame[serialOffset + 5] = STOP_2
-  return frame
-}
-
-/**
- * The standard server response: `78 78 05 <protocol> <serial> <crc> 0D 0A`. For the login of
- * serial 1 this is `78 78 05 01 00 01 D9 DC 0D 0A`, as in the GT06 document.
- */
-export function buildGt06Ack(protocol: number, serial: number): Uint8Array {
-  return buildGt06Frame(protocol, new Uint8Array(0), serial)
-}
-
-/** Response to a time calibration request (0x8A): the server's UTC time, YY MM DD hh mm ss. */
-export function buildGt06TimeResponse(serial: number, unixSeconds: number): Uint8Array {
-  const date = new Date(unixSeconds * 1000)
-  const content = new Uint8Array([
-    date.getUTCFullYear() % 100,
-    date.getUTCMonth() + 1,
-    date.getUTCDate(),
-    date.getUTCHours(),
-    date.getUTCMinutes(),
-    date.getUTCSeconds(),
-  ])
-  return buildGt06Frame(PROTOCOL.timeRequest, content, serial)
-}
+import { ByteReader, OutOfBytes } from '../bytes'
+import { eventAtFix, eventWithoutFix } from '../events'
+import { TERMINAL_ID_BYTES, type Gt06Frame } from './framing'
+import { buildGt06Ack, buildGt06TimeResponse } from './replies'
 
 // ---------------------------------------------------------------------------------------------
 // Decoding: tables
@@ -693,63 +293,6 @@ export type Gt06Message =
 
 class MalformedContent extends Error {}
 
-/** Bounds-checked big-endian reads over the content of one frame. */
-class ContentReader {
-  offset = 0
-  constructor(readonly bytes: Uint8Array) {}
-
-  get remaining(): number {
-    return this.bytes.length - this.offset
-  }
-  private need(count: number): void {
-    if (count < 0 || this.offset + count > this.bytes.length) {
-      throw new MalformedContent(`content ends at byte ${this.bytes.length}, needed ${this.offset + count}`)
-    }
-  }
-  u8(): number {
-    this.need(1)
-    return this.bytes[this.offset++]
-  }
-  u16(): number {
-    this.need(2)
-    const value = (this.bytes[this.offset] << 8) | this.bytes[this.offset + 1]
-    this.offset += 2
-    return value
-  }
-  u24(): number {
-    this.need(3)
-    const b = this.bytes
-    const value = (b[this.offset] << 16) | (b[this.offset + 1] << 8) | b[this.offset + 2]
-    this.offset += 3
-    return value
-  }
-  u32(): number {
-    this.need(4)
-    const b = this.bytes
-    const value = b[this.offset] * 0x1000000 + ((b[this.offset + 1] << 16) | (b[this.offset + 2] << 8) | b[this.offset + 3])
-    this.offset += 4
-    return value
-  }
-  /** An unsigned integer of 1..8 bytes; null when it does not fit a JavaScript number exactly. */
-  uint(width: number): number | null {
-    this.need(width)
-    let value = 0
-    for (let i = 0; i < width; i++) value = value * 256 + this.bytes[this.offset + i]
-    this.offset += width
-    return Number.isSafeInteger(value) ? value : null
-  }
-  bytesOf(count: number): Uint8Array {
-    this.need(count)
-    const slice = this.bytes.subarray(this.offset, this.offset + count)
-    this.offset += count
-    return slice
-  }
-  skip(count: number): void {
-    this.need(count)
-    this.offset += count
-  }
-}
-
 interface DecodeContext {
   frame: Gt06Frame
   uniqueId: string
@@ -792,7 +335,7 @@ export function decodeGt06Frame(
     }
     return handler({ frame, uniqueId: session.imei, options })
   } catch (error) {
-    if (!(error instanceof MalformedContent)) throw error
+    if (!(error instanceof MalformedContent || error instanceof OutOfBytes)) throw error
     return {
       kind: 'invalid',
       protocol,
@@ -894,7 +437,7 @@ function isValidDate(fields: Uint8Array): number | null {
  * then the server's clock, if given. Any other impossible date is malformed: a fix is never made
  * from bytes that are not a date.
  */
-function readDateTime(reader: ContentReader, options: Gt06DecodeOptions): { timestamp: number; fromServer: boolean } {
+function readDateTime(reader: ByteReader, options: Gt06DecodeOptions): { timestamp: number; fromServer: boolean } {
   const fields = reader.bytesOf(6)
   const timestamp = isValidDate(fields)
   if (timestamp !== null) return { timestamp, fromServer: false }
@@ -905,7 +448,7 @@ function readDateTime(reader: ContentReader, options: Gt06DecodeOptions): { time
 }
 
 /** The date of a cell or Wi-Fi packet: only metadata, so an invalid one is just left out. */
-function readOptionalDate(reader: ContentReader): number | undefined {
+function readOptionalDate(reader: ByteReader): number | undefined {
   return isValidDate(reader.bytesOf(6)) ?? undefined
 }
 
@@ -916,7 +459,7 @@ function readOptionalDate(reader: ContentReader): number | undefined {
  * 9..0 course, 0..360 (GT06 doc). Coordinates beyond 90° / 180° or a course beyond 360 are
  * malformed, not a fix.
  */
-function readGpsBlock(reader: ContentReader, options: Gt06DecodeOptions): GpsBlock {
+function readGpsBlock(reader: ByteReader, options: Gt06DecodeOptions): GpsBlock {
   const { timestamp, fromServer } = readDateTime(reader, options)
   const gpsInfo = reader.u8()
   const latitudeRaw = reader.u32()
@@ -978,7 +521,7 @@ function cellIdBytesFor(size: number, mncBytes: number, family: CellFamily): num
 }
 
 /** MCC (2), MNC (1 or 2), LAC (2 or 4), cell ID (`cellIdBytes`). */
-function readCell(reader: ContentReader, family: CellFamily, cellIdBytes = standardCellIdBytes(family)): CellInfo {
+function readCell(reader: ByteReader, family: CellFamily, cellIdBytes = standardCellIdBytes(family)): CellInfo {
   const mccField = reader.u16()
   const mnc = mncBytesOf(mccField) === 2 ? reader.u16() : reader.u8()
   const lac = family === '4g' ? reader.u32() : reader.u16()
@@ -1071,7 +614,7 @@ interface StatusTail {
 }
 
 /** Terminal info (1), voltage level (1), GSM signal level (1), alarm (1), language (1). */
-function readStatusTail(reader: ContentReader): StatusTail {
+function readStatusTail(reader: ByteReader): StatusTail {
   const terminal = decodeTerminalInfo(reader.u8())
   const level = levelAttributes(reader.u8())
   const gsmSignal = reader.u8()
@@ -1086,7 +629,7 @@ function readStatusTail(reader: ContentReader): StatusTail {
  * which the real capture (Traccar's GT06 tests, `7878241617070a...`) is in range: 12.52 V,
  * GSM 4, no alarm byte, and the SOS in the terminal info bits.
  */
-function readVoltageTail(reader: ContentReader): StatusTail {
+function readVoltageTail(reader: ByteReader): StatusTail {
   const terminal = decodeTerminalInfo(reader.u8())
   const externalVoltage = reader.u16() / 100
   const gsmSignal = reader.u8()
@@ -1152,7 +695,7 @@ function reportMessage(
  * documents say "no server response packet required".
  */
 function decodePosition({ frame, uniqueId, options }: DecodeContext): Gt06Message {
-  const reader = new ContentReader(frame.content)
+  const reader = new ByteReader(frame.content, 'content')
   const family: CellFamily = frame.protocol === PROTOCOL.location4g ? '4g' : '2g'
   const gps = readGpsBlock(reader, options)
   const cell = frame.protocol === PROTOCOL.location && reader.remaining === 0 ? null : readCell(reader, family)
@@ -1198,7 +741,7 @@ function lacksLbsLength(content: Uint8Array): boolean {
  * firmware adds inside it are skipped, and bytes after the tail are extra fields. Length 0: no
  * cell at all.
  */
-function readLbsBlock(reader: ContentReader, lbsLength: number, room: number, family: CellFamily): CellInfo | null {
+function readLbsBlock(reader: ByteReader, lbsLength: number, room: number, family: CellFamily): CellInfo | null {
   const content = reader.bytes
   const start = reader.offset
   if (room < 0) throw new MalformedContent(`${content.length} bytes are too few for an alarm packet`)
@@ -1233,7 +776,7 @@ function decodeGpsAlarm({ frame, uniqueId, options }: DecodeContext): Gt06Messag
   const { content, protocol } = frame
   const family: CellFamily = protocol === PROTOCOL.alarm4g ? '4g' : '2g'
   const hasFence = protocol === PROTOCOL.alarmFence || protocol === PROTOCOL.alarm4g
-  const reader = new ContentReader(content)
+  const reader = new ByteReader(content, 'content')
   const gps = readGpsBlock(reader, options)
   let cell: CellInfo | null
   let tail: StatusTail
@@ -1290,7 +833,7 @@ function decodeCellAlarm({ frame, uniqueId, options }: DecodeContext): Gt06Messa
   const room = content.length - STATUS_TAIL_BYTES
   const cellIdBytes = cellIdBytesFor(room, mncBytesOf((content[0] << 8) | content[1]), family)
   if (cellIdBytes === null) throw new MalformedContent(`${content.length} bytes are not a cell and a status`)
-  const reader = new ContentReader(content)
+  const reader = new ByteReader(content, 'content')
   const cell = readCell(reader, family, cellIdBytes)
   const tail = readStatusTail(reader)
   if (options.now === undefined) throw new MalformedContent('an alarm without a date needs the server clock')
@@ -1315,7 +858,7 @@ function decodeCellAlarm({ frame, uniqueId, options }: DecodeContext): Gt06Messa
  */
 function decodeStatusPacket({ frame, uniqueId, options }: DecodeContext): Gt06Message {
   const { protocol } = frame
-  const reader = new ContentReader(frame.content)
+  const reader = new ByteReader(frame.content, 'content')
   const terminal = decodeTerminalInfo(reader.u8())
   const attributes: Record<string, unknown> = { ...terminal }
   const status = statusOfTerminal(terminal)
@@ -1404,7 +947,7 @@ function decodeInformation({ frame, uniqueId }: DecodeContext): Gt06Message {
   const { content } = frame
   const status: Gt06DeviceStatus = {}
   const attributes: Record<string, unknown> = {}
-  const reader = new ContentReader(content)
+  const reader = new ByteReader(content, 'content')
   if (!frame.longFrame && content.length === 2) {
     status.external_voltage = reader.u16() / 100
   } else {
@@ -1457,7 +1000,7 @@ function bssidOf(bytes: Uint8Array): string {
  * Keeps the device alive and names its cell; not acknowledged.
  */
 function decodeSingleCell({ frame, uniqueId }: DecodeContext): Gt06Message {
-  const reader = new ContentReader(frame.content)
+  const reader = new ByteReader(frame.content, 'content')
   const timestamp = readOptionalDate(reader)
   const cell = readCell(reader, '2g')
   const network = networkOf([cell]) ?? { cells: [], wifi: [] }
@@ -1477,7 +1020,7 @@ function decodeCellList({ frame, uniqueId }: DecodeContext): Gt06Message {
   const { protocol } = frame
   const family: CellFamily = protocol === PROTOCOL.lbsMulti4g || protocol === PROTOCOL.lbsWifi4g ? '4g' : '2g'
   const withWifi = protocol === PROTOCOL.lbsWifi || protocol === PROTOCOL.lbsWifi4g
-  const reader = new ContentReader(frame.content)
+  const reader = new ByteReader(frame.content, 'content')
   const timestamp = readOptionalDate(reader)
   const mccField = reader.u16()
   const mcc = mccField & 0x7fff

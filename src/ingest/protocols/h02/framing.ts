@@ -23,11 +23,13 @@
  * without it (the first frame of a connection, split by TCP at exactly byte 32) the frame is read
  * as 32 bytes, its position intact, and the 13 bytes that follow are counted as garbage.
  *
- * `splitH02Frames` is pure: it takes everything received and not yet consumed, and returns the
- * complete frames, how many bytes it consumed and how many of those were garbage. The caller
- * keeps `buffer.subarray(consumedBytes)` for the next call; that remainder is never longer than
- * `maxFrameBytes`, whatever a client sends.
+ * `h02FrameReader` gives these rules to the shared framing machine (../framing.ts), which a
+ * listener runs per connection. `splitH02Frames` is the same as one pure call: it takes everything
+ * received and not yet consumed, and returns the complete frames, how many bytes it consumed and
+ * how many of those were garbage. The caller keeps `buffer.subarray(consumedBytes)` for the next
+ * call; that remainder is never longer than `maxFrameBytes`, whatever a client sends.
  */
+import { scanFrames, type FrameReader } from '../framing'
 
 /** Default largest frame; also the most the caller ever has to keep. Real H02 text frames are < 400 bytes. */
 export const H02_DEFAULT_MAX_FRAME_BYTES = 1024
@@ -185,42 +187,46 @@ function textCandidate(buffer: Uint8Array, at: number, maxFrameBytes: number): C
   return buffer.length - at >= maxFrameBytes ? { garbage: true } : { wait: true }
 }
 
-export function splitH02Frames(buffer: Uint8Array, options: H02SplitOptions = {}): H02SplitResult {
+/**
+ * The H02 rules for the shared framing machine (../framing.ts). The reader keeps the one thing a
+ * connection learns: the length of its binary frames.
+ */
+export function h02FrameReader(options: H02SplitOptions = {}): FrameReader<H02Frame> & { readonly binaryFrameBytes: number | null } {
   const maxFrameBytes = Math.max(options.maxFrameBytes ?? H02_DEFAULT_MAX_FRAME_BYTES, LONGEST_KNOWN_BINARY)
-  const frames: H02Frame[] = []
-  let position = 0
-  let skippedBytes = 0
   let binaryFrameBytes = options.binaryFrameBytes ?? null
-
-  while (position < buffer.length) {
-    const byte = buffer[position]
-    if (byte === CR || byte === LF) {
+  return {
+    unit: 'H02 frame',
+    maxFrameBytes,
+    get binaryFrameBytes() {
+      return binaryFrameBytes
+    },
+    nextStart(buffer, from) {
+      for (let at = from; at < buffer.length; at++) {
+        const byte = buffer[at]
+        if (byte === TEXT_MARKER || byte === BINARY_MARKER || byte === CR || byte === LF) return at
+      }
+      return buffer.length
+    },
+    read(buffer, at) {
+      const byte = buffer[at]
       // some firmware ends a text frame with CR LF: a separator, not garbage
-      position++
-      continue
-    }
-    if (byte !== TEXT_MARKER && byte !== BINARY_MARKER) {
-      skippedBytes++
-      position++
-      continue
-    }
-    const candidate =
-      byte === TEXT_MARKER ? textCandidate(buffer, position, maxFrameBytes) : binaryCandidate(buffer, position, maxFrameBytes, binaryFrameBytes)
-    if ('wait' in candidate) break
-    if ('garbage' in candidate) {
-      skippedBytes++
-      position++
-      continue
-    }
-    if (byte === TEXT_MARKER) {
-      frames.push({ kind: 'text', text: asciiOf(buffer, position, candidate.end) })
-    } else {
-      frames.push({ kind: 'binary', bytes: buffer.slice(position, candidate.end) })
-      binaryFrameBytes = candidate.end - position
-    }
-    position = candidate.end
+      if (byte === CR || byte === LF) return { kind: 'pass', end: at + 1 }
+      const candidate = byte === TEXT_MARKER ? textCandidate(buffer, at, maxFrameBytes) : binaryCandidate(buffer, at, maxFrameBytes, binaryFrameBytes)
+      if ('wait' in candidate) return { kind: 'wait' }
+      if ('garbage' in candidate) return { kind: 'skip' }
+      if (byte === TEXT_MARKER) return { kind: 'frame', frame: { kind: 'text', text: asciiOf(buffer, at, candidate.end) }, end: candidate.end }
+      binaryFrameBytes = candidate.end - at
+      return { kind: 'frame', frame: { kind: 'binary', bytes: buffer.slice(at, candidate.end) }, end: candidate.end }
+    },
   }
-  return { frames, consumedBytes: position, skippedBytes, binaryFrameBytes }
+}
+
+export function splitH02Frames(buffer: Uint8Array, options: H02SplitOptions = {}): H02SplitResult {
+  const reader = h02FrameReader(options)
+  const { items, consumed, skipped } = scanFrames(reader, buffer)
+  const frames: H02Frame[] = []
+  for (const item of items) if (item.kind === 'frame') frames.push(item.frame)
+  return { frames, consumedBytes: consumed, skippedBytes: skipped, binaryFrameBytes: reader.binaryFrameBytes }
 }
 
 /** The frame as text (its bytes were checked to be printable ASCII), a slice at a time to bound the arguments. */

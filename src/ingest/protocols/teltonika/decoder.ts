@@ -13,309 +13,16 @@
  *   device → server   FF                               keep-alive, at any packet boundary
  *
  * The CRC field is 4 bytes whose low 2 hold CRC-16/ARC ("CRC-16/IBM") over codec id ..
- * number of data 2. `createTeltonikaParser()` splits a byte stream into the IMEI and CRC-checked
- * packets; `decodeTeltonikaPacket()` turns one packet into a report and its acknowledgement,
- * to be sent *after* the records are durable. Pure: no I/O, no clock.
+ * number of data 2. framing.ts splits a byte stream into the IMEI and CRC-checked packets;
+ * `decodeTeltonikaPacket()` here turns one packet into a report and its acknowledgement
+ * (replies.ts), to be sent *after* the records are durable. Pure: no I/O, no clock.
  */
 
-import { eventAtFix } from '../events'
-import { appendBytes } from '../bytes'
 import type { DecodedEvent, DecodedFix, DecodedReport } from '../../types'
-import { crc16Arc } from '../crc'
+import { ByteReader, OutOfBytes } from '../bytes'
+import { eventAtFix } from '../events'
+import { buildTeltonikaAck } from './replies'
 
-// ---------------------------------------------------------------------------------------------
-// Handshake and acknowledgement helpers
-// ---------------------------------------------------------------------------------------------
-
-/** Server answer to the IMEI handshake: accept (0x01) or refuse (0x00) the device. */
-export function teltonikaImeiResponse(accepted: boolean): Uint8Array {
-  return Uint8Array.of(accepted ? 0x01 : 0x00)
-}
-
-/** Server answer to an AVL packet: the number of records accepted, as a 4-byte big-endian int. */
-export function buildTeltonikaAck(recordCount: number): Uint8Array {
-  const ack = new Uint8Array(4)
-  new DataView(ack.buffer).setUint32(0, recordCount >>> 0)
-  return ack
-}
-
-// ---------------------------------------------------------------------------------------------
-// Framing
-// ---------------------------------------------------------------------------------------------
-
-/** Default cap on the data field length. A full FMB packet is a few KiB at most. */
-export const TELTONIKA_DEFAULT_MAX_PACKET_BYTES = 64 * 1024
-/** IMEIs are 15 digits; allow some room for other serials, but not a megabyte of "IMEI". */
-const MAX_IMEI_LENGTH = 20
-/** codec id + number of data 1 + number of data 2 */
-const MIN_DATA_LENGTH = 3
-/** preamble (4) + data field length (4) */
-const HEADER_BYTES = 8
-const CRC_BYTES = 4
-/** How many later preambles a stalled or failed parse examines per push (bounds the work). */
-const MAX_RESYNC_CANDIDATES = 16
-/**
- * The keep-alive ("ping") byte. FMB devices with a link-keeping period send a lone 0xFF while
- * they have nothing to report, before the IMEI when they open the link and between packets (seen
- * from an FMB920 every minute, github.com/alim-zanibekov/teltonika issue #2; Traccar's frame
- * decoder test has one before an IMEI). It cannot start a handshake (an IMEI length is < 256, so
- * its first byte is 00) nor a packet (the preamble is 00 00 00 00), so it is never ambiguous there.
- */
-const KEEPALIVE_BYTE = 0xff
-
-/** One CRC-checked AVL packet. */
-export interface TeltonikaPacket {
-  codecId: number
-  /** "number of data 1": how many records the packet announces (what the ACK echoes) */
-  recordCount: number
-  /** the data field: codec id .. number of data 2, as covered by the CRC */
-  data: Uint8Array
-}
-
-export type TeltonikaStreamError =
-  /** bytes outside any packet were discarded while looking for a 4-zero preamble */
-  | { code: 'garbage'; fatal: false; skippedBytes: number; message: string }
-  /** a complete packet whose CRC did not match: dropped and not acknowledged (the device resends) */
-  | { code: 'bad_crc'; fatal: false; expected: number; received: number; message: string }
-  /** the handshake is not a 2-byte length + ASCII digits: not a Teltonika device. Close. */
-  | { code: 'bad_imei'; fatal: true; message: string }
-  /** a data field longer than the cap: hostile or foreign client. Close. */
-  | { code: 'packet_too_large'; fatal: true; declaredBytes: number; maxBytes: number; message: string }
-
-export type TeltonikaStreamItem =
-  | { kind: 'imei'; imei: string }
-  | { kind: 'packet'; packet: TeltonikaPacket }
-  /** 0xFF bytes where a handshake or packet could start: the device keeping its link open */
-  | { kind: 'keepalive'; bytes: number }
-  | { kind: 'error'; error: TeltonikaStreamError }
-
-export interface TeltonikaParser {
-  /** Feed the next chunk from the socket; returns the IMEI, packets and errors, in order. */
-  push(chunk: Uint8Array): TeltonikaStreamItem[]
-  /** the IMEI from the handshake, once received */
-  readonly imei: string | null
-  /** bytes held back waiting for the rest of the handshake or a packet */
-  readonly bufferedBytes: number
-  /** true after a fatal error; every later push returns that error again */
-  readonly failed: boolean
-}
-
-export interface TeltonikaParserOptions {
-  maxPacketBytes?: number
-}
-
-function isPreamble(buffer: Uint8Array, at: number): boolean {
-  return buffer[at] === 0 && buffer[at + 1] === 0 && buffer[at + 2] === 0 && buffer[at + 3] === 0
-}
-
-/**
- * Index of the next 4-zero preamble at or after `from`. When none is complete, returns where a
- * possible preamble starts in the trailing zeros (so they are kept), i.e. the discard boundary,
- * with `complete: false`.
- */
-function findPreamble(buffer: Uint8Array, from: number): { at: number; complete: boolean } {
-  let zeros = 0
-  for (let i = from; i < buffer.length; i++) {
-    zeros = buffer[i] === 0 ? zeros + 1 : 0
-    if (zeros === 4) return { at: i - 3, complete: true }
-  }
-  return { at: buffer.length - zeros, complete: false }
-}
-
-function readUint32(buffer: Uint8Array, at: number): number {
-  return buffer[at] * 0x1000000 + ((buffer[at + 1] << 16) | (buffer[at + 2] << 8) | buffer[at + 3])
-}
-
-/** Checks the packet at `start` (assumed complete): CRC received and expected. */
-function packetCrc(buffer: Uint8Array, start: number, dataLength: number): { expected: number; received: number } {
-  const dataStart = start + HEADER_BYTES
-  const crcAt = dataStart + dataLength
-  return {
-    expected: crc16Arc(buffer, dataStart, crcAt),
-    // the 4-byte field carries the CRC in its low 2 bytes; its high 2 are zero ("first two are
-    // zeroes", the wiki), so anything else there is not a packet either
-    received: readUint32(buffer, crcAt),
-  }
-}
-
-/**
- * First preamble at or after `from` that begins a complete packet with a valid CRC, or -1.
- * Used to resynchronise past a false preamble (zeros in garbage) without losing the real
- * packet that follows it.
- */
-function findValidPacket(buffer: Uint8Array, from: number, maxBytes: number): number {
-  let position = from
-  for (let tries = 0; tries < MAX_RESYNC_CANDIDATES; tries++) {
-    const { at, complete } = findPreamble(buffer, position)
-    if (!complete || buffer.length - at < HEADER_BYTES) return -1
-    const dataLength = readUint32(buffer, at + 4)
-    if (dataLength >= MIN_DATA_LENGTH && dataLength <= maxBytes && buffer.length - at >= HEADER_BYTES + dataLength + CRC_BYTES) {
-      const { expected, received } = packetCrc(buffer, at, dataLength)
-      if (expected === received) return at
-    }
-    position = at + 1
-  }
-  return -1
-}
-
-/** Index after the run of keep-alive bytes at `from`; reports the run as one item. */
-function skipKeepAlive(buffer: Uint8Array, from: number, items: TeltonikaStreamItem[]): number {
-  let end = from
-  while (end < buffer.length && buffer[end] === KEEPALIVE_BYTE) end++
-  if (end > from) items.push({ kind: 'keepalive', bytes: end - from })
-  return end
-}
-
-export function createTeltonikaParser(options: TeltonikaParserOptions = {}): TeltonikaParser {
-  const maxBytes = options.maxPacketBytes ?? TELTONIKA_DEFAULT_MAX_PACKET_BYTES
-  let pending: Uint8Array = new Uint8Array(0)
-  let imei: string | null = null
-  let fatalError: TeltonikaStreamError | null = null
-
-  function fail(items: TeltonikaStreamItem[], error: TeltonikaStreamError): TeltonikaStreamItem[] {
-    fatalError = error
-    pending = new Uint8Array(0)
-    items.push({ kind: 'error', error })
-    return items
-  }
-
-  function push(chunk: Uint8Array): TeltonikaStreamItem[] {
-    if (fatalError) return [{ kind: 'error', error: fatalError }]
-    const items: TeltonikaStreamItem[] = []
-    const buffer = appendBytes(pending, chunk)
-    let position = 0
-
-    if (imei === null) {
-      const start = skipKeepAlive(buffer, 0, items)
-      if (buffer.length - start < 2) {
-        pending = buffer.slice(start)
-        return items
-      }
-      const length = (buffer[start] << 8) | buffer[start + 1]
-      if (length === 0 || length > MAX_IMEI_LENGTH) {
-        return fail(items, { code: 'bad_imei', fatal: true, message: `IMEI length ${length} is not 1..${MAX_IMEI_LENGTH}` })
-      }
-      if (buffer.length - start < 2 + length) {
-        pending = buffer.slice(start)
-        return items
-      }
-      let text = ''
-      for (let i = start + 2; i < start + 2 + length; i++) {
-        const byte = buffer[i]
-        if (byte < 0x30 || byte > 0x39) {
-          return fail(items, { code: 'bad_imei', fatal: true, message: `IMEI byte 0x${byte.toString(16)} is not a digit` })
-        }
-        text += String.fromCharCode(byte)
-      }
-      imei = text
-      items.push({ kind: 'imei', imei })
-      position = start + 2 + length
-    }
-
-    let skipped = 0
-    const flushSkipped = () => {
-      if (skipped === 0) return
-      items.push({
-        kind: 'error',
-        error: { code: 'garbage', fatal: false, skippedBytes: skipped, message: `discarded ${skipped} byte(s) outside any AVL packet` },
-      })
-      skipped = 0
-    }
-
-    while (position < buffer.length) {
-      // keep-alive bytes count only at a packet boundary; inside a run of garbage they are garbage
-      if (skipped === 0 && buffer[position] === KEEPALIVE_BYTE) {
-        position = skipKeepAlive(buffer, position, items)
-        continue
-      }
-      const { at, complete } = findPreamble(buffer, position)
-      skipped += at - position
-      position = at
-      if (!complete || buffer.length - at < HEADER_BYTES) break // wait for preamble + length
-
-      const dataLength = readUint32(buffer, at + 4)
-      if (dataLength < MIN_DATA_LENGTH) {
-        // zeros in garbage, not a packet: step past one byte and look again
-        skipped += 1
-        position = at + 1
-        continue
-      }
-      if (dataLength > maxBytes) {
-        flushSkipped()
-        return fail(items, {
-          code: 'packet_too_large',
-          fatal: true,
-          declaredBytes: dataLength,
-          maxBytes,
-          message: `AVL packet declares ${dataLength} data bytes, more than the ${maxBytes}-byte limit`,
-        })
-      }
-      const end = at + HEADER_BYTES + dataLength + CRC_BYTES
-      if (end > buffer.length) {
-        // Waiting is right unless this preamble was zeros in garbage and a real packet
-        // follows complete; then skip to it rather than stall.
-        const later = findValidPacket(buffer, at + 1, maxBytes)
-        if (later < 0) break
-        skipped += later - at
-        position = later
-        continue
-      }
-
-      const { expected, received } = packetCrc(buffer, at, dataLength)
-      if (expected !== received) {
-        // A misframed candidate may hide a real packet; prefer that over dropping everything.
-        const later = findValidPacket(buffer, at + 1, maxBytes)
-        if (later >= 0 && later < end) {
-          skipped += later - at
-          position = later
-          continue
-        }
-        flushSkipped()
-        items.push({
-          kind: 'error',
-          error: {
-            code: 'bad_crc',
-            fatal: false,
-            expected,
-            received,
-            message: `AVL packet dropped: CRC 0x${received.toString(16)}, expected 0x${expected.toString(16)}`,
-          },
-        })
-        position = end
-        continue
-      }
-
-      flushSkipped()
-      const dataStart = at + HEADER_BYTES
-      items.push({
-        kind: 'packet',
-        packet: {
-          codecId: buffer[dataStart],
-          recordCount: buffer[dataStart + 1],
-          data: buffer.slice(dataStart, dataStart + dataLength),
-        },
-      })
-      position = end
-    }
-
-    flushSkipped()
-    pending = position >= buffer.length ? new Uint8Array(0) : buffer.slice(position)
-    return items
-  }
-
-  return {
-    push,
-    get imei() {
-      return imei
-    },
-    get bufferedBytes() {
-      return pending.length
-    },
-    get failed() {
-      return fatalError !== null
-    },
-  }
-}
 // ---------------------------------------------------------------------------------------------
 // Decoding a packet: AVL data (Codec 8, 8E, 16) and command answers (Codec 12, 13, 14)
 // ---------------------------------------------------------------------------------------------
@@ -419,53 +126,6 @@ export type TeltonikaDecodeResult =
 
 class MalformedPacket extends Error {}
 
-class PacketReader {
-  offset = 0
-  private readonly view: DataView
-  constructor(readonly bytes: Uint8Array) {
-    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  }
-  get remaining(): number {
-    return this.bytes.length - this.offset
-  }
-  private need(count: number): number {
-    if (this.offset + count > this.bytes.length) {
-      throw new MalformedPacket(`data ends at byte ${this.bytes.length}, needed ${this.offset + count}`)
-    }
-    const at = this.offset
-    this.offset += count
-    return at
-  }
-  u8(): number {
-    return this.view.getUint8(this.need(1))
-  }
-  i8(): number {
-    return this.view.getInt8(this.need(1))
-  }
-  u16(): number {
-    return this.view.getUint16(this.need(2))
-  }
-  i16(): number {
-    return this.view.getInt16(this.need(2))
-  }
-  u32(): number {
-    return this.view.getUint32(this.need(4))
-  }
-  i32(): number {
-    return this.view.getInt32(this.need(4))
-  }
-  u64(): bigint {
-    return this.view.getBigUint64(this.need(8))
-  }
-  i64(): bigint {
-    return this.view.getBigInt64(this.need(8))
-  }
-  bytesOf(count: number): Uint8Array {
-    const at = this.need(count)
-    return this.bytes.slice(at, at + count)
-  }
-}
-
 /** Field widths that differ between codecs. */
 interface IoLayout {
   eventIdBytes: 1 | 2
@@ -481,12 +141,12 @@ const IO_LAYOUTS: Readonly<Record<number, IoLayout>> = {
   [CODEC_16]: { eventIdBytes: 2, countBytes: 1, idBytes: 2, hasGenerationType: true, hasVariableLength: false },
 }
 
-function readIoValue(reader: PacketReader, width: 1 | 2 | 4 | 8, signed: boolean): number | bigint {
+function readIoValue(reader: ByteReader, width: 1 | 2 | 4 | 8, signed: boolean): number | bigint {
   if (signed) return width === 1 ? reader.i8() : width === 2 ? reader.i16() : width === 4 ? reader.i32() : reader.i64()
   return width === 1 ? reader.u8() : width === 2 ? reader.u16() : width === 4 ? reader.u32() : reader.u64()
 }
 
-function readRecord(reader: PacketReader, layout: IoLayout): TeltonikaRecord {
+function readRecord(reader: ByteReader, layout: IoLayout): TeltonikaRecord {
   const timestampMs = Number(reader.u64())
   const priority = reader.u8()
   // Coordinates are signed (two's complement) degrees × 10^7.
@@ -515,7 +175,7 @@ function readRecord(reader: PacketReader, layout: IoLayout): TeltonikaRecord {
     const count = reader.u16()
     for (let i = 0; i < count; i++) {
       const id = reader.u16()
-      io.set(id, reader.bytesOf(reader.u16()))
+      io.set(id, reader.copyOf(reader.u16()))
     }
   }
   return { timestampMs, priority, longitude, latitude, altitude, angle, satellites, speed, eventIoId, generationType, io }
@@ -538,13 +198,13 @@ export function decodeTeltonikaPacket(data: Uint8Array, imei: string): Teltonika
     }
     return decodeAvlPacket(data, codecId, layout, imei)
   } catch (error) {
-    if (!(error instanceof MalformedPacket)) throw error
+    if (!(error instanceof MalformedPacket || error instanceof OutOfBytes)) throw error
     return { kind: 'invalid', reason: 'malformed', codecId, message: `Teltonika codec 0x${codecId.toString(16)}: ${error.message}`, ack: null }
   }
 }
 
 function decodeAvlPacket(data: Uint8Array, codecId: number, layout: IoLayout, imei: string): TeltonikaDecodeResult {
-  const reader = new PacketReader(data)
+  const reader = new ByteReader(data)
   reader.u8() // codec id
   const announced = reader.u8()
   const records: TeltonikaRecord[] = []
@@ -591,7 +251,7 @@ const EPOCH_2100_S = 4_102_444_800
 const CODEC_14_IMEI_BYTES = 8
 
 function decodeCommandAnswer(data: Uint8Array, codecId: typeof CODEC_12 | typeof CODEC_13 | typeof CODEC_14): TeltonikaDecodeResult {
-  const reader = new PacketReader(data)
+  const reader = new ByteReader(data)
   reader.u8() // codec id
   reader.u8() // quantity 1
   const messageType = reader.u8()
@@ -608,7 +268,7 @@ function decodeCommandAnswer(data: Uint8Array, codecId: typeof CODEC_12 | typeof
   if (codecId === CODEC_12) {
     if (messageType !== MESSAGE_RESPONSE) return unsupported('not a response (0x06), which is all a device sends in Codec 12')
     if (size !== bodyBytes) throw new MalformedPacket(`response size ${size} ≠ the ${bodyBytes} byte(s) the packet holds`)
-    return answer(codecId, messageType, reader.bytesOf(size), null, null, true)
+    return answer(codecId, messageType, reader.copyOf(size), null, null, true)
   }
 
   if (codecId === CODEC_13) {
@@ -632,15 +292,15 @@ function decodeCommandAnswer(data: Uint8Array, codecId: typeof CODEC_12 | typeof
         reader.offset -= 4
       }
     }
-    return answer(codecId, messageType, reader.bytesOf(bodyBytes - timestampBytes), timestamp, null, true)
+    return answer(codecId, messageType, reader.copyOf(bodyBytes - timestampBytes), timestamp, null, true)
   }
 
   if (messageType !== MESSAGE_RESPONSE && messageType !== MESSAGE_NACK) return unsupported('not an ACK (0x06) or nACK (0x11)')
   if (size !== bodyBytes || size < CODEC_14_IMEI_BYTES) {
     throw new MalformedPacket(`answer size ${size} ≠ the ${bodyBytes} byte(s) the packet holds, or shorter than its IMEI`)
   }
-  const imei = imeiFromNibbles(reader.bytesOf(CODEC_14_IMEI_BYTES))
-  return answer(codecId, messageType, reader.bytesOf(size - CODEC_14_IMEI_BYTES), null, imei, messageType === MESSAGE_RESPONSE)
+  const imei = imeiFromNibbles(reader.copyOf(CODEC_14_IMEI_BYTES))
+  return answer(codecId, messageType, reader.copyOf(size - CODEC_14_IMEI_BYTES), null, imei, messageType === MESSAGE_RESPONSE)
 }
 
 function answer(

@@ -4,14 +4,9 @@
  * decoded values and the exact reply bytes.
  */
 import { describe, expect, test } from 'bun:test'
-import {
-  buildGt06Ack,
-  buildGt06TimeResponse,
-  createGt06Parser,
-  decodeGt06Frame,
-  type Gt06Frame,
-  type Gt06Message,
-} from '../../../../src/ingest/protocols/gt06/decoder'
+import { decodeGt06Frame, type Gt06Message } from '../../../../src/ingest/protocols/gt06/decoder'
+import { createGt06Parser, type Gt06Frame } from '../../../../src/ingest/protocols/gt06/framing'
+import { buildGt06Ack, buildGt06TimeResponse } from '../../../../src/ingest/protocols/gt06/replies'
 import * as F from './captures'
 import { hex, toHex } from '../helpers'
 

@@ -1,18 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { crc16X25 } from '../../../../src/ingest/protocols/crc'
-import {
-  buildGt06Ack,
-  buildGt06Frame,
-  buildGt06TimeResponse,
-  createGt06Parser,
-  decodeGt06Frame,
-  GT06_DEFAULT_MAX_BUFFERED_BYTES,
-  gt06AlarmCode,
-  type Gt06Frame,
-  type Gt06Message,
-  type Gt06Session,
-  type Gt06StreamItem,
-} from '../../../../src/ingest/protocols/gt06/decoder'
+import { decodeGt06Frame, gt06AlarmCode, type Gt06Message, type Gt06Session } from '../../../../src/ingest/protocols/gt06/decoder'
+import { createGt06Parser, GT06_DEFAULT_MAX_BUFFERED_BYTES, type Gt06Frame, type Gt06StreamItem } from '../../../../src/ingest/protocols/gt06/framing'
+import { buildGt06Ack, buildGt06Frame, buildGt06TimeResponse } from '../../../../src/ingest/protocols/gt06/replies'
 import { concat, hex, seededRandom, toHex } from '../helpers'
 
 // ---- vectors from public documents -----------------------------------------------------------

@@ -6,14 +6,9 @@
  */
 import { describe, expect, test } from 'bun:test'
 import type { DecodedFix } from '../../../../src/ingest/types'
-import {
-  buildGt06Frame,
-  createGt06Parser,
-  decodeGt06Frame,
-  GT06_DEFAULT_MAX_BUFFERED_BYTES,
-  PROTOCOL,
-  type Gt06Message,
-} from '../../../../src/ingest/protocols/gt06/decoder'
+import { decodeGt06Frame, PROTOCOL, type Gt06Message } from '../../../../src/ingest/protocols/gt06/decoder'
+import { createGt06Parser, GT06_DEFAULT_MAX_BUFFERED_BYTES } from '../../../../src/ingest/protocols/gt06/framing'
+import { buildGt06Frame } from '../../../../src/ingest/protocols/gt06/replies'
 import * as F from './captures'
 import { concat, hex, seededRandom } from '../helpers'
 

@@ -1,15 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { crc16Arc } from '../../../../src/ingest/protocols/crc'
-import {
-  buildTeltonikaAck,
-  createTeltonikaParser,
-  decodeTeltonikaPacket,
-  TELTONIKA_DEFAULT_MAX_PACKET_BYTES,
-  teltonikaImeiResponse,
-  type TeltonikaDecodeResult,
-  type TeltonikaPacket,
-  type TeltonikaStreamItem,
-} from '../../../../src/ingest/protocols/teltonika/decoder'
+import { decodeTeltonikaPacket, type TeltonikaDecodeResult } from '../../../../src/ingest/protocols/teltonika/decoder'
+import { createTeltonikaParser, TELTONIKA_DEFAULT_MAX_PACKET_BYTES, type TeltonikaPacket, type TeltonikaStreamItem } from '../../../../src/ingest/protocols/teltonika/framing'
+import { buildTeltonikaAck, teltonikaImeiResponse } from '../../../../src/ingest/protocols/teltonika/replies'
 import { concat, hex, seededRandom, toHex } from '../helpers'
 
 // ---- vectors from the Teltonika wiki ("Codec" page) ------------------------------------------

@@ -5,13 +5,8 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { crc16Arc } from '../../../../src/ingest/protocols/crc'
-import {
-  createTeltonikaParser,
-  decodeTeltonikaPacket,
-  type TeltonikaDecodeResult,
-  type TeltonikaPacket,
-  type TeltonikaStreamItem,
-} from '../../../../src/ingest/protocols/teltonika/decoder'
+import { decodeTeltonikaPacket, type TeltonikaDecodeResult } from '../../../../src/ingest/protocols/teltonika/decoder'
+import { createTeltonikaParser, type TeltonikaPacket, type TeltonikaStreamItem } from '../../../../src/ingest/protocols/teltonika/framing'
 import { AVL_FROM_DEVICES, CODEC_12_FROM_DEVICES, CODEC_13, WIKI, type SourcedFrame } from '../../../fixtures/teltonika/frames'
 import { concat, hex, toHex } from '../helpers'
 

@@ -4,12 +4,8 @@
  * that the device did not send; nothing throws out of `push` or `decodeTeltonikaPacket`.
  */
 import { describe, expect, test } from 'bun:test'
-import {
-  createTeltonikaParser,
-  decodeTeltonikaPacket,
-  TELTONIKA_DEFAULT_MAX_PACKET_BYTES,
-  type TeltonikaStreamItem,
-} from '../../../../src/ingest/protocols/teltonika/decoder'
+import { decodeTeltonikaPacket } from '../../../../src/ingest/protocols/teltonika/decoder'
+import { createTeltonikaParser, TELTONIKA_DEFAULT_MAX_PACKET_BYTES, type TeltonikaStreamItem } from '../../../../src/ingest/protocols/teltonika/framing'
 import { AVL_FROM_DEVICES, CODEC_12_FROM_DEVICES, CODEC_13, WIKI } from '../../../fixtures/teltonika/frames'
 import { concat, hex, seededRandom } from '../helpers'
 
