@@ -1,0 +1,496 @@
+/**
+ * The outbox and its delivery worker, against a real HTTP receiver on 127.0.0.1: what the
+ * pipeline enqueues (matched by account, groups and codes) is POSTed signed, with its delivery
+ * id; a receiver that is down is retried with backoff on the injected clock (no sleeping) and
+ * gets the same delivery id; after 24 h it is dead; positions go in batches, in order per device;
+ * a new worker on the same database delivers what the last one left.
+ */
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { createServer, type Server } from 'node:net'
+import { join } from 'node:path'
+import { openDatabase } from '../../db/client'
+import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from '../../src/alerts/delivery'
+import { enqueueEvent, enqueuePositions, type EventToNotify, type FixToNotify } from '../../src/alerts/outbox'
+import { createWebhookGuard, refusedAddress } from '../../src/alerts/ssrf'
+import { loadConfig } from '../../src/config'
+import { createLogger, silentLogger } from '../../src/log'
+import { createServerMetrics } from '../../src/ops/server-metrics'
+import { ids, keys, makeWorld, type World } from '../support/world'
+import { startReceiver, verifySignature, type Receiver } from './delivery-receiver'
+
+const SECRET = 'delivery-test-secret-0123456789'
+
+let world: World
+let receiver: Receiver
+const workers: DeliveryWorker[] = []
+beforeEach(() => {
+  world = makeWorld(undefined, { config: loadConfig({ WEBHOOK_ALLOW_PRIVATE: '1' }) })
+  receiver = startReceiver()
+})
+afterEach(async () => {
+  for (const worker of workers.splice(0)) await worker.stop()
+  receiver.stop()
+  world.close()
+})
+
+function worker(options: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
+  const created = createDeliveryWorker({ database: world.database, clock: world.clock, log: silentLogger, allowPrivate: true, ...options })
+  workers.push(created)
+  return created
+}
+
+const keyOf = (id: string) => (world.database.sqlite.query('SELECT key FROM devices WHERE id = ?').get(id) as { key: number }).key
+
+async function channel(body: Record<string, unknown>): Promise<string> {
+  const res = await world.call('POST', '/notifications', { token: body.token as string ?? keys.dana, body: { ...body, token: undefined } })
+  if (res.status !== 201) throw new Error(`${res.status}: ${await res.text()}`)
+  return ((await res.json()) as { id: string }).id
+}
+const eventsChannel = (events: string[], extra: Record<string, unknown> = {}) =>
+  channel({ name: `Events ${events.join(',')}`, events, channel: { type: 'webhook', url: receiver.url, secret: SECRET }, ...extra })
+const positionsChannel = (extra: Record<string, unknown> = {}) => channel({ name: 'Integrator', channel: { type: 'webhook', url: receiver.url, secret: SECRET, positions: true }, ...extra })
+
+function event(deviceId: string, code: string, ts = 1_764_000_000): EventToNotify {
+  return { device: keyOf(deviceId), ts, alarm_code: code, context: '{"source":"test"}', speed: 42, satellite: null, latitude: 48.85, longitude: 2.35, mcc: null, mnc: null, dbm: null }
+}
+
+/** as the pipeline will: inside the transaction that stores the event */
+function commitEvent(e: EventToNotify): number {
+  return world.database.db.transaction((tx) => enqueueEvent(tx, e, world.clock.now()))
+}
+
+function fixes(deviceId: string, from: number, count: number): FixToNotify[] {
+  const device = keyOf(deviceId)
+  return Array.from({ length: count }, (_, i) => ({
+    device,
+    timestamp: from + i,
+    latitude: 48 + i / 1e4,
+    longitude: 2 + i / 1e4,
+    speed: i % 90,
+    course: 90,
+    altitude: 35,
+    attributes: i === 0 ? { ignition: true } : null,
+  }))
+}
+
+const deliveries = async (id: string) =>
+  (await (await world.call('GET', `/notifications/${id}/deliveries`, { token: keys.dana })).json()) as {
+    id: string
+    type: string
+    event: Record<string, unknown> | null
+    positions: number | null
+    status: string
+    attempts: number
+    last_status_code: number | null
+    last_error: string | null
+    next_attempt_at: string | null
+    delivered_at: string | null
+  }[]
+
+describe('events', () => {
+  test('an event is POSTed once, signed, with its delivery id, as the events API shows it with its device', async () => {
+    const id = await eventsChannel(['sos'])
+    expect(commitEvent(event(ids.truck1, 'sos'))).toBe(1)
+    expect(await worker().deliverDue()).toBe(1)
+    expect(receiver.received).toHaveLength(1)
+    const [hit] = receiver.received
+    const [delivery] = await deliveries(id)
+    expect(hit!.method).toBe('POST')
+    expect(hit!.path).toBe('/hook')
+    expect(hit!.headers.get('content-type')).toBe('application/json')
+    expect(hit!.headers.get('x-tracker-delivery')).toBe(delivery!.id)
+    expect(hit!.json).toEqual({
+      id: delivery!.id,
+      type: 'event',
+      event: {
+        alarm_code: 'sos',
+        context: { source: 'test' },
+        speed: 42,
+        satellite: null,
+        coordinates: [48.85, 2.35],
+        mcc: null,
+        mnc: null,
+        dbm: null,
+        timestamp: 1_764_000_000,
+        device: { id: ids.truck1, alias: 'Truck 1' },
+      },
+      sent_at: new Date(world.clock.now()).toISOString(),
+    })
+    expect(verifySignature(hit!.headers.get('x-tracker-signature'), hit!.body, SECRET)).toEqual({ ok: true, t: Math.floor(world.clock.now() / 1000) })
+    expect(verifySignature(hit!.headers.get('x-tracker-signature'), hit!.body, 'another secret').ok).toBe(false)
+    expect(delivery).toEqual({
+      id: delivery!.id,
+      type: 'event',
+      event: hit!.json.event,
+      positions: null,
+      status: 'delivered',
+      attempts: 1,
+      last_status_code: 204,
+      last_error: null,
+      next_attempt_at: null,
+      delivered_at: new Date(world.clock.now()).toISOString(),
+      created_at: new Date(world.clock.now()).toISOString(),
+    })
+    // nothing is sent twice
+    world.clock.advance(3_600_000)
+    expect(await worker().deliverDue()).toBe(0)
+    expect(receiver.received).toHaveLength(1)
+  })
+
+  test("channels are matched by the device's account, groups and the alarm code; disabled and positions channels get no events", async () => {
+    const every = await eventsChannel(['*'])
+    const sosOnly = await eventsChannel(['sos', 'power_cut'])
+    const trucks = await eventsChannel(['*'], { groups: [ids.trucks] })
+    const disabled = await eventsChannel(['*'], { enabled: false })
+    const positions = await positionsChannel()
+    const globex = await channel({ token: keys.erin, name: 'Globex', events: ['*'], channel: { type: 'webhook', url: receiver.url } })
+    expect(commitEvent(event(ids.truck1, 'sos'))).toBe(3)
+    expect(commitEvent(event(ids.van1, 'overspeed'))).toBe(1)
+    expect(commitEvent(event(ids.globexCar, 'sos'))).toBe(1)
+    const codes = async (id: string) => (await deliveries(id)).map((d) => `${(d.event!.device as { alias: string }).alias}:${d.event!.alarm_code}`)
+    expect(await codes(every)).toEqual(['Van 1:overspeed', 'Truck 1:sos'])
+    expect(await codes(sosOnly)).toEqual(['Truck 1:sos'])
+    expect(await codes(trucks)).toEqual(['Truck 1:sos'])
+    expect(await deliveries(disabled)).toEqual([])
+    expect(await deliveries(positions)).toEqual([])
+    expect((await (await world.call('GET', `/notifications/${globex}/deliveries`, { token: keys.erin })).json()).map((d: { event: { alarm_code: string } }) => d.event.alarm_code)).toEqual(['sos'])
+    expect(await worker().deliverDue()).toBe(5)
+    expect(receiver.received).toHaveLength(5)
+  })
+
+  test('a deleted group matches no device: the channel does not widen to the whole account', async () => {
+    const id = await eventsChannel(['*'], { groups: [ids.vans] })
+    expect((await world.call('DELETE', `/groups/${ids.vans}`, { token: keys.dana })).status).toBe(204)
+    expect(commitEvent(event(ids.van1, 'sos'))).toBe(0)
+    expect(commitEvent(event(ids.truck1, 'sos'))).toBe(0)
+    expect(await deliveries(id)).toEqual([])
+  })
+
+  test('written in the transaction of the event: a rolled-back commit leaves no delivery', async () => {
+    const id = await eventsChannel(['sos'])
+    expect(() =>
+      world.database.db.transaction((tx) => {
+        enqueueEvent(tx, event(ids.truck1, 'sos'), world.clock.now())
+        throw new Error('the commit failed')
+      }),
+    ).toThrow('the commit failed')
+    // the raw connection works too (the pipeline's prepared statements use it)
+    world.database.sqlite.transaction(() => enqueueEvent(world.database.sqlite, event(ids.truck2, 'sos'), world.clock.now()))()
+    expect((await deliveries(id)).map((d) => (d.event!.device as { id: string }).id)).toEqual([ids.truck2])
+  })
+})
+
+describe('retries', () => {
+  test('a receiver down for a while, then up: retried after 10 s, 20 s, then delivered, with the same delivery id', async () => {
+    const id = await eventsChannel(['sos'])
+    const work = worker()
+    receiver.down()
+    commitEvent(event(ids.truck1, 'sos'))
+    const start = world.clock.now()
+    expect(await work.deliverDue()).toBe(1)
+    let [delivery] = await deliveries(id)
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, last_status_code: null, last_error: expect.stringContaining('ECONNREFUSED'), delivered_at: null })
+    expect(delivery!.next_attempt_at).toBe(new Date(start + 10_000).toISOString())
+    // not due yet: nothing is tried
+    world.clock.advance(9_999)
+    expect(await work.deliverDue()).toBe(0)
+    world.clock.advance(1)
+    expect(await work.deliverDue()).toBe(1)
+    ;[delivery] = await deliveries(id)
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 2, next_attempt_at: new Date(start + 30_000).toISOString() })
+    // up again, answering 500 once
+    receiver.up()
+    receiver.answer(() => new Response('busy', { status: 500 }))
+    world.clock.set(start + 30_000)
+    expect(await work.deliverDue()).toBe(1)
+    ;[delivery] = await deliveries(id)
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 3, last_status_code: 500, last_error: 'HTTP 500', next_attempt_at: new Date(start + 70_000).toISOString() })
+    receiver.answer(() => new Response('ok'))
+    world.clock.set(start + 70_000)
+    expect(await work.deliverDue()).toBe(1)
+    ;[delivery] = await deliveries(id)
+    expect(delivery).toMatchObject({ status: 'delivered', attempts: 4, last_status_code: 200, last_error: null, next_attempt_at: null, delivered_at: new Date(start + 70_000).toISOString() })
+    expect(receiver.received.map((r) => r.headers.get('x-tracker-delivery'))).toEqual([delivery!.id, delivery!.id])
+    expect(receiver.received.map((r) => r.json.id)).toEqual([delivery!.id, delivery!.id])
+    // each attempt is signed at its own time
+    expect(receiver.received.map((r) => verifySignature(r.headers.get('x-tracker-signature'), r.body, SECRET))).toEqual([
+      { ok: true, t: Math.floor((start + 30_000) / 1000) },
+      { ok: true, t: Math.floor((start + 70_000) / 1000) },
+    ])
+  })
+
+  test('the wait doubles from 10 s up to 1 h; after 24 h of failures the delivery is dead', async () => {
+    const id = await eventsChannel(['sos'])
+    const metrics = createServerMetrics()
+    const work = worker({ metrics })
+    receiver.answer(() => new Response(null, { status: 503 }))
+    commitEvent(event(ids.truck1, 'sos'))
+    const start = world.clock.now()
+    const waits: number[] = []
+    for (;;) {
+      expect(await work.deliverDue()).toBe(1)
+      const [delivery] = await deliveries(id)
+      if (delivery!.status === 'dead') break
+      const next = Date.parse(delivery!.next_attempt_at!)
+      waits.push(next - world.clock.now())
+      world.clock.set(next)
+    }
+    const expected = [10, 20, 40, 80, 160, 320, 640, 1280, 2560].map((s) => s * 1000)
+    expect(waits.slice(0, expected.length)).toEqual(expected)
+    expect(waits.slice(expected.length, -1).every((w) => w === 3_600_000)).toBe(true)
+    // the last attempt is at 24 h exactly
+    expect(world.clock.now()).toBe(start + 86_400_000)
+    const [dead] = await deliveries(id)
+    expect(dead).toMatchObject({ status: 'dead', attempts: waits.length + 1, last_status_code: 503, next_attempt_at: null, delivered_at: null })
+    expect(receiver.received).toHaveLength(waits.length + 1)
+    expect(new Set(receiver.received.map((r) => r.headers.get('x-tracker-delivery')))).toEqual(new Set([dead!.id]))
+    world.clock.advance(86_400_000)
+    expect(await work.deliverDue()).toBe(0)
+    expect(metrics.notificationDeliveries.get(['failed'])).toBe(waits.length)
+    expect(metrics.notificationDeliveries.get(['dead'])).toBe(1)
+  })
+
+  test('a receiver that does not answer in time is a failed attempt', async () => {
+    const silent: Server = createServer(() => {})
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    try {
+      const port = (silent.address() as { port: number }).port
+      const id = await channel({ name: 'Silent', events: ['*'], channel: { type: 'webhook', url: `http://127.0.0.1:${port}/hook` } })
+      commitEvent(event(ids.truck1, 'sos'))
+      expect(await worker({ timeoutMs: 100 }).deliverDue()).toBe(1)
+      expect((await deliveries(id))[0]).toMatchObject({ status: 'pending', attempts: 1, last_status_code: null, last_error: 'no answer within 0.1 s' })
+    } finally {
+      silent.close()
+    }
+  })
+
+  test('a disabled channel keeps its deliveries waiting; enabled again, they go', async () => {
+    const id = await eventsChannel(['sos'])
+    commitEvent(event(ids.truck1, 'sos'))
+    await world.call('PATCH', `/notifications/${id}`, { token: keys.dana, body: { enabled: false } })
+    expect(await worker().deliverDue()).toBe(0)
+    await world.call('PATCH', `/notifications/${id}`, { token: keys.dana, body: { enabled: true } })
+    expect(await worker().deliverDue()).toBe(1)
+    expect((await deliveries(id))[0]!.status).toBe('delivered')
+  })
+})
+
+describe('restarts', () => {
+  test('a new worker on the same database delivers what was pending, and what was cut off by a stop (same delivery id)', async () => {
+    const id = await eventsChannel(['sos'])
+    // the receiver holds every request until released
+    let release = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    receiver.answer(async () => {
+      await held
+      return new Response('ok')
+    })
+    commitEvent(event(ids.truck1, 'sos'))
+    const first = worker()
+    const cutOff = first.deliverDue()
+    while (receiver.received.length === 0) await Bun.sleep(1)
+    await first.stop()
+    await cutOff
+    release()
+    // the attempt was cut off before its answer: it stays pending, never counted
+    expect((await deliveries(id))[0]).toMatchObject({ status: 'pending', attempts: 0 })
+    commitEvent(event(ids.truck2, 'sos'))
+
+    // another process, after a restart: its own connection to the same file
+    const reopened = openDatabase(join(world.dir, 'tracker.db'))
+    try {
+      const second = createDeliveryWorker({ database: reopened, clock: world.clock, log: silentLogger, allowPrivate: true })
+      workers.push(second)
+      expect(await second.deliverDue()).toBe(2)
+    } finally {
+      await workers.at(-1)!.stop()
+      reopened.close()
+    }
+    const list = await deliveries(id)
+    expect(list.map((d) => d.status)).toEqual(['delivered', 'delivered'])
+    const cut = list[1]!.id
+    expect(receiver.received.map((r) => r.headers.get('x-tracker-delivery'))).toEqual([cut, cut, list[0]!.id])
+  })
+
+  test('start() delivers in the background within the poll interval, and stop() ends it', async () => {
+    const id = await eventsChannel(['sos'])
+    const work = worker({ pollMs: 20 })
+    work.start()
+    commitEvent(event(ids.truck1, 'sos'))
+    while (receiver.received.length === 0) await Bun.sleep(5)
+    while ((await deliveries(id))[0]!.status !== 'delivered') await Bun.sleep(5)
+    await work.stop()
+    commitEvent(event(ids.truck1, 'sos', 1_764_000_100))
+    // a stopped worker makes no attempt, even when asked
+    expect(await work.deliverDue()).toBe(0)
+    expect(receiver.received).toHaveLength(1)
+  })
+})
+
+describe('bounded concurrency', () => {
+  /** the receiver holds every request until the returned function is called */
+  function hold(): () => void {
+    let release = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    receiver.answer(async () => {
+      await held
+      return new Response('ok')
+    })
+    return release
+  }
+
+  test('at most 8 attempts at once, at most 4 to one channel', async () => {
+    const channels = [await eventsChannel(['sos']), await eventsChannel(['sos']), await eventsChannel(['sos'])]
+    for (let i = 0; i < 10; i++) commitEvent(event(ids.truck1, 'sos', 1_764_000_000 + i))
+    let release = hold()
+    const work = worker()
+    const running = work.deliverDue()
+    // three channels could take 12: the whole worker takes 8
+    expect(work.inFlight).toBe(8)
+    release()
+    expect(await running).toBe(30)
+    // one channel alone takes 4
+    for (const id of channels.slice(1)) await world.call('PATCH', `/notifications/${id}`, { token: keys.dana, body: { enabled: false } })
+    for (let i = 0; i < 10; i++) commitEvent(event(ids.truck1, 'sos', 1_764_001_000 + i))
+    release = hold()
+    const again = work.deliverDue()
+    expect(work.inFlight).toBe(4)
+    release()
+    expect(await again).toBe(10)
+    expect(receiver.received).toHaveLength(40)
+  })
+})
+
+describe('positions', () => {
+  test('fixes of several commits go in one batch, in order per device, with the fix fields and the device id', async () => {
+    const id = await positionsChannel()
+    const tx = world.database.db
+    expect(enqueuePositions(tx, [...fixes(ids.truck1, 1_764_000_000, 3), ...fixes(ids.truck2, 1_764_000_000, 2)], world.clock.now())).toBe(2)
+    // a later commit, one fix out of order within it
+    const later = fixes(ids.truck1, 1_764_000_010, 2).reverse()
+    expect(enqueuePositions(tx, later, world.clock.now())).toBe(1)
+    expect(await worker().deliverDue()).toBe(1)
+    expect(receiver.received).toHaveLength(1)
+    const [hit] = receiver.received
+    expect(verifySignature(hit!.headers.get('x-tracker-signature'), hit!.body, SECRET).ok).toBe(true)
+    const batch = hit!.json as { id: string; type: string; positions: Record<string, unknown>[]; sent_at: string }
+    expect(Object.keys(batch).sort()).toEqual(['id', 'positions', 'sent_at', 'type'])
+    expect(batch.type).toBe('positions')
+    expect(batch.positions[0]).toEqual({ device: ids.truck1, timestamp: 1_764_000_000, latitude: 48, longitude: 2, speed: 0, course: 90, altitude: 35, attributes: { ignition: true } })
+    expect(batch.positions[1]!.attributes).toEqual({})
+    const order = (device: string) => batch.positions.filter((p) => p.device === device).map((p) => p.timestamp)
+    expect(order(ids.truck1)).toEqual([1_764_000_000, 1_764_000_001, 1_764_000_002, 1_764_000_010, 1_764_000_011])
+    expect(order(ids.truck2)).toEqual([1_764_000_000, 1_764_000_001])
+    expect(await deliveries(id)).toEqual([expect.objectContaining({ id: batch.id, type: 'positions', event: null, positions: 7, status: 'delivered' })])
+  })
+
+  test('at most 500 a batch; the next batch waits until the one before is delivered, so each device stays in order', async () => {
+    const id = await positionsChannel({ groups: [ids.trucks] })
+    expect(enqueuePositions(world.database.db, [...fixes(ids.truck1, 1_764_000_000, 1200), ...fixes(ids.van1, 1_764_000_000, 5)], world.clock.now())).toBe(3)
+    const work = worker()
+    receiver.answer(() => new Response(null, { status: 502 }))
+    expect(await work.deliverDue()).toBe(1)
+    world.clock.advance(10_000)
+    expect(await work.deliverDue()).toBe(1)
+    // the first batch failed twice; the others were not tried meanwhile
+    expect(new Set(receiver.received.map((r) => r.json.id)).size).toBe(1)
+    receiver.answer(() => new Response('ok'))
+    world.clock.advance(20_000)
+    expect(await work.deliverDue()).toBe(3)
+    const batches = receiver.received.slice(2).map((r) => r.json.positions as { device: string; timestamp: number }[])
+    expect(batches.map((b) => b.length)).toEqual([500, 500, 200])
+    const timestamps = batches.flat().map((p) => p.timestamp)
+    expect(timestamps).toEqual(fixes(ids.truck1, 1_764_000_000, 1200).map((f) => f.timestamp))
+    expect(batches.flat().every((p) => p.device === ids.truck1)).toBe(true)
+    const list = await deliveries(id)
+    expect(list.map((d) => [d.status, d.positions])).toEqual([
+      ['delivered', 200],
+      ['delivered', 500],
+      ['delivered', 500],
+    ])
+    // a settled batch keeps its count, not its fixes
+    expect((world.database.sqlite.query('SELECT count(*) AS n FROM notification_deliveries WHERE payload IS NOT NULL').get() as { n: number }).n).toBe(0)
+  })
+
+  test('no positions channel: nothing is written', () => {
+    expect(enqueuePositions(world.database.db, fixes(ids.truck1, 1_764_000_000, 10), world.clock.now())).toBe(0)
+    expect((world.database.sqlite.query('SELECT count(*) AS n FROM notification_deliveries').get() as { n: number }).n).toBe(0)
+  })
+})
+
+describe('the SSRF guard at each attempt', () => {
+  test('without WEBHOOK_ALLOW_PRIVATE a worker refuses a loopback target after creation let it in; nothing is sent', async () => {
+    const id = await eventsChannel(['sos'])
+    commitEvent(event(ids.truck1, 'sos'))
+    expect(await worker({ allowPrivate: false }).deliverDue()).toBe(1)
+    expect(receiver.received).toEqual([])
+    expect((await deliveries(id))[0]).toMatchObject({ status: 'pending', attempts: 1, last_status_code: null, last_error: expect.stringContaining('refused: 127.0.0.1 is a loopback address') })
+  })
+
+  test('a name is resolved again at each attempt: one that now resolves to a private address is refused', async () => {
+    const id = await channel({ name: 'Rebinding', events: ['*'], channel: { type: 'webhook', url: `http://hooks.example.test:${receiver.port}/hook` } })
+    commitEvent(event(ids.truck1, 'sos'))
+    const answers = ['10.20.30.40']
+    const guard = createWebhookGuard({ allowPrivate: false, resolve: async () => answers })
+    expect(await worker({ allowPrivate: false, guard }).deliverDue()).toBe(1)
+    expect(receiver.received).toEqual([])
+    expect((await deliveries(id))[0]!.last_error).toContain('10.20.30.40 is a private address')
+  })
+
+  test('plain http connects to the address it checked, naming the host in the Host header', async () => {
+    await channel({ name: 'Pinned', events: ['*'], channel: { type: 'webhook', url: `http://hooks.example.test:${receiver.port}/hook` } })
+    commitEvent(event(ids.truck1, 'sos'))
+    // this test's rule lets the receiver's address through, and nothing else that is private
+    const guard = createWebhookGuard({ allowPrivate: false, resolve: async () => ['127.0.0.1'], refuse: (address) => (address === '127.0.0.1' ? null : refusedAddress(address)) })
+    expect(await worker({ allowPrivate: false, guard }).deliverDue()).toBe(1)
+    expect(receiver.received).toHaveLength(1)
+    expect(receiver.received[0]!.headers.get('host')).toBe(`hooks.example.test:${receiver.port}`)
+  })
+
+  test('redirects are not followed: a 3xx to a private address (or any) is a failed attempt, and nothing reaches it', async () => {
+    const inside = startReceiver()
+    try {
+      const id = await eventsChannel(['sos'])
+      receiver.answer(() => new Response(null, { status: 307, headers: { location: inside.url } }))
+      commitEvent(event(ids.truck1, 'sos'))
+      const guard = createWebhookGuard({ allowPrivate: false, refuse: (address) => (address === '127.0.0.1' ? null : refusedAddress(address)) })
+      expect(await worker({ allowPrivate: false, guard }).deliverDue()).toBe(1)
+      expect(receiver.received).toHaveLength(1)
+      expect(inside.received).toEqual([])
+      expect((await deliveries(id))[0]).toMatchObject({ status: 'pending', last_status_code: 307, last_error: `HTTP 307: redirects are not followed (Location: ${inside.url})` })
+      // with WEBHOOK_ALLOW_PRIVATE=1 too
+      world.clock.advance(10_000)
+      expect(await worker().deliverDue()).toBe(1)
+      expect(inside.received).toEqual([])
+    } finally {
+      inside.stop()
+    }
+  })
+})
+
+describe('metrics and logs', () => {
+  test('outcomes by kind, the outbox depth and its oldest pending age; no secret in the log', async () => {
+    const lines: string[] = []
+    const metrics = createServerMetrics()
+    const id = await eventsChannel(['*'])
+    const work = worker({ metrics, log: createLogger('debug', (line) => lines.push(line)) })
+    const render = () => metrics.registry.render()
+    expect(render()).toContain('tracker_notification_outbox_pending 0')
+    receiver.answer(() => new Response(null, { status: 500 }))
+    commitEvent(event(ids.truck1, 'sos'))
+    commitEvent(event(ids.truck2, 'sos'))
+    await work.deliverDue()
+    world.clock.advance(90_000)
+    expect(render()).toContain('tracker_notification_outbox_pending 2')
+    expect(render()).toContain('tracker_notification_outbox_oldest_pending_seconds 90')
+    receiver.answer(() => new Response('ok'))
+    await work.deliverDue()
+    expect(render()).toContain('tracker_notification_outbox_pending 0')
+    expect(render()).toContain('tracker_notification_outbox_oldest_pending_seconds 0')
+    expect(render()).toContain('tracker_notification_deliveries_total{outcome="failed"} 2')
+    expect(render()).toContain('tracker_notification_deliveries_total{outcome="delivered"} 2')
+    expect(lines.some((line) => line.includes('notification delivery failed'))).toBe(true)
+    expect(lines.join('\n')).not.toContain(SECRET)
+    expect((await deliveries(id)).every((d) => d.status === 'delivered')).toBe(true)
+  })
+})
