@@ -19,6 +19,7 @@
  *   // deliver():  const next = await queue.nextToSend(key, clock.now())
  *   //             if (next && (await queue.markSent(next.id, clock.now()))) socket.write(encode(next.text))
  *   // an answer:  await queue.markAnswered(key, answerText, clock.now()); deliver()
+ *   // a text the protocol cannot carry:  await queue.markFailed(next.id, clock.now()); deliver()
  *
  * nextToSend hands a command out once: until markSent (or onReconnect, or CLAIM_MS) it answers
  * null for that device, so two deliveries racing on one device do not send it twice. markSent
@@ -458,6 +459,22 @@ export function createCommandQueue(deps: CommandQueueDeps) {
       // the next command need not wait any longer
       notify(deviceKey)
       return result.body
+    },
+
+    /**
+     * The protocol cannot carry this command (a text too long for its frame): it is `failed` at
+     * once, with its event, and the next one may go. False when it was no longer queued or sent.
+     */
+    async markFailed(id: string, now: number = clock.now()): Promise<boolean> {
+      for (const [deviceKey, claim] of claims) if (claim.id === id) claims.delete(deviceKey)
+      const change = await transaction(() => {
+        const row = byId.get({ id })
+        return row && (row.status === 'queued' || row.status === 'sent') ? finish(row, 'failed', now) : null
+      })
+      if (change === null) return false
+      publish([change])
+      notify(change.deviceKey)
+      return true
     },
 
     /** The device logged in again: its sent, unanswered commands go out once more, or fail at their second miss. */

@@ -191,6 +191,17 @@ describe('expiry, cancel, failure', () => {
     expect(await world.queue.markAnswered(truck1, 'done', now())).toMatchObject({ id: b.id })
   })
 
+  test('a command the protocol cannot carry fails at once, and the next goes', async () => {
+    const a = await send(ids.engineStop)
+    const b = await send(ids.engineStop)
+    const next = await world.queue.nextToSend(truck1, now())
+    expect(await world.queue.markFailed(next!.id, now())).toBe(true)
+    expect(await shown(a.id)).toMatchObject({ status: 'failed' })
+    expect((await events()).map((e) => [e.alarm_code, e.context.id])).toEqual([['command_failed', a.id]])
+    expect((await deliver())?.id).toBe(b.id)
+    expect(await world.queue.markFailed(a.id, now())).toBe(false)
+  })
+
   test('reconnecting before the re-send went out is not a second miss', async () => {
     const a = await send(ids.engineStop)
     await deliver()
