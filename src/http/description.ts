@@ -86,6 +86,21 @@ a deleted key or user is 401 on the next request. \`last_used_at\` is written in
 most once a minute a key. Lists: \`limit\` 1–1000 (default 99), \`offset\`, by name then id, \`[]\`
 when empty. \`/audit\`: newest first; \`from\`/\`to\` Unix seconds, inclusive; never a secret.
 
+**Notifications** (admins; a member or share token gets 403). A channel is a webhook for the
+account's events (\`events\`: alarm codes or \`["*"]\`) or, with \`channel.positions: true\`, every
+stored fix (\`positions\`: \`device\` is the device id, up to 500 a batch, in order per device),
+narrowed by \`groups\` (a deleted group matches no device). Deliveries are written to an outbox in
+the transaction of their event or fix and sent at least once: \`X-Tracker-Delivery\` (the same on
+retries), \`X-Tracker-Signature: t=…,v1=…\` when a secret is set (else unsigned); a 2xx within
+10 s is delivered, redirects are not followed (a 3xx fails), retries after 10 s doubling to 1 h
+for 24 h, then \`dead\`; at most 8 attempts at once, 4 a channel; delivered and dead ones are kept
+7 days. Secrets are write-only (\`secret_set\`; in PATCH absent keeps, null removes). URLs are
+http(s) without credentials; loopback, private, link-local and other special-purpose addresses
+(and \`localhost\`) are 400 at creation, also after resolving the name (a name that does not
+resolve yet is accepted), and refused at each attempt after resolving again (plain http then
+connects to the checked address), unless the server runs with \`WEBHOOK_ALLOW_PRIVATE=1\`.
+\`POST /notifications/{id}/test\` answers 200 with the outcome (\`delivered\` or \`dead\`).
+
 **Signing in (people, the console).** \`POST /session\` \`{name, password}\` (the name in any case)
 answers \`{user}\` and sets the \`tracker_session\` cookie (HttpOnly, SameSite=Strict, Path=/, Secure
 when APP_URL is https, Max-Age 14 days), which then authenticates every route as the user's key
