@@ -6,8 +6,6 @@
 import { Elysia } from 'elysia'
 import { adminRoutes } from './admin'
 import { createAuditLog } from './admin/audit'
-import { geofenceRoutes } from './alerts'
-import { createGeofenceService } from './alerts/service'
 import { type Clock, systemClock } from './clock'
 import { commandsRoutes } from './commands'
 import { consoleRoutes } from './console'
@@ -173,7 +171,6 @@ export function createApp(deps: AppDeps) {
     .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, me: { db: deps.database.db, access, linkExpiresAt: shares.expiresAt } }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
     .use(modelRoutes(auth, { models: modelAdmin, write }))
-    .use(geofenceRoutes(auth, { geofences: createGeofenceService({ db: deps.database.db, clock, onChange: deps.onGeofencesChanged }), write }))
     .use(notificationRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), allowPrivate: config.webhookAllowPrivate }))
     .use(sessionRoutes(auth, sessions, { throttle, clientAddress, appUrl: config.appUrl }))
     .use(setupRoutes({ db: deps.database.db, firstRun: deps.firstRun ?? createFirstRun(deps.database.db), sessions, clock, appUrl: config.appUrl }))
