@@ -6,6 +6,8 @@
 import { Elysia } from 'elysia'
 import { adminRoutes } from './admin'
 import { createAuditLog } from './admin/audit'
+import { geofenceRoutes } from './alerts'
+import { createGeofenceService } from './alerts/service'
 import { type Clock, systemClock } from './clock'
 import { commandsRoutes } from './commands'
 import { consoleRoutes } from './console'
@@ -86,6 +88,8 @@ export interface AppDeps {
    * (built with the same `live`); default: one of this app's own. The app runs its expiry sweep.
    */
   commandQueue?: CommandQueue
+  /** told when the API has changed an account's geofences: the server drops the alert rules' geofence cache at once */
+  onGeofencesChanged?: (accountId: string) => void
 }
 
 export function createApp(deps: AppDeps) {
@@ -171,6 +175,7 @@ export function createApp(deps: AppDeps) {
     .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, me: { db: deps.database.db, access, linkExpiresAt: shares.expiresAt } }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
     .use(modelRoutes(auth, { models: modelAdmin, write }))
+    .use(geofenceRoutes(auth, { geofences: createGeofenceService({ db: deps.database.db, clock, onChange: deps.onGeofencesChanged }), write }))
     .use(notificationRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), allowPrivate: config.webhookAllowPrivate }))
     .use(sessionRoutes(auth, sessions, { throttle, clientAddress, appUrl: config.appUrl }))
     .use(setupRoutes({ db: deps.database.db, firstRun: deps.firstRun ?? createFirstRun(deps.database.db), sessions, clock, appUrl: config.appUrl }))

@@ -1,0 +1,125 @@
+/**
+ * The geofences of each account in memory, ready for the alert rules: prepared areas in a
+ * bounding-box index (track/geofence.ts), built the first time an account's device reports and
+ * kept until they change.
+ *
+ * Changes are noticed two ways: `invalidate(accountId)` at once (the API's service calls it after
+ * its commit, through the app's `onGeofencesChanged`), and access_version row 5, which triggers
+ * bump on any change to `geofences` from any process (checked at most once every
+ * `versionCheckMs`). A rebuild re-prepares only the geofences whose area changed.
+ */
+import { eq, sql } from 'drizzle-orm'
+import type { Db } from '../../db/client'
+import { accessVersion, geofences } from '../../db/schema'
+import type { Clock } from '../clock'
+import { type Logger, silentLogger } from '../log'
+import { type Area, createGeofenceIndex, type GeofenceIndex, type PreparedArea, prepareArea } from '../track/geofence'
+
+/** the access_version row that migration 0008's triggers bump on every geofence change */
+export const GEOFENCES_VERSION_ROW = 5
+/** how stale the cache may be after another process changed geofences */
+export const VERSION_CHECK_MS = 1000
+
+export interface CachedGeofence {
+  id: string
+  name: string
+  /** empty: every device of the account */
+  groups: ReadonlySet<string>
+  /** km/h, or null */
+  speedLimit: number | null
+  area: PreparedArea
+}
+
+export interface AccountGeofences {
+  readonly all: readonly CachedGeofence[]
+  readonly byId: ReadonlyMap<string, CachedGeofence>
+  readonly index: GeofenceIndex<CachedGeofence>
+  /** whether any applies to some groups only (else a device's groups need not be read) */
+  readonly grouped: boolean
+}
+
+export interface GeofenceCacheDeps {
+  db: Db
+  clock: Clock
+  log?: Logger
+  versionCheckMs?: number
+}
+
+export function createGeofenceCache({ db, clock, log = silentLogger, versionCheckMs = VERSION_CHECK_MS }: GeofenceCacheDeps) {
+  const accounts = new Map<string, AccountGeofences>()
+  /** prepared areas by account and geofence, with the stored text they were prepared from */
+  const prepared = new Map<string, Map<string, { text: string; area: PreparedArea }>>()
+  let version: number | null = null
+  let checkedAt = -Infinity
+
+  const readVersion = db
+    .select({ version: accessVersion.version })
+    .from(accessVersion)
+    .where(eq(accessVersion.id, GEOFENCES_VERSION_ROW))
+    .prepare()
+  const readAccount = db
+    .select({ id: geofences.id, name: geofences.name, area: geofences.area, groups: geofences.groups, speedLimit: geofences.speedLimit })
+    .from(geofences)
+    .where(eq(geofences.accountId, sql.placeholder('account')))
+    .orderBy(geofences.name, geofences.id)
+    .prepare()
+
+  function checkVersion(): void {
+    const now = clock.now()
+    if (now - checkedAt < versionCheckMs) return
+    checkedAt = now
+    const current = readVersion.get()?.version ?? 0
+    if (version !== null && current !== version) accounts.clear()
+    version = current
+  }
+
+  function build(accountId: string): AccountGeofences {
+    const before = prepared.get(accountId)
+    const after = new Map<string, { text: string; area: PreparedArea }>()
+    const all: CachedGeofence[] = []
+    for (const row of readAccount.all({ account: accountId })) {
+      let entry = before?.get(row.id)
+      // by the area's text, not updated_at: two changes may share a millisecond
+      if (entry === undefined || entry.text !== row.area) {
+        try {
+          entry = { text: row.area, area: prepareArea(JSON.parse(row.area) as Area) }
+        } catch (error) {
+          // only a hand-edited row can get here (the API checks every area): skip it, keep deriving the rest
+          log.warn('geofence skipped: its area cannot be used', { geofence: row.id, error: (error as Error).message })
+          continue
+        }
+      }
+      after.set(row.id, entry)
+      const groups = new Set<string>(JSON.parse(row.groups) as string[])
+      all.push({ id: row.id, name: row.name, groups, speedLimit: row.speedLimit, area: entry.area })
+    }
+    prepared.set(accountId, after)
+    return {
+      all,
+      byId: new Map(all.map((g) => [g.id, g])),
+      index: createGeofenceIndex(all.map((g) => ({ area: g.area, value: g }))),
+      grouped: all.some((g) => g.groups.size > 0),
+    }
+  }
+
+  return {
+    /** the account's geofences (built on first use, or after a change) */
+    forAccount(accountId: string): AccountGeofences {
+      checkVersion()
+      let entry = accounts.get(accountId)
+      if (entry === undefined) {
+        entry = build(accountId)
+        accounts.set(accountId, entry)
+      }
+      return entry
+    },
+
+    /** drops one account's geofences (or every account's): rebuilt on next use */
+    invalidate(accountId?: string): void {
+      if (accountId === undefined) accounts.clear()
+      else accounts.delete(accountId)
+    },
+  }
+}
+
+export type GeofenceCache = ReturnType<typeof createGeofenceCache>

@@ -1,0 +1,228 @@
+/**
+ * The rules that derive events, as pure functions of a device's rule state and what just
+ * happened to it: (state, input) → (new state, events). No I/O, no clock: time is the fixes'
+ * own timestamps (and the moment of a connection change), so a replay derives the same events.
+ * rules.ts reads and writes the state in ingest's transaction around these.
+ *
+ * The rules (the alerts contract, and what it leaves open):
+ * - Fixes count in timestamp order. A fix no newer than the newest valid fix already seen
+ *   (late, or a re-sent one) derives nothing and changes nothing. A batch is sorted first, so a
+ *   device's buffer sent oldest-last still counts in order.
+ * - A fix the device flagged invalid derives nothing and changes nothing (its position and
+ *   attributes are not trusted), nor does a 0/0 placeholder.
+ * - `geofence_enter` / `geofence_exit`: the first valid fix inside / outside an applicable
+ *   geofence after one on the other side. "Outside" is the state of a device never seen inside,
+ *   so the first fix a device ever sends inside a geofence is an enter, and a geofence created (or
+ *   grown, or newly applying to the device) around a device gives an enter on its next fix. A
+ *   geofence deleted, or no longer applying to the device, is forgotten without an exit. Exits
+ *   come before enters; each set in the order of the geofences (name, then id).
+ * - `overspeed`: a valid fix faster than the lowest limit that applies to it, among the device's
+ *   `properties.speed_limit` and the `speed_limit` of each geofence it is inside. The first such
+ *   fix of a continuous overspeed derives one, then one more for each further 5 minutes (by fix
+ *   timestamps) while it lasts; a valid fix at or under the limit ends it, and a fix without a
+ *   speed neither continues nor ends it. `context: { limit, speed, geofence? }`: the lowest limit
+ *   exceeded, and the geofence it belongs to when it is a geofence's.
+ * - `ignition_on` / `ignition_off`: the `ignition` attribute (true/false, or 1/0) of a valid fix
+ *   or of a status report differs from the last one known; the first one a device ever reports is
+ *   not a change. A reading older than the last one is ignored.
+ * - `device_online` / `device_offline`: a connection change. Online only after offline (the
+ *   first connection ever is not "reporting again"); offline unless already offline (a device
+ *   whose state predates the rules was online if it was connected). Repeats derive nothing.
+ */
+
+/** one more `overspeed` event for each further this many seconds of continuous overspeed */
+export const OVERSPEED_REPEAT_SECONDS = 300
+
+export interface RuleState {
+  /** Unix seconds of the newest valid fix seen; null: none yet */
+  lastFixTs: number | null
+  /** ids of the geofences the device is inside, in geofence order */
+  inside: readonly string[]
+  /** fix timestamp the current continuous overspeed began; null: not over a limit */
+  overspeedSince: number | null
+  /** fix timestamp of this overspeed's last event */
+  overspeedReportedTs: number | null
+  ignition: boolean | null
+  ignitionTs: number | null
+  /** null: no connection change seen yet */
+  online: boolean | null
+}
+
+export const INITIAL_STATE: RuleState = {
+  lastFixTs: null,
+  inside: [],
+  overspeedSince: null,
+  overspeedReportedTs: null,
+  ignition: null,
+  ignitionTs: null,
+  online: null,
+}
+
+/** A fix as the rules read it: degrees, km/h, Unix seconds. */
+export interface RuleFix {
+  timestamp: number
+  latitude: number
+  longitude: number
+  /** km/h; null when the device sent none */
+  speed: number | null
+  /** false when the device said the fix is not valid */
+  valid: boolean
+  satellites?: number | null
+  attributes?: Record<string, unknown> | null
+}
+
+export interface RuleGeofence {
+  id: string
+  name: string
+  /** km/h, or null */
+  speedLimit: number | null
+}
+
+/** What the rules know of the device's world at the moment of a fix. */
+export interface RuleContext {
+  /** the applicable geofences that contain the position, in geofence order */
+  geofencesAt(latitude: number, longitude: number): readonly RuleGeofence[]
+  /** the geofence if it still exists and applies to the device (else it is forgotten without an exit) */
+  applicable(geofenceId: string): RuleGeofence | null
+  /** the device's `properties.speed_limit` (km/h), or null */
+  deviceSpeedLimit: number | null
+}
+
+/**
+ * An event as ingest stores device alarms (the same fields a decoder's events have): the
+ * pipeline inserts these in its transaction, as it does a device's own alarms.
+ */
+export interface DerivedEvent {
+  /** Unix seconds */
+  timestamp: number
+  alarmCode: 'geofence_enter' | 'geofence_exit' | 'overspeed' | 'ignition_on' | 'ignition_off' | 'device_online' | 'device_offline'
+  latitude: number | null
+  longitude: number | null
+  /** km/h */
+  speed: number | null
+  satellites: number | null
+  mcc: null
+  mnc: null
+  dbm: null
+  context: Record<string, unknown>
+}
+
+export interface Derived {
+  state: RuleState
+  events: DerivedEvent[]
+}
+
+/** the device's own speed limit from its properties: a number above 0, else none */
+export function speedLimitOf(properties: Record<string, unknown> | null | undefined): number | null {
+  const limit = properties?.speed_limit
+  return typeof limit === 'number' && Number.isFinite(limit) && limit > 0 ? limit : null
+}
+
+/** an ignition reading: true/false, or 1/0 as some devices send it; anything else is none */
+export function ignitionOf(attributes: Record<string, unknown> | null | undefined): boolean | null {
+  const value = attributes?.ignition
+  if (value === true || value === 1) return true
+  if (value === false || value === 0) return false
+  return null
+}
+
+function event(alarmCode: DerivedEvent['alarmCode'], fix: RuleFix | null, timestamp: number, context: Record<string, unknown>): DerivedEvent {
+  return {
+    timestamp,
+    alarmCode,
+    latitude: fix ? fix.latitude : null,
+    longitude: fix ? fix.longitude : null,
+    speed: fix ? fix.speed : null,
+    satellites: fix?.satellites ?? null,
+    mcc: null,
+    mnc: null,
+    dbm: null,
+    context,
+  }
+}
+
+function usable(fix: RuleFix): boolean {
+  return (
+    fix.valid &&
+    Number.isFinite(fix.timestamp) &&
+    Number.isFinite(fix.latitude) &&
+    Number.isFinite(fix.longitude) &&
+    Math.abs(fix.latitude) <= 90 &&
+    Math.abs(fix.longitude) <= 180 &&
+    !(fix.latitude === 0 && fix.longitude === 0)
+  )
+}
+
+function ignitionChange(state: RuleState, reading: boolean | null, timestamp: number, fix: RuleFix | null, events: DerivedEvent[]): RuleState {
+  if (reading === null) return state
+  if (state.ignitionTs !== null && timestamp <= state.ignitionTs) return state
+  if (state.ignition !== null && state.ignition !== reading) events.push(event(reading ? 'ignition_on' : 'ignition_off', fix, timestamp, {}))
+  return { ...state, ignition: reading, ignitionTs: timestamp }
+}
+
+/** One valid fix, newer than any seen. */
+function applyFix(state: RuleState, fix: RuleFix, context: RuleContext, events: DerivedEvent[]): RuleState {
+  const ts = fix.timestamp
+  const here = context.geofencesAt(fix.latitude, fix.longitude)
+  const hereIds = new Set(here.map((g) => g.id))
+
+  // geofences: exits (of those still applying), then enters
+  for (const id of state.inside) {
+    if (hereIds.has(id)) continue
+    const left = context.applicable(id)
+    if (left !== null) events.push(event('geofence_exit', fix, ts, { geofence: id, name: left.name }))
+  }
+  const before = new Set(state.inside)
+  for (const g of here) if (!before.has(g.id)) events.push(event('geofence_enter', fix, ts, { geofence: g.id, name: g.name }))
+  let next: RuleState = { ...state, lastFixTs: ts, inside: here.map((g) => g.id) }
+
+  // overspeed: the lowest limit exceeded
+  if (fix.speed !== null && Number.isFinite(fix.speed)) {
+    let limit: number | null = null
+    let geofence: string | undefined
+    if (context.deviceSpeedLimit !== null && fix.speed > context.deviceSpeedLimit) limit = context.deviceSpeedLimit
+    for (const g of here) {
+      if (g.speedLimit !== null && fix.speed > g.speedLimit && (limit === null || g.speedLimit < limit)) {
+        limit = g.speedLimit
+        geofence = g.id
+      }
+    }
+    if (limit === null) next = { ...next, overspeedSince: null, overspeedReportedTs: null }
+    else if (next.overspeedSince === null || next.overspeedReportedTs === null || ts - next.overspeedReportedTs >= OVERSPEED_REPEAT_SECONDS) {
+      events.push(event('overspeed', fix, ts, { limit, speed: Math.round(fix.speed * 10) / 10, ...(geofence === undefined ? {} : { geofence }) }))
+      next = { ...next, overspeedSince: next.overspeedSince ?? ts, overspeedReportedTs: ts }
+    }
+  }
+
+  return ignitionChange(next, ignitionOf(fix.attributes), ts, fix, events)
+}
+
+/** New fixes of one device: the events they derive and the state after them. */
+export function deriveFromFixes(state: RuleState, fixes: readonly RuleFix[], context: RuleContext): Derived {
+  const events: DerivedEvent[] = []
+  const ordered = fixes.filter(usable).sort((a, b) => a.timestamp - b.timestamp)
+  let next = state
+  for (const fix of ordered) {
+    if (next.lastFixTs !== null && fix.timestamp <= next.lastFixTs) continue
+    next = applyFix(next, fix, context, events)
+  }
+  return { state: next, events }
+}
+
+/** A report without a fix that carries attributes (a status packet): only ignition is read from it. */
+export function deriveFromAttributes(state: RuleState, attributes: Record<string, unknown>, timestamp: number): Derived {
+  const events: DerivedEvent[] = []
+  return { state: ignitionChange(state, ignitionOf(attributes), Math.floor(timestamp), null, events), events }
+}
+
+/** The device connected (any report after silence, a TCP session) or disconnected (TCP closed, OFFLINE_AFTER silence), at `timestamp` (Unix seconds). */
+export function deriveFromConnection(state: RuleState, connected: boolean, timestamp: number): Derived {
+  const ts = Math.floor(timestamp)
+  if (connected) {
+    if (state.online === true) return { state, events: [] }
+    const events = state.online === false ? [event('device_online', null, ts, {})] : []
+    return { state: { ...state, online: true }, events }
+  }
+  if (state.online === false) return { state, events: [] }
+  return { state: { ...state, online: false }, events: [event('device_offline', null, ts, {})] }
+}
