@@ -86,6 +86,19 @@ a deleted key or user is 401 on the next request. \`last_used_at\` is written in
 most once a minute a key. Lists: \`limit\` 1–1000 (default 99), \`offset\`, by name then id, \`[]\`
 when empty. \`/audit\`: newest first; \`from\`/\`to\` Unix seconds, inclusive; never a secret.
 
+**Geofences** (any user of the account reads, admins write). \`area\` is a GeoJSON Polygon
+(\`[longitude, latitude]\`, closed rings, at most 1,000 points, not self-intersecting; an edge more
+than 180° wide crosses the antimeridian the short way round; a ring around a pole is refused) or
+\`{ "type": "Circle", "center": [latitude, longitude], "radius": 10–100000 }\` (great-circle
+metres); a fix on the boundary (within 1 cm) is inside; bad geometry is 400 naming the place. The
+derived events, stored like device alarms: \`geofence_enter\`/\`geofence_exit\` \`{ geofence, name }\`
+(the first fix a device ever sends inside is an enter; a deleted geofence gives no exit);
+\`overspeed\` \`{ limit, speed, geofence? }\` above the lowest applicable limit (\`properties.speed_limit\`,
+the geofences' \`speed_limit\`), then again every 5 minutes of continuous overspeed by fix time;
+\`ignition_on\`/\`ignition_off\` on a change of the \`ignition\` attribute (the first reading is not one);
+\`device_offline\` on a disconnection, \`device_online\` on reporting after one. Fixes count by
+timestamp: a late or invalid fix derives nothing.
+
 **Notifications** (admins; a member or share token gets 403). A channel is a webhook for the
 account's events (\`events\`: alarm codes or \`["*"]\`) or, with \`channel.positions: true\`, every
 stored fix (\`positions\`: \`device\` is the device id, up to 500 a batch, in order per device),
