@@ -85,6 +85,7 @@ const deliveries = async (id: string) =>
     last_error: string | null
     next_attempt_at: string | null
     delivered_at: string | null
+    created_at: string
   }[]
 
 describe('events', () => {
