@@ -222,35 +222,47 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
 
   const hasRoom = (channel: string) => inFlight.size < maxInFlight && (perChannel.get(channel) ?? 0) < maxPerChannel
 
-  /** the channel's oldest pending batch of fixes, if due; never sent yet: with the batches after it merged in */
-  function positionsHead(channelId: string, url: string, secret: string | null, now: number): Due | null {
+  /** a channel's oldest pending batches of fixes, oldest first */
+  const pendingBatches = (tx: Pick<Db, 'select'>, channelId: string) =>
+    tx
+      .select(dueColumns)
+      .from(notificationDeliveries)
+      .innerJoin(notifications, eq(notifications.id, notificationDeliveries.notificationId))
+      .where(and(eq(notificationDeliveries.notificationId, channelId), eq(notificationDeliveries.kind, 'positions'), eq(notificationDeliveries.status, 'pending')))
+      .orderBy(asc(notificationDeliveries.key))
+
+  /** the batches after the head, never sent either, that fit in one batch with it */
+  function mergeable(heads: { attempts: number; fixes: number | null }[]): number {
+    let total = heads[0]?.fixes ?? 0
+    let count = 0
+    for (const next of heads.slice(1)) {
+      if (next.attempts > 0 || total + (next.fixes ?? 0) > MAX_FIXES_PER_BATCH) break
+      total += next.fixes ?? 0
+      count++
+    }
+    return count
+  }
+
+  /**
+   * The channel's oldest pending batch of fixes, if due. Before its first attempt it takes in the
+   * batches written after it (a read first: the write transaction only when there is a merge to make).
+   */
+  function positionsHead(channelId: string, now: number): Due | null {
+    const peek = pendingBatches(db, channelId).limit(2).all()
+    const head = peek[0]
+    if (!head || (head.nextAttemptAt ?? 0) > now) return null
+    if (head.attempts > 0 || mergeable(peek) === 0) return head
     return db.transaction(
       (tx) => {
-        const heads = tx
-          .select(dueColumns)
-          .from(notificationDeliveries)
-          .innerJoin(notifications, eq(notifications.id, notificationDeliveries.notificationId))
-          .where(and(eq(notificationDeliveries.notificationId, channelId), eq(notificationDeliveries.kind, 'positions'), eq(notificationDeliveries.status, 'pending')))
-          .orderBy(asc(notificationDeliveries.key))
-          .limit(MAX_FIXES_PER_BATCH)
-          .all()
-        const head = heads[0]
-        if (!head || (head.nextAttemptAt ?? 0) > now) return null
-        if (head.attempts > 0) return head
-        // merge the batches written after it, never sent either, while they fit
-        let total = head.fixes ?? 0
-        const taken: typeof heads = []
-        for (const next of heads.slice(1)) {
-          if (next.attempts > 0 || total + (next.fixes ?? 0) > MAX_FIXES_PER_BATCH) break
-          total += next.fixes ?? 0
-          taken.push(next)
-        }
-        if (taken.length === 0) return head
-        const merged = ([head, ...taken].flatMap((row) => JSON.parse(row.payload ?? '[]')) as PositionPayload[])
+        const heads = pendingBatches(tx, channelId).limit(MAX_FIXES_PER_BATCH).all()
+        const first = heads[0]!
+        const taken = heads.slice(1, 1 + mergeable(heads))
+        if (first.key !== head.key || taken.length === 0) return first
+        const merged = [first, ...taken].flatMap((row) => JSON.parse(row.payload ?? '[]') as PositionPayload[])
         const payload = JSON.stringify(merged)
-        tx.update(notificationDeliveries).set({ payload, fixes: merged.length }).where(eq(notificationDeliveries.key, head.key)).run()
+        tx.update(notificationDeliveries).set({ payload, fixes: merged.length }).where(eq(notificationDeliveries.key, first.key)).run()
         tx.delete(notificationDeliveries).where(inArray(notificationDeliveries.key, taken.map((row) => row.key))).run()
-        return { ...head, payload, url, secret }
+        return { ...first, payload }
       },
       { behavior: 'immediate' },
     )
@@ -263,13 +275,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     let started = 0
     try {
       const positionChannels = db
-        .select({ id: notifications.id, url: notifications.url, secret: notifications.secret })
+        .select({ id: notifications.id })
         .from(notifications)
         .where(and(eq(notifications.positions, true), eq(notifications.enabled, true)))
         .all()
       for (const channel of positionChannels) {
         if (positionsBusy.has(channel.id) || !hasRoom(channel.id)) continue
-        const head = positionsHead(channel.id, channel.url, channel.secret, now)
+        const head = positionsHead(channel.id, now)
         if (head && !inFlight.has(head.key)) {
           launch(head)
           started++
