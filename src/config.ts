@@ -3,6 +3,7 @@
  * start with a message naming the variable, rather than surfacing later as a strange failure.
  */
 import { parseProxyEntry } from './http/client'
+import { PROTOCOLS } from './ingest/protocols'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 
@@ -12,10 +13,8 @@ export interface Config {
   databasePath: string
   appUrl: string
   shortUrlBase: string
-  /** 0 turns a listener off */
-  osmandPort: number
-  gt06Port: number
-  teltonikaPort: number
+  /** each device protocol's port, by protocol name (ingest/protocols); 0 turns its listener off */
+  devicePorts: Record<string, number>
   logLevel: LogLevel
   /** seconds of silence after which a device counts as disconnected */
   offlineAfter: number
@@ -23,7 +22,7 @@ export interface Config {
   tcpIdleTimeout: number
   /** seconds a TCP device connection may stay open without a device logging in */
   tcpLoginTimeout: number
-  /** open device TCP connections (GT06 and Teltonika together); more are closed at once */
+  /** open device TCP connections (every TCP protocol together); more are closed at once */
   tcpMaxConnections: number
   /** open device TCP connections from one IPv4 address or IPv6 /64 */
   tcpMaxConnectionsPerAddress: number
@@ -114,9 +113,8 @@ export function loadConfig(env: Env = process.env): Config {
     databasePath: env.DATABASE_PATH || './data/tracker.db',
     appUrl,
     shortUrlBase: url(env, 'SHORT_URL_BASE', `${appUrl}/s`)!,
-    osmandPort: integer(env, 'OSMAND_PORT', 5055, 0, 65535),
-    gt06Port: integer(env, 'GT06_PORT', 5023, 0, 65535),
-    teltonikaPort: integer(env, 'TELTONIKA_PORT', 5027, 0, 65535),
+    // OSMAND_PORT, GT06_PORT, TELTONIKA_PORT, H02_PORT, …: each protocol names its own
+    devicePorts: Object.fromEntries(PROTOCOLS.map((protocol) => [protocol.name, integer(env, protocol.portVariable, protocol.defaultPort, 0, 65535)])),
     logLevel,
     offlineAfter: integer(env, 'OFFLINE_AFTER', 600, 1, 86_400 * 30),
     tcpIdleTimeout: integer(env, 'TCP_IDLE_TIMEOUT', 300, 1, 86_400),

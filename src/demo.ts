@@ -204,7 +204,7 @@ export async function runDemo(options: DemoOptions): Promise<{ sent: number; ref
   const print = options.print ?? ((line: string) => console.log(line))
   const { config, speed } = options
   if (!(speed > 0)) throw new DemoError('--speed must be a positive number')
-  if (!config.osmandPort) throw new DemoError('the demo replays over OsmAnd: OSMAND_PORT must not be 0')
+  if (!config.devicePorts.osmand) throw new DemoError('the demo replays over OsmAnd: OSMAND_PORT must not be 0')
   const tracks = options.tracks ?? loadTracks()
 
   // a new password at every run, like the key: nothing fixed to guess on a demo left running

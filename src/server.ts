@@ -8,12 +8,11 @@ import { createApp } from './app'
 import type { Clock } from './clock'
 import { systemClock } from './clock'
 import type { Config } from './config'
-import { startGt06Listener } from './ingest/gt06'
 import { LivePositions } from './ingest/live'
-import { type Listener, startOsmandListener } from './ingest/protocols/osmand/listener'
 import { createIngestPipeline, type IngestPipeline } from './ingest/pipeline'
-import { createConnectionGate, type TcpListener } from './ingest/tcp'
-import { startTeltonikaListener } from './ingest/teltonika'
+import { PROTOCOLS } from './ingest/protocols'
+import type { Listener, Protocol } from './ingest/protocols/protocol'
+import { createConnectionGate, startTcpListener, type TcpListener } from './ingest/tcp'
 import { createLogger, type Logger } from './log'
 import type { ServerStatus } from './ops/health'
 import { startRetention } from './ops/retention'
@@ -28,8 +27,8 @@ const HTTP_DRAIN_MS = 2000
 export interface RunningServer {
   /** the HTTP port actually bound (useful with PORT=0) */
   port: number
-  /** the device listeners' bound ports; null when turned off (port 0 in the config) */
-  ports: { osmand: number | null; gt06: number | null; teltonika: number | null }
+  /** each protocol's bound port, by its name (ingest/protocols); null when turned off (port 0 in the config) */
+  ports: Record<string, number | null>
   pipeline: IngestPipeline
   metrics: ServerMetrics
   /** stop accepting, acknowledge or refuse every fix received, close sessions, checkpoint, close the database */
@@ -65,28 +64,28 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
 
   // each listener counts its own protocol's fixes through a view of the one pipeline
   const listenerOptions = (protocol: string) => ({ pipeline: countingPipeline(pipeline, protocol, metrics), clock, log, hostname: config.host })
-  // one gate for both TCP listeners: the caps are on file descriptors, whatever the protocol
+  // one gate for every TCP listener: the caps are on file descriptors, whatever the protocol
   const gate = createConnectionGate({ maxConnections: config.tcpMaxConnections, maxConnectionsPerAddress: config.tcpMaxConnectionsPerAddress })
   warnIfDescriptorsShort(config.tcpMaxConnections, log)
-  const tcpOptions = (protocol: string) => ({
-    ...listenerOptions(protocol),
-    idleTimeoutMs: config.tcpIdleTimeout * 1000,
-    loginTimeoutMs: config.tcpLoginTimeout * 1000,
-    gate,
-    onRefused: (reason: string) => metrics.tcpRefused.inc([protocol, reason]),
-  })
+  const garbage = metrics.ingestDiscardedBytes
+  const startListener = (protocol: Protocol, port: number): Listener | TcpListener =>
+    protocol.transport === 'http'
+      ? protocol.start({ ...listenerOptions(protocol.name), port })
+      : startTcpListener(protocol, {
+          ...listenerOptions(protocol.name),
+          port,
+          idleTimeoutMs: config.tcpIdleTimeout * 1000,
+          loginTimeoutMs: config.tcpLoginTimeout * 1000,
+          gate,
+          onRefused: (reason) => metrics.tcpRefused.inc([protocol.name, reason]),
+          onGarbage: (bytes) => garbage.inc([protocol.name], bytes),
+        })
 
   // What is up so far, undone in reverse when a later port cannot be bound: a failed start
   // leaves nothing listening and the database closed.
   const started: (() => unknown)[] = [() => database.close(), () => pipeline.stop()]
-  /** a device listener, unless its port is 0 (turned off) */
-  const listen = <T extends { stop(): unknown }>(variable: string, port: number, start: () => T): T | null => {
-    if (!port) return null
-    const listener = bind(variable, port, start)
-    started.push(() => listener.stop())
-    return listener
-  }
-  let osmand: Listener | null, gt06: TcpListener | null, teltonika: TcpListener | null
+  /** every protocol's listener by name, null when its port is 0 (turned off) */
+  const listeners = new Map<string, Listener | TcpListener | null>()
   try {
     // Bun would refuse a large body itself, with a bare 413; the API reads bodies after
     // authentication and refuses past 1 MiB with problem details (http/body.ts), and an unread
@@ -96,9 +95,16 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
       app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: Number.MAX_SAFE_INTEGER, reusePort: false }),
     )
     started.push(() => app.stop(true))
-    osmand = listen('OSMAND_PORT', config.osmandPort, () => startOsmandListener({ ...listenerOptions('osmand'), port: config.osmandPort }))
-    gt06 = listen('GT06_PORT', config.gt06Port, () => startGt06Listener({ ...tcpOptions('gt06'), port: config.gt06Port }))
-    teltonika = listen('TELTONIKA_PORT', config.teltonikaPort, () => startTeltonikaListener({ ...tcpOptions('teltonika'), port: config.teltonikaPort }))
+    for (const protocol of PROTOCOLS) {
+      const port = config.devicePorts[protocol.name]
+      if (!port) {
+        listeners.set(protocol.name, null)
+        continue
+      }
+      const listener = bind(protocol.portVariable, port, () => startListener(protocol, port))
+      started.push(() => listener.stop())
+      listeners.set(protocol.name, listener)
+    }
   } catch (error) {
     for (const undo of started.reverse()) await undo()
     throw error
@@ -107,6 +113,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   const port = app.server!.port!
   log.info('serving', { url: `http://${config.host}:${port}`, port, database: config.databasePath, version: pkg.version })
   status.listening = true
+  status.listeners = Object.fromEntries([...listeners].map(([name, listener]) => [name, listener ? 'up' : 'off']))
   if (firstRun.token !== null) {
     // the one log line that carries a secret, on purpose: whoever reads the server's log is its operator
     const url = setupUrl(config.appUrl, firstRun.token)
@@ -114,7 +121,8 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   }
   metrics.bind({
     connectedDevices: () => pipeline.stats.connected,
-    tcpConnections: () => ({ gt06: gt06?.connections ?? 0, teltonika: teltonika?.connections ?? 0 }),
+    tcpConnections: () =>
+      Object.fromEntries(PROTOCOLS.filter((p) => p.transport === 'tcp').map((p) => [p.name, (listeners.get(p.name) as TcpListener | null)?.connections ?? 0])),
   })
   const retention = config.retentionDays
     ? startRetention({
@@ -132,7 +140,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   let stopped = false
   return {
     port,
-    ports: { osmand: osmand?.port ?? null, gt06: gt06?.port ?? null, teltonika: teltonika?.port ?? null },
+    ports: Object.fromEntries([...listeners].map(([name, listener]) => [name, listener?.port ?? null])),
     pipeline,
     metrics,
     async stop() {
@@ -149,7 +157,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
       // Devices: stop accepting, commit and acknowledge what is in flight (anything not
       // committed is refused, never acknowledged), close the sessions; then the last batch
       // (the disconnections) is flushed before the database closes.
-      await Promise.all([osmand?.stop(), gt06?.stop(), teltonika?.stop()])
+      await Promise.all([...listeners.values()].map((listener) => listener?.stop()))
       await pipeline.stop()
       // API requests get a moment to finish; live streams never do, so their connections are cut
       await Promise.race([httpDrained, Bun.sleep(HTTP_DRAIN_MS)])

@@ -24,8 +24,8 @@ import { importDataset } from '../../src/dataset/service'
 import { LivePositions } from '../../src/ingest/live'
 import { startOsmandListener } from '../../src/ingest/protocols/osmand/listener'
 import { createIngestPipeline } from '../../src/ingest/pipeline'
-import { startTeltonikaListener } from '../../src/ingest/teltonika'
-import { createConnectionGate } from '../../src/ingest/tcp'
+import { teltonika } from '../../src/ingest/protocols/teltonika/descriptor'
+import { createConnectionGate, startTcpListener } from '../../src/ingest/tcp'
 import type { DecodedFix } from '../../src/ingest/types'
 import { silentLogger } from '../../src/log'
 import { fmt } from './load'
@@ -222,7 +222,7 @@ try {
     const pipeline = createIngestPipeline({ sqlite: database.sqlite, clock: systemClock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, maxBatchDelayMs: DELAY })
     // every load connection comes from 127.0.0.1: lift the per-address cap
     const gate = createConnectionGate({ maxConnectionsPerAddress: CONNECTIONS })
-    const listener = startTeltonikaListener({ pipeline, clock: systemClock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate })
+    const listener = startTcpListener(teltonika, { pipeline, clock: systemClock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate })
     try {
       const result = await child(['teltonika', String(listener.port), String(CONNECTIONS), String(SECONDS), String(TCP_IMEI_BASE)])
       await listener.stop()

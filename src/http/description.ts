@@ -1,7 +1,10 @@
 /**
  * The API's own description in the OpenAPI document: every decision the interface spec leaves
- * open, stated where an API user looks first. Keep it in step with README.md.
+ * open, stated where an API user looks first. Keep it in step with README.md. The device
+ * protocols are named from their units (ingest/protocols).
  */
+import { PROTOCOLS } from '../ingest/protocols'
+
 export const API_DESCRIPTION = `
 Self-hosted GPS fleet tracking. Every error is RFC 9457 problem details
 (\`application/problem+json\`: \`type\`, \`title\`, \`status\`, \`detail\`, and \`errors[]\` with
@@ -160,9 +163,9 @@ Prometheus text, behind \`Authorization: Bearer <METRICS_TOKEN>\` when the serve
 response carries \`X-Request-Id\`: yours when it is 8–128 characters of
 \`A-Z a-z 0-9 . _ : @ / + = -\`, else a new UUID; quote it when reporting a problem.
 
-**Devices reporting in.** Devices report on their own ports, not through this API: OsmAnd /
-Traccar Client over HTTP (\`OSMAND_PORT\`, 5055), GT06 (\`GT06_PORT\`, 5023) and Teltonika
-(\`TELTONIKA_PORT\`, 5027) over TCP, found by IMEI or serial — the identifier is a device's only
+**Devices reporting in.** Devices report on their own ports, not through this API:
+${PROTOCOLS.map((p) => `${p.title} over ${p.transport.toUpperCase()} (\`${p.portVariable}\`, ${p.defaultPort})`).join(', ')},
+found by IMEI or serial — the identifier is a device's only
 credential: an unknown one is 404 on OsmAnd (the client keeps its report), and each address may
 try only 20 distinct unknown identifiers a minute. Fixes more than a day ahead
 or older than 365 days (\`MAX_FIX_AGE_DAYS\`) are refused. A fix repeating a stored

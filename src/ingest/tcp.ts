@@ -1,23 +1,42 @@
 /**
- * What the TCP listeners share: Bun.listen, one handler per connection, writes that respect
- * backpressure, reading paused while too many reports of one connection await their commit,
- * and the timeouts: a client that completes no frame for `idleTimeoutMs` is closed (which also
- * catches a client that trickles a frame it never finishes), and so is one that has not
- * identified a device within `loginTimeoutMs`. Elapsed time comes from the injected clock; the
- * check runs on a real-time interval, or by hand (`closeIdle()`) in tests.
+ * The one TCP session handler: every TCP protocol unit (protocols/<name>/) is served by it, the
+ * unit giving only its framing and what each frame asks (protocols/protocol.ts). Per connection:
+ *
+ *   bytes → the framing machine (protocols/framing.ts) → frames → the unit's decoder → a Step:
+ *   login   open the device's session (committed), then the unit's accept; refused: its refuse,
+ *           and the connection closes;
+ *   report  commit it through the pipeline, then the unit's reply (never before the commit);
+ *           on a connection without a device yet (a protocol without a login) the report's
+ *           identifier opens the session first, as a login would;
+ *   answer  a reply that needs no commit (a time request), or only a sign of life;
+ *   drop    logged at debug; close: the connection ends (data before a login).
+ * Frames that arrive while a session is being opened wait for it, because decoding them needs the
+ * device. Reports are pipelined: each is acknowledged after its commit, in order, since the
+ * pipeline settles reports in the order it received them.
+ *
+ * What every connection gets besides: Bun.listen, writes that respect backpressure, reading
+ * paused while too many reports of one connection await their commit, and the timeouts: a client
+ * that completes no frame for `idleTimeoutMs` is closed (which also catches a client that trickles
+ * a frame it never finishes), and so is one that has not identified a device within
+ * `loginTimeoutMs`. Elapsed time comes from the injected clock; the check runs on a real-time
+ * interval, or by hand (`closeIdle()`) in tests.
  *
  * Connections are capped, in total and per source (an IPv4 address or an IPv6 /64), by a gate
- * the listeners can share: one beyond a cap is closed at once, before it costs anything more
- * than its descriptor for a moment. Idle sockets could otherwise take every file descriptor,
- * and then the API stops answering too.
+ * the listeners share: one beyond a cap is closed at once, before it costs anything more than its
+ * descriptor for a moment. Idle sockets could otherwise take every file descriptor, and then the
+ * API stops answering too.
  *
  * Nothing a client sends can throw out of here: a handler error closes that connection only.
  */
 import type { Socket, TCPSocketListener } from 'bun'
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
-import { TooManyUnknownDevices, UnknownDevice } from './pipeline'
+import { TooManyUnknownDevices, UnknownDevice } from './identify'
+import type { DeviceSession, IngestPipeline } from './pipeline'
+import { createFrameMachine } from './protocols/framing'
+import type { Step, TcpProtocol } from './protocols/protocol'
 import { sourceOf } from './sources'
+import type { DecodedReport } from './types'
 
 export const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60_000
 export const DEFAULT_LOGIN_TIMEOUT_MS = 30_000
@@ -45,26 +64,7 @@ export interface TcpConnection {
   track(): () => void
 }
 
-/**
- * How a report's failure ends a connection: refused by the pipeline (an unknown device, data it
- * will not store) closes it politely after what was written; a failure in our own handling
- * terminates this connection and nothing else.
- */
-export function reportFailures(connection: TcpConnection, log: Logger, protocol: string) {
-  return {
-    refuse(error: unknown): void {
-      const refused = error instanceof UnknownDevice || error instanceof TooManyUnknownDevices
-      if (!refused) log.warn(`${protocol} report not stored`, { error: (error as Error)?.message })
-      connection.close(refused ? 'unknown device' : 'report not stored')
-    },
-    broken(error: unknown): void {
-      log.error(`${protocol} connection failed`, { remote: connection.remote, error: (error as Error)?.message })
-      connection.terminate('handler error')
-    },
-  }
-}
-
-export interface ConnectionHandler {
+interface ConnectionHandler {
   data(chunk: Uint8Array): void
   /** the socket is gone, for whatever reason */
   closed(): void
@@ -107,7 +107,7 @@ export function createConnectionGate(limits: { maxConnections?: number; maxConne
 }
 
 export interface TcpListenerOptions {
-  name: string
+  pipeline: IngestPipeline
   port: number
   hostname?: string
   clock: Clock
@@ -119,9 +119,8 @@ export interface TcpListenerOptions {
   gate?: ConnectionGate
   /** told of each connection closed at once for being over a cap (metrics) */
   onRefused?: (reason: ConnectionRefusal) => void
-  /** called on stop after accepting has ended: commit what is queued so acks can go out */
-  drain: () => void
-  connect(connection: TcpConnection): ConnectionHandler
+  /** told of bytes dropped as garbage (metrics) */
+  onGarbage?: (bytes: number) => void
 }
 
 export interface TcpListener {
@@ -233,8 +232,10 @@ class Connection implements TcpConnection {
   }
 }
 
-export function startTcpListener(options: TcpListenerOptions): TcpListener {
-  const { name, clock, log } = options
+/** Serve `protocol` on its port: one session (below) for each connection. */
+export function startTcpListener<F>(protocol: TcpProtocol<F>, options: TcpListenerOptions): TcpListener {
+  const { clock, log, pipeline } = options
+  const name = protocol.name
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
   const loginTimeoutMs = options.loginTimeoutMs ?? DEFAULT_LOGIN_TIMEOUT_MS
   const gate = options.gate ?? createConnectionGate()
@@ -276,7 +277,7 @@ export function startTcpListener(options: TcpListenerOptions): TcpListener {
         socket.data = { connection }
         open.add(connection)
         try {
-          connection.handler = options.connect(connection)
+          connection.handler = deviceSession(protocol, connection, options)
         } catch (error) {
           log.error(`${name} connection setup failed`, { error: (error as Error).message })
           connection.terminate('setup failed')
@@ -335,7 +336,7 @@ export function startTcpListener(options: TcpListenerOptions): TcpListener {
       clearInterval(idleTimer)
       server.stop(false)
       // Commit what is queued; the acks go out from the promise callbacks, before the close.
-      options.drain()
+      pipeline.flush()
       await Bun.sleep(5)
       for (const connection of [...open]) connection.close('server stopping')
       await Bun.sleep(5)
@@ -343,6 +344,131 @@ export function startTcpListener(options: TcpListenerOptions): TcpListener {
       server.stop(true)
       // close events may not fire once the listener is gone: settle the sessions ourselves
       for (const connection of [...open]) closed(connection.socket)
+    },
+  }
+}
+
+/**
+ * One connection's session: frames from the machine, each decoded by the unit into a Step and
+ * carried out. `device` is the session opened for the identifier in `uniqueId`.
+ */
+function deviceSession<F>(protocol: TcpProtocol<F>, connection: TcpConnection, options: TcpListenerOptions): ConnectionHandler {
+  const { pipeline, clock, log } = options
+  const name = protocol.name
+  const framing = createFrameMachine(protocol.framing())
+  const decode = protocol.decoder()
+  let device: DeviceSession | null = null
+  let uniqueId: string | null = null
+  /** a session is being opened: later frames wait for it */
+  let identifying = false
+  let waiting: F[] = []
+
+  const isRefusal = (error: unknown) => error instanceof UnknownDevice || error instanceof TooManyUnknownDevices
+
+  /** Refused by the pipeline (an unknown device, data it will not store): closed politely, after what was written. */
+  function refuse(error: unknown): void {
+    if (!isRefusal(error)) log.warn(`${name} report not stored`, { error: (error as Error)?.message })
+    connection.close(isRefusal(error) ? 'unknown device' : 'report not stored')
+  }
+
+  /** A failure in our own handling: this connection goes, nothing else. */
+  function broken(error: unknown): void {
+    log.error(`${name} connection failed`, { remote: connection.remote, error: (error as Error)?.message })
+    connection.terminate('handler error')
+  }
+
+  /** Open the session of `id` (rationed by the client's address), then `then()`, then the frames that waited. */
+  function identify(id: string, then: () => void, refusal: Uint8Array | null): void {
+    identifying = true
+    const settled = connection.track()
+    pipeline
+      .openSession(id, { source: connection.remote })
+      .then(
+        (opened) => {
+          // the socket went away while the session was being committed
+          if (connection.closed) return opened.close()
+          device?.close()
+          device = opened
+          uniqueId = id
+          identifying = false
+          connection.identified()
+          then()
+          const queued = waiting
+          waiting = []
+          for (const frame of queued) handle(frame)
+        },
+        (error) => {
+          waiting = []
+          // the same answer for an unknown identifier and a source over its ration: it says nothing of the identifier
+          if (refusal && isRefusal(error)) connection.write(refusal)
+          refuse(error)
+        },
+      )
+      .catch(broken)
+      .finally(settled)
+  }
+
+  /** Commit the report, then send the reply: never before the commit. */
+  function store(report: DecodedReport, reply: Uint8Array | null): void {
+    const settled = connection.track()
+    pipeline
+      .ingest(report)
+      .then(() => {
+        if (reply) connection.write(reply)
+      }, refuse)
+      .catch(broken)
+      .finally(settled)
+  }
+
+  function carryOut(step: Step): void {
+    switch (step.kind) {
+      case 'login':
+        // the same device logging in again on this connection: a keep-alive
+        if (device && step.uniqueId === uniqueId) return store({ uniqueId: step.uniqueId, fixes: [], events: [] }, step.accept)
+        return identify(step.uniqueId, () => step.accept && connection.write(step.accept), step.refuse)
+      case 'report':
+        if (device && step.report.uniqueId === uniqueId) return store(step.report, step.reply)
+        // no login in this protocol, or another device on this connection: the report names it
+        return identify(step.report.uniqueId, () => store(step.report, step.reply), null)
+      case 'answer':
+        if (step.reply) connection.write(step.reply)
+        return
+      case 'drop':
+        log.debug(`${name} frame dropped`, { remote: connection.remote, reason: step.reason })
+        return
+      case 'close':
+        return connection.close(step.reason)
+    }
+  }
+
+  function handle(frame: F): void {
+    if (connection.closed) return
+    if (identifying) {
+      waiting.push(frame)
+      return
+    }
+    carryOut(decode(frame, { now: Math.floor(clock.now() / 1000), uniqueId }))
+  }
+
+  return {
+    data(chunk) {
+      for (const item of framing.push(chunk)) {
+        if (item.kind === 'frame') {
+          // a whole frame, a keep-alive included: the connection is not idle
+          connection.progress()
+          handle(item.frame)
+          continue
+        }
+        const { error } = item
+        if (error.code === 'garbage') options.onGarbage?.((error as { skippedBytes: number }).skippedBytes)
+        log.debug(`${name} stream error`, { remote: connection.remote, code: error.code, message: error.message })
+        if (error.fatal) return connection.close(error.code)
+      }
+    },
+    closed() {
+      waiting = []
+      device?.close()
+      device = null
     },
   }
 }

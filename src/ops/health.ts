@@ -19,6 +19,8 @@ export interface ServerStatus {
   listening: boolean
   /** a shutdown has begun: take no new work */
   stopping: boolean
+  /** each device protocol's listener (ingest/protocols), by name: up, or off (its port is 0) */
+  listeners?: Record<string, 'up' | 'off'>
 }
 
 export type CheckResult = 'ok' | 'failing'

@@ -8,6 +8,7 @@ import { timingSafeEqual } from 'node:crypto'
 import { Unauthorized, Unavailable } from '../errors'
 import { bearerToken } from '../http/auth'
 import { responses } from '../http/model'
+import { PROTOCOLS } from '../ingest/protocols'
 import { databaseFreeBytes, readiness, type ServerStatus } from './health'
 import { METRICS_CONTENT_TYPE } from './metrics'
 import type { ServerMetrics } from './server-metrics'
@@ -41,6 +42,10 @@ const Checks = t.Object({
   disk: t.Union([t.Literal('ok'), t.Literal('failing')]),
 })
 
+const Listeners = t.Record(t.String(), t.Union([t.Literal('up'), t.Literal('off')]), {
+  description: `Each device protocol's listener: ${PROTOCOLS.map((p) => `\`${p.name}\` (${p.portVariable})`).join(', ')}; \`off\` when its port variable is 0`,
+})
+
 export function opsRoutes({ sqlite, status, metrics, metricsToken, minFreeBytes, freeBytes = () => databaseFreeBytes(sqlite) }: OpsDeps) {
   const disk = { freeBytes, minFreeBytes }
   return new Elysia({ name: 'ops' })
@@ -61,7 +66,7 @@ export function opsRoutes({ sqlite, status, metrics, metricsToken, minFreeBytes,
           const failing = Object.entries(result.checks).filter(([, v]) => v !== 'ok').map(([k]) => k)
           throw new Unavailable(`Not ready: ${failing.join(', ')} failing (${result.reasons.join('; ')})`)
         }
-        return { status: 'ready' as const, checks: result.checks }
+        return { status: 'ready' as const, checks: result.checks, ...(status.listeners ? { listeners: status.listeners } : {}) }
       },
       {
         detail: {
@@ -70,9 +75,11 @@ export function opsRoutes({ sqlite, status, metrics, metricsToken, minFreeBytes,
           description:
             '200 when the database answers, every migration is applied, the device listeners are up and the database\'s file system ' +
             'has at least READY_MIN_FREE_MB free (default 64; `disk`); 503 (problem details naming the failing checks and why) ' +
-            'otherwise, and from the moment a shutdown begins. No authentication, no data. For a load balancer.',
+            `otherwise, and from the moment a shutdown begins. A running server also says which device listeners it has (\`listeners\`: ` +
+            `${PROTOCOLS.map((p) => p.name).join(', ')}; \`off\` when turned off). ` +
+            'No authentication, no data. For a load balancer.',
           security: [],
-          responses: responses({ 200: { schema: t.Object({ status: t.Literal('ready'), checks: Checks }), description: 'Ready' } }, 503),
+          responses: responses({ 200: { schema: t.Object({ status: t.Literal('ready'), checks: Checks, listeners: t.Optional(Listeners) }), description: 'Ready' } }, 503),
         },
       },
     )

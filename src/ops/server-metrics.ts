@@ -16,7 +16,7 @@ const COMMIT_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.0
 export interface MetricSources {
   /** devices currently connected (the pipeline's view) */
   connectedDevices?: () => number
-  /** open device TCP connections by protocol */
+  /** open device TCP connections by protocol (every TCP protocol of ingest/protocols, 0 when off) */
   tcpConnections?: () => Record<string, number>
   /** the database whose files are measured */
   sqlite?: Database
@@ -51,6 +51,11 @@ export function createServerMetrics() {
     connectedDevices: registry.gauge('tracker_connected_devices', 'Devices currently connected', [], (set) => {
       if (sources.connectedDevices) set([], sources.connectedDevices())
     }),
+    ingestDiscardedBytes: registry.counter(
+      'tracker_ingest_discarded_bytes_total',
+      'Bytes device TCP connections sent outside any frame of their protocol (garbage skipped by the framing), by protocol',
+      ['protocol'],
+    ),
     tcpRefused: registry.counter(
       'tracker_tcp_connections_refused_total',
       'Device TCP connections closed at once for being over TCP_MAX_CONNECTIONS (reason total) or TCP_MAX_CONNECTIONS_PER_ADDRESS (reason address)',

@@ -1,11 +1,11 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { manualClock, systemClock } from '../../src/clock'
-import { startGt06Listener } from '../../src/ingest/gt06'
 import { LivePositions } from '../../src/ingest/live'
 import { startOsmandListener } from '../../src/ingest/protocols/osmand/listener'
 import { createIngestPipeline, type IngestPipeline, type PipelineOptions } from '../../src/ingest/pipeline'
-import { startTeltonikaListener } from '../../src/ingest/teltonika'
-import { createConnectionGate, type TcpListener } from '../../src/ingest/tcp'
+import { gt06 } from '../../src/ingest/protocols/gt06/descriptor'
+import { teltonika } from '../../src/ingest/protocols/teltonika/descriptor'
+import { createConnectionGate, startTcpListener, type TcpListener } from '../../src/ingest/tcp'
 import { createLogger, silentLogger } from '../../src/log'
 import { DEVICES, deviceRow, positionCount, tempFleetDb, until, type TempDb } from './fleet'
 import {
@@ -41,7 +41,7 @@ describe('GT06', () => {
     db = tempFleetDb()
     clock = manualClock(START)
     pipeline = newPipeline()
-    listener = startGt06Listener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS })
+    listener = startTcpListener(gt06, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS })
   })
   afterEach(async () => {
     await listener.stop()
@@ -148,7 +148,7 @@ describe('GT06', () => {
   })
 
   test('the idle timeout also runs by itself (real clock, short timeout)', async () => {
-    const quick = startGt06Listener({ pipeline, clock: systemClock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: 200 })
+    const quick = startTcpListener(gt06, { pipeline, clock: systemClock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: 200 })
     const slow = await connectClient(quick.port)
     slow.send(Uint8Array.of(0x78, 0x78, 0x11))
     const started = Date.now()
@@ -159,7 +159,7 @@ describe('GT06', () => {
 
   test('a connection that logs in to no device within the login timeout is closed; a logged-in one is not', async () => {
     await listener.stop()
-    listener = startGt06Listener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS, loginTimeoutMs: 30_000 })
+    listener = startTcpListener(gt06, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS, loginTimeoutMs: 30_000 })
     const silent = await connectClient(listener.port)
     const device = await connectClient(listener.port)
     device.send(gt06Login(DEVICES.parked.imei))
@@ -176,7 +176,7 @@ describe('GT06', () => {
   })
 
   test('the login timeout runs by itself (real clock, 1 s)', async () => {
-    const quick = startGt06Listener({ pipeline, clock: systemClock, log: silentLogger, port: 0, hostname: '127.0.0.1', loginTimeoutMs: 1000 })
+    const quick = startTcpListener(gt06, { pipeline, clock: systemClock, log: silentLogger, port: 0, hostname: '127.0.0.1', loginTimeoutMs: 1000 })
     const silent = await connectClient(quick.port)
     const device = await connectClient(quick.port)
     device.send(gt06Login(DEVICES.parked.imei))
@@ -193,7 +193,7 @@ describe('GT06', () => {
     await listener.stop()
     const refused: string[] = []
     const gate = createConnectionGate({ maxConnectionsPerAddress: 3 })
-    listener = startGt06Listener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate, onRefused: (reason) => refused.push(reason) })
+    listener = startTcpListener(gt06, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate, onRefused: (reason) => refused.push(reason) })
     const admitted = await Promise.all([1, 2, 3].map(() => connectClient(listener.port)))
     await until(() => listener.connections === 3, 2000, 'three connections')
     const extra = await connectClient(listener.port)
@@ -214,7 +214,7 @@ describe('GT06', () => {
   test('connections beyond the total cap are closed at once', async () => {
     await listener.stop()
     const refused: string[] = []
-    listener = startGt06Listener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate: createConnectionGate({ maxConnections: 2 }), onRefused: (r) => refused.push(r) })
+    listener = startTcpListener(gt06, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate: createConnectionGate({ maxConnections: 2 }), onRefused: (r) => refused.push(r) })
     const admitted = await Promise.all([1, 2].map(() => connectClient(listener.port)))
     await until(() => listener.connections === 2, 2000, 'two connections')
     const extra = await connectClient(listener.port)
@@ -227,7 +227,7 @@ describe('GT06', () => {
     await listener.stop()
     await pipeline.stop()
     pipeline = newPipeline({ unknownIdentifiers: { perSource: 3, windowMs: 60_000 } })
-    listener = startGt06Listener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
+    listener = startTcpListener(gt06, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
     for (let i = 0; i < 3; i++) {
       const guess = await connectClient(listener.port)
       guess.send(gt06Login(String(111111111111110 + i)))
@@ -272,7 +272,7 @@ describe('Teltonika', () => {
     db = tempFleetDb()
     clock = manualClock(START)
     pipeline = newPipeline()
-    listener = startTeltonikaListener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS })
+    listener = startTcpListener(teltonika, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS })
   })
   afterEach(async () => {
     await listener.stop()
@@ -416,7 +416,7 @@ describe('Teltonika', () => {
     db.cleanup()
     db = tempFleetDb(extra)
     pipeline = newPipeline()
-    listener = startTeltonikaListener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
+    listener = startTcpListener(teltonika, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
     await Promise.all(
       extra.map(async ({ imei }) => {
         const { client, answer } = await handshake(imei)

@@ -20,11 +20,11 @@ test('listeners on their configured ports; stop acknowledges, closes sessions, t
   const setup = openDatabase(databasePath)
   importDataset(setup.sqlite, fleetDataset())
   setup.close()
-  const ports = { osmand: freePort(), gt06: freePort(), teltonika: freePort() }
+  const ports = { osmand: freePort(), gt06: freePort(), teltonika: freePort(), h02: freePort() }
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
   const config = loadConfig({
     DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
-    OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: String(ports.teltonika),
+    OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: String(ports.teltonika), H02_PORT: String(ports.h02),
   })
   const server = await startServer(config, { clock, log: silentLogger })
   expect(server.ports).toEqual(ports)
@@ -58,7 +58,7 @@ test('listeners on their configured ports; stop acknowledges, closes sessions, t
 test('device connection caps and the login timeout come from the config; refusals are counted in /metrics', async () => {
   const gt06Port = freePort()
   const config = loadConfig({
-    DATABASE_PATH: join(dir, 'c.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: '0', TELTONIKA_PORT: '0',
+    DATABASE_PATH: join(dir, 'c.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0',
     GT06_PORT: String(gt06Port), TCP_MAX_CONNECTIONS_PER_ADDRESS: '1', TCP_LOGIN_TIMEOUT: '1',
   })
   const server = await startServer(config, { log: silentLogger })
@@ -84,9 +84,18 @@ test('the device limits are validated', () => {
   expect(loadConfig({})).toMatchObject({ tcpMaxConnections: 10_000, tcpMaxConnectionsPerAddress: 100, tcpLoginTimeout: 30, maxFixAgeDays: 365 })
 })
 
+test('each protocol port variable comes from its unit, validated the same way', () => {
+  expect(loadConfig({}).devicePorts).toEqual({ osmand: 5055, gt06: 5023, teltonika: 5027, h02: 5013 })
+  expect(loadConfig({ H02_PORT: '0', GT06_PORT: '6000' }).devicePorts).toMatchObject({ h02: 0, gt06: 6000 })
+  for (const name of ['OSMAND_PORT', 'GT06_PORT', 'TELTONIKA_PORT', 'H02_PORT']) {
+    expect(() => loadConfig({ [name]: '65536' })).toThrow(`${name} must be an integer from 0 to 65535, got "65536"`)
+    expect(() => loadConfig({ [name]: 'x' })).toThrow(name)
+  }
+})
+
 test('port 0 turns a listener off', async () => {
-  const config = loadConfig({ DATABASE_PATH: join(dir, 'b.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0' })
+  const config = loadConfig({ DATABASE_PATH: join(dir, 'b.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' })
   const server = await startServer(config, { log: silentLogger })
-  expect(server.ports).toEqual({ osmand: null, gt06: null, teltonika: null })
+  expect(server.ports).toEqual({ osmand: null, gt06: null, teltonika: null, h02: null })
   await server.stop()
 })

@@ -75,7 +75,7 @@ export function spawnServer(cmd: string[], options: { cwd: string; env: Record<s
   }
 }
 
-/** The environment of a server under test: loopback only, its own database and ports, GT06 off. */
+/** The environment of a server under test: loopback only, its own database and ports, GT06 and H02 off. */
 export function serverEnv(
   databasePath: string,
   ports: { http: number; osmand: number; teltonika: number },
@@ -89,6 +89,7 @@ export function serverEnv(
     OSMAND_PORT: String(ports.osmand),
     GT06_PORT: '0',
     TELTONIKA_PORT: String(ports.teltonika),
+    H02_PORT: '0',
     LOG_LEVEL: logLevel,
   }
 }

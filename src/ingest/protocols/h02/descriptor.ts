@@ -1,34 +1,52 @@
 /**
- * The H02 protocol as a unit: what a listener needs to serve it. A plain object, to be adapted
- * to the shared descriptor type when there is one.
+ * H02 (Sinotrack, Coban and their clones) as a unit: TCP on H02_PORT (default 5013; 0 turns it
+ * off). There is no login: every frame names its device by its id, a 10-digit serial or the
+ * 15-digit IMEI, and the session handler opens the device's session on the first one (an unknown
+ * id closes the connection, rationed like any login).
  *
- * Per connection a listener keeps the bytes not yet consumed and the device's last status word:
- *
- *   const { frames, consumedBytes } = h02.split(pending)   // pending = leftover + chunk
- *   pending = pending.subarray(consumedBytes)                // never longer than the frame cap
- *   for (const frame of frames) {
- *     const message = h02.decode(frame, { now, previousStatusWord })
- *     if (message.kind === 'invalid') continue               // log; nothing to store or answer
- *     await pipeline.ingest(message.report)                  // keep-alive when it has no fixes
- *     previousStatusWord = message.status?.value ?? previousStatusWord
- *     if (message.reply) socket.write(message.reply)         // only after the commit
- *   }
- *
- * There is no login: every frame names its device, and a connection whose frames name an unknown
- * device is refused like any other. H02_PORT 0 turns the listener off.
+ * The connection's decoder keeps the device's last status word, so an alarm bit raises its event
+ * when it turns on and not on every frame that repeats it (status.ts). What a frame says of the
+ * device (the status word's ignition, arming and power, LINK's signal, battery and counters,
+ * NBR's cell towers) is kept as the device's status. Nothing is answered by default (replies.ts).
  */
-import { decodeH02Frame } from './decoder'
-import { H02_DEFAULT_MAX_FRAME_BYTES, splitH02Frames } from './framing'
+import type { DecodedReport } from '../../types'
+import { networkStatus } from '../network'
+import type { Step, TcpProtocol } from '../protocol'
+import { decodeH02Frame, type H02Message } from './decoder'
+import { h02FrameReader, type H02Frame } from './framing'
+import { h02StatusAttributes } from './status'
 
-export const h02Descriptor = {
+/** attributes of LINK and V1 frames that describe the device rather than a fix */
+const DEVICE_ATTRIBUTES = ['battery_level', 'battery_byte', 'gsm_signal', 'satellites', 'steps', 'turnovers'] as const
+
+function deviceStatus(message: Extract<H02Message, { kind: 'report' }>): Record<string, unknown> | undefined {
+  const status: Record<string, unknown> = message.status ? h02StatusAttributes(message.status) : {}
+  for (const key of DEVICE_ATTRIBUTES) if (message.attributes[key] !== undefined) status[key] = message.attributes[key]
+  if (message.network && message.report.fixes.length === 0) {
+    const { mcc, mnc, cells } = message.network
+    Object.assign(status, networkStatus({ cells: cells.map(({ lac, cellId, signal }) => ({ mcc, mnc, lac, cell_id: cellId, ...(signal === null ? {} : { signal }) })) }))
+  }
+  return Object.keys(status).length > 0 ? status : undefined
+}
+
+export const h02: TcpProtocol<H02Frame> = {
   name: 'h02',
+  title: 'H02 (Sinotrack, Coban)',
   transport: 'tcp',
   defaultPort: 5013,
   portVariable: 'H02_PORT',
-  /** bytes received → complete frames, bytes consumed, garbage skipped */
-  split: splitH02Frames,
-  /** one frame → fixes, events, status, network, the reply to send after the commit */
-  decode: decodeH02Frame,
-  /** the most a connection ever buffers */
-  maxFrameBytes: H02_DEFAULT_MAX_FRAME_BYTES,
-} as const
+  // the reader learns the length of the connection's binary frames: one a connection
+  framing: () => h02FrameReader(),
+  decoder() {
+    /** the device's last status word on this connection: alarms are raised when their bit turns on */
+    let previousStatusWord: number | null = null
+    return (frame, { now }): Step => {
+      const message = decodeH02Frame(frame, { now, previousStatusWord })
+      if (message.kind === 'invalid') return { kind: 'drop', reason: message.message }
+      previousStatusWord = message.status?.value ?? previousStatusWord
+      const status = deviceStatus(message)
+      const report: DecodedReport = status ? { ...message.report, status } : message.report
+      return { kind: 'report', report, reply: message.reply }
+    }
+  },
+}

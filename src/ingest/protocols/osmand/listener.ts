@@ -20,7 +20,7 @@ import { jsonDepthExceeds, MAX_JSON_DEPTH, readCapped } from '../../../http/body
 import { problemResponse } from '../../../http/problem'
 import type { Logger } from '../../../log'
 import { decodeOsmandJson, decodeOsmandParams, type OsmandResult } from './decoder'
-import type { IngestPipeline } from '../../pipeline'
+import type { HttpListenerOptions, Listener } from '../protocol'
 
 /**
  * 1 MiB: room for the decoder's largest batch (1,000 Traccar Client locations of ~0.5 KB); the
@@ -28,20 +28,8 @@ import type { IngestPipeline } from '../../pipeline'
  */
 export const OSMAND_MAX_BODY_BYTES = 1 << 20
 
-export interface OsmandListenerOptions {
-  pipeline: IngestPipeline
-  clock: Clock
-  log: Logger
-  port: number
-  hostname?: string
+export interface OsmandListenerOptions extends HttpListenerOptions {
   maxBodyBytes?: number
-}
-
-export interface Listener {
-  /** the port actually bound */
-  port: number
-  /** stop accepting; in-flight requests finish */
-  stop(): Promise<void>
 }
 
 const OK = () => new Response('OK', { headers: { 'content-type': 'text/plain' } })

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { decodeH02Frame, type H02DecodeOptions, type H02Message } from '../../../../src/ingest/protocols/h02/decoder'
-import { h02Descriptor } from '../../../../src/ingest/protocols/h02/descriptor'
+import { h02 } from '../../../../src/ingest/protocols/h02/descriptor'
+import { scanFrames } from '../../../../src/ingest/protocols/framing'
 import { decodeH02Status, newlyActiveAlarms } from '../../../../src/ingest/protocols/h02/status'
 import * as F from './frames'
 
@@ -378,8 +379,26 @@ describe('H02 replies', () => {
 
 describe('H02 descriptor', () => {
   test('names the protocol, its transport, default port and port variable', () => {
-    expect(h02Descriptor).toMatchObject({ name: 'h02', transport: 'tcp', defaultPort: 5013, portVariable: 'H02_PORT' })
-    const { frames } = h02Descriptor.split(F.ascii(F.V1_COSTA_RICA))
-    expect(h02Descriptor.decode(frames[0]).kind).toBe('report')
+    expect(h02).toMatchObject({ name: 'h02', transport: 'tcp', defaultPort: 5013, portVariable: 'H02_PORT' })
+    const [item] = scanFrames(h02.framing(), F.ascii(F.V1_COSTA_RICA)).items
+    if (item.kind !== 'frame') throw new Error('no frame')
+    const step = h02.decoder()(item.frame, { now: 1_700_000_000, uniqueId: null })
+    expect(step.kind).toBe('report')
+  })
+
+  test('a connection keeps the last status word: an alarm bit raises its event when it turns on, not on every frame', () => {
+    const decode = h02.decoder()
+    const events = (frame: string) => {
+      const [item] = scanFrames(h02.framing(), F.ascii(frame)).items
+      if (item.kind !== 'frame') throw new Error('no frame')
+      const step = decode(item.frame, { now: 1_700_000_000, uniqueId: null })
+      if (step.kind !== 'report') throw new Error(step.kind)
+      return step.report.events.map((e) => e.alarmCode)
+    }
+    const v1 = (status: string) => `*HQ,4209951296,V1,063023,A,2234.0297,N,11405.9101,E,000.00,000,011123,${status}#`
+    expect(events(v1('FFFFFFFD'))).toEqual(['sos']) // bit 1 at 0: SOS
+    expect(events(v1('FFFFFFFD'))).toEqual([]) // still held: not a new alarm
+    expect(events(v1('FFFFFFFF'))).toEqual([])
+    expect(events(v1('FFFFFFFD'))).toEqual(['sos'])
   })
 })

@@ -7,8 +7,8 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { manualClock } from '../../../../src/clock'
 import { LivePositions } from '../../../../src/ingest/live'
 import { createIngestPipeline, type IngestPipeline } from '../../../../src/ingest/pipeline'
-import type { TcpListener } from '../../../../src/ingest/tcp'
-import { startTeltonikaListener } from '../../../../src/ingest/teltonika'
+import { teltonika } from '../../../../src/ingest/protocols/teltonika/descriptor'
+import { startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
 import { silentLogger } from '../../../../src/log'
 import { DEVICES, deviceRow, positionCount, tempFleetDb, type TempDb } from '../../fleet'
 import { connectClient, hex, teltonikaImei, teltonikaPacket, type AvlRecordInput } from '../../frames'
@@ -27,7 +27,7 @@ describe('Teltonika keep-alive (0xFF) over TCP', () => {
     db = tempFleetDb()
     clock = manualClock(START)
     pipeline = createIngestPipeline({ sqlite: db.database.sqlite, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
-    listener = startTeltonikaListener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS })
+    listener = startTcpListener(teltonika, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS })
   })
   afterEach(async () => {
     await listener.stop()

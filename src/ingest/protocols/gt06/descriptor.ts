@@ -1,0 +1,48 @@
+/**
+ * GT06 / Concox / Jimi and their clones, 2G and 4G, as a unit: TCP on GT06_PORT (default 5023).
+ *
+ *   login 0x01          the connection's device (accept: the ACK; unknown: closed)
+ *   positions, alarms   stored, then ACKed where the documents ask (alarms, status); positions
+ *                       and cell packets need none
+ *   0x13/0x23/0x94      what they say of the device (battery, power, signal, ignition, ICCID, …)
+ *                       kept as its status, their alarm byte as an event; ACKed after the commit
+ *   cell / Wi-Fi        keep the device alive; their cells and access points kept in its status
+ *   0x8A time request   answered at once with the server's time
+ *   anything before a login closes the connection.
+ */
+import type { DecodedReport } from '../../types'
+import { networkStatus } from '../network'
+import type { Step, TcpProtocol } from '../protocol'
+import { decodeGt06Frame, type Gt06Message } from './decoder'
+import { gt06FrameReader, type Gt06Frame } from './framing'
+
+/** What a decoded message is to the session: its report gets the device status the packet carried. */
+function gt06Step(message: Gt06Message): Step {
+  switch (message.kind) {
+    case 'login':
+      return { kind: 'login', uniqueId: message.imei, accept: message.ack, refuse: null }
+    case 'report':
+    case 'status': {
+      const status = { ...message.status, ...(message.report.fixes.length === 0 ? networkStatus(message.network) : {}) }
+      const report: DecodedReport = Object.keys(status).length > 0 ? { ...message.report, status } : message.report
+      return { kind: 'report', report, reply: message.ack }
+    }
+    case 'other':
+      return { kind: 'answer', reply: message.ack }
+    case 'invalid':
+      return message.reason === 'not_logged_in' ? { kind: 'close', reason: 'data before login' } : { kind: 'drop', reason: message.message }
+  }
+}
+
+const reader = gt06FrameReader()
+
+export const gt06: TcpProtocol<Gt06Frame> = {
+  name: 'gt06',
+  title: 'GT06 / Concox',
+  transport: 'tcp',
+  defaultPort: 5023,
+  portVariable: 'GT06_PORT',
+  // the GT06 reader keeps no state: one serves every connection
+  framing: () => reader,
+  decoder: () => (frame, { now, uniqueId }) => gt06Step(decodeGt06Frame(frame, { imei: uniqueId }, { now })),
+}

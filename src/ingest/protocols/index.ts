@@ -1,0 +1,13 @@
+/**
+ * The protocol list: every protocol unit the server speaks, one line each. The server starts a
+ * listener for each (on its port variable; 0 turns it off), the config validates the port
+ * variables, and /ready, the metrics and the API description name them from here. A new protocol
+ * is a folder beside these and one line below.
+ */
+import { gt06 } from './gt06/descriptor'
+import { h02 } from './h02/descriptor'
+import { osmand } from './osmand/descriptor'
+import type { Protocol } from './protocol'
+import { teltonika } from './teltonika/descriptor'
+
+export const PROTOCOLS = [osmand, gt06, teltonika, h02] as const satisfies readonly Protocol[]

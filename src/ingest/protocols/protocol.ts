@@ -1,0 +1,91 @@
+/**
+ * What a protocol unit is. Each protocol lives in its own folder (protocols/<name>/: its framing,
+ * its pure decoder, its replies) and exports one descriptor of this shape; the protocol list
+ * (index.ts) holds them, and the server, the config, /ready, the metrics and the docs read them
+ * from there. Adding a protocol touches nothing outside its folder but one line of that list.
+ *
+ * A TCP protocol gives the shared session handler (../tcp.ts) what it cannot know itself: how the
+ * byte stream splits into frames (a reader for the framing machine, framing.ts) and what each
+ * frame asks of it (a Step). The handler does the rest the same way for every protocol: the
+ * device's session, reports committed before their replies, the caps and the timeouts.
+ */
+import type { Clock } from '../../clock'
+import type { Logger } from '../../log'
+import type { IngestPipeline } from '../pipeline'
+import type { DecodedReport } from '../types'
+import type { FrameReader } from './framing'
+
+interface ProtocolBase {
+  /** lower case: the metrics label, the log prefix, the key of the server's ports */
+  readonly name: string
+  /** for people: the docs, the configuration's description */
+  readonly title: string
+  readonly defaultPort: number
+  /** the environment variable of its port; 0 turns the listener off */
+  readonly portVariable: string
+}
+
+/** What a connection knows when it decodes a frame. */
+export interface FrameContext {
+  /** the server's clock, Unix seconds */
+  now: number
+  /** the identifier the connection's device logged in with (or named in its first report); null before */
+  uniqueId: string | null
+}
+
+/** What one frame asks of the session handler. */
+export type Step =
+  /**
+   * The device names itself (a GT06 login, a Teltonika IMEI handshake): its session is opened
+   * and committed, then `accept` is sent. Refused (unknown, or a source over its ration):
+   * `refuse` is sent, when there is one, and the connection is closed.
+   */
+  | { kind: 'login'; uniqueId: string; accept: Uint8Array | null; refuse: Uint8Array | null }
+  /**
+   * Store `report`, then send `reply`. Its device is the connection's; on a connection that has
+   * none yet (a protocol without a login, H02), the report's identifier opens the session first,
+   * as a login would, and an unknown one closes the connection.
+   */
+  | { kind: 'report'; report: DecodedReport; reply: Uint8Array | null }
+  /** Nothing to store: send `reply` now (a time request). Null: the device only showed it is there. */
+  | { kind: 'answer'; reply: Uint8Array | null }
+  /** Nothing to do (a frame that does not decode, a message not kept): `reason` is logged at debug. */
+  | { kind: 'drop'; reason: string }
+  /** The connection cannot go on (data before a login). */
+  | { kind: 'close'; reason: string }
+
+/** A connection's decoder: it may keep state between frames (H02 keeps the last status word). */
+export type FrameDecoder<F> = (frame: F, context: FrameContext) => Step
+
+export interface TcpProtocol<F = unknown> extends ProtocolBase {
+  readonly transport: 'tcp'
+  /** a new connection's framing rules (a reader may keep state: a handshake seen, a learned length) */
+  framing(): FrameReader<F>
+  /** a new connection's decoder */
+  decoder(): FrameDecoder<F>
+}
+
+/** What an HTTP protocol's listener is started with. */
+export interface HttpListenerOptions {
+  pipeline: IngestPipeline
+  clock: Clock
+  log: Logger
+  port: number
+  hostname?: string
+}
+
+export interface Listener {
+  /** the port actually bound */
+  port: number
+  /** stop accepting; in-flight requests finish */
+  stop(): Promise<void>
+}
+
+export interface HttpProtocol extends ProtocolBase {
+  readonly transport: 'http'
+  /** its own server on its own port */
+  start(options: HttpListenerOptions): Listener
+}
+
+// any: the list holds units of different frame types; each unit is checked against its own
+export type Protocol = TcpProtocol<any> | HttpProtocol

@@ -1,0 +1,59 @@
+/**
+ * Teltonika (FMB, FMC, FMM, …) as a unit: TCP on TELTONIKA_PORT (default 5027).
+ *
+ *   0xFF keep-alive     a sign of life, nothing sent back
+ *   IMEI handshake      the connection's device: 01 once its session is committed; 00 and closed
+ *                       for an unknown one (or any from a source over its ration)
+ *   AVL data            each record a fix, alarm IOs as events, what the records say of the device
+ *                       kept as its status (oldest first, so the newest record's values win); the
+ *                       record count sent back after the commit; a packet that does not decode is
+ *                       not acknowledged (the device resends it)
+ *   command answers     recognised (Codec 12, 13, 14) and dropped here: keeping them comes with
+ *                       sending commands
+ */
+import type { Step, TcpProtocol } from '../protocol'
+import { decodeTeltonikaPacket, type TeltonikaStatus } from './decoder'
+import { teltonikaFrameReader, type TeltonikaFrame } from './framing'
+import { teltonikaImeiResponse } from './replies'
+
+const ACCEPT = teltonikaImeiResponse(true)
+const REFUSE = teltonikaImeiResponse(false)
+
+/** The records' statuses as one, in time order: a later record's value wins. */
+function mergedStatus(statuses: readonly TeltonikaStatus[]): Record<string, unknown> | undefined {
+  if (statuses.length === 0) return undefined
+  const ordered = statuses.length > 1 ? [...statuses].sort((a, b) => a.timestamp - b.timestamp) : statuses
+  const merged: Record<string, unknown> = {}
+  for (const status of ordered) Object.assign(merged, status.attributes)
+  return Object.keys(merged).length > 0 ? merged : undefined
+}
+
+function teltonikaStep(frame: TeltonikaFrame, uniqueId: string | null): Step {
+  switch (frame.kind) {
+    case 'keepalive':
+      return { kind: 'answer', reply: null }
+    case 'imei':
+      return { kind: 'login', uniqueId: frame.imei, accept: ACCEPT, refuse: REFUSE }
+    case 'packet': {
+      // the framing yields the handshake first: a packet without a device is after a refusal
+      if (uniqueId === null) return { kind: 'drop', reason: 'packet without a device' }
+      const decoded = decodeTeltonikaPacket(frame.packet.data, uniqueId)
+      if (decoded.kind === 'invalid') return { kind: 'drop', reason: decoded.message }
+      // a command answer needs no reply; keeping it comes with sending commands
+      if (decoded.kind === 'command_answer') return { kind: 'drop', reason: `codec 0x${decoded.codecId.toString(16)} command answer` }
+      const status = mergedStatus(decoded.statuses)
+      return { kind: 'report', report: status ? { ...decoded.report, status } : decoded.report, reply: decoded.ack }
+    }
+  }
+}
+
+export const teltonika: TcpProtocol<TeltonikaFrame> = {
+  name: 'teltonika',
+  title: 'Teltonika',
+  transport: 'tcp',
+  defaultPort: 5027,
+  portVariable: 'TELTONIKA_PORT',
+  // the reader keeps whether the handshake was read: one a connection
+  framing: () => teltonikaFrameReader(),
+  decoder: () => (frame, { uniqueId }) => teltonikaStep(frame, uniqueId),
+}
