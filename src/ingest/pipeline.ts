@@ -114,8 +114,8 @@ interface CheckedReport {
   /** fixes refused as impossible */
   rejected: number
   events: EncodedEvent[]
-  /** attributes to merge into the device's status, as JSON; null when the report said nothing of it */
-  status: string | null
+  /** attributes to merge into the device's status; null when the report said nothing of it */
+  status: Record<string, unknown> | null
 }
 
 type Operation =
@@ -141,7 +141,7 @@ interface Liveness {
 interface Published {
   fixes: { deviceKey: number; fix: CheckedFix }[]
   alarms: { deviceKey: number; event: EncodedEvent }[]
-  statuses: { deviceKey: number; attributes: string; at: number }[]
+  statuses: { deviceKey: number; attributes: Record<string, unknown>; at: number }[]
 }
 
 const finiteOrNull = (value: number | null | undefined): number | null =>
@@ -159,7 +159,7 @@ function hasKeys(object: Record<string, unknown> | undefined): object is Record<
 
 /**
  * Each fix judged (refused, kept, or locatable) and encoded; each event kept when timely and
- * named, placed only at a plausible position; the status attributes as JSON. Throws when a
+ * named, placed only at a plausible position; the status attributes checked. Throws when a
  * decoder handed over attributes JSON cannot hold.
  */
 function validateReport(report: DecodedReport, window: TimeWindow): CheckedReport {
@@ -188,7 +188,13 @@ function validateReport(report: DecodedReport, window: TimeWindow): CheckedRepor
     const longitude = finiteOrNull(event.longitude)
     events.push(encodeEvent(event, latitude !== null && longitude !== null && isPlausiblePosition(latitude, longitude)))
   }
-  return { fixes, rejected, events, status: hasKeys(report.status) ? JSON.stringify(report.status) : null }
+  let status: Record<string, unknown> | null = null
+  if (hasKeys(report.status)) {
+    // refused here, as a fix's attributes are, rather than failing the whole batch later
+    JSON.stringify(report.status)
+    status = report.status
+  }
+  return { fixes, rejected, events, status }
 }
 
 export function createIngestPipeline(options: PipelineOptions) {
@@ -364,6 +370,8 @@ export function createIngestPipeline(options: PipelineOptions) {
     const published: Published = { fixes: [], alarms: [], statuses: [] }
     const newestAfter = new Map<number, TimedPosition>()
     const updates = new Map<number, DeviceUpdate>()
+    /** each device's status attributes in this batch, merged (a later report's value wins): one write a device */
+    const statusChanges = new Map<number, { attributes: Record<string, unknown>; at: number }>()
 
     const newestOf = (key: number): TimedPosition | null => {
       const pending = newestAfter.get(key)
@@ -419,8 +427,11 @@ export function createIngestPipeline(options: PipelineOptions) {
         published.alarms.push({ deviceKey: key, event })
       }
       if (checked.status !== null) {
-        statuses.merge(key, checked.status, op.at)
-        published.statuses.push({ deviceKey: key, attributes: checked.status, at: op.at })
+        const change = statusChanges.get(key)
+        if (change) {
+          Object.assign(change.attributes, checked.status)
+          change.at = Math.max(change.at, op.at)
+        } else statusChanges.set(key, { attributes: { ...checked.status }, at: op.at })
       }
       const update = updates.get(key)
       if (update) update.at = Math.max(update.at, op.at)
@@ -428,6 +439,10 @@ export function createIngestPipeline(options: PipelineOptions) {
       results[i] = { device: op.device, stored, duplicates: checked.fixes.length - stored, rejected: checked.rejected, events: written }
     }
     for (const [key, update] of updates) applyUpdate(key, update)
+    for (const [key, { attributes, at }] of statusChanges) {
+      statuses.merge(key, JSON.stringify(attributes), at)
+      published.statuses.push({ deviceKey: key, attributes, at })
+    }
     return { published, newestAfter }
   }
 
@@ -450,7 +465,7 @@ export function createIngestPipeline(options: PipelineOptions) {
     }
     for (const { deviceKey, attributes, at } of changed) {
       try {
-        live.publishStatus({ deviceKey, attributes: JSON.parse(attributes), updatedAt: at })
+        live.publishStatus({ deviceKey, attributes, updatedAt: at })
       } catch (error) {
         log.error('live status subscriber failed', { error: (error as Error)?.message })
       }
