@@ -28,6 +28,19 @@ export const Device = t.Object(
 
 export type DeviceBody = typeof Device.static
 
+export const DeviceStatus = t.Object(
+  {
+    id: Uuid,
+    attributes: t.Record(t.String(), t.Unknown(), {
+      description: 'Each attribute a status or information packet gave, its latest value (see the operation\'s description); {} when none has',
+    }),
+    updated_at: t.Union([DateTime, t.Null()], { description: 'When the latest of them was stored; null when none has been' }),
+  },
+  { additionalProperties: false },
+)
+
+export type DeviceStatusBody = typeof DeviceStatus.static
+
 export const ListQuery = t.Object(
   {
     groups: t.Optional(

@@ -10,8 +10,9 @@ import type { LivePositions } from '../ingest/live'
 import type { Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
 import { createPositionStore } from '../store/positions'
+import { createStatusStore } from '../store/status'
 import type { DeviceAccess, DeviceRow, ListFilter } from './access'
-import type { DeviceBody, DeviceState } from './model'
+import type { DeviceBody, DeviceState, DeviceStatusBody } from './model'
 
 export interface DeviceServiceDeps {
   sqlite: Database
@@ -21,6 +22,7 @@ export interface DeviceServiceDeps {
 
 export function createDeviceService({ sqlite, access, live }: DeviceServiceDeps) {
   const positions = createPositionStore(sqlite)
+  const statuses = createStatusStore(sqlite)
 
   function location(row: DeviceRow): [number, number] | null {
     if (row.state === 'moving') {
@@ -62,6 +64,14 @@ export function createDeviceService({ sqlite, access, live }: DeviceServiceDeps)
     get(principal: Principal, id: string): DeviceBody {
       requirePermission(principal, PERMISSION.location)
       return toBody(requireDevice(access, principal, id))
+    },
+
+    /** What the device's status and information packets said of it, each attribute's latest value. */
+    status(principal: Principal, id: string): DeviceStatusBody {
+      requirePermission(principal, PERMISSION.location)
+      const device = requireDevice(access, principal, id)
+      const stored = statuses.latest(device.key)
+      return { id: device.id, attributes: stored?.attributes ?? {}, updated_at: stored ? new Date(stored.updatedAt).toISOString() : null }
     },
   }
 }

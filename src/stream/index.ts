@@ -3,7 +3,7 @@ import type { authPlugin } from '../http/auth'
 import { responses } from '../http/model'
 import { MAX_STREAMS_PER_PRINCIPAL, type LiveStreams } from './service'
 
-/** GET /devices/stream: Server-Sent Events of live fixes and alarms. */
+/** GET /devices/stream: Server-Sent Events of live fixes, alarms and device status. */
 export function streamRoutes(auth: ReturnType<typeof authPlugin>, streams: LiveStreams) {
   return new Elysia({ name: 'stream' }).use(auth).get(
     '/devices/stream',
@@ -24,7 +24,7 @@ export function streamRoutes(auth: ReturnType<typeof authPlugin>, streams: LiveS
       auth: 'any',
       detail: {
         tags: ['Devices'],
-        summary: 'Live positions and alarms (Server-Sent Events)',
+        summary: 'Live positions, alarms and device status (Server-Sent Events)',
         description:
           'A `text/event-stream` of the fixes of the devices you reach (a share token: the link\'s devices; it needs the location ' +
           'permission). Each fix is `event: fix` with data `{"id","latitude","longitude","speed","course","timestamp"}` (speed km/h or null, ' +
@@ -34,6 +34,9 @@ export function streamRoutes(auth: ReturnType<typeof authPlugin>, streams: LiveS
           'latitude and longitude null when the event came without a usable position, speed km/h or null), sent once the event is stored, ' +
           'to the streams a fix of that device goes to; a share token gets alarms only when its link grants the events permission. ' +
           'Alarms are not replayed: a stream tells those stored while it is open (read the rest with `GET /events`); a re-sent event that was already stored is not sent again. ' +
+          'What a device\'s status and information packets say of it (battery, external power, signal, ignition, ICCID… as `GET /devices/{id}/status` ' +
+          'lists them) is `event: status` with data `{"id","attributes","updated_at"}` (only the attributes that report gave; updated_at ISO 8601, ' +
+          'when it was stored), sent once stored to the streams a fix of that device goes to; not replayed either. ' +
           'A comment line is sent every 15 s as heartbeat. ' +
           'The stream follows access while open: once a group membership or device changes, fixes of devices you no longer reach stop ' +
           'and devices newly reached start (their newest known fix first). ' +

@@ -7,7 +7,9 @@
  *
  * Device alarms (events the ingest pipeline committed) go as `event: alarm` to the same streams a
  * fix of that device goes to; a share link's stream gets them only when its acl grants events.
- * Alarms are not replayed: a stream tells the ones committed while it is open.
+ * Alarms are not replayed: a stream tells the ones committed while it is open. What a device's
+ * status or information packets say of it (battery, power, signal, ignition…) goes as `event:
+ * status` to the same streams as its fixes, also not replayed (GET /devices/{id}/status has it).
  *
  * A stream follows access while it is open: when the access version moves (any group or device
  * change, by any process) it reads its devices again before the next fix, so a user taken out of
@@ -18,7 +20,7 @@ import type { Database } from 'bun:sqlite'
 import type { Clock } from '../clock'
 import type { DeviceAccess } from '../devices/access'
 import { TooManyRequests } from '../errors'
-import type { LiveAlarm, LiveFix, LivePositions } from '../ingest/live'
+import type { LiveAlarm, LiveFix, LivePositions, LiveStatus } from '../ingest/live'
 import type { Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
 import { createPositionStore } from '../store/positions'
@@ -62,6 +64,16 @@ export interface AlarmEvent {
   longitude: number | null
   /** km/h, null when the device sent none */
   speed: number | null
+}
+
+/** The body of an `event: status`: what a device's status or information packet said of it, once stored. */
+export interface StatusEvent {
+  /** the device's id */
+  id: string
+  /** only the attributes this report changed; GET /devices/{id}/status has them all */
+  attributes: Record<string, unknown>
+  /** when it was stored, ISO 8601 */
+  updated_at: string
 }
 
 /** Open streams one user, or one share link, may hold at once; the next one is 429. */
@@ -186,10 +198,19 @@ export function createLiveStreams({ sqlite, access, live, clock, linkActive, lin
               }
               send(`event: alarm\ndata: ${JSON.stringify(event)}\n\n`)
             }
+            const sendStatus = (status: LiveStatus) => {
+              if (!open) return
+              const id = reachedId(status.deviceKey, -1)
+              if (id === undefined) return
+              const event: StatusEvent = { id, attributes: status.attributes, updated_at: new Date(status.updatedAt).toISOString() }
+              send(`event: status\ndata: ${JSON.stringify(event)}\n\n`)
+            }
 
             const unsubscribe = live.subscribe(sendFix)
             // a share link's acl is fixed for its token's life (a patch ends the stream): decided once
             const unsubscribeAlarms = principal.kind === 'share' && !principal.acl.has(PERMISSION.events) ? () => {} : live.subscribeAlarms(sendAlarm)
+            // a device's status goes where its fixes go: the location permission, which every stream has
+            const unsubscribeStatus = live.subscribeStatus(sendStatus)
             const stopWatchingLink = onLinkChange((changed) => changed === linkId && close())
             const heartbeat = setInterval(() => (linkId !== null && !linkActive(linkId) ? close() : send(': heartbeat\n\n')), heartbeatMs)
             let expiryTimer: ReturnType<typeof setTimeout> | undefined
@@ -210,6 +231,7 @@ export function createLiveStreams({ sqlite, access, live, clock, linkActive, lin
               else openByHolder.delete(holder)
               unsubscribe()
               unsubscribeAlarms()
+              unsubscribeStatus()
               stopWatchingLink()
               clearInterval(heartbeat)
               clearTimeout(expiryTimer)

@@ -7,6 +7,7 @@ import { gt06 } from '../../src/ingest/protocols/gt06/descriptor'
 import { teltonika } from '../../src/ingest/protocols/teltonika/descriptor'
 import { createConnectionGate, startTcpListener, type TcpListener } from '../../src/ingest/tcp'
 import { createLogger, silentLogger } from '../../src/log'
+import { createStatusStore } from '../../src/store/status'
 import { DEVICES, deviceRow, positionCount, tempFleetDb, until, type TempDb } from './fleet'
 import {
   connectClient,
@@ -322,6 +323,9 @@ describe('Teltonika', () => {
     expect(JSON.parse(rows[0].attributes)).toMatchObject({ ignition: true, gsm_signal: 4, external_voltage: 12.8, odometer: 123_456 })
     expect(rows[0]).toMatchObject({ speed: 500, altitude: 112 })
     expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ state: 'moving' })
+    // what the records say of the device is its status: the newest record's values
+    const status = createStatusStore(db.database.sqlite).latest(deviceRow(db.database, DEVICES.parked.id).key)
+    expect(status?.attributes).toEqual({ ignition: true, gsm_signal: 4, external_voltage: 12.8, odometer: 123_456 })
     // a re-sent packet is acknowledged again and adds nothing
     client.send(teltonikaPacket(packet))
     expect(hex(await client.read(4))).toBe('00 00 00 0A')
