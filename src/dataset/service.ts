@@ -15,6 +15,9 @@ import type { Database, SQLQueryBindings } from 'bun:sqlite'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { hashKey } from '../keys/service'
 import { removeFromOtherAccountsLinks } from '../share/service'
+import { createEventStore, encodeEvent } from '../store/events'
+import { createPositionStore, encodePosition } from '../store/positions'
+import { isPlausiblePosition } from '../track/validate'
 import { type Dataset, DatasetSchema, plainMessage } from './model'
 import { registerFormats } from '../formats'
 
@@ -261,17 +264,16 @@ function writeDataset(
   )
   const insertDeviceGroup = sqlite.query('INSERT OR IGNORE INTO device_groups (group_id, device_key) VALUES (?, ?)')
   const deviceKey = sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?')
-  const insertPosition = sqlite.query(
-    `INSERT OR ${upsert ? 'REPLACE' : 'IGNORE'} INTO positions (device, ts, lat, lon, speed, course, altitude, satellites, flags, attributes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, NULL)`,
-  )
-  const insertEvent = sqlite.query(
-    `INSERT OR ${upsert ? 'REPLACE' : 'IGNORE'} INTO events (device, ts, alarm_code, context, speed, satellite, latitude, longitude, mcc, mnc, dbm) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  )
-  const locateFromNewest = sqlite.query(
-    `UPDATE devices SET latitude = p.lat / 1e7, longitude = p.lon / 1e7
-       FROM (SELECT lat, lon FROM positions WHERE device = ?1 AND (flags & 1) = 0 ORDER BY ts DESC LIMIT 1) AS p
-     WHERE key = ?1`,
-  )
+  // positions and events are written through their stores (the one encoding); --upsert replaces what it names
+  const positionStore = createPositionStore(sqlite)
+  const eventStore = createEventStore(sqlite)
+  const writePosition = upsert ? positionStore.upsert : positionStore.insert
+  const writeEvent = upsert ? eventStore.upsert : eventStore.insert
+  const locate = sqlite.query<unknown, [number, number, number]>('UPDATE devices SET latitude = ?, longitude = ? WHERE key = ?')
+  const locateFromNewest = (key: number) => {
+    const newest = positionStore.newestValid(key)
+    if (newest) locate.run(newest.latitude, newest.longitude, key)
+  }
 
   const summary: ImportSummary = { accounts: 0, groups: 0, users: 0, apiKeys: 0, models: 0, commands: 0, devices: 0, positions: 0, events: 0 }
   for (const a of data.accounts ?? []) summary.accounts += insertAccount.run(a.id, a.name ?? '', now).changes
@@ -329,21 +331,21 @@ function writeDataset(
   const positions = data.positions ?? []
   const step = Math.max(1, Math.floor(positions.length / 50))
   positions.forEach((p, i) => {
-    summary.positions += insertPosition.run(
-      keyOf(p.device), p.timestamp, Math.round(p.latitude * 1e7), Math.round(p.longitude * 1e7),
-      p.speed == null ? null : Math.round(p.speed * 10), p.course == null ? null : Math.round(p.course),
-      p.altitude == null ? null : Math.round(p.altitude), p.satellites ?? null,
-    ).changes
+    // an imported fix is valid unless it is the 0/0 placeholder
+    const row = encodePosition(p, isPlausiblePosition(p.latitude, p.longitude))
+    if (writePosition(keyOf(p.device), row)) summary.positions++
     if (onProgress && i % step === 0) onProgress(i, positions.length)
   })
   onProgress?.(positions.length, positions.length)
 
   for (const e of data.events ?? []) {
-    summary.events += insertEvent.run(
-      keyOf(e.device), e.timestamp, e.alarm_code, JSON.stringify(e.context ?? {}), e.speed ?? null, e.satellite ?? null,
-      e.coordinates?.[0] ?? null, e.coordinates?.[1] ?? null, e.mcc ?? null, e.mnc ?? null, e.dbm ?? null,
-    ).changes
+    const [latitude, longitude] = e.coordinates ?? [null, null]
+    const event = {
+      timestamp: e.timestamp, alarmCode: e.alarm_code, context: e.context, speed: e.speed ?? null, satellites: e.satellite ?? null,
+      latitude, longitude, mcc: e.mcc ?? null, mnc: e.mnc ?? null, dbm: e.dbm ?? null,
+    }
+    if (writeEvent(keyOf(e.device), encodeEvent(event, latitude !== null && longitude !== null && isPlausiblePosition(latitude, longitude)))) summary.events++
   }
-  if (positions.length > 0) for (const key of locateAfterPositions) locateFromNewest.run(key)
+  if (positions.length > 0) for (const key of locateAfterPositions) locateFromNewest(key)
   return summary
 }

@@ -30,10 +30,10 @@ export interface FixToStore {
   timestamp: number
   latitude: number
   longitude: number
-  speed: number | null | undefined
-  course: number | null | undefined
-  altitude: number | null | undefined
-  satellites: number | null | undefined
+  speed?: number | null
+  course?: number | null
+  altitude?: number | null
+  satellites?: number | null
   attributes?: Record<string, unknown>
 }
 
