@@ -14,38 +14,14 @@ import { drizzle } from 'drizzle-orm/bun-sqlite'
 import type { Db } from '../../db/client'
 import * as schema from '../../db/schema'
 import { events } from '../../db/schema'
+import type { DecodedEvent } from '../ingest/types'
+import { fromExcluded } from './upsert'
 
 /** Alarm codes are kept to this many characters. */
 export const MAX_ALARM_CODE_LENGTH = 64
 
-export interface StoredEvent {
-  id: number
-  device: number
-  ts: number
-  alarm_code: string
-  context: string
-  speed: number | null
-  satellite: number | null
-  latitude: number | null
-  longitude: number | null
-  mcc: number | null
-  mnc: number | null
-  dbm: number | null
-}
-
-/** An event as a protocol decoder hands it over (units converted). */
-export interface EventToStore {
-  timestamp: number
-  alarmCode: string
-  latitude: number | null
-  longitude: number | null
-  speed: number | null
-  satellites: number | null
-  mcc: number | null
-  mnc: number | null
-  dbm: number | null
-  context?: Record<string, unknown>
-}
+/** An event as a protocol decoder hands it over (units converted); an import may leave out its context. */
+export type EventToStore = Omit<DecodedEvent, 'context'> & { context?: Record<string, unknown> }
 
 /** An event as it is stored: one row of events, without its device and id. */
 export interface EncodedEvent {
@@ -59,6 +35,12 @@ export interface EncodedEvent {
   mcc: number | null
   mnc: number | null
   dbm: number | null
+}
+
+/** A stored event with its id and device. */
+export interface StoredEvent extends EncodedEvent {
+  id: number
+  device: number
 }
 
 /** An event as the API shows it (GET /devices/{id}/history/events, GET /events). */
@@ -159,16 +141,7 @@ export function createEventStore(database: Db | Database) {
     .values(columns)
     .onConflictDoUpdate({
       target: [events.device, events.ts, events.alarmCode],
-      set: {
-        context: sql`excluded.context`,
-        speed: sql`excluded.speed`,
-        satellite: sql`excluded.satellite`,
-        latitude: sql`excluded.latitude`,
-        longitude: sql`excluded.longitude`,
-        mcc: sql`excluded.mcc`,
-        mnc: sql`excluded.mnc`,
-        dbm: sql`excluded.dbm`,
-      },
+      set: fromExcluded('context', 'speed', 'satellite', 'latitude', 'longitude', 'mcc', 'mnc', 'dbm'),
     })
     .prepare()
   const oneDevice = db

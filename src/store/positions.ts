@@ -17,6 +17,7 @@ import { and, asc, between, count, desc, eq, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/bun-sqlite'
 import * as schema from '../../db/schema'
 import { positions } from '../../db/schema'
+import { fromExcluded } from './upsert'
 
 /** Stored coordinates are integers of 1 / COORDINATE_SCALE degrees. */
 export const COORDINATE_SCALE = 1e7
@@ -121,16 +122,7 @@ export function createPositionStore(sqlite: Database) {
     .values(columns)
     .onConflictDoUpdate({
       target: [positions.device, positions.ts],
-      set: {
-        lat: sql`excluded.lat`,
-        lon: sql`excluded.lon`,
-        speed: sql`excluded.speed`,
-        course: sql`excluded.course`,
-        altitude: sql`excluded.altitude`,
-        satellites: sql`excluded.satellites`,
-        flags: sql`excluded.flags`,
-        attributes: sql`excluded.attributes`,
-      },
+      set: fromExcluded('lat', 'lon', 'speed', 'course', 'altitude', 'satellites', 'flags', 'attributes'),
     })
     .prepare()
   const locatable = sql`(${positions.flags} & ${sql.raw(String(FLAG_UNLOCATABLE))}) = 0`
