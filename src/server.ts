@@ -8,6 +8,7 @@ import { createApp } from './app'
 import type { Clock } from './clock'
 import { systemClock } from './clock'
 import type { Config } from './config'
+import { createCommandQueue } from './commands/queue'
 import { LivePositions } from './ingest/live'
 import { createIngestPipeline, type IngestPipeline } from './ingest/pipeline'
 import { PROTOCOLS } from './ingest/protocols'
@@ -60,7 +61,9 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   // a device created or re-identified over the API reports in on its very next fix
   // no user yet: a one-time setup link (its token in memory only, new at every start until setup is done)
   const firstRun = createFirstRun(database.db)
-  const app = createApp({ database, config, clock, log, live, metrics, status, firstRun, onDevicesChanged: () => pipeline.devicesChanged() })
+  // one command queue: the API queues into it, the device listeners deliver from it (the app runs its sweep)
+  const commandQueue = createCommandQueue({ db: database.db, sqlite: database.sqlite, clock, live, log, ttlSeconds: config.commandTtl })
+  const app = createApp({ database, config, clock, log, live, metrics, status, firstRun, commandQueue, onDevicesChanged: () => pipeline.devicesChanged() })
 
   // each listener counts its own protocol's fixes through a view of the one pipeline
   const listenerOptions = (protocol: string) => ({ pipeline: countingPipeline(pipeline, protocol, metrics), clock, log, hostname: config.host })
@@ -79,6 +82,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
           gate,
           onRefused: (reason) => metrics.tcpRefused.inc([protocol.name, reason]),
           onGarbage: (bytes) => garbage.inc([protocol.name], bytes),
+          commands: commandQueue,
         })
 
   // What is up so far, undone in reverse when a later port cannot be bound: a failed start

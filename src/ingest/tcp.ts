@@ -26,11 +26,16 @@
  * descriptor for a moment. Idle sockets could otherwise take every file descriptor, and then the
  * API stops answering too.
  *
+ * Commands (with `commands`, for a protocol that has an encoder): each logged-in device gets a
+ * command line (commands.ts) that sends what the queue hands out and gives back the answers the
+ * unit's decoder recognises (a Step's `commandAnswer`).
+ *
  * Nothing a client sends can throw out of here: a handler error closes that connection only.
  */
 import type { Socket, TCPSocketListener } from 'bun'
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
+import { createCommandCourier, type CommandCourier, type CommandDelivery, type CommandLine } from './commands'
 import { TooManyUnknownDevices, UnknownDevice } from './identify'
 import type { DeviceSession, IngestPipeline } from './pipeline'
 import { createFrameMachine } from './protocols/framing'
@@ -121,6 +126,8 @@ export interface TcpListenerOptions {
   onRefused?: (reason: ConnectionRefusal) => void
   /** told of bytes dropped as garbage (metrics) */
   onGarbage?: (bytes: number) => void
+  /** the command queue: commands go to the protocol's logged-in devices and their answers come back (none without it) */
+  commands?: CommandDelivery
 }
 
 export interface TcpListener {
@@ -240,6 +247,7 @@ export function startTcpListener<F>(protocol: TcpProtocol<F>, options: TcpListen
   const loginTimeoutMs = options.loginTimeoutMs ?? DEFAULT_LOGIN_TIMEOUT_MS
   const gate = options.gate ?? createConnectionGate()
   const open = new Set<Connection>()
+  const courier = options.commands && protocol.encodeCommand ? createCommandCourier(protocol, options.commands, { clock, log }) : null
   let accepting = true
 
   const closed = (socket: Socket<ConnectionState>) => {
@@ -277,7 +285,7 @@ export function startTcpListener<F>(protocol: TcpProtocol<F>, options: TcpListen
         socket.data = { connection }
         open.add(connection)
         try {
-          connection.handler = deviceSession(protocol, connection, options)
+          connection.handler = deviceSession(protocol, connection, options, courier)
         } catch (error) {
           log.error(`${name} connection setup failed`, { error: (error as Error).message })
           connection.terminate('setup failed')
@@ -334,6 +342,7 @@ export function startTcpListener<F>(protocol: TcpProtocol<F>, options: TcpListen
       if (!accepting) return
       accepting = false
       clearInterval(idleTimer)
+      courier?.stop()
       server.stop(false)
       // Commit what is queued; the acks go out from the promise callbacks, before the close.
       pipeline.flush()
@@ -352,7 +361,7 @@ export function startTcpListener<F>(protocol: TcpProtocol<F>, options: TcpListen
  * One connection's session: frames from the machine, each decoded by the unit into a Step and
  * carried out. `device` is the session opened for the identifier in `uniqueId`.
  */
-function deviceSession<F>(protocol: TcpProtocol<F>, connection: TcpConnection, options: TcpListenerOptions): ConnectionHandler {
+function deviceSession<F>(protocol: TcpProtocol<F>, connection: TcpConnection, options: TcpListenerOptions, courier: CommandCourier | null): ConnectionHandler {
   const { pipeline, clock, log } = options
   const name = protocol.name
   const framing = createFrameMachine(protocol.framing())
@@ -362,6 +371,8 @@ function deviceSession<F>(protocol: TcpProtocol<F>, connection: TcpConnection, o
   /** a session is being opened: later frames wait for it */
   let identifying = false
   let waiting: F[] = []
+  /** the device's commands on this connection */
+  let commandLine: CommandLine | null = null
 
   const isRefusal = (error: unknown) => error instanceof UnknownDevice || error instanceof TooManyUnknownDevices
 
@@ -392,6 +403,9 @@ function deviceSession<F>(protocol: TcpProtocol<F>, connection: TcpConnection, o
           uniqueId = id
           identifying = false
           connection.identified()
+          // (the line writes nothing before its first await: `then` still answers the login first)
+          commandLine?.close()
+          commandLine = courier?.open(opened.device.key, id, connection) ?? null
           then()
           const queued = waiting
           waiting = []
@@ -426,12 +440,18 @@ function deviceSession<F>(protocol: TcpProtocol<F>, connection: TcpConnection, o
         // the same device logging in again on this connection: a keep-alive
         if (device && step.uniqueId === uniqueId) return store({ uniqueId: step.uniqueId, fixes: [], events: [] }, step.accept)
         return identify(step.uniqueId, () => step.accept && connection.write(step.accept), step.refuse)
-      case 'report':
-        if (device && step.report.uniqueId === uniqueId) return store(step.report, step.reply)
+      case 'report': {
+        const answered = () => step.commandAnswer && commandLine?.answer(step.commandAnswer)
+        if (device && step.report.uniqueId === uniqueId) {
+          answered()
+          return store(step.report, step.reply)
+        }
         // no login in this protocol, or another device on this connection: the report names it
-        return identify(step.report.uniqueId, () => store(step.report, step.reply), null)
+        return identify(step.report.uniqueId, () => (answered(), store(step.report, step.reply)), null)
+      }
       case 'answer':
         if (step.reply) connection.write(step.reply)
+        if (step.commandAnswer) commandLine?.answer(step.commandAnswer)
         return
       case 'drop':
         log.debug(`${name} frame dropped`, { remote: connection.remote, reason: step.reason })
@@ -467,6 +487,8 @@ function deviceSession<F>(protocol: TcpProtocol<F>, connection: TcpConnection, o
     },
     closed() {
       waiting = []
+      commandLine?.close()
+      commandLine = null
       device?.close()
       device = null
     },

@@ -46,13 +46,39 @@ export type Step =
    * none yet (a protocol without a login, H02), the report's identifier opens the session first,
    * as a login would, and an unknown one closes the connection.
    */
-  | { kind: 'report'; report: DecodedReport; reply: Uint8Array | null }
+  | { kind: 'report'; report: DecodedReport; reply: Uint8Array | null; commandAnswer?: CommandAnswer }
   /** Nothing to store: send `reply` now (a time request). Null: the device only showed it is there. */
-  | { kind: 'answer'; reply: Uint8Array | null }
+  | { kind: 'answer'; reply: Uint8Array | null; commandAnswer?: CommandAnswer }
   /** Nothing to do (a frame that does not decode, a message not kept): `reason` is logged at debug. */
   | { kind: 'drop'; reason: string }
   /** The connection cannot go on (data before a login). */
   | { kind: 'close'; reason: string }
+
+/**
+ * A device's answer to a command the server sent (`commandAnswer` on a report or an answer Step):
+ * the session handler hands it to the command queue, which completes the command it answers.
+ */
+export interface CommandAnswer {
+  /** the answer as text */
+  text: string
+  /** the reference the command carried, when the answer echoes it (GT06's server flag): it names the command answered */
+  ref?: number
+}
+
+/** What the server knows when it puts a command on a connection's wire. */
+export interface CommandTarget {
+  /** the identifier the connection's device logged in with (H02 repeats it in every command) */
+  uniqueId: string
+  /** a 32-bit number chosen for this command, the same at each sending; a protocol whose answers echo it (GT06) carries it */
+  ref: number
+  /** 1 for the connection's first command, then 2, …: a serial number for protocols that want one */
+  sequence: number
+  /** the server's clock, Unix seconds */
+  now: number
+}
+
+/** A command's text on the wire, or why the protocol cannot carry it (too long, characters it has no way to send): the command fails. */
+export type EncodedCommand = { kind: 'frame'; bytes: Uint8Array } | { kind: 'unfit'; reason: string }
 
 /** A connection's decoder: it may keep state between frames (H02 keeps the last status word). */
 export type FrameDecoder<F> = (frame: F, context: FrameContext) => Step
@@ -63,6 +89,11 @@ export interface TcpProtocol<F = unknown> extends ProtocolBase {
   framing(): FrameReader<F>
   /** a new connection's decoder */
   decoder(): FrameDecoder<F>
+  /**
+   * A command's text as this protocol sends it (absent: its devices take no commands). Its
+   * devices' answers come back as `commandAnswer` on the Steps its decoder returns.
+   */
+  encodeCommand?(text: string, target: CommandTarget): EncodedCommand
 }
 
 /** What an HTTP protocol's listener is started with. */

@@ -8,11 +8,15 @@
  *                       kept as its status, their alarm byte as an event; ACKed after the commit
  *   cell / Wi-Fi        keep the device alive; their cells and access points kept in its status
  *   0x8A time request   answered at once with the server's time
+ *   0x15/0x21 answers   a command's answer (command.ts), matched to it by the server flag it echoes
  *   anything before a login closes the connection.
+ *
+ * Commands go out as online commands (0x80): printable ASCII, at most 243 characters.
  */
 import type { DecodedReport } from '../../types'
 import { networkStatus } from '../network'
 import type { Step, TcpProtocol } from '../protocol'
+import { decodeGt06Answer, encodeGt06Command, isGt06Answer } from './command'
 import { decodeGt06Frame, type Gt06Message } from './decoder'
 import { gt06FrameReader, type Gt06Frame } from './framing'
 
@@ -34,6 +38,14 @@ function gt06Step(message: Gt06Message): Step {
   }
 }
 
+/** A terminal's answer to a command: nothing to store, nothing to send back. */
+function answerStep(frame: Gt06Frame, uniqueId: string | null): Step {
+  if (uniqueId === null) return { kind: 'drop', reason: 'command answer before a login' }
+  const answer = decodeGt06Answer(frame)
+  if (answer === null) return { kind: 'drop', reason: `GT06 command answer (0x${frame.protocol.toString(16)}) that does not add up` }
+  return { kind: 'answer', reply: null, commandAnswer: answer }
+}
+
 const reader = gt06FrameReader()
 
 export const gt06: TcpProtocol<Gt06Frame> = {
@@ -44,5 +56,8 @@ export const gt06: TcpProtocol<Gt06Frame> = {
   portVariable: 'GT06_PORT',
   // the GT06 reader keeps no state: one serves every connection
   framing: () => reader,
-  decoder: () => (frame, { now, uniqueId }) => gt06Step(decodeGt06Frame(frame, { imei: uniqueId }, { now })),
+  decoder: () => (frame, { now, uniqueId }) =>
+    isGt06Answer(frame.protocol) && frame.lenient?.crcChecked !== false ? answerStep(frame, uniqueId) : gt06Step(decodeGt06Frame(frame, { imei: uniqueId }, { now })),
+  // the server flag is the command's reference: the answer echoes it
+  encodeCommand: (text, { ref, sequence }) => encodeGt06Command(text, ref, sequence),
 }

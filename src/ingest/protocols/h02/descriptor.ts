@@ -8,10 +8,14 @@
  * when it turns on and not on every frame that repeats it (status.ts). What a frame says of the
  * device (the status word's ignition, arming and power, LINK's signal, battery and counters,
  * NBR's cell towers) is kept as the device's status. Nothing is answered by default (replies.ts).
+ *
+ * Commands (command.ts): `send.text` is `<command>[,<parameter>…]`, sent as
+ * `*<maker>,<id>,<command>,<hhmmss>[,…]#` (the maker the device's frames name); a V4 frame is the answer, and its fix is stored as any other.
  */
 import type { DecodedReport } from '../../types'
 import { networkStatus } from '../network'
 import type { Step, TcpProtocol } from '../protocol'
+import { encodeH02Command, h02AnswerOf, rememberH02Maker } from './command'
 import { decodeH02Frame, type H02Message } from './decoder'
 import { h02FrameReader, type H02Frame } from './framing'
 import { h02StatusAttributes } from './status'
@@ -44,9 +48,11 @@ export const h02: TcpProtocol<H02Frame> = {
       const message = decodeH02Frame(frame, { now, previousStatusWord })
       if (message.kind === 'invalid') return { kind: 'drop', reason: message.message }
       previousStatusWord = message.status?.value ?? previousStatusWord
+      if (typeof message.attributes.maker === 'string') rememberH02Maker(message.uniqueId, message.attributes.maker)
       const status = deviceStatus(message)
       const report: DecodedReport = status ? { ...message.report, status } : message.report
-      return { kind: 'report', report, reply: message.reply }
+      return { kind: 'report', report, reply: message.reply, ...(message.answer ? { commandAnswer: h02AnswerOf(message.answer) } : {}) }
     }
   },
+  encodeCommand: (text, { uniqueId, now }) => encodeH02Command(text, uniqueId, now),
 }

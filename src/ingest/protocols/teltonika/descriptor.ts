@@ -8,11 +8,15 @@
  *                       kept as its status (oldest first, so the newest record's values win); the
  *                       record count sent back after the commit; a packet that does not decode is
  *                       not acknowledged (the device resends it)
- *   command answers     recognised (Codec 12, 13, 14) and dropped here: keeping them comes with
- *                       sending commands
+ *   command answers     a Codec 12 response (type 0x06) completes the command sent (the oldest
+ *                       waiting for its answer: Codec 12 carries no reference); Codec 13 and 14
+ *                       messages are recognised and dropped (the server sends no Codec 14 command)
+ *
+ * Commands go out in Codec 12 (command.ts): printable ASCII, at most 160 characters.
  */
 import type { Step, TcpProtocol } from '../protocol'
-import { decodeTeltonikaPacket, type TeltonikaStatus } from './decoder'
+import { encodeTeltonikaCommand } from './command'
+import { CODEC_12, decodeTeltonikaPacket, MESSAGE_RESPONSE, type TeltonikaStatus } from './decoder'
 import { teltonikaFrameReader, type TeltonikaFrame } from './framing'
 import { teltonikaImeiResponse } from './replies'
 
@@ -39,8 +43,14 @@ function teltonikaStep(frame: TeltonikaFrame, uniqueId: string | null): Step {
       if (uniqueId === null) return { kind: 'drop', reason: 'packet without a device' }
       const decoded = decodeTeltonikaPacket(frame.packet.data, uniqueId)
       if (decoded.kind === 'invalid') return { kind: 'drop', reason: decoded.message }
-      // a command answer needs no reply; keeping it comes with sending commands
-      if (decoded.kind === 'command_answer') return { kind: 'drop', reason: `codec 0x${decoded.codecId.toString(16)} command answer` }
+      if (decoded.kind === 'command_answer') {
+        const answer = decoded.commandAnswer
+        // the answer to our Codec 12 command; a binary answer (RS232 data) is kept as its hex
+        if (answer.codecId === CODEC_12 && answer.messageType === MESSAGE_RESPONSE) {
+          return { kind: 'answer', reply: null, commandAnswer: { text: answer.hex ?? answer.text } }
+        }
+        return { kind: 'drop', reason: `codec 0x${decoded.codecId.toString(16)} message, not an answer to a command of ours` }
+      }
       const status = mergedStatus(decoded.statuses)
       return { kind: 'report', report: status ? { ...decoded.report, status } : decoded.report, reply: decoded.ack }
     }
@@ -56,4 +66,5 @@ export const teltonika: TcpProtocol<TeltonikaFrame> = {
   // the reader keeps whether the handshake was read: one a connection
   framing: () => teltonikaFrameReader(),
   decoder: () => (frame, { uniqueId }) => teltonikaStep(frame, uniqueId),
+  encodeCommand: (text) => encodeTeltonikaCommand(text),
 }
