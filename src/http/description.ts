@@ -151,7 +151,12 @@ appears, the device's answer included) shows as \`***\` in every answer, event a
 is kept only until the command is answered, failed, expired or cancelled. Events
 \`command_answered\`, \`command_failed\`, \`command_expired\` have \`context\` \`{ id, command, name }\`
 (the sent command, the model's command, its name) and no position; a second one of the same code in
-the same second of a device is filed at the newest free second before it.
+the same second of a device is filed at the newest free second before it. On the wire: GT06 an online
+command (0x80) whose server flag names the command, answered by 0x15 or 0x21 echoing it (printable
+ASCII, at most 243 characters); Teltonika a Codec 12 command, answered by a Codec 12 response (printable
+ASCII, at most 160); H02 \`*<maker>,<id>,<command>,<hhmmss>[,…]#\` from a \`send.text\` of
+\`<command>[,<parameter>…]\`, answered by V4. An answer that names no command completes the oldest one
+waiting; a text the protocol cannot carry is \`failed\` when it would go out, and the next goes.
 
 **Database timeouts.** While another process holds the database's write lock (an import), reads
 answer as usual and a write (a share-link change) waits for it; still waiting after 5 s, it is
