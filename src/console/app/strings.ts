@@ -325,9 +325,6 @@ export const strings = {
   newestFixes: 'Newest fixes',
   commands: 'Commands',
   noCommands: 'This model has no commands.',
-  commandsLater: 'Sending commands is not available in this version of the console yet.',
-  confirmsWith: (message: string) => `Asks for confirmation: “${message}”`,
-  confirmsPlain: 'Asks for confirmation before sending.',
   send: 'Send',
   noFixes: 'No fix in the 24 hours before the newest one.',
   loadFailed: 'Could not load this. Try again later.',
@@ -350,6 +347,33 @@ export const strings = {
   fixSpeed: 'Speed',
   fixPlace: 'Position',
   unknown: '—',
+
+  // ---- Sending commands (the device panel, views/DevicePanel.tsx)
+  confirmPlain: (label: string) => `${label}: send this command to the device?`,
+  confirmSend: (label: string) => `Yes, ${label.charAt(0).toLowerCase()}${label.slice(1)}`,
+  confirmCancel: 'Cancel',
+  sendFailed: 'The command could not be sent. Try again later.',
+  fieldProblem: (label: string, problem: string) => `${label} ${problem}.`,
+  sentTitle: 'Sent commands',
+  sentNone: 'No command sent to this device yet.',
+  sentStatus: {
+    queued: 'Waiting to go out',
+    sent: 'Sent, waiting for the answer',
+    answered: 'Answered',
+    failed: 'Failed',
+    expired: 'Expired',
+    cancelled: 'Cancelled',
+  } as Record<string, string>,
+  sentQueuedAt: 'Queued',
+  sentSentAt: 'sent',
+  sentAnsweredAt: 'answered',
+  sentExpiresAt: 'expires',
+  sentAnswer: 'Answer:',
+  sentCancel: 'Cancel',
+  sentCancelLabel: (name: string) => `Cancel ${name}`,
+  sentQueued: (name: string) => `${name}: queued for the device.`,
+  sentAnnounce: (name: string, status: string, response: string | null) => `${name}: ${status.toLowerCase()}${response ? `: ${response}` : '.'}`,
+  // ---- end of Sending commands
 
   // ---- History (views/HistoryView.tsx)
   historyTitle: 'History',

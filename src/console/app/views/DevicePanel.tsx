@@ -1,7 +1,7 @@
-import { useSignal } from '@preact/signals'
+import { type Signal, useSignal } from '@preact/signals'
 import { Fragment } from 'preact'
 import { useEffect, useRef } from 'preact/hooks'
-import { ApiError, getJson } from '../api'
+import { ApiError, failure, getJson, request } from '../api'
 import { now } from '../clock'
 import type { Fleet } from '../fleet'
 import { ago, compass, coordinates, when } from '../format'
@@ -28,6 +28,7 @@ export function DevicePanel({ fleet, id }: { fleet: Fleet; id: string }) {
   const fixes = useSignal<Loaded<RoutePoint[]>>({ status: 'loading' })
   const signalInfo = useSignal<DeviceEvent | null>(null)
   const heading = useRef<HTMLHeadingElement>(null)
+  const sent = useSentCommands(fleet, id)
 
   // the newest fix known when the panel opened bounds the window of fixes asked for
   const anchor = device?.fix?.timestamp ?? null
@@ -212,17 +213,15 @@ export function DevicePanel({ fleet, id }: { fleet: Fleet; id: string }) {
           (commands.value.value.length === 0 ? (
             <p class="muted">{strings.noCommands}</p>
           ) : (
-            <>
-              <p class="note">{strings.commandsLater}</p>
-              <ul class="commands">
-                {commands.value.value.map((command) => (
-                  <li key={command.id}>
-                    <CommandWidget command={command} />
-                  </li>
-                ))}
-              </ul>
-            </>
+            <ul class="commands">
+              {commands.value.value.map((command) => (
+                <li key={command.id}>
+                  <CommandWidget command={command} deviceId={id} onSent={sent.added} />
+                </li>
+              ))}
+            </ul>
           ))}
+        {commands.value.status === 'ready' && commands.value.value.length > 0 && <SentCommandList sent={sent} nowMs={nowMs} />}
       </section>
 
       <section aria-labelledby="details-h">
@@ -250,45 +249,350 @@ export function DevicePanel({ fleet, id }: { fleet: Fleet; id: string }) {
   )
 }
 
+// ---- sending commands and their answers
+
+/** A sent command (GET /devices/{id}/commands/sent): `text` shows passwords as *** */
+interface SentCommand {
+  id: string
+  command: string
+  name: string
+  text: string
+  status: 'queued' | 'sent' | 'answered' | 'expired' | 'cancelled' | 'failed'
+  created_at: string
+  sent_at: string | null
+  answered_at: string | null
+  expires_at: string
+  response: string | null
+}
+
+/** the device's newest sent commands shown */
+const SENT_SHOWN = 10
 /**
- * A command as its model's widget describes it: a button (with its confirmation), or a form with
- * its fields. Sending comes with a later version: the controls are shown, disabled.
+ * How often the list is read again while a command is queued. The stream tells of answers,
+ * failures and expiries (`event: alarm`, command_*), but a command going out is no event: a queued
+ * one is the only state the stream cannot move on.
  */
-function CommandWidget({ command }: { command: Command }) {
+const QUEUED_POLL_MS = 5000
+
+interface SentCommands {
+  list: Signal<Loaded<SentCommand[]>>
+  /** what screen readers hear: a command answered, failed, expired */
+  announcement: Signal<string>
+  /** a command the API just queued */
+  added(sent: SentCommand): void
+  cancel(sent: SentCommand): Promise<void>
+}
+
+/** The device's sent commands, kept current by the fleet's stream (and a slow read while one is queued). */
+function useSentCommands(fleet: Fleet, id: string): SentCommands {
+  const list = useSignal<Loaded<SentCommand[]>>({ status: 'loading' })
+  const announcement = useSignal('')
+  const path = `devices/${encodeURIComponent(id)}/commands/sent`
+
+  function merge(fresh: SentCommand[]) {
+    const before = new Map((list.value.status === 'ready' ? list.value.value : []).map((s) => [s.id, s.status]))
+    for (const sent of fresh) {
+      const was = before.get(sent.id)
+      if (was !== undefined && was !== sent.status && sent.status !== 'sent') {
+        announcement.value = strings.sentAnnounce(sent.name, strings.sentStatus[sent.status] ?? sent.status, sent.response)
+      }
+    }
+    list.value = { status: 'ready', value: fresh }
+  }
+
+  async function reload(signal?: AbortSignal) {
+    try {
+      merge(await getJson<SentCommand[]>(`${path}?limit=${SENT_SHOWN}`, signal))
+    } catch (error) {
+      if (signal?.aborted) return
+      if (list.value.status !== 'ready') list.value = { status: 'error', message: message(error) }
+    }
+  }
+
+  useEffect(() => {
+    const abort = new AbortController()
+    list.value = { status: 'loading' }
+    announcement.value = ''
+    void reload(abort.signal)
+    const unsubscribe = fleet.onAlarm((alarm) => {
+      if (alarm.id === id && alarm.alarm_code.startsWith('command_')) void reload(abort.signal)
+    })
+    return () => {
+      abort.abort()
+      unsubscribe()
+    }
+  }, [id])
+
+  const queued = list.value.status === 'ready' && list.value.value.some((s) => s.status === 'queued')
+  useEffect(() => {
+    if (!queued) return
+    const abort = new AbortController()
+    const timer = setInterval(() => void reload(abort.signal), QUEUED_POLL_MS)
+    return () => {
+      clearInterval(timer)
+      abort.abort()
+    }
+  }, [id, queued])
+
+  return {
+    list,
+    announcement,
+    added(sent) {
+      const shown = list.value.status === 'ready' ? list.value.value.filter((s) => s.id !== sent.id) : []
+      list.value = { status: 'ready', value: [sent, ...shown].slice(0, SENT_SHOWN) }
+      announcement.value = strings.sentQueued(sent.name)
+    },
+    async cancel(sent) {
+      const response = await request(`${path}/${encodeURIComponent(sent.id)}`, { method: 'DELETE' })
+      // 409: it went out meanwhile; either way the list says what it is now
+      if (!response.ok && response.status !== 409) throw await failure(response)
+      await reload()
+    },
+  }
+}
+
+/** POST the command with the form's values: the sent command, or the API's problem. */
+async function sendCommand(deviceId: string, commandId: string, values: Record<string, string | number>): Promise<SentCommand> {
+  const response = await request(`devices/${encodeURIComponent(deviceId)}/commands/${encodeURIComponent(commandId)}`, { method: 'POST', body: values })
+  if (!response.ok) throw await failure(response)
+  return (await response.json()) as SentCommand
+}
+
+/** The API's words for what went wrong, and each field's (`/apn` → "is required"). */
+function problemOf(error: unknown): { message: string; fields: Record<string, string> } {
+  const fields: Record<string, string> = {}
+  if (error instanceof ApiError) {
+    for (const item of error.problem?.errors ?? []) {
+      const name = item.path.replace(/^\//, '').replace(/~1/g, '/').replace(/~0/g, '~')
+      if (name) fields[name] = item.message
+    }
+    return { message: error.problem?.detail ?? strings.sendFailed, fields }
+  }
+  return { message: strings.sendFailed, fields }
+}
+
+/**
+ * A command as its model's widget describes it: a button (with its confirmation, asked in place),
+ * or a form with its fields. What it sends is queued; the list below shows it go and its answer.
+ */
+function CommandWidget({ command, deviceId, onSent }: { command: Command; deviceId: string; onSent: (sent: SentCommand) => void }) {
   const widget = command.widget
+  const busy = useSignal(false)
+  const error = useSignal<string | null>(null)
+  const fieldErrors = useSignal<Record<string, string>>({})
+  const confirming = useSignal(false)
+  const trigger = useRef<HTMLButtonElement>(null)
+  const confirmButton = useRef<HTMLButtonElement>(null)
   const fieldId = (name: string) => `cmd-${command.id}-${name}`
+
+  useEffect(() => {
+    if (confirming.value) confirmButton.current?.focus()
+  }, [confirming.value])
+
+  async function send(values: Record<string, string | number>): Promise<boolean> {
+    busy.value = true
+    error.value = null
+    fieldErrors.value = {}
+    try {
+      onSent(await sendCommand(deviceId, command.id, values))
+      return true
+    } catch (failure) {
+      const problem = problemOf(failure)
+      // a field's problem is told at the field; the API's sentence would say it again
+      error.value = Object.keys(problem.fields).length > 0 ? null : problem.message
+      fieldErrors.value = problem.fields
+      return false
+    } finally {
+      busy.value = false
+    }
+  }
+
   if (widget.type === 'button') {
     const button = widget as { label?: string; confirm?: boolean; confirm_message?: string }
+    const label = button.label || command.name
+    const questionId = `cmd-${command.id}-question`
+    const stopConfirming = () => {
+      confirming.value = false
+      // focus goes back where it came from (the button is rendered again first)
+      requestAnimationFrame(() => trigger.current?.focus())
+    }
     return (
       <div class="command">
         <span class="command-name">{command.name}</span>
-        <button type="button" disabled>
-          {button.label || command.name}
-        </button>
-        {button.confirm && <p class="muted small">{button.confirm_message ? strings.confirmsWith(button.confirm_message) : strings.confirmsPlain}</p>}
+        {!confirming.value && (
+          <button ref={trigger} type="button" disabled={busy.value} onClick={() => (button.confirm ? (confirming.value = true) : void send({}))}>
+            {label}
+          </button>
+        )}
+        {confirming.value && (
+          <div class="command-confirm" role="group" aria-labelledby={questionId} onKeyDown={(e) => e.key === 'Escape' && stopConfirming()}>
+            <p id={questionId}>{button.confirm_message || strings.confirmPlain(label)}</p>
+            <div class="command-confirm-actions">
+              <button
+                ref={confirmButton}
+                type="button"
+                class="primary"
+                disabled={busy.value}
+                onClick={async () => {
+                  if (await send({})) stopConfirming()
+                }}
+              >
+                {strings.confirmSend(label)}
+              </button>
+              <button type="button" onClick={stopConfirming} disabled={busy.value}>
+                {strings.confirmCancel}
+              </button>
+            </div>
+          </div>
+        )}
+        {error.value && (
+          <p class="alert" role="alert">
+            {error.value}
+          </p>
+        )}
       </div>
     )
   }
   if (widget.type === 'form' && Array.isArray(widget.fields)) {
     const fields = widget.fields as { name: string; type: string; label: string }[]
+    const submit = async (event: Event) => {
+      event.preventDefault()
+      const form = event.currentTarget as HTMLFormElement
+      const values: Record<string, string | number> = {}
+      for (const field of fields) {
+        const input = form.elements.namedItem(field.name) as HTMLInputElement | null
+        const raw = input?.value ?? ''
+        // a number field sends a JSON number; anything else as typed, for the API to name the field
+        values[field.name] = field.type === 'number' && raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw) : raw
+      }
+      if (await send(values)) form.reset()
+    }
     return (
-      <form class="command" onSubmit={(e) => e.preventDefault()}>
-        <fieldset disabled>
+      <form class="command" onSubmit={submit} noValidate>
+        <fieldset disabled={busy.value}>
           <legend class="command-name">{command.name}</legend>
-          {fields.map((field) => (
-            <div class="field" key={field.name}>
-              <label for={fieldId(field.name)}>{field.label || field.name}</label>
-              <input id={fieldId(field.name)} name={field.name} type={(field.type === 'password' || field.type === 'number' ? field.type : 'text') as 'text'} autocomplete="off" />
-            </div>
-          ))}
-          <button type="submit">{strings.send}</button>
+          {fields.map((field) => {
+            const problem = fieldErrors.value[field.name]
+            return (
+              <div class="field" key={field.name}>
+                <label for={fieldId(field.name)}>{field.label || field.name}</label>
+                <input
+                  id={fieldId(field.name)}
+                  name={field.name}
+                  type={(field.type === 'password' || field.type === 'number' ? field.type : 'text') as 'text'}
+                  // never the browser's saved sign-in password in a device's field
+                  autocomplete={field.type === 'password' ? 'new-password' : 'off'}
+                  inputMode={field.type === 'number' ? 'decimal' : undefined}
+                  aria-invalid={problem ? 'true' : undefined}
+                  aria-describedby={problem ? `${fieldId(field.name)}-error` : undefined}
+                />
+                {problem && (
+                  <p class="field-error small" id={`${fieldId(field.name)}-error`}>
+                    {strings.fieldProblem(field.label || field.name, problem)}
+                  </p>
+                )}
+              </div>
+            )
+          })}
+          <button type="submit" class="primary">
+            {strings.send}
+          </button>
         </fieldset>
+        {error.value && (
+          <p class="alert" role="alert">
+            {error.value}
+          </p>
+        )}
       </form>
     )
   }
   return (
     <div class="command">
       <span class="command-name">{command.name}</span>
+    </div>
+  )
+}
+
+/** The device's sent commands, newest first: each one's state, its times and the device's answer. */
+function SentCommandList({ sent, nowMs }: { sent: SentCommands; nowMs: number }) {
+  const list = sent.list.value
+  const cancelling = useSignal<string | null>(null)
+  const error = useSignal<string | null>(null)
+  const time = (iso: string) => <time dateTime={iso}>{when(Date.parse(iso), nowMs)}</time>
+  return (
+    <div class="sent-commands">
+      <h4 id="sent-h">{strings.sentTitle}</h4>
+      <p class="visually-hidden" role="status">
+        {sent.announcement.value}
+      </p>
+      {list.status === 'loading' && <p class="muted">{strings.loading}</p>}
+      {list.status === 'error' && <p class="alert">{list.message}</p>}
+      {list.status === 'ready' && list.value.length === 0 && <p class="muted">{strings.sentNone}</p>}
+      {error.value && (
+        <p class="alert" role="alert">
+          {error.value}
+        </p>
+      )}
+      {list.status === 'ready' && list.value.length > 0 && (
+        <ol class="sent-list" aria-labelledby="sent-h">
+          {list.value.map((s) => (
+            <li key={s.id} class="sent" data-sent={s.id} data-status={s.status}>
+              <div class="sent-head">
+                <span class="sent-name">{s.name}</span>
+                <span class={`sent-status sent-${s.status}`}>{strings.sentStatus[s.status] ?? s.status}</span>
+              </div>
+              <code class="sent-text">{s.text}</code>
+              <p class="sent-times small muted">
+                {strings.sentQueuedAt} {time(s.created_at)}
+                {s.sent_at && (
+                  <>
+                    {' · '}
+                    {strings.sentSentAt} {time(s.sent_at)}
+                  </>
+                )}
+                {s.answered_at && (
+                  <>
+                    {' · '}
+                    {strings.sentAnsweredAt} {time(s.answered_at)}
+                  </>
+                )}
+                {s.status === 'queued' && (
+                  <>
+                    {' · '}
+                    {strings.sentExpiresAt} {time(s.expires_at)}
+                  </>
+                )}
+              </p>
+              {s.response !== null && (
+                <p class="sent-response">
+                  <span class="muted">{strings.sentAnswer}</span> {s.response}
+                </p>
+              )}
+              {s.status === 'queued' && (
+                <button
+                  type="button"
+                  class="small-button"
+                  disabled={cancelling.value === s.id}
+                  aria-label={strings.sentCancelLabel(s.name)}
+                  onClick={async () => {
+                    cancelling.value = s.id
+                    error.value = null
+                    try {
+                      await sent.cancel(s)
+                    } catch (failure) {
+                      error.value = problemOf(failure).message
+                    } finally {
+                      cancelling.value = null
+                    }
+                  }}
+                >
+                  {strings.sentCancel}
+                </button>
+              )}
+            </li>
+          ))}
+        </ol>
+      )}
     </div>
   )
 }
