@@ -289,6 +289,14 @@ describe('GT06', () => {
     expect((await shown(ids.truck1, second.id)).response).toBe('TIMER=30')
   })
 
+  test('an answer whose server flag names no command sent on the connection (clones send 0) completes the oldest waiting', async () => {
+    const sent = await send(ids.truck1, ids.engineStop)
+    const client = await gt06LoggedIn()
+    const { flag } = await readOnlineCommand(client, 'RELAY,1#')
+    client.send(gt06Answer('OK', flag === 0 ? 1 : 0))
+    expect(await once(ids.truck1, sent.id, 'answered')).toMatchObject({ response: 'OK' })
+  })
+
   test('a reconnection while it waits for its answer sends it again (same server flag); a second miss is failed, with an event', async () => {
     const sent = await send(ids.truck1, ids.engineStop)
     const first = await gt06LoggedIn()
