@@ -10,6 +10,8 @@ import { systemClock } from './clock'
 import type { Config } from './config'
 import { createCommandQueue } from './commands/queue'
 import { LivePositions } from './ingest/live'
+import { createGeofenceCache } from './alerts/cache'
+import { createAlertRules } from './alerts/rules'
 import { createIngestPipeline, type IngestPipeline } from './ingest/pipeline'
 import { PROTOCOLS } from './ingest/protocols'
 import type { Listener, Protocol } from './ingest/protocols/protocol'
@@ -45,7 +47,13 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   const live = new LivePositions()
   const metrics = createServerMetrics()
   const status: ServerStatus = { listening: false, stopping: false }
+  // alerts: the rules derive events inside ingest's transaction; the outbox rows written with them
+  // are sent by the delivery worker (started below), woken after each commit
+  const geofenceCache = createGeofenceCache({ db: database.db, clock, log })
+  const alertRules = createAlertRules({ database, clock, geofences: geofenceCache })
+  const notificationDelivery = createDeliveryWorker({ database, clock, log, metrics, allowPrivate: config.webhookAllowPrivate })
   const pipeline = createIngestPipeline({
+    alerts: { rules: alertRules, wake: () => notificationDelivery.wake() },
     sqlite: database.sqlite,
     clock,
     log,
@@ -63,7 +71,9 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   const firstRun = createFirstRun(database.db)
   // one command queue: the API queues into it, the device listeners deliver from it (the app runs its sweep)
   const commandQueue = createCommandQueue({ db: database.db, sqlite: database.sqlite, clock, live, log, ttlSeconds: config.commandTtl })
-  const app = createApp({ database, config, clock, log, live, metrics, status, firstRun, commandQueue, onDevicesChanged: () => pipeline.devicesChanged() })
+  const app = createApp({ database, config, clock, log, live, metrics, status, firstRun, commandQueue, onDevicesChanged: () => pipeline.devicesChanged(),
+    onGeofencesChanged: (accountId) => alertRules.geofencesChanged(accountId),
+  })
 
   // each listener counts its own protocol's fixes through a view of the one pipeline
   const listenerOptions = (protocol: string) => ({ pipeline: countingPipeline(pipeline, protocol, metrics), clock, log, hostname: config.host })
@@ -138,7 +148,6 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
       })
     : null
   // webhooks: the outbox's pending deliveries (a restart carries on with them), then each new one
-  const notificationDelivery = createDeliveryWorker({ database, clock, log, metrics, allowPrivate: config.webhookAllowPrivate })
   notificationDelivery.start()
 
   let stopped = false

@@ -30,6 +30,8 @@
  * (Timeout), never acknowledged.
  */
 import type { Database, Statement } from 'bun:sqlite'
+import { enqueueEvent, enqueuePositions, type FixToNotify } from '../alerts/outbox'
+import type { AlertRules, DerivedEvent, RuleFix } from '../alerts/rules'
 import type { Clock } from '../clock'
 import { DomainError } from '../errors'
 import type { Logger } from '../log'
@@ -94,7 +96,27 @@ export interface PipelineOptions {
   sweepIntervalMs?: number
   /** told after each committed batch: its operations and how long the transaction took (metrics) */
   onBatch?: (batch: { operations: number; seconds: number }) => void
+  /**
+   * Alerts, decided and queued in the commit's transaction: the rules derive events from what is
+   * stored, and every stored event and locatable fix is written to the notification outbox;
+   * `wake` (the delivery worker's) is called after each commit. Absent: neither.
+   */
+  alerts?: PipelineAlerts
 }
+
+export interface PipelineAlerts {
+  rules: AlertRules
+  wake: () => void
+}
+
+/**
+ * How many seconds before its own a derived event may be moved to find a free one. Events are
+ * unique on (device, second, code) so that a re-sent device alarm is stored once; a derived event
+ * is never a re-send (the rules' persisted state derives each once), so when its second is taken
+ * (one fix entering two geofences) it goes to the newest free second before it, as a command's
+ * events do, rather than being lost.
+ */
+const DERIVED_EVENT_MAX_SHIFT_SECONDS = 60
 
 /** A fix that passed validation, encoded for the store, with what the device state needs. */
 interface CheckedFix {
@@ -106,6 +128,10 @@ interface CheckedFix {
   /** km/h as reported, null when not */
   speedKmh: number | null
   courseDeg: number | null
+  /** what the rules read (ignition), as reported */
+  attributes: Record<string, unknown> | null
+  /** the device called it valid */
+  valid: boolean
 }
 
 /** A report that passed validation: what the commit writes. */
@@ -147,6 +173,16 @@ interface Published {
 const finiteOrNull = (value: number | null | undefined): number | null =>
   value === null || value === undefined || !Number.isFinite(value) ? null : value
 
+const ruleFixOf = (fix: CheckedFix): RuleFix => ({
+  timestamp: fix.position.timestamp,
+  latitude: fix.position.latitude,
+  longitude: fix.position.longitude,
+  speed: fix.speedKmh,
+  valid: fix.valid,
+  satellites: fix.row.satellites,
+  attributes: fix.attributes,
+})
+
 function hasKeys(object: Record<string, unknown> | undefined): object is Record<string, unknown> {
   if (!object) return false
   for (const _ in object) return true
@@ -178,6 +214,8 @@ function validateReport(report: DecodedReport, window: TimeWindow): CheckedRepor
       position: { timestamp: row.ts, latitude: decodeCoordinate(row.lat), longitude: decodeCoordinate(row.lon) },
       speedKmh: finiteOrNull(fix.speed),
       courseDeg: finiteOrNull(fix.course),
+      attributes: fix.attributes ?? null,
+      valid: verdict === 'locatable',
     })
   }
   const events: EncodedEvent[] = []
@@ -207,6 +245,7 @@ export function createIngestPipeline(options: PipelineOptions) {
   const positions = createPositionStore(sqlite)
   const events = createEventStore(sqlite)
   const statuses = createStatusStore(sqlite)
+  const alerts = options.alerts ?? null
 
   // The device row: ingest's own writes (the hot path binds positionally).
   // ?5 is the state the newest fix implies, NULL when this batch moved nothing.
@@ -383,6 +422,30 @@ export function createIngestPipeline(options: PipelineOptions) {
       }
       return known
     }
+    /** devices told online in this batch (once a batch, the rules ignore repeats) */
+    const onlineTold = new Set<number>()
+    const nowMs = clock.now()
+    const fixesToNotify: FixToNotify[] = []
+    /** a stored event: on the live stream after the commit, in the outbox now */
+    const storedEvent = (key: number, event: EncodedEvent) => {
+      published.alarms.push({ deviceKey: key, event })
+      if (alerts) enqueueEvent(sqlite, { device: key, ...event }, nowMs)
+    }
+    const storeDerived = (key: number, derived: readonly DerivedEvent[]) => {
+      for (const e of derived) {
+        const placed = e.latitude !== null && e.longitude !== null && isPlausiblePosition(e.latitude, e.longitude)
+        const row = encodeEvent(e, placed)
+        const ts = row.ts
+        for (let shift = 0; shift <= DERIVED_EVENT_MAX_SHIFT_SECONDS; shift++) {
+          row.ts = ts - shift
+          if (events.insert(key, row)) {
+            storedEvent(key, row)
+            break
+          }
+          if (shift === DERIVED_EVENT_MAX_SHIFT_SECONDS) log.warn('derived event dropped: no free second', { device: key, alarm: row.alarm_code, ts })
+        }
+      }
+    }
     const applyUpdate = (key: number, update: DeviceUpdate) => {
       const position = update.fix?.position
       markSeen.run(key, update.at, position ? position.latitude : null, position ? position.longitude : null, update.state)
@@ -398,6 +461,10 @@ export function createIngestPipeline(options: PipelineOptions) {
           updates.delete(op.deviceKey)
         }
         markDisconnected.run(op.deviceKey, op.at)
+        if (alerts) {
+          onlineTold.delete(op.deviceKey)
+          storeDerived(op.deviceKey, alerts.rules.onConnection(op.deviceKey, false, op.at))
+        }
         continue
       }
       const key = op.device.key
@@ -410,6 +477,10 @@ export function createIngestPipeline(options: PipelineOptions) {
         stored++
         if (!fix.locatable) continue
         published.fixes.push({ deviceKey: key, fix })
+        if (alerts) {
+          const { timestamp, latitude, longitude } = fix.position
+          fixesToNotify.push({ device: key, timestamp, latitude, longitude, speed: fix.speedKmh, course: fix.row.course, altitude: fix.row.altitude, attributes: fix.attributes })
+        }
         const previous = newestOf(key)
         if (previous && previous.timestamp >= fix.position.timestamp) continue
         const state = motionOf(fix.speedKmh, fix.position, previous)
@@ -424,7 +495,17 @@ export function createIngestPipeline(options: PipelineOptions) {
       for (const event of checked.events) {
         if (!events.insert(key, event)) continue
         written++
-        published.alarms.push({ deviceKey: key, event })
+        storedEvent(key, event)
+      }
+      if (alerts) {
+        // the rules read the state this transaction has written so far, and write theirs in it
+        if (!onlineTold.has(key)) {
+          onlineTold.add(key)
+          storeDerived(key, alerts.rules.onConnection(key, true, op.at))
+        }
+        // every fix, duplicates too: the rules skip the invalid, the late and the re-sent
+        if (checked.fixes.length > 0) storeDerived(key, alerts.rules.onFixes(key, checked.fixes.map(ruleFixOf)))
+        else if (checked.status !== null) storeDerived(key, alerts.rules.onAttributes(key, checked.status, Math.floor(op.at / 1000)))
       }
       if (checked.status !== null) {
         const change = statusChanges.get(key)
@@ -443,6 +524,7 @@ export function createIngestPipeline(options: PipelineOptions) {
       statuses.merge(key, JSON.stringify(attributes), at)
       published.statuses.push({ deviceKey: key, attributes, at })
     }
+    if (fixesToNotify.length > 0) enqueuePositions(sqlite, fixesToNotify, nowMs)
     return { published, newestAfter }
   }
 
@@ -510,6 +592,14 @@ export function createIngestPipeline(options: PipelineOptions) {
         else if (op.kind === 'barrier') op.resolve()
       }
       publish(published)
+      // the outbox rows just committed: the worker looks now rather than at its next poll
+      if (alerts) {
+        try {
+          alerts.wake()
+        } catch (error) {
+          log.error('notification worker wake failed', { error: (error as Error)?.message })
+        }
+      }
     }
 
     try {
