@@ -1,0 +1,76 @@
+/**
+ * The alerts wired into the ingest pipeline (the server's wiring, on the test world's database,
+ * events read through the API): device_offline from the offline sweep and device_online on the
+ * next report, ignition_on from a status packet, a re-sent device alarm stored and queued once,
+ * the delivery worker woken after each commit.
+ */
+import { afterEach, beforeEach, expect, test } from 'bun:test'
+import { createGeofenceCache } from '../../src/alerts/cache'
+import { createAlertRules } from '../../src/alerts/rules'
+import { LivePositions } from '../../src/ingest/live'
+import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline'
+import type { DecodedEvent } from '../../src/ingest/types'
+import { silentLogger } from '../../src/log'
+import { ids, keys, makeWorld, type World } from '../support/world'
+
+let world: World
+let pipeline: IngestPipeline
+let wakes = 0
+const alarms: string[] = []
+
+beforeEach(() => {
+  const live = new LivePositions()
+  live.subscribeAlarms((alarm) => alarms.push(alarm.alarmCode))
+  world = makeWorld(undefined, { live })
+  const rules = createAlertRules({ database: world.database, clock: world.clock, geofences: createGeofenceCache({ db: world.database.db, clock: world.clock }) })
+  wakes = 0
+  alarms.length = 0
+  pipeline = createIngestPipeline({
+    sqlite: world.database.sqlite, clock: world.clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0,
+    alerts: { rules, wake: () => wakes++ },
+  })
+})
+afterEach(async () => {
+  await pipeline.stop()
+  world.close()
+})
+
+const nowSeconds = () => Math.floor(world.clock.now() / 1000)
+
+async function codes(): Promise<string[]> {
+  const to = nowSeconds() + 10
+  const res = await world.call('GET', `/devices/${ids.truck1}/history/events?from=${to - 86_400}&to=${to}`, { token: keys.alice })
+  expect(res.status).toBe(200)
+  return ((await res.json()) as { alarm_code: string }[]).map((e) => e.alarm_code)
+}
+
+const sos = (timestamp: number): DecodedEvent => ({ timestamp, alarmCode: 'sos', latitude: null, longitude: null, speed: null, satellites: null, mcc: null, mnc: null, dbm: null, context: {} })
+
+test('the offline sweep derives device_offline, the next report device_online; each on the live stream after commit', async () => {
+  await pipeline.ingest({ uniqueId: 'S-T1', fixes: [], events: [] })
+  world.clock.advance(601_000)
+  expect(pipeline.sweep()).toBeGreaterThan(0)
+  await pipeline.afterCommit()
+  expect(await codes()).toEqual(['device_offline'])
+  world.clock.advance(10_000)
+  await pipeline.ingest({ uniqueId: 'S-T1', fixes: [], events: [] })
+  expect(await codes()).toEqual(['device_offline', 'device_online'])
+  expect(alarms.filter((a) => a.startsWith('device_'))).toEqual(['device_offline', 'device_online'])
+})
+
+test('a status packet with ignition derives ignition_on; a re-sent alarm is stored and queued once; the worker is woken', async () => {
+  const created = await world.call('POST', '/notifications', { token: keys.dana, body: { name: 'All', events: ['*'], channel: { type: 'webhook', url: 'https://hooks.example.com/x', secret: 's' } } })
+  expect(created.status).toBe(201)
+  await pipeline.ingest({ uniqueId: 'S-T1', fixes: [], events: [], status: { ignition: false } })
+  world.clock.advance(1000)
+  await pipeline.ingest({ uniqueId: 'S-T1', fixes: [], events: [], status: { ignition: true } })
+  const ts = nowSeconds() - 5
+  await pipeline.ingest({ uniqueId: 'S-T1', fixes: [], events: [sos(ts)] })
+  await pipeline.ingest({ uniqueId: 'S-T1', fixes: [], events: [sos(ts)] })
+  const stored = await codes()
+  expect(stored.filter((c) => c === 'ignition_on')).toHaveLength(1)
+  expect(stored.filter((c) => c === 'sos')).toHaveLength(1)
+  const queued = world.database.sqlite.query("SELECT count(*) AS n FROM notification_deliveries WHERE kind = 'event'").get() as { n: number }
+  expect(queued.n).toBe(stored.length)
+  expect(wakes).toBeGreaterThanOrEqual(4)
+})
