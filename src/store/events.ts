@@ -15,7 +15,6 @@ import type { Db } from '../../db/client'
 import * as schema from '../../db/schema'
 import { events } from '../../db/schema'
 import type { DecodedEvent } from '../ingest/types'
-import { fromExcluded } from './upsert'
 
 /** Alarm codes are kept to this many characters. */
 export const MAX_ALARM_CODE_LENGTH = 64
@@ -117,6 +116,9 @@ const storedColumns = {
 }
 
 const placeholder = sql.placeholder
+
+/** An upsert's SET: each column takes the value the conflicting insert carried. */
+const fromExcluded = (...columns: string[]) => Object.fromEntries(columns.map((column) => [column, sql.raw(`excluded.${column}`)]))
 
 /** The events store over a Drizzle instance, or over the raw connection (ingest and import have only that). */
 export function createEventStore(database: Db | Database) {

@@ -7,17 +7,19 @@
  * 0.1 km/h, course and altitude rounded, `flags` bit 0 set when the fix may never become the
  * device's location (the device called it invalid, or it is 0/0), attributes as JSON or NULL.
  *
- * The statements are Drizzle's prepared builder queries. Measured against the same statements in
- * raw bun:sqlite (200,000 inserts in batches of 500, 50,000 newest-fix reads, a day of 86,400
- * fixes read as arrays, this machine): 4.6 against 4.6 µs an insert, 7.7 against 7.5 µs a read,
- * 8.4 against 6.7–12 ms a day: the builder costs nothing measurable here.
+ * The reads are Drizzle's prepared builder queries: measured in CPU time against the same
+ * statements in raw bun:sqlite, a day of 86,400 fixes read as arrays costs the same (5.6–6.0 ms
+ * either way) and the newest-fix read 7.2–7.9 against 6.9–7.1 µs. The insert is raw SQL, bound
+ * positionally: it is the ingest hot path, and Drizzle's (an object of named values mapped to
+ * parameters on every call) cost 7.3–8.3 µs of CPU a fix through the whole pipeline against
+ * 5.5–6.5 µs raw (200,000 fixes in reports of 10, 100 devices; scripts/bench/ingest (a) measures
+ * the pipeline against a plain batched insert).
  */
-import type { Changes, Database } from 'bun:sqlite'
+import type { Database } from 'bun:sqlite'
 import { and, asc, between, count, desc, eq, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/bun-sqlite'
 import * as schema from '../../db/schema'
 import { positions } from '../../db/schema'
-import { fromExcluded } from './upsert'
 
 /** Stored coordinates are integers of 1 / COORDINATE_SCALE degrees. */
 export const COORDINATE_SCALE = 1e7
@@ -100,31 +102,15 @@ export function encodePosition(fix: FixToStore, locatable: boolean): EncodedPosi
 
 const placeholder = sql.placeholder
 
+type PositionParameters = [number, number, number, number, number | null, number | null, number | null, number | null, number, string | null]
+
 export function createPositionStore(sqlite: Database) {
   const db = drizzle(sqlite, { schema })
-  const columns = {
-    device: placeholder('device'),
-    ts: placeholder('ts'),
-    lat: placeholder('lat'),
-    lon: placeholder('lon'),
-    speed: placeholder('speed'),
-    course: placeholder('course'),
-    altitude: placeholder('altitude'),
-    satellites: placeholder('satellites'),
-    flags: placeholder('flags'),
-    attributes: placeholder('attributes'),
-  }
-  // a re-sent (device, ts) is a duplicate, not a new row: devices resend buffered data
-  const insertOrIgnore = db.insert(positions).values(columns).onConflictDoNothing().prepare()
+  // a re-sent (device, ts) is a duplicate, not a new row: devices resend buffered data;
   // an import with --upsert replaces what it names
-  const insertOrReplace = db
-    .insert(positions)
-    .values(columns)
-    .onConflictDoUpdate({
-      target: [positions.device, positions.ts],
-      set: fromExcluded('lat', 'lon', 'speed', 'course', 'altitude', 'satellites', 'flags', 'attributes'),
-    })
-    .prepare()
+  const columns = '(device, ts, lat, lon, speed, course, altitude, satellites, flags, attributes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+  const insertOrIgnore = sqlite.query<unknown, PositionParameters>(`INSERT OR IGNORE INTO positions ${columns}`)
+  const insertOrReplace = sqlite.query<unknown, PositionParameters>(`INSERT OR REPLACE INTO positions ${columns}`)
   const locatable = sql`(${positions.flags} & ${sql.raw(String(FLAG_UNLOCATABLE))}) = 0`
   const newestValid = db
     .select({ ts: positions.ts, lat: positions.lat, lon: positions.lon, speed: positions.speed, course: positions.course })
@@ -146,11 +132,11 @@ export function createPositionStore(sqlite: Database) {
   return {
     /** Writes the fix unless its (device, ts) is stored; true when it was written. */
     insert(deviceKey: number, row: EncodedPosition): boolean {
-      return (insertOrIgnore.run({ device: deviceKey, ...row }) as unknown as Changes).changes > 0
+      return insertOrIgnore.run(deviceKey, row.ts, row.lat, row.lon, row.speed, row.course, row.altitude, row.satellites, row.flags, row.attributes).changes > 0
     },
     /** Writes the fix, replacing a stored one at the same (device, ts); true when anything changed. */
     upsert(deviceKey: number, row: EncodedPosition): boolean {
-      return (insertOrReplace.run({ device: deviceKey, ...row }) as unknown as Changes).changes > 0
+      return insertOrReplace.run(deviceKey, row.ts, row.lat, row.lon, row.speed, row.course, row.altitude, row.satellites, row.flags, row.attributes).changes > 0
     },
     /** The device's newest fix that may be a location (FLAG_UNLOCATABLE clear), or null. */
     newestValid(deviceKey: number): NewestFix | null {
