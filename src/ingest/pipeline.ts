@@ -149,6 +149,8 @@ type Operation =
       kind: 'report'
       device: DeviceRef
       at: number
+      /** the device was not known connected when this report came (the rules hear it came online) */
+      connecting: boolean
       checked: CheckedReport
       resolve: (result: IngestResult) => void
       reject: (error: unknown) => void
@@ -307,9 +309,10 @@ export function createIngestPipeline(options: PipelineOptions) {
       return Promise.reject(error)
     }
     if (checked.rejected > 0) log.debug('fixes refused', { device: device.id, rejected: checked.rejected })
+    const connecting = liveness.get(device.key)?.connected !== true
     seen(device.key, at)
     return new Promise((resolve, reject) => {
-      enqueue({ kind: 'report', device, at, checked, resolve, reject }, checked.fixes.length + checked.events.length + 1)
+      enqueue({ kind: 'report', device, at, connecting, checked, resolve, reject }, checked.fixes.length + checked.events.length + 1)
     })
   }
 
@@ -422,8 +425,6 @@ export function createIngestPipeline(options: PipelineOptions) {
       }
       return known
     }
-    /** devices told online in this batch (once a batch, the rules ignore repeats) */
-    const onlineTold = new Set<number>()
     const nowMs = clock.now()
     const fixesToNotify: FixToNotify[] = []
     /** a stored event: on the live stream after the commit, in the outbox now */
@@ -462,7 +463,6 @@ export function createIngestPipeline(options: PipelineOptions) {
         }
         markDisconnected.run(op.deviceKey, op.at)
         if (alerts) {
-          onlineTold.delete(op.deviceKey)
           storeDerived(op.deviceKey, alerts.rules.onConnection(op.deviceKey, false, op.at))
         }
         continue
@@ -499,10 +499,9 @@ export function createIngestPipeline(options: PipelineOptions) {
       }
       if (alerts) {
         // the rules read the state this transaction has written so far, and write theirs in it
-        if (!onlineTold.has(key)) {
-          onlineTold.add(key)
-          storeDerived(key, alerts.rules.onConnection(key, true, op.at))
-        }
+        // only when it was not connected (a report after a disconnect, or the first since this
+        // process started): a call a report measured 6 µs of a 10-fix report's 45
+        if (op.connecting) storeDerived(key, alerts.rules.onConnection(key, true, op.at))
         // every fix, duplicates too: the rules skip the invalid, the late and the re-sent
         if (checked.fixes.length > 0) storeDerived(key, alerts.rules.onFixes(key, checked.fixes.map(ruleFixOf)))
         else if (checked.status !== null) storeDerived(key, alerts.rules.onAttributes(key, checked.status, Math.floor(op.at / 1000)))
