@@ -1,5 +1,6 @@
 /** Running the real server as a child process: ports, its JSON log lines on stderr, waiting for them. */
 import type { Subprocess } from 'bun'
+import { PROTOCOLS } from '../../src/ingest/protocols'
 
 export function freePort(): number {
   const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
@@ -75,7 +76,7 @@ export function spawnServer(cmd: string[], options: { cwd: string; env: Record<s
   }
 }
 
-/** The environment of a server under test: loopback only, its own database and ports, GT06 and H02 off. */
+/** The environment of a server under test: loopback only, its own database and ports, every device protocol off but OsmAnd's and Teltonika's. */
 export function serverEnv(
   databasePath: string,
   ports: { http: number; osmand: number; teltonika: number },
@@ -86,10 +87,10 @@ export function serverEnv(
     DATABASE_PATH: databasePath,
     HOST: '127.0.0.1',
     PORT: String(ports.http),
+    // a protocol added to the list is off here, not on its default port
+    ...Object.fromEntries(PROTOCOLS.map((protocol) => [protocol.portVariable, '0'])),
     OSMAND_PORT: String(ports.osmand),
-    GT06_PORT: '0',
     TELTONIKA_PORT: String(ports.teltonika),
-    H02_PORT: '0',
     LOG_LEVEL: logLevel,
   }
 }
