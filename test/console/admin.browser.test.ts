@@ -9,25 +9,19 @@
  * (390×844) size go to test-output/.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core'
 import { openDatabase } from '../../db/client'
 import { importDataset } from '../../src/dataset/service'
+import { chromiumPresent, cheapPasswordHash, launchChromium, OUTPUT, PASSWORD, PLAIN_TILE, ROOT, routeOutside, shot, TILES } from './support'
 import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
 import { baseDataset, ids, keys } from '../support/world'
 
-const CHROMIUM = '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) console.warn(`skipping the administration browser test: ${CHROMIUM} is missing (apt-get install chromium)`)
+const hasChromium = chromiumPresent('the administration browser test')
 
-const ROOT = join(import.meta.dir, '..', '..')
-const OUTPUT = join(ROOT, 'test-output')
-const TILES = 'http://tiles.test'
-const PASSWORD = 'correct horse battery'
 const TRUCK1_IMEI = '359710049095001'
-const TILE = `<svg xmlns="http://www.w3.org/2000/svg" width="256" height="256"><rect width="256" height="256" fill="#eef1ea"/></svg>`
 const DESKTOP = { width: 1280, height: 800 }
 const PHONE = { width: 390, height: 844 }
 
@@ -43,8 +37,7 @@ beforeAll(async () => {
   const databasePath = join(dir, 'tracker.db')
   const setup = openDatabase(databasePath)
   importDataset(setup.sqlite, baseDataset())
-  // a cheap argon2id hash (the stored hash carries its cost): the server verifies it as any other
-  const hash = await Bun.password.hash(PASSWORD, { algorithm: 'argon2id', memoryCost: 1024, timeCost: 1 })
+  const hash = await cheapPasswordHash()
   for (const user of [ids.alice, ids.dana]) setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, user)
   setup.close()
 
@@ -55,10 +48,7 @@ beforeAll(async () => {
     env: { ...serverEnv(databasePath, { http: httpPort, osmand: freePort(), teltonika: 0 }, 'info'), APP_URL: base, TILE_URL: `${TILES}/{z}/{x}/{y}.png` },
   })
   await server.waitFor((line) => line.msg === 'serving', 20_000)
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  })
+  browser = await launchChromium()
 }, 60_000)
 
 afterAll(async () => {
@@ -75,16 +65,7 @@ interface Watch {
 async function newContext(viewport: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page; watch: Watch }> {
   const context = await browser.newContext({ viewport, deviceScaleFactor: 1 })
   const watch: Watch = { errors: [], leaks: [] }
-  await context.route(
-    (url) => !url.href.startsWith(base),
-    (route) => {
-      const url = route.request().url()
-      if (url.startsWith(`${TILES}/`)) return route.fulfill({ status: 200, contentType: 'image/svg+xml', body: TILE })
-      if (url.startsWith('data:')) return route.continue()
-      watch.leaks.push(url)
-      return route.abort()
-    },
-  )
+  await routeOutside(context, base, watch.leaks, { tile: PLAIN_TILE })
   const page = await context.newPage()
   page.on('pageerror', (error) => watch.errors.push(`pageerror: ${error.message}`))
   page.on('console', (message) => {
@@ -106,7 +87,6 @@ async function signIn(page: Page, name: string, password: string) {
   await page.locator('.who').waitFor({ state: 'attached' })
 }
 
-const shot = (page: Page, name: string) => page.screenshot({ path: join(OUTPUT, `${name}.png`) })
 const api = (path: string, key = keys.dana, init: RequestInit = {}) => fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, ...init.headers } })
 const section = (page: Page, name: string) => page.getByRole('navigation', { name: 'Administration sections' }).getByRole('link', { name, exact: true })
 /** waits until the element's whole text is this (lists fill in as their requests answer) */

@@ -7,25 +7,21 @@
  * leaving the host; screenshots at desktop and phone size in test-output/.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { type Browser, type Page } from 'playwright-core'
 import { openDatabase } from '../../db/client'
 import { importDataset } from '../../src/dataset/service'
 import { buildGt06Frame } from '../../src/ingest/protocols/gt06/replies'
 import { commandDataset } from '../commands/support'
 import { connectClient, gt06Login, hex, type TestClient } from '../ingest/frames'
+import { chromiumPresent, cheapPasswordHash, launchChromium, OUTPUT, PASSWORD, PLAIN_TILE, ROOT, routeOutside, shot, TILES } from './support'
 import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
 import { ids } from '../support/world'
 
-const CHROMIUM = '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) console.warn(`skipping the command browser test: ${CHROMIUM} is missing (apt-get install chromium)`)
+const hasChromium = chromiumPresent('the command browser test')
 
-const ROOT = join(import.meta.dir, '..', '..')
-const OUTPUT = join(ROOT, 'test-output')
-const PASSWORD = 'correct horse battery'
 const TRUCK1_IMEI = '359710049095001'
 
 let dir: string
@@ -43,7 +39,7 @@ beforeAll(async () => {
   const setup = openDatabase(databasePath)
   const now = Math.floor(Date.now() / 1000)
   importDataset(setup.sqlite, { ...commandDataset(), positions: [{ device: ids.truck1, timestamp: now - 60, latitude: 48.8566, longitude: 2.3522, speed: 0 }] })
-  const hash = await Bun.password.hash(PASSWORD, { algorithm: 'argon2id', memoryCost: 1024, timeCost: 1 })
+  const hash = await cheapPasswordHash()
   setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, ids.alice)
   setup.close()
 
@@ -52,13 +48,10 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${httpPort}`
   server = spawnServer([process.execPath, '--max-http-header-size=65536', 'src/main.ts', 'serve'], {
     cwd: ROOT,
-    env: { ...serverEnv(databasePath, { http: httpPort, osmand: 0, teltonika: 0 }, 'info'), GT06_PORT: String(gt06Port), OSMAND_PORT: '0', APP_URL: base, TILE_URL: 'http://tiles.test/{z}/{x}/{y}.png' },
+    env: { ...serverEnv(databasePath, { http: httpPort, osmand: 0, teltonika: 0 }, 'info'), GT06_PORT: String(gt06Port), OSMAND_PORT: '0', APP_URL: base, TILE_URL: `${TILES}/{z}/{x}/{y}.png` },
   })
   await server.waitFor((line) => line.msg === 'serving', 20_000)
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  })
+  browser = await launchChromium()
   // the tracker is connected before anyone sends it anything
   tracker = await connectClient(gt06Port)
   tracker.send(gt06Login(TRUCK1_IMEI, 1))
@@ -89,23 +82,12 @@ function answer(text: string, flag: number): void {
   tracker.send(buildGt06Frame(0x15, Uint8Array.from([4 + bytes.length, flag >>> 24, (flag >>> 16) & 0xff, (flag >>> 8) & 0xff, flag & 0xff, ...bytes, 0x00, 0x02]), 0x30))
 }
 
-const shot = (page: Page, name: string) => page.screenshot({ path: join(OUTPUT, `${name}.png`) })
-
 describe.skipIf(!hasChromium)('sending commands from the console', () => {
   test('a button with its confirmation, a form, a bad value; the answers arrive live', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 })
     const errors: string[] = []
     const leaks: string[] = []
-    await context.route(
-      (url) => !url.href.startsWith(base),
-      (route) => {
-        const url = route.request().url()
-        if (url.startsWith('http://tiles.test/')) return route.fulfill({ status: 200, contentType: 'image/svg+xml', body: '<svg xmlns="http://www.w3.org/2000/svg" width="256" height="256"><rect width="256" height="256" fill="#eef1ea"/></svg>' })
-        if (url.startsWith('data:')) return route.continue()
-        leaks.push(url)
-        return route.abort()
-      },
-    )
+    await routeOutside(context, base, leaks, { tile: PLAIN_TILE })
     const page = await context.newPage()
     page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`))
     page.on('console', (message) => {

@@ -7,26 +7,19 @@
  * phone (390×844) size go to test-output/, for a person to look at.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { openDatabase } from '../../db/client'
 import { importDataset } from '../../src/dataset/service'
+import { chromiumPresent, cheapPasswordHash, launchChromium, OUTPUT, PASSWORD, ROOT, routeOutside, shot, TILES } from './support'
 import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
 import { baseDataset, ids } from '../support/world'
 
-const CHROMIUM = '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) console.warn(`skipping the console browser test: ${CHROMIUM} is missing (apt-get install chromium)`)
+const hasChromium = chromiumPresent('the console browser test')
 
-const ROOT = join(import.meta.dir, '..', '..')
-const OUTPUT = join(ROOT, 'test-output')
-const TILES = 'http://tiles.test'
-const PASSWORD = 'correct horse battery'
 const TRUCK1_IMEI = '359710049095001'
-/** a plain tile with a faint edge, so the screenshots show a map's grid and not a void */
-const TILE = `<svg xmlns="http://www.w3.org/2000/svg" width="256" height="256"><rect width="256" height="256" fill="#eef1ea"/><path d="M0 .5H256M.5 0V256" stroke="#d9ddd3"/></svg>`
 
 const now = Math.floor(Date.now() / 1000)
 /** Truck 1's last half hour, driving east from Paris; Truck 2 parked in Lyon since yesterday. */
@@ -49,8 +42,7 @@ beforeAll(async () => {
   databasePath = join(dir, 'tracker.db')
   const setup = openDatabase(databasePath)
   importDataset(setup.sqlite, { ...baseDataset(), positions })
-  // a cheap argon2id hash (the stored hash carries its cost): the server verifies it as any other
-  const hash = await Bun.password.hash(PASSWORD, { algorithm: 'argon2id', memoryCost: 1024, timeCost: 1 })
+  const hash = await cheapPasswordHash()
   for (const user of [ids.alice, ids.bob]) setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, user)
   setup.close()
 
@@ -62,10 +54,7 @@ beforeAll(async () => {
     env: { ...serverEnv(databasePath, { http: httpPort, osmand: osmandPort, teltonika: 0 }, 'info'), APP_URL: base, TILE_URL: `${TILES}/{z}/{x}/{y}.png` },
   })
   await server.waitFor((line) => line.msg === 'serving', 20_000)
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  })
+  browser = await launchChromium()
 }, 60_000)
 
 afterAll(async () => {
@@ -85,19 +74,7 @@ interface Watch {
 async function newContext(viewport: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page; watch: Watch }> {
   const context = await browser.newContext({ viewport, deviceScaleFactor: 1 })
   const watch: Watch = { errors: [], leaks: [], tiles: 0 }
-  await context.route(
-    (url) => !url.href.startsWith(base),
-    (route) => {
-      const url = route.request().url()
-      if (url.startsWith(`${TILES}/`)) {
-        watch.tiles++
-        return route.fulfill({ status: 200, contentType: 'image/svg+xml', body: TILE })
-      }
-      if (url.startsWith('data:')) return route.continue()
-      watch.leaks.push(url)
-      return route.abort()
-    },
-  )
+  await routeOutside(context, base, watch.leaks, { onTile: () => watch.tiles++ })
   const page = await context.newPage()
   page.on('pageerror', (error) => watch.errors.push(`pageerror: ${error.message}`))
   page.on('console', (message) => {
@@ -110,7 +87,6 @@ async function newContext(viewport: { width: number; height: number }): Promise<
   return { context, page, watch }
 }
 
-const shot = (page: Page, name: string) => page.screenshot({ path: join(OUTPUT, `${name}.png`) })
 const aliases = (page: Page) => page.locator('.device-row .alias').allTextContents()
 const marker = (page: Page, id: string) => page.locator(`.leaflet-marker-icon[data-device="${id}"]`)
 

@@ -9,25 +9,19 @@
  * test-output/.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { openDatabase } from '../../db/client'
 import { importDataset } from '../../src/dataset/service'
+import { chromiumPresent, cheapPasswordHash, launchChromium, OUTPUT, PASSWORD, ROOT, routeOutside, shot, TILES } from './support'
 import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
 import { baseDataset, ids } from '../support/world'
 
-const CHROMIUM = '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) console.warn(`skipping the alerts browser test: ${CHROMIUM} is missing (apt-get install chromium)`)
+const hasChromium = chromiumPresent('the alerts browser test')
 
-const ROOT = join(import.meta.dir, '..', '..')
-const OUTPUT = join(ROOT, 'test-output')
-const TILES = 'http://tiles.test'
-const PASSWORD = 'correct horse battery'
 const IMEI = { truck1: '359710049095001', truck2: '359710049095002', van1: '359710049095003' }
-const TILE = `<svg xmlns="http://www.w3.org/2000/svg" width="256" height="256"><rect width="256" height="256" fill="#eef1ea"/><path d="M0 .5H256M.5 0V256" stroke="#d9ddd3"/></svg>`
 
 // the browser runs in UTC, so "today" here is the page's today
 const now = Math.floor(Date.now() / 1000)
@@ -55,7 +49,7 @@ beforeAll(async () => {
   const databasePath = join(dir, 'tracker.db')
   const setup = openDatabase(databasePath)
   importDataset(setup.sqlite, { ...baseDataset(), positions, events })
-  const hash = await Bun.password.hash(PASSWORD, { algorithm: 'argon2id', memoryCost: 1024, timeCost: 1 })
+  const hash = await cheapPasswordHash()
   setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, ids.alice)
   setup.close()
 
@@ -67,10 +61,7 @@ beforeAll(async () => {
     env: { ...serverEnv(databasePath, { http: httpPort, osmand: osmandPort, teltonika: 0 }, 'info'), APP_URL: base, TILE_URL: `${TILES}/{z}/{x}/{y}.png` },
   })
   await server.waitFor((line) => line.msg === 'serving', 20_000)
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  })
+  browser = await launchChromium()
 }, 60_000)
 
 afterAll(async () => {
@@ -87,16 +78,7 @@ interface Watch {
 async function newContext(viewport: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page; watch: Watch }> {
   const context = await browser.newContext({ viewport, deviceScaleFactor: 1, timezoneId: 'UTC' })
   const watch: Watch = { errors: [], leaks: [] }
-  await context.route(
-    (url) => !url.href.startsWith(base),
-    (route) => {
-      const url = route.request().url()
-      if (url.startsWith(`${TILES}/`)) return route.fulfill({ status: 200, contentType: 'image/svg+xml', body: TILE })
-      if (url.startsWith('data:')) return route.continue()
-      watch.leaks.push(url)
-      return route.abort()
-    },
-  )
+  await routeOutside(context, base, watch.leaks)
   const page = await context.newPage()
   page.on('pageerror', (error) => watch.errors.push(`pageerror: ${error.message}`))
   page.on('console', (message) => {
@@ -108,7 +90,6 @@ async function newContext(viewport: { width: number; height: number }): Promise<
   return { context, page, watch }
 }
 
-const shot = (page: Page, name: string) => page.screenshot({ path: join(OUTPUT, `${name}.png`) })
 /** today's time of day, as the browser's locale writes it */
 const CLOCK_TIME = /^\d\d:\d\d:\d\d( [AP]M)?$/
 const seconds = () => Math.floor(Date.now() / 1000)

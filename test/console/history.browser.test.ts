@@ -11,25 +11,19 @@
  * error; no request leaves the host but tiles. Screenshots at desktop and phone size.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { openDatabase } from '../../db/client'
 import { importDataset } from '../../src/dataset/service'
+import { chromiumPresent, cheapPasswordHash, launchChromium, OUTPUT, PASSWORD, ROOT, routeOutside, TILES } from './support'
 import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
 import { baseDataset, ids } from '../support/world'
 import { BUS304_GPX, readGpx } from '../track/recordings'
 
-const CHROMIUM = '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) console.warn(`skipping the history browser test: ${CHROMIUM} is missing (apt-get install chromium)`)
+const hasChromium = chromiumPresent('the history browser test')
 
-const ROOT = join(import.meta.dir, '..', '..')
-const OUTPUT = join(ROOT, 'test-output')
-const TILES = 'http://tiles.test'
-const PASSWORD = 'correct horse battery'
-const TILE = `<svg xmlns="http://www.w3.org/2000/svg" width="256" height="256"><rect width="256" height="256" fill="#eef1ea"/><path d="M0 .5H256M.5 0V256" stroke="#d9ddd3"/></svg>`
 const ZONE = 'Europe/Paris'
 const DAY = '2019-02-18'
 
@@ -58,7 +52,7 @@ beforeAll(async () => {
   const databasePath = join(dir, 'tracker.db')
   const setup = openDatabase(databasePath)
   importDataset(setup.sqlite, { ...baseDataset(), positions, events })
-  const hash = await Bun.password.hash(PASSWORD, { algorithm: 'argon2id', memoryCost: 1024, timeCost: 1 })
+  const hash = await cheapPasswordHash()
   setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, ids.alice)
   setup.close()
 
@@ -69,10 +63,7 @@ beforeAll(async () => {
     env: { ...serverEnv(databasePath, { http: httpPort, osmand: 0, teltonika: 0 }, 'info'), APP_URL: base, TILE_URL: `${TILES}/{z}/{x}/{y}.png` },
   })
   await server.waitFor((line) => line.msg === 'serving', 20_000)
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  })
+  browser = await launchChromium()
 }, 60_000)
 
 afterAll(async () => {
@@ -91,16 +82,7 @@ interface Watch {
 async function newContext(viewport: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page; watch: Watch }> {
   const context = await browser.newContext({ viewport, deviceScaleFactor: 1, timezoneId: ZONE, locale: 'en-GB' })
   const watch: Watch = { errors: [], leaks: [], asked: [] }
-  await context.route(
-    (url) => !url.href.startsWith(base),
-    (route) => {
-      const url = route.request().url()
-      if (url.startsWith(`${TILES}/`)) return route.fulfill({ status: 200, contentType: 'image/svg+xml', body: TILE })
-      if (url.startsWith('data:')) return route.continue()
-      watch.leaks.push(url)
-      return route.abort()
-    },
-  )
+  await routeOutside(context, base, watch.leaks)
   const page = await context.newPage()
   page.on('request', (request) => request.url().startsWith(base) && watch.asked.push(new URL(request.url()).pathname))
   page.on('pageerror', (error) => watch.errors.push(`pageerror: ${error.message}`))

@@ -8,25 +8,19 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import jsQR from 'jsqr'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { openDatabase } from '../../db/client'
 import { importDataset } from '../../src/dataset/service'
 import { PERMISSION } from '../../src/share/permissions'
+import { chromiumPresent, cheapPasswordHash, launchChromium, OUTPUT, PASSWORD, ROOT, routeOutside, shot, TILES } from './support'
 import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
 import { baseDataset, ids } from '../support/world'
 
-const CHROMIUM = '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) console.warn(`skipping the share-link browser test: ${CHROMIUM} is missing (apt-get install chromium)`)
+const hasChromium = chromiumPresent('the share-link browser test')
 
-const ROOT = join(import.meta.dir, '..', '..')
-const OUTPUT = join(ROOT, 'test-output')
-const TILES = 'http://tiles.test'
-const PASSWORD = 'correct horse battery'
-const TILE = `<svg xmlns="http://www.w3.org/2000/svg" width="256" height="256"><rect width="256" height="256" fill="#eef1ea"/><path d="M0 .5H256M.5 0V256" stroke="#d9ddd3"/></svg>`
 const DAY_S = 86_400
 
 const now = Math.floor(Date.now() / 1000)
@@ -47,8 +41,7 @@ beforeAll(async () => {
   const databasePath = join(dir, 'tracker.db')
   const setup = openDatabase(databasePath)
   importDataset(setup.sqlite, { ...baseDataset(), positions })
-  // a cheap argon2id hash (the stored hash carries its cost): the server verifies it as any other
-  const hash = await Bun.password.hash(PASSWORD, { algorithm: 'argon2id', memoryCost: 1024, timeCost: 1 })
+  const hash = await cheapPasswordHash()
   setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, ids.alice)
   setup.close()
 
@@ -59,10 +52,7 @@ beforeAll(async () => {
     env: { ...serverEnv(databasePath, { http: httpPort, osmand: freePort(), teltonika: 0 }, 'info'), APP_URL: base, TILE_URL: `${TILES}/{z}/{x}/{y}.png` },
   })
   await server.waitFor((line) => line.msg === 'serving', 20_000)
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  })
+  browser = await launchChromium()
 }, 60_000)
 
 afterAll(async () => {
@@ -84,16 +74,7 @@ async function newContext(viewport: { width: number; height: number }, options: 
   // a page where the Clipboard API is missing (as on plain http to a LAN address)
   else await context.addInitScript(() => Object.defineProperty(Navigator.prototype, 'clipboard', { get: () => undefined }))
   const watch: Watch = { errors: [], leaks: [], changes: [] }
-  await context.route(
-    (url) => !url.href.startsWith(base),
-    (route) => {
-      const url = route.request().url()
-      if (url.startsWith(`${TILES}/`)) return route.fulfill({ status: 200, contentType: 'image/svg+xml', body: TILE })
-      if (url.startsWith('data:')) return route.continue()
-      watch.leaks.push(url)
-      return route.abort()
-    },
-  )
+  await routeOutside(context, base, watch.leaks)
   context.on('page', (page) => watchPage(page, watch))
   const page = await context.newPage()
   return { context, page, watch }
@@ -114,8 +95,6 @@ function watchPage(page: Page, watch: Watch) {
     }
   })
 }
-
-const shot = (page: Page, name: string) => page.screenshot({ path: join(OUTPUT, `${name}.png`) })
 
 async function signIn(page: Page) {
   await page.goto(`${base}/#/share`)

@@ -5,19 +5,18 @@
  * desktop and phone size go to test-output/session/ for a person to look at.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { type Browser, type Page } from 'playwright-core'
 import { createApp } from '../../src/app'
 import { systemClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
 import { createFirstRun } from '../../src/session/setup'
+import { chromiumPresent, launchChromium } from '../console/support'
 import { freePort } from '../support/process'
 import { makeWorld, type World } from '../support/world'
 
-const CHROMIUM = '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) console.warn(`skipping the setup page browser test: ${CHROMIUM} is missing (apt-get install chromium)`)
+const hasChromium = chromiumPresent('the setup page browser test')
 
 // git-ignored, beside the console's screenshots
 const SCREENSHOTS = join(import.meta.dir, '..', '..', 'test-output', 'session')
@@ -43,10 +42,7 @@ beforeAll(async () => {
     firstRun: createFirstRun(world.database.db, TOKEN),
   })
   app.listen({ port, hostname: '127.0.0.1' })
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  })
+  browser = await launchChromium()
 }, 30_000)
 
 afterAll(async () => {
