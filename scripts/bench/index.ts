@@ -3,6 +3,7 @@
  * against its floor, measured side by side in one run, with absolute figures and the ratio.
  */
 const benches: Record<string, string> = {
+  alerts: './alerts.ts',
   console: './console.ts',
   devices: './devices.ts',
   geofences: './geofences.ts',

@@ -13,7 +13,7 @@ import type { Db } from '../../db/client'
 import { accessVersion, geofences } from '../../db/schema'
 import type { Clock } from '../clock'
 import { type Logger, silentLogger } from '../log'
-import { type Area, createGeofenceIndex, type GeofenceIndex, type PreparedArea, prepareArea } from '../track/geofence'
+import { type Area, areaBoxes, areaContains, type Box, createGeofenceIndex, type GeofenceIndex, type PreparedArea, prepareArea } from '../track/geofence'
 
 /** the access_version row that migration 0008's triggers bump on every geofence change */
 export const GEOFENCES_VERSION_ROW = 5
@@ -34,6 +34,13 @@ export interface AccountGeofences {
   readonly all: readonly CachedGeofence[]
   readonly byId: ReadonlyMap<string, CachedGeofence>
   readonly index: GeofenceIndex<CachedGeofence>
+  /**
+   * The geofences containing the point, in geofence order: the same answer as the index, read
+   * through a memo of the candidates of each 0.01° cell the account's devices visit (a fleet
+   * stays in few cells), so a fix costs a Map lookup and the exact tests of the few areas whose
+   * boxes touch its cell, and allocates nothing when it is in none.
+   */
+  containing(latitude: number, longitude: number): readonly CachedGeofence[]
   /** whether any applies to some groups only (else a device's groups need not be read) */
   readonly grouped: boolean
 }
@@ -99,6 +106,7 @@ export function createGeofenceCache({ db, clock, log = silentLogger, versionChec
       byId: new Map(all.map((g) => [g.id, g])),
       index: createGeofenceIndex(all.map((g) => ({ area: g.area, value: g }))),
       grouped: all.some((g) => g.groups.size > 0),
+      containing: cellMemo(all),
     }
   }
 
@@ -123,3 +131,46 @@ export function createGeofenceCache({ db, clock, log = silentLogger, versionChec
 }
 
 export type GeofenceCache = ReturnType<typeof createGeofenceCache>
+
+/** cells per degree of the candidates memo: 0.01°, about 1.1 km of latitude */
+const CELLS_PER_DEGREE = 100
+/** cells remembered per account before the memo starts over (each a short array) */
+const MAX_MEMO_CELLS = 100_000
+const NO_GEOFENCES: readonly CachedGeofence[] = []
+
+function cellMemo(all: readonly CachedGeofence[]): AccountGeofences['containing'] {
+  const boxes: Box[][] = all.map((g) => areaBoxes(g.area))
+  const cells = new Map<number, readonly CachedGeofence[]>()
+  // a hair wider than the cell, so rounding at its edges never leaves a candidate out (the exact test decides)
+  const pad = 1e-9
+  function candidates(latCell: number, lonCell: number): readonly CachedGeofence[] {
+    const minLat = latCell / CELLS_PER_DEGREE - 90 - pad
+    const maxLat = (latCell + 1) / CELLS_PER_DEGREE - 90 + pad
+    const minLon = lonCell / CELLS_PER_DEGREE - 180 - pad
+    const maxLon = (lonCell + 1) / CELLS_PER_DEGREE - 180 + pad
+    const found: CachedGeofence[] = []
+    all.forEach((g, i) => {
+      if (boxes[i]!.some((b) => b.minLat <= maxLat && b.maxLat >= minLat && b.minLon <= maxLon && b.maxLon >= minLon)) found.push(g)
+    })
+    return found.length === 0 ? NO_GEOFENCES : found
+  }
+  return (latitude, longitude) => {
+    if (all.length === 0 || !Number.isFinite(latitude) || !Number.isFinite(longitude)) return NO_GEOFENCES
+    const latCell = Math.floor((latitude + 90) * CELLS_PER_DEGREE)
+    const lonCell = Math.floor((longitude + 180) * CELLS_PER_DEGREE)
+    const key = latCell * (360 * CELLS_PER_DEGREE + 1) + lonCell
+    let list = cells.get(key)
+    if (list === undefined) {
+      if (cells.size >= MAX_MEMO_CELLS) cells.clear()
+      list = candidates(latCell, lonCell)
+      cells.set(key, list)
+    }
+    let result: CachedGeofence[] | null = null
+    for (const g of list) {
+      if (!areaContains(g.area, latitude, longitude)) continue
+      result ??= []
+      result.push(g)
+    }
+    return result ?? NO_GEOFENCES
+  }
+}

@@ -164,17 +164,22 @@ function ignitionChange(state: RuleState, reading: boolean | null, timestamp: nu
 function applyFix(state: RuleState, fix: RuleFix, context: RuleContext, events: DerivedEvent[]): RuleState {
   const ts = fix.timestamp
   const here = context.geofencesAt(fix.latitude, fix.longitude)
-  const hereIds = new Set(here.map((g) => g.id))
-
-  // geofences: exits (of those still applying), then enters
-  for (const id of state.inside) {
-    if (hereIds.has(id)) continue
-    const left = context.applicable(id)
-    if (left !== null) events.push(event('geofence_exit', fix, ts, { geofence: id, name: left.name }))
+  let next: RuleState
+  if (here.length === 0 && state.inside.length === 0) {
+    // the common case, on the road outside every geofence: no sets, and `inside` stays the same array
+    next = { ...state, lastFixTs: ts }
+  } else {
+    const hereIds = new Set(here.map((g) => g.id))
+    // geofences: exits (of those still applying), then enters
+    for (const id of state.inside) {
+      if (hereIds.has(id)) continue
+      const left = context.applicable(id)
+      if (left !== null) events.push(event('geofence_exit', fix, ts, { geofence: id, name: left.name }))
+    }
+    const before = new Set(state.inside)
+    for (const g of here) if (!before.has(g.id)) events.push(event('geofence_enter', fix, ts, { geofence: g.id, name: g.name }))
+    next = { ...state, lastFixTs: ts, inside: here.map((g) => g.id) }
   }
-  const before = new Set(state.inside)
-  for (const g of here) if (!before.has(g.id)) events.push(event('geofence_enter', fix, ts, { geofence: g.id, name: g.name }))
-  let next: RuleState = { ...state, lastFixTs: ts, inside: here.map((g) => g.id) }
 
   // overspeed: the lowest limit exceeded
   if (fix.speed !== null && Number.isFinite(fix.speed)) {
@@ -187,7 +192,9 @@ function applyFix(state: RuleState, fix: RuleFix, context: RuleContext, events: 
         geofence = g.id
       }
     }
-    if (limit === null) next = { ...next, overspeedSince: null, overspeedReportedTs: null }
+    if (limit === null) {
+      if (next.overspeedSince !== null || next.overspeedReportedTs !== null) next = { ...next, overspeedSince: null, overspeedReportedTs: null }
+    }
     else if (next.overspeedSince === null || next.overspeedReportedTs === null || ts - next.overspeedReportedTs >= OVERSPEED_REPEAT_SECONDS) {
       events.push(event('overspeed', fix, ts, { limit, speed: Math.round(fix.speed * 10) / 10, ...(geofence === undefined ? {} : { geofence }) }))
       next = { ...next, overspeedSince: next.overspeedSince ?? ts, overspeedReportedTs: ts }
@@ -200,7 +207,10 @@ function applyFix(state: RuleState, fix: RuleFix, context: RuleContext, events: 
 /** New fixes of one device: the events they derive and the state after them. */
 export function deriveFromFixes(state: RuleState, fixes: readonly RuleFix[], context: RuleContext): Derived {
   const events: DerivedEvent[] = []
-  const ordered = fixes.filter(usable).sort((a, b) => a.timestamp - b.timestamp)
+  // a report usually comes whole and in order: then the fixes are read as they are, with no copy
+  let inOrder = true
+  for (let i = 0; i < fixes.length && inOrder; i++) inOrder = usable(fixes[i]) && (i === 0 || fixes[i - 1].timestamp <= fixes[i].timestamp)
+  const ordered = inOrder ? fixes : fixes.filter(usable).sort((a, b) => a.timestamp - b.timestamp)
   let next = state
   for (const fix of ordered) {
     if (next.lastFixTs !== null && fix.timestamp <= next.lastFixTs) continue
