@@ -31,6 +31,7 @@
  */
 
 /** one more `overspeed` event for each further this many seconds of continuous overspeed */
+import { isPlausiblePosition } from '../track/validate'
 export const OVERSPEED_REPEAT_SECONDS = 300
 
 export interface RuleState {
@@ -145,11 +146,7 @@ function usable(fix: RuleFix): boolean {
   return (
     fix.valid &&
     Number.isFinite(fix.timestamp) &&
-    Number.isFinite(fix.latitude) &&
-    Number.isFinite(fix.longitude) &&
-    Math.abs(fix.latitude) <= 90 &&
-    Math.abs(fix.longitude) <= 180 &&
-    !(fix.latitude === 0 && fix.longitude === 0)
+    isPlausiblePosition(fix.latitude, fix.longitude)
   )
 }
 

@@ -6,6 +6,7 @@
  * (`event: alarm`) are handed to whoever listens (the notices, the Events page), not kept.
  */
 import { batch, signal } from '@preact/signals'
+import { motionState } from '../../track/motion'
 import { ApiError, failure, getJson, request } from './api'
 import type { AlarmEvent, Device, DeviceState, FixEvent } from './types'
 
@@ -21,8 +22,6 @@ export interface FleetDevice {
   haystack: string
 }
 
-/** As the server's ingest decides: moving above this speed (km/h), stopped at or below. */
-const MOVING_SPEED_KMH = 3
 /** States an administrator sets; a fix never changes them. */
 const ADMINISTRATIVE = new Set<DeviceState>(['suspended', 'unlink', 'stolen'])
 const PAGE = 1000
@@ -185,7 +184,7 @@ export class Fleet {
     device.longitude = fix.longitude
     // the server decides the state from the same fix; mirror it rather than ask again
     const motion = ['moving', 'stopped'].includes(device.state) || this.fixIsNewerThanRecord(device, fix.timestamp)
-    if (!ADMINISTRATIVE.has(device.state) && motion && speed !== null) device.state = speed > MOVING_SPEED_KMH ? 'moving' : 'stopped'
+    if (!ADMINISTRATIVE.has(device.state) && motion && speed !== null) device.state = motionState(speed) // the server's own rule (track/motion.ts)
     this.moved.add(device.id)
     this.changed()
   }
