@@ -1,7 +1,12 @@
 /** Shared by the console's browser tests: Debian's chromium, the tiles answered here, screenshots. */
-import { existsSync } from 'node:fs'
+import type { Database } from 'bun:sqlite'
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core'
+import { openDatabase } from '../../db/client'
+import { importDataset } from '../../src/dataset/service'
+import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
 
 export const CHROMIUM = '/usr/bin/chromium'
 export const ROOT = join(import.meta.dir, '..', '..')
@@ -47,3 +52,104 @@ export async function routeOutside(context: BrowserContext, base: string, leaks:
 }
 
 export const shot = (page: Page, name: string) => page.screenshot({ path: join(OUTPUT, `${name}.png`) })
+
+export interface ConsoleServer {
+  /** http://127.0.0.1:<port>, the console's address (APP_URL) */
+  base: string
+  databasePath: string
+  /** the ports the test asked for, as the server listens on them */
+  ports: { http: number; osmand: number; gt06: number; teltonika: number }
+  process: ServerProcess
+  stop(): Promise<void>
+}
+
+/**
+ * The real server in a child process for a browser test: a fresh database in a temporary folder,
+ * the dataset imported, PASSWORD set for `signIn` users, tiles pointed at TILES. Protocol ports are
+ * off unless asked for (`true`: a free port).
+ */
+export async function startConsoleServer(options: {
+  name: string
+  dataset: unknown
+  signIn: string[]
+  ports?: { osmand?: boolean; gt06?: boolean; teltonika?: boolean }
+  env?: Record<string, string>
+  /** anything more to write before the server starts */
+  seed?: (sqlite: Database) => void
+}): Promise<ConsoleServer> {
+  const dir = mkdtempSync(join(tmpdir(), `${options.name}-`))
+  mkdirSync(OUTPUT, { recursive: true })
+  const databasePath = join(dir, 'tracker.db')
+  const setup = openDatabase(databasePath)
+  importDataset(setup.sqlite, options.dataset)
+  const hash = await cheapPasswordHash()
+  for (const user of options.signIn) setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, user)
+  options.seed?.(setup.sqlite)
+  setup.close()
+
+  const ports = {
+    http: freePort(),
+    osmand: options.ports?.osmand ? freePort() : 0,
+    gt06: options.ports?.gt06 ? freePort() : 0,
+    teltonika: options.ports?.teltonika ? freePort() : 0,
+  }
+  const base = `http://127.0.0.1:${ports.http}`
+  const server = spawnServer([process.execPath, '--max-http-header-size=65536', 'src/main.ts', 'serve'], {
+    cwd: ROOT,
+    env: {
+      ...serverEnv(databasePath, ports, 'info'),
+      GT06_PORT: String(ports.gt06),
+      APP_URL: base,
+      TILE_URL: `${TILES}/{z}/{x}/{y}.png`,
+      ...options.env,
+    },
+  })
+  await server.waitFor((line) => line.msg === 'serving', 20_000)
+  return {
+    base,
+    databasePath,
+    ports,
+    process: server,
+    async stop() {
+      await server.terminate()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+export interface PageWatch {
+  /** page errors and console errors (but the 401 of a signed-out probe) */
+  errors: string[]
+  /** requests that tried to leave the host (refused) */
+  leaks: string[]
+}
+
+/** A browser context that refuses requests leaving `base` and notes every page error. */
+export async function watchedPage(
+  browser: Browser,
+  base: string,
+  contextOptions: BrowserContextOptions,
+): Promise<{ context: BrowserContext; page: Page; watch: PageWatch }> {
+  const context = await browser.newContext({ deviceScaleFactor: 1, ...contextOptions })
+  const watch: PageWatch = { errors: [], leaks: [] }
+  await routeOutside(context, base, watch.leaks)
+  const page = await context.newPage()
+  page.on('pageerror', (error) => watch.errors.push(`pageerror: ${error.message}`))
+  page.on('console', (message) => {
+    if (message.type() !== 'error') return
+    const text = message.text()
+    if (text.includes('status of 401')) return
+    watch.errors.push(`console: ${text}`)
+  })
+  return { context, page, watch }
+}
+
+/** Signs in on the console's form and waits for the live stream. */
+export async function signIn(page: Page, base: string, name: string): Promise<void> {
+  await page.goto(`${base}/`)
+  await page.locator('#signin-name').fill(name)
+  await page.locator('#signin-password').fill(PASSWORD)
+  await page.keyboard.press('Enter')
+  await page.locator('.who').waitFor({ state: 'attached' })
+  await page.locator('.live-status.live').waitFor()
+}
