@@ -9,14 +9,8 @@
  * (390×844) size go to test-output/.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core'
-import { openDatabase } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
-import { chromiumPresent, cheapPasswordHash, launchChromium, OUTPUT, PASSWORD, PLAIN_TILE, ROOT, routeOutside, shot, TILES } from './support'
-import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
+import { type Browser, type Locator, type Page } from 'playwright-core'
+import { chromiumPresent, launchChromium, PLAIN_TILE, shot, signIn, startConsoleServer, watchedPage, type ConsoleServer } from './support'
 import { baseDataset, ids, keys } from '../support/world'
 
 const hasChromium = chromiumPresent('the administration browser test')
@@ -25,67 +19,24 @@ const TRUCK1_IMEI = '359710049095001'
 const DESKTOP = { width: 1280, height: 800 }
 const PHONE = { width: 390, height: 844 }
 
-let dir: string
-let server: ServerProcess
+let server: ConsoleServer
 let base: string
 let browser: Browser
 
 beforeAll(async () => {
   if (!hasChromium) return
-  dir = mkdtempSync(join(tmpdir(), 'admin-browser-'))
-  mkdirSync(OUTPUT, { recursive: true })
-  const databasePath = join(dir, 'tracker.db')
-  const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, baseDataset())
-  const hash = await cheapPasswordHash()
-  for (const user of [ids.alice, ids.dana]) setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, user)
-  setup.close()
-
-  const httpPort = freePort()
-  base = `http://127.0.0.1:${httpPort}`
-  server = spawnServer([process.execPath, 'src/main.ts', 'serve'], {
-    cwd: ROOT,
-    env: { ...serverEnv(databasePath, { http: httpPort, osmand: freePort(), teltonika: 0 }, 'info'), APP_URL: base, TILE_URL: `${TILES}/{z}/{x}/{y}.png` },
-  })
-  await server.waitFor((line) => line.msg === 'serving', 20_000)
+  server = await startConsoleServer({ name: 'admin-browser', dataset: baseDataset(), signIn: [ids.alice, ids.dana], ports: { osmand: true } })
+  base = server.base
   browser = await launchChromium()
 }, 60_000)
 
 afterAll(async () => {
   await browser?.close()
-  if (server) await server.terminate()
-  if (dir) rmSync(dir, { recursive: true, force: true })
+  await server?.stop()
 })
 
-interface Watch {
-  errors: string[]
-  leaks: string[]
-}
-
-async function newContext(viewport: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page; watch: Watch }> {
-  const context = await browser.newContext({ viewport, deviceScaleFactor: 1 })
-  const watch: Watch = { errors: [], leaks: [] }
-  await routeOutside(context, base, watch.leaks, { tile: PLAIN_TILE })
-  const page = await context.newPage()
-  page.on('pageerror', (error) => watch.errors.push(`pageerror: ${error.message}`))
-  page.on('console', (message) => {
-    if (message.type() !== 'error') return
-    const text = message.text()
-    // the browser notes every refusal it gets: who is signed in before signing in (401), and the conflicts provoked on purpose (409)
-    if (text.includes('status of 401') || text.includes('status of 409')) return
-    watch.errors.push(`console: ${text}`)
-  })
-  return { context, page, watch }
-}
-
-async function signIn(page: Page, name: string, password: string) {
-  await page.goto(`${base}/`)
-  await page.locator('#signin-name').fill(name)
-  await page.locator('#signin-password').fill(password)
-  await page.locator('#signin-password').press('Enter')
-  // (on a phone the name is in the closed menu)
-  await page.locator('.who').waitFor({ state: 'attached' })
-}
+// the browser notes every refusal it gets: who is signed in before signing in (401), and the conflicts provoked on purpose (409)
+const newContext = (viewport: { width: number; height: number }) => watchedPage(browser, base, { viewport }, { tile: PLAIN_TILE, expectedConsoleErrors: /status of 409/ })
 
 const api = (path: string, key = keys.dana, init: RequestInit = {}) => fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, ...init.headers } })
 const section = (page: Page, name: string) => page.getByRole('navigation', { name: 'Administration sections' }).getByRole('link', { name, exact: true })
@@ -96,7 +47,7 @@ const row = (page: Page, name: string) => page.locator('.admin-table tbody tr').
 describe.skipIf(!hasChromium)('Administration in chromium', () => {
   test('an admin adds a device and a user, creates and revokes a key, edits a group, and reads it all in the audit log', async () => {
     const { context, page, watch } = await newContext(DESKTOP)
-    await signIn(page, 'dana', PASSWORD)
+    await signIn(page, base, 'dana')
     const nav = page.getByRole('navigation', { name: 'Views' })
     expect(await nav.getByRole('link').allTextContents()).toContain('Administration')
     await nav.getByRole('link', { name: 'Administration' }).click()
@@ -173,7 +124,7 @@ describe.skipIf(!hasChromium)('Administration in chromium', () => {
     // frank signs in elsewhere and sees the devices of Vans
     {
       const other = await newContext(DESKTOP)
-      await signIn(other.page, 'frank', 'frank has a long password')
+      await signIn(other.page, base, 'frank', { password: 'frank has a long password' })
       await other.page.waitForFunction(() => document.querySelectorAll('.device-row').length === 2)
       expect(await other.page.locator('.device-row .alias').allTextContents()).toEqual(['Truck 2', 'Van 1'])
       expect(await other.page.getByRole('navigation', { name: 'Views' }).getByRole('link').allTextContents()).not.toContain('Administration')
@@ -313,7 +264,7 @@ describe.skipIf(!hasChromium)('Administration in chromium', () => {
 
   test('a member has no Administration: not in the navigation, and its address says so', async () => {
     const { context, page, watch } = await newContext(PHONE)
-    await signIn(page, 'alice', PASSWORD)
+    await signIn(page, base, 'alice')
     await page.getByRole('button', { name: 'Menu' }).click()
     expect(await page.getByRole('navigation', { name: 'Views' }).getByRole('link').allTextContents()).not.toContain('Administration')
     await page.goto(`${base}/#/admin/users`)

@@ -7,14 +7,9 @@
  * phone (390×844) size go to test-output/, for a person to look at.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { type Browser, type Page } from 'playwright-core'
 import { openDatabase } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
-import { chromiumPresent, cheapPasswordHash, launchChromium, OUTPUT, PASSWORD, ROOT, routeOutside, shot, TILES } from './support'
-import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
+import { chromiumPresent, launchChromium, PASSWORD, shot, startConsoleServer, watchedPage, type ConsoleServer } from './support'
 import { baseDataset, ids } from '../support/world'
 
 const hasChromium = chromiumPresent('the console browser test')
@@ -28,64 +23,26 @@ const positions = [
   { device: ids.truck2, timestamp: now - 86_400, latitude: 45.75, longitude: 4.85, speed: 0 },
 ]
 
-let dir: string
-let databasePath: string
-let server: ServerProcess
+let server: ConsoleServer
 let base: string
 let osmandPort: number
 let browser: Browser
 
 beforeAll(async () => {
   if (!hasChromium) return
-  dir = mkdtempSync(join(tmpdir(), 'console-browser-'))
-  mkdirSync(OUTPUT, { recursive: true })
-  databasePath = join(dir, 'tracker.db')
-  const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, { ...baseDataset(), positions })
-  const hash = await cheapPasswordHash()
-  for (const user of [ids.alice, ids.bob]) setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, user)
-  setup.close()
-
-  const httpPort = freePort()
-  osmandPort = freePort()
-  base = `http://127.0.0.1:${httpPort}`
-  server = spawnServer([process.execPath, '--max-http-header-size=65536', 'src/main.ts', 'serve'], {
-    cwd: ROOT,
-    env: { ...serverEnv(databasePath, { http: httpPort, osmand: osmandPort, teltonika: 0 }, 'info'), APP_URL: base, TILE_URL: `${TILES}/{z}/{x}/{y}.png` },
-  })
-  await server.waitFor((line) => line.msg === 'serving', 20_000)
+  server = await startConsoleServer({ name: 'console-browser', dataset: { ...baseDataset(), positions }, signIn: [ids.alice, ids.bob], ports: { osmand: true } })
+  base = server.base
+  osmandPort = server.ports.osmand
   browser = await launchChromium()
 }, 60_000)
 
 afterAll(async () => {
   await browser?.close()
-  if (server) await server.terminate()
-  if (dir) rmSync(dir, { recursive: true, force: true })
+  await server?.stop()
 })
 
-interface Watch {
-  errors: string[]
-  /** requests to anywhere but this server and the tile server */
-  leaks: string[]
-  tiles: number
-}
-
-/** A browser context whose every request is watched: this server's pass, tiles are answered here, anything else is refused and noted. */
-async function newContext(viewport: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page; watch: Watch }> {
-  const context = await browser.newContext({ viewport, deviceScaleFactor: 1 })
-  const watch: Watch = { errors: [], leaks: [], tiles: 0 }
-  await routeOutside(context, base, watch.leaks, { onTile: () => watch.tiles++ })
-  const page = await context.newPage()
-  page.on('pageerror', (error) => watch.errors.push(`pageerror: ${error.message}`))
-  page.on('console', (message) => {
-    if (message.type() !== 'error') return
-    const text = message.text()
-    // the browser notes every 401 it gets: asking who is signed in before signing in, and the wrong password tried on purpose
-    if (text.includes('status of 401')) return
-    watch.errors.push(`console: ${text}`)
-  })
-  return { context, page, watch }
-}
+// the browser notes every 401 it gets (asking who is signed in before signing in, and the wrong password tried on purpose): watchedPage passes them over
+const newContext = (viewport: { width: number; height: number }) => watchedPage(browser, base, { viewport })
 
 const aliases = (page: Page) => page.locator('.device-row .alias').allTextContents()
 const marker = (page: Page, id: string) => page.locator(`.leaflet-marker-icon[data-device="${id}"]`)
@@ -235,7 +192,7 @@ describe.skipIf(!hasChromium)('the console in chromium', () => {
     await page.waitForFunction(() => document.querySelectorAll('.device-row').length === 2)
 
     // every session of the server ends (as when the password changes): the next call is 401
-    const database = openDatabase(databasePath)
+    const database = openDatabase(server.databasePath)
     database.sqlite.query('DELETE FROM sessions').run()
     database.close()
     await page.locator(`.device-row[data-device="${ids.truck2}"]`).click()

@@ -118,37 +118,52 @@ export async function startConsoleServer(options: {
 }
 
 export interface PageWatch {
-  /** page errors and console errors (but the 401 of a signed-out probe) */
+  /** page errors and console errors (but the 401 of a signed-out probe, and those the test expects) */
   errors: string[]
   /** requests that tried to leave the host (refused) */
   leaks: string[]
+  /** tile requests answered */
+  tiles: number
 }
 
-/** A browser context that refuses requests leaving `base` and notes every page error. */
+export interface WatchOptions {
+  /** the tile to answer with (TILE by default) */
+  tile?: string
+  /** console errors the test provokes on purpose, e.g. /status of (400|409)/ */
+  expectedConsoleErrors?: RegExp
+  /** called with each page of the context as it opens (the first one included), to watch more of it */
+  onPage?: (page: Page) => void
+}
+
+/** A browser context that refuses requests leaving `base` and notes every page error, on each of its pages. */
 export async function watchedPage(
   browser: Browser,
   base: string,
   contextOptions: BrowserContextOptions,
+  options: WatchOptions = {},
 ): Promise<{ context: BrowserContext; page: Page; watch: PageWatch }> {
   const context = await browser.newContext({ deviceScaleFactor: 1, ...contextOptions })
-  const watch: PageWatch = { errors: [], leaks: [] }
-  await routeOutside(context, base, watch.leaks)
-  const page = await context.newPage()
-  page.on('pageerror', (error) => watch.errors.push(`pageerror: ${error.message}`))
-  page.on('console', (message) => {
-    if (message.type() !== 'error') return
-    const text = message.text()
-    if (text.includes('status of 401')) return
-    watch.errors.push(`console: ${text}`)
+  const watch: PageWatch = { errors: [], leaks: [], tiles: 0 }
+  await routeOutside(context, base, watch.leaks, { tile: options.tile, onTile: () => watch.tiles++ })
+  context.on('page', (page) => {
+    page.on('pageerror', (error) => watch.errors.push(`pageerror: ${error.message}`))
+    page.on('console', (message) => {
+      if (message.type() !== 'error') return
+      const text = message.text()
+      if (text.includes('status of 401') || options.expectedConsoleErrors?.test(text)) return
+      watch.errors.push(`console: ${text}`)
+    })
+    options.onPage?.(page)
   })
+  const page = await context.newPage()
   return { context, page, watch }
 }
 
-/** Signs in on the console's form and waits for the live stream. */
-export async function signIn(page: Page, base: string, name: string): Promise<void> {
+/** Signs in on the console's form (with PASSWORD unless told) and waits for the live stream. */
+export async function signIn(page: Page, base: string, name: string, options: { password?: string } = {}): Promise<void> {
   await page.goto(`${base}/`)
   await page.locator('#signin-name').fill(name)
-  await page.locator('#signin-password').fill(PASSWORD)
+  await page.locator('#signin-password').fill(options.password ?? PASSWORD)
   await page.keyboard.press('Enter')
   await page.locator('.who').waitFor({ state: 'attached' })
   await page.locator('.live-status.live').waitFor()
