@@ -203,3 +203,38 @@ export interface AuditEntry {
   at: string
   request_id: string | null
 }
+
+// ---- Notifications (GET /notifications, /notifications/{id}/deliveries; views/AdminNotifications.tsx)
+
+/** a notification channel: which events (or every fix) go to which webhook, for which devices */
+export interface NotificationChannel {
+  id: string
+  name: string
+  /** alarm codes, `["*"]` for every event, `[]` for a positions channel */
+  events: string[]
+  /** only devices of these groups; `[]`: every device of the account */
+  groups: string[]
+  /** the secret itself is never sent: `secret_set` says whether there is one */
+  channel: { type: 'webhook'; url: string; secret_set: boolean; positions: boolean }
+  enabled: boolean
+  created_at: string
+  updated_at: string
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'dead'
+
+/** an item of GET /notifications/{id}/deliveries, and the answer of POST /notifications/{id}/test */
+export interface NotificationDelivery {
+  id: string
+  type: 'event' | 'positions' | 'test'
+  event: FleetEvent | null
+  /** how many fixes a positions batch holds */
+  positions: number | null
+  status: DeliveryStatus
+  attempts: number
+  last_status_code: number | null
+  last_error: string | null
+  next_attempt_at: string | null
+  delivered_at: string | null
+  created_at: string
+}

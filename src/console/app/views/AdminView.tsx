@@ -9,6 +9,7 @@ import { AdminDevices } from './AdminDevices'
 import { AdminGroups } from './AdminGroups'
 import { AdminKeys } from './AdminKeys'
 import { AdminModels } from './AdminModels'
+import { AdminNotifications } from './AdminNotifications'
 import { AdminUsers } from './AdminUsers'
 
 const s = strings.admin
@@ -68,6 +69,7 @@ export function AdminView({ me, fleet }: { me: Me; fleet: Fleet }) {
         {tab === 'groups' && <AdminGroups {...props} />}
         {tab === 'keys' && <AdminKeys {...props} />}
         {tab === 'models' && <AdminModels {...props} />}
+        {tab === 'notifications' && <AdminNotifications {...props} />}
         {tab === 'audit' && <AdminAudit {...props} />}
       </div>
     </main>

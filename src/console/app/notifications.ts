@@ -1,0 +1,145 @@
+/**
+ * Administration › Notifications, apart from drawing: the alarm codes a form offers, the body a
+ * form sends, the API's 400s put back beside the form's fields, a delivery in words.
+ */
+import { dateTimeOf, type Failure } from './admin'
+import { alarmName } from './notices'
+import { strings } from './strings'
+import type { NotificationChannel, NotificationDelivery } from './types'
+
+const n = strings.notifications
+
+/** `events: ["*"]`: every event */
+export const EVERY_EVENT = '*'
+/** as the server checks a code (src/alerts/notifications-model.ts EVENT_CODE_PATTERN) */
+const CODE = /^[A-Za-z0-9_]{1,64}$/
+
+/** the codes the console has words for, in strings.ts order: the checklist */
+export const knownCodes = (): string[] => Object.keys(strings.alarmNames)
+
+export interface NotificationDraft {
+  name: string
+  positions: boolean
+  every: boolean
+  /** checked codes of the list */
+  codes: string[]
+  /** what the person typed in "Other alarm codes" */
+  other: string
+  groups: string[]
+  url: string
+  /** a new secret; empty keeps the one set (or none) */
+  secret: string
+  removeSecret: boolean
+  enabled: boolean
+}
+
+export function draftOf(existing: NotificationChannel | null): NotificationDraft {
+  const known = new Set(knownCodes())
+  const events = existing?.events ?? []
+  return {
+    name: existing?.name ?? '',
+    positions: existing?.channel.positions ?? false,
+    every: events.includes(EVERY_EVENT),
+    codes: events.filter((code) => known.has(code)),
+    // codes set through the API that the list does not name stay, as typed text
+    other: events.filter((code) => code !== EVERY_EVENT && !known.has(code)).join(' '),
+    groups: existing?.groups ?? [],
+    url: existing?.channel.url ?? '',
+    secret: '',
+    removeSecret: false,
+    enabled: existing?.enabled ?? true,
+  }
+}
+
+/** the codes typed in "Other alarm codes", each once */
+export const otherCodes = (text: string): string[] => [...new Set(text.split(/[\s,;]+/).filter(Boolean))]
+
+/** the `events` a draft sends: ["*"], the checked and typed codes (each once), or [] for positions */
+export function eventsOf(draft: NotificationDraft): string[] {
+  if (draft.positions) return []
+  if (draft.every) return [EVERY_EVENT]
+  return [...new Set([...draft.codes, ...otherCodes(draft.other)])]
+}
+
+/** what the form can tell before sending: field key → message */
+export function checkDraft(draft: NotificationDraft): Record<string, string> {
+  const errors: Record<string, string> = {}
+  if (!draft.name.trim()) errors.name = strings.admin.nameRequired
+  if (!draft.url.trim()) errors['channel/url'] = n.urlRequired
+  if (!draft.positions && !draft.every) {
+    const bad = otherCodes(draft.other).find((code) => !CODE.test(code))
+    if (bad !== undefined) errors.other = n.badCode(bad)
+    else if (eventsOf(draft).length === 0) errors.events = n.eventsRequired
+  }
+  return errors
+}
+
+/** POST /notifications (existing null) or PATCH /notifications/{id}: every field the form shows; the secret only when typed or removed */
+export function bodyOf(draft: NotificationDraft, existing: NotificationChannel | null, groupsShown: boolean): Record<string, unknown> {
+  const channel: Record<string, unknown> = { type: 'webhook', url: draft.url.trim(), positions: draft.positions }
+  if (draft.secret) channel.secret = draft.secret
+  else if (existing && draft.removeSecret) channel.secret = null
+  const body: Record<string, unknown> = { name: draft.name.trim(), events: eventsOf(draft), channel, enabled: draft.enabled }
+  if (groupsShown) body.groups = draft.groups
+  return body
+}
+
+/**
+ * The API's 400 as the form shows it: an `/events/{i}` error goes beside the list or the typed
+ * codes, whichever holds the code sent at i, in words that name it (the API's pattern is no
+ * sentence); `/positions` and `/channel/positions` go beside the choice of what it sends.
+ */
+export function placeFailure(failure: Failure, sentEvents: readonly string[]): Failure {
+  const known = new Set(knownCodes())
+  const fields: Record<string, string> = {}
+  for (const [key, message] of Object.entries(failure.fields)) {
+    const at = /^events\/(\d+)$/.exec(key)
+    if (at) {
+      const code = sentEvents[Number(at[1])]
+      const target = code !== undefined && code !== EVERY_EVENT && !known.has(code) ? 'other' : 'events'
+      fields[target] ??= code !== undefined && !CODE.test(code) && code !== EVERY_EVENT ? n.badCode(code) : message
+    } else if (key === 'positions' || key === 'channel/positions') fields.positions ??= message
+    else if (key.startsWith('groups')) fields.groups ??= message
+    else fields[key] ??= message
+  }
+  return { ...failure, fields }
+}
+
+/** the host a webhook goes to, for the list: "hooks.example.com:8443" */
+export function urlHost(url: string): string {
+  try {
+    return new URL(url).host || url
+  } catch {
+    return url
+  }
+}
+
+/** what a channel sends, for the list: "Every event", "Every position", "SOS, Power cut" */
+export function sendsOf(notification: NotificationChannel): string[] {
+  if (notification.channel.positions) return [n.everyPosition]
+  if (notification.events.includes(EVERY_EVENT)) return [n.everyEvent]
+  return notification.events.map(alarmName)
+}
+
+/** what a delivery carried: the event's alarm and device, a batch's size, or the test */
+export function deliveryWhat(delivery: NotificationDelivery): string {
+  if (delivery.type === 'test') return n.whatTest
+  if (delivery.type === 'positions') return n.whatPositions(delivery.positions ?? 0)
+  if (!delivery.event) return n.whatTest
+  return `${alarmName(delivery.event.alarm_code)} · ${delivery.event.device.alias}`
+}
+
+/** "Delivered 12 May 2025, 14:03:05", "Next attempt …", or nothing (dead) */
+export function deliveryWhen(delivery: NotificationDelivery): string | null {
+  if (delivery.delivered_at) return n.deliveredAt(dateTimeOf(delivery.delivered_at, true))
+  if (delivery.status === 'pending' && delivery.next_attempt_at) return n.nextAttemptAt(dateTimeOf(delivery.next_attempt_at, true))
+  return null
+}
+
+/** the outcome of POST /notifications/{id}/test in a sentence */
+export function testOutcome(delivery: NotificationDelivery): { ok: boolean; text: string } {
+  if (delivery.status === 'delivered') return { ok: true, text: n.testDelivered(delivery.last_status_code) }
+  const why =
+    delivery.last_status_code !== null ? n.testFailedAnswer(delivery.last_status_code, delivery.last_error) : (delivery.last_error ?? n.testNoAnswer)
+  return { ok: false, text: n.testFailed(why.replace(/\.$/, '')) }
+}
