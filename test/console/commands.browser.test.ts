@@ -7,53 +7,31 @@
  * leaving the host; screenshots at desktop and phone size in test-output/.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { type Browser, type Page } from 'playwright-core'
-import { openDatabase } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
+import { type Browser } from 'playwright-core'
 import { buildGt06Frame } from '../../src/ingest/protocols/gt06/replies'
 import { commandDataset } from '../commands/support'
 import { connectClient, gt06Login, hex, type TestClient } from '../ingest/frames'
-import { chromiumPresent, cheapPasswordHash, launchChromium, OUTPUT, PASSWORD, PLAIN_TILE, ROOT, routeOutside, shot, TILES } from './support'
-import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
+import { chromiumPresent, launchChromium, PLAIN_TILE, shot, signIn, startConsoleServer, watchedPage, type ConsoleServer } from './support'
 import { ids } from '../support/world'
 
 const hasChromium = chromiumPresent('the command browser test')
 
 const TRUCK1_IMEI = '359710049095001'
 
-let dir: string
-let server: ServerProcess
+let server: ConsoleServer
 let base: string
-let gt06Port: number
 let browser: Browser
 let tracker: TestClient
 
 beforeAll(async () => {
   if (!hasChromium) return
-  dir = mkdtempSync(join(tmpdir(), 'console-commands-'))
-  mkdirSync(OUTPUT, { recursive: true })
-  const databasePath = join(dir, 'tracker.db')
-  const setup = openDatabase(databasePath)
   const now = Math.floor(Date.now() / 1000)
-  importDataset(setup.sqlite, { ...commandDataset(), positions: [{ device: ids.truck1, timestamp: now - 60, latitude: 48.8566, longitude: 2.3522, speed: 0 }] })
-  const hash = await cheapPasswordHash()
-  setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, ids.alice)
-  setup.close()
-
-  const httpPort = freePort()
-  gt06Port = freePort()
-  base = `http://127.0.0.1:${httpPort}`
-  server = spawnServer([process.execPath, '--max-http-header-size=65536', 'src/main.ts', 'serve'], {
-    cwd: ROOT,
-    env: { ...serverEnv(databasePath, { http: httpPort, osmand: 0, teltonika: 0 }, 'info'), GT06_PORT: String(gt06Port), OSMAND_PORT: '0', APP_URL: base, TILE_URL: `${TILES}/{z}/{x}/{y}.png` },
-  })
-  await server.waitFor((line) => line.msg === 'serving', 20_000)
+  const dataset = { ...commandDataset(), positions: [{ device: ids.truck1, timestamp: now - 60, latitude: 48.8566, longitude: 2.3522, speed: 0 }] }
+  server = await startConsoleServer({ name: 'console-commands', dataset, signIn: [ids.alice], ports: { gt06: true } })
+  base = server.base
   browser = await launchChromium()
   // the tracker is connected before anyone sends it anything
-  tracker = await connectClient(gt06Port)
+  tracker = await connectClient(server.ports.gt06)
   tracker.send(gt06Login(TRUCK1_IMEI, 1))
   expect(hex(await tracker.read(10, 5000))).toBe('78 78 05 01 00 01 D9 DC 0D 0A')
 }, 60_000)
@@ -61,8 +39,7 @@ beforeAll(async () => {
 afterAll(async () => {
   tracker?.end()
   await browser?.close()
-  if (server) await server.terminate()
-  if (dir) rmSync(dir, { recursive: true, force: true })
+  await server?.stop()
 })
 
 /** The next online command the tracker receives: its server flag and its text. */
@@ -84,23 +61,11 @@ function answer(text: string, flag: number): void {
 
 describe.skipIf(!hasChromium)('sending commands from the console', () => {
   test('a button with its confirmation, a form, a bad value; the answers arrive live', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 })
-    const errors: string[] = []
-    const leaks: string[] = []
-    await routeOutside(context, base, leaks, { tile: PLAIN_TILE })
-    const page = await context.newPage()
-    page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`))
-    page.on('console', (message) => {
-      // the browser notes the 400 and 409 this test asks for on purpose
-      if (message.type() === 'error' && !message.text().includes('status of 401') && !message.text().includes('status of 400') && !message.text().includes('status of 409')) errors.push(`console: ${message.text()}`)
-    })
+    // the browser notes the 400 and 409 this test asks for on purpose
+    const { context, page, watch } = await watchedPage(browser, base, { viewport: { width: 1280, height: 800 } }, { tile: PLAIN_TILE, expectedConsoleErrors: /status of (400|409)/ })
+    const { errors, leaks } = watch
 
-    await page.goto(`${base}/`)
-    await page.locator('#signin-name').fill('alice')
-    await page.locator('#signin-password').fill(PASSWORD)
-    await page.keyboard.press('Enter')
-    await page.locator('.who').waitFor()
-    await page.locator('.live-status.live').waitFor()
+    await signIn(page, base, 'alice')
     await page.goto(`${base}/#/devices/${ids.truck1}`)
     await page.locator('.panel-title').waitFor()
     await page.getByText('No command sent to this device yet.').waitFor()

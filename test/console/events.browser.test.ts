@@ -9,14 +9,8 @@
  * test-output/.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { type Browser, type BrowserContext, type Page } from 'playwright-core'
-import { openDatabase } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
-import { chromiumPresent, cheapPasswordHash, launchChromium, OUTPUT, PASSWORD, ROOT, routeOutside, shot, TILES } from './support'
-import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
+import { type Browser, type Page } from 'playwright-core'
+import { chromiumPresent, launchChromium, shot, signIn, startConsoleServer, watchedPage, type ConsoleServer } from './support'
 import { baseDataset, ids } from '../support/world'
 
 const hasChromium = chromiumPresent('the alerts browser test')
@@ -36,59 +30,25 @@ const events = [
 ]
 const positions = [{ device: ids.truck1, timestamp: now - 600, latitude: 48.85, longitude: 2.3, speed: 42, course: 80 }]
 
-let dir: string
-let server: ServerProcess
+let server: ConsoleServer
 let base: string
 let osmandPort: number
 let browser: Browser
 
 beforeAll(async () => {
   if (!hasChromium) return
-  dir = mkdtempSync(join(tmpdir(), 'events-browser-'))
-  mkdirSync(OUTPUT, { recursive: true })
-  const databasePath = join(dir, 'tracker.db')
-  const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, { ...baseDataset(), positions, events })
-  const hash = await cheapPasswordHash()
-  setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, ids.alice)
-  setup.close()
-
-  const httpPort = freePort()
-  osmandPort = freePort()
-  base = `http://127.0.0.1:${httpPort}`
-  server = spawnServer([process.execPath, '--max-http-header-size=65536', 'src/main.ts', 'serve'], {
-    cwd: ROOT,
-    env: { ...serverEnv(databasePath, { http: httpPort, osmand: osmandPort, teltonika: 0 }, 'info'), APP_URL: base, TILE_URL: `${TILES}/{z}/{x}/{y}.png` },
-  })
-  await server.waitFor((line) => line.msg === 'serving', 20_000)
+  server = await startConsoleServer({ name: 'events-browser', dataset: { ...baseDataset(), positions, events }, signIn: [ids.alice], ports: { osmand: true } })
+  base = server.base
+  osmandPort = server.ports.osmand
   browser = await launchChromium()
 }, 60_000)
 
 afterAll(async () => {
   await browser?.close()
-  if (server) await server.terminate()
-  if (dir) rmSync(dir, { recursive: true, force: true })
+  await server?.stop()
 })
 
-interface Watch {
-  errors: string[]
-  leaks: string[]
-}
-
-async function newContext(viewport: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page; watch: Watch }> {
-  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, timezoneId: 'UTC' })
-  const watch: Watch = { errors: [], leaks: [] }
-  await routeOutside(context, base, watch.leaks)
-  const page = await context.newPage()
-  page.on('pageerror', (error) => watch.errors.push(`pageerror: ${error.message}`))
-  page.on('console', (message) => {
-    if (message.type() !== 'error') return
-    const text = message.text()
-    if (text.includes('status of 401')) return
-    watch.errors.push(`console: ${text}`)
-  })
-  return { context, page, watch }
-}
+const newContext = (viewport: { width: number; height: number }) => watchedPage(browser, base, { viewport, timezoneId: 'UTC' })
 
 /** today's time of day, as the browser's locale writes it */
 const CLOCK_TIME = /^\d\d:\d\d:\d\d( [AP]M)?$/
@@ -101,15 +61,6 @@ async function sendAlarm(imei: string, alarm: string, timestamp: number, latitud
   expect(res.status).toBe(200)
 }
 
-async function signIn(page: Page) {
-  await page.goto(`${base}/`)
-  await page.locator('#signin-name').fill('alice')
-  await page.locator('#signin-password').fill(PASSWORD)
-  await page.keyboard.press('Enter')
-  await page.locator('.who').waitFor({ state: 'attached' })
-  await page.locator('.live-status.live').waitFor()
-}
-
 const notices = (page: Page) => page.locator('.notice')
 const noticeTitles = (page: Page) => page.locator('.notice .notice-title').allTextContents()
 const rowAlarms = (page: Page) => page.locator('.events-table tbody tr .ev-alarm').allTextContents()
@@ -118,7 +69,7 @@ const rowCount = (page: Page) => page.locator('.events-table tbody tr').count()
 describe.skipIf(!hasChromium)('alerts in chromium', () => {
   test('alarms arrive as notices, are counted and dismissed by keyboard; the Events page lists them live, by range and page', async () => {
     const { context, page, watch } = await newContext({ width: 1280, height: 800 })
-    await signIn(page)
+    await signIn(page, base, 'alice')
     await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true))
     expect(await notices(page).count()).toBe(0)
     expect(await page.locator('.nav-badge').count()).toBe(0)
@@ -213,7 +164,7 @@ describe.skipIf(!hasChromium)('alerts in chromium', () => {
 
   test('on a phone: the notices across the bottom, the count on the menu button, the events as cards', async () => {
     const { context, page, watch } = await newContext({ width: 390, height: 844 })
-    await signIn(page)
+    await signIn(page, base, 'alice')
     // later than every alarm of the test before (same database), so that these two are the newest
     const at = seconds() + 10
     await sendAlarm(IMEI.truck1, 'harshBraking', at)
