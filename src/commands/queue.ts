@@ -207,6 +207,8 @@ interface Change {
   id: string
   code: string
   second: number
+  /** the event's context, as stored */
+  context: Record<string, unknown>
 }
 
 export function createCommandQueue(deps: CommandQueueDeps) {
@@ -291,8 +293,9 @@ export function createCommandQueue(deps: CommandQueueDeps) {
       .all()
     if (updated.length === 0) return null
     const code = `command_${status}`
-    const second = events.append(row.deviceKey, code, { id: row.id, command: row.commandId, name: row.name }, Math.floor(atMs / 1000))
-    return { deviceKey: row.deviceKey, id: row.id, code, second }
+    const context = { id: row.id, command: row.commandId, name: row.name }
+    const second = events.append(row.deviceKey, code, context, Math.floor(atMs / 1000))
+    return { deviceKey: row.deviceKey, id: row.id, code, second, context }
   }
 
   /** After the commit: live streams hear of each change as of a device alarm. */
@@ -301,7 +304,7 @@ export function createCommandQueue(deps: CommandQueueDeps) {
       if (change === null) continue
       log.info(change.code.replace('_', ' '), { id: change.id, device: change.deviceKey })
       try {
-        live.publishAlarm({ deviceKey: change.deviceKey, alarmCode: change.code, timestamp: change.second, latitude: null, longitude: null, speed: null })
+        live.publishAlarm({ deviceKey: change.deviceKey, alarmCode: change.code, timestamp: change.second, latitude: null, longitude: null, speed: null, context: change.context })
       } catch (error) {
         log.error('live alarm subscriber failed', { error: (error as Error)?.message })
       }

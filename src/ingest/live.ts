@@ -29,6 +29,8 @@ export interface LiveAlarm {
   longitude: number | null
   /** km/h, null when the device sent none */
   speed: number | null
+  /** the event's context as stored (a geofence's name, an overspeed's limit…) */
+  context: Record<string, unknown>
 }
 
 export type AlarmListener = (alarm: LiveAlarm) => void

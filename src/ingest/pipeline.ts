@@ -539,7 +539,15 @@ export function createIngestPipeline(options: PipelineOptions) {
     }
     for (const { deviceKey, event } of alarms) {
       try {
-        live.publishAlarm({ deviceKey, alarmCode: event.alarm_code, timestamp: event.ts, latitude: event.latitude, longitude: event.longitude, speed: event.speed })
+        live.publishAlarm({
+          deviceKey,
+          alarmCode: event.alarm_code,
+          timestamp: event.ts,
+          latitude: event.latitude,
+          longitude: event.longitude,
+          speed: event.speed,
+          context: JSON.parse(event.context),
+        })
       } catch (error) {
         log.error('live alarm subscriber failed', { error: (error as Error)?.message })
       }

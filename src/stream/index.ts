@@ -30,8 +30,9 @@ export function streamRoutes(auth: ReturnType<typeof authPlugin>, streams: LiveS
           'permission). Each fix is `event: fix` with data `{"id","latitude","longitude","speed","course","timestamp"}` (speed km/h or null, ' +
           'course degrees clockwise from north or null, timestamp Unix seconds); the newest known fix of each device comes first. ' +
           'Each device alarm (an event: `sos`, `power_cut`, `overspeed`… as `GET /devices/{id}/history/events` lists them) is `event: alarm` with data ' +
-          '`{"id","alarm_code","timestamp","latitude","longitude","speed"}` (id the device\'s, timestamp Unix seconds as the device dated it, ' +
-          'latitude and longitude null when the event came without a usable position, speed km/h or null), sent once the event is stored, ' +
+          '`{"id","alarm_code","timestamp","latitude","longitude","speed","context"}` (id the device\'s, timestamp Unix seconds as the device dated it, ' +
+          'latitude and longitude null when the event came without a usable position, speed km/h or null, context as the events API shows it: ' +
+          'a geofence\'s `name`, an overspeed\'s `limit` and `speed`, `{}` when none), sent once the event is stored, ' +
           'to the streams a fix of that device goes to; a share token gets alarms only when its link grants the events permission. ' +
           'Alarms are not replayed: a stream tells those stored while it is open (read the rest with `GET /events`); a re-sent event that was already stored is not sent again. ' +
           'What a device\'s status and information packets say of it (battery, external power, signal, ignition, ICCID… as `GET /devices/{id}/status` ' +

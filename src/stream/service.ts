@@ -64,6 +64,8 @@ export interface AlarmEvent {
   longitude: number | null
   /** km/h, null when the device sent none */
   speed: number | null
+  /** as the events API shows it: a geofence's `name`, an overspeed's `limit` and `speed`… (`{}` when none) */
+  context: Record<string, unknown>
 }
 
 /** The body of an `event: status`: what a device's status or information packet said of it, once stored. */
@@ -195,6 +197,7 @@ export function createLiveStreams({ sqlite, access, live, clock, linkActive, lin
                 latitude: alarm.latitude,
                 longitude: alarm.longitude,
                 speed: alarm.speed,
+                context: alarm.context,
               }
               send(`event: alarm\ndata: ${JSON.stringify(event)}\n\n`)
             }

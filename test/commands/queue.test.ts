@@ -242,7 +242,7 @@ describe('events on the live stream', () => {
       }
     }
     await until('retry: 3000')
-    await send(ids.engineStop)
+    const sent = await send(ids.engineStop)
     await deliver()
     await world.queue.markAnswered(truck1, 'ok', now())
     await until('command_answered')
@@ -255,6 +255,7 @@ describe('events on the live stream', () => {
       latitude: null,
       longitude: null,
       speed: null,
+      context: { id: sent.id, command: ids.engineStop, name: 'Engine stop' },
     })
     await reader.cancel()
   })

@@ -91,7 +91,7 @@ describe('event: alarm on the live stream', () => {
     expect(await nextEvent(alice)).toEqual({
       event: 'alarm',
       // 27 knots is 50.004 km/h; an event's speed is whole km/h, as the events API stores it
-      data: { id: ids.truck1, alarm_code: 'sos', timestamp: NOW - 5, latitude: 48.8566, longitude: 2.3522, speed: 50 },
+      data: { id: ids.truck1, alarm_code: 'sos', timestamp: NOW - 5, latitude: 48.8566, longitude: 2.3522, speed: 50, context: { altitude: null, course: null, gps_valid: true } },
     })
     // the stored event is the one GET /events lists
     const listed = (await (await world.call('GET', '/events', { token: keys.alice })).json()) as { alarm_code: string; device: { id: string } }[]
@@ -140,7 +140,21 @@ describe('event: alarm on the live stream', () => {
     })
     const seen = [await nextEvent(alice), await nextEvent(alice), await nextEvent(alice)]
     expect(seen.map((e) => `${e.event}:${e.data.alarm_code ?? ''}`)).toEqual(['fix:', 'alarm:sos', 'alarm:power_cut'])
-    expect(seen[2].data).toEqual({ id: ids.truck1, alarm_code: 'power_cut', timestamp: NOW - 20, latitude: null, longitude: null, speed: null })
+    expect(seen[2].data).toEqual({ id: ids.truck1, alarm_code: 'power_cut', timestamp: NOW - 20, latitude: null, longitude: null, speed: null, context: {} })
+    await alice.cancel()
+  })
+
+  test("an alarm carries its event's context, as the events API shows it (a console words it from there)", async () => {
+    const alice = await open(keys.alice)
+    const context = { geofence: ids.trucks, name: 'Yard' }
+    await pipeline.ingest({
+      uniqueId: IMEI.truck1,
+      fixes: [],
+      events: [{ timestamp: NOW - 20, alarmCode: 'geofence_enter', latitude: 48.85, longitude: 2.35, speed: 12, satellites: null, mcc: null, mnc: null, dbm: null, context }],
+    })
+    expect(await nextEvent(alice)).toMatchObject({ event: 'alarm', data: { alarm_code: 'geofence_enter', context } })
+    const listed = (await (await world.call('GET', '/events', { token: keys.alice })).json()) as { context: unknown }[]
+    expect(listed.map((e) => e.context)).toEqual([context])
     await alice.cancel()
   })
 
