@@ -11,14 +11,9 @@
  * error; no request leaves the host but tiles. Screenshots at desktop and phone size.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type Browser, type BrowserContext, type Page } from 'playwright-core'
-import { openDatabase } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
-import { chromiumPresent, cheapPasswordHash, launchChromium, OUTPUT, PASSWORD, ROOT, routeOutside, TILES } from './support'
-import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
+import { type Browser, type Page } from 'playwright-core'
+import { chromiumPresent, launchChromium, OUTPUT, signIn, startConsoleServer, watchedPage, type ConsoleServer } from './support'
 import { baseDataset, ids } from '../support/world'
 import { BUS304_GPX, readGpx } from '../track/recordings'
 
@@ -40,68 +35,31 @@ const events = [
   { device: ids.truck1, alarm_code: 'ignition_off', timestamp: lastTs + 30, coordinates: [outbound[outbound.length - 1].latitude, outbound[outbound.length - 1].longitude] },
 ]
 
-let dir: string
-let server: ServerProcess
+let server: ConsoleServer
 let base: string
 let browser: Browser
 
 beforeAll(async () => {
   if (!hasChromium) return
-  dir = mkdtempSync(join(tmpdir(), 'history-browser-'))
-  mkdirSync(OUTPUT, { recursive: true })
-  const databasePath = join(dir, 'tracker.db')
-  const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, { ...baseDataset(), positions, events })
-  const hash = await cheapPasswordHash()
-  setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, ids.alice)
-  setup.close()
-
-  const httpPort = freePort()
-  base = `http://127.0.0.1:${httpPort}`
-  server = spawnServer([process.execPath, '--max-http-header-size=65536', 'src/main.ts', 'serve'], {
-    cwd: ROOT,
-    env: { ...serverEnv(databasePath, { http: httpPort, osmand: 0, teltonika: 0 }, 'info'), APP_URL: base, TILE_URL: `${TILES}/{z}/{x}/{y}.png` },
-  })
-  await server.waitFor((line) => line.msg === 'serving', 20_000)
+  server = await startConsoleServer({ name: 'history-browser', dataset: { ...baseDataset(), positions, events }, signIn: [ids.alice] })
+  base = server.base
   browser = await launchChromium()
 }, 60_000)
 
 afterAll(async () => {
   await browser?.close()
-  if (server) await server.terminate()
-  if (dir) rmSync(dir, { recursive: true, force: true })
+  await server?.stop()
 })
 
-interface Watch {
-  errors: string[]
-  leaks: string[]
+async function newContext(viewport: { width: number; height: number }) {
   /** paths asked of this server */
-  asked: string[]
-}
-
-async function newContext(viewport: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page; watch: Watch }> {
-  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, timezoneId: ZONE, locale: 'en-GB' })
-  const watch: Watch = { errors: [], leaks: [], asked: [] }
-  await routeOutside(context, base, watch.leaks)
-  const page = await context.newPage()
-  page.on('request', (request) => request.url().startsWith(base) && watch.asked.push(new URL(request.url()).pathname))
-  page.on('pageerror', (error) => watch.errors.push(`pageerror: ${error.message}`))
-  page.on('console', (message) => {
-    if (message.type() !== 'error') return
-    const text = message.text()
-    // asking who is signed in before signing in; the 429 and the 404 this test asks for on purpose
-    if (/status of (401|404|429)/.test(text)) return
-    watch.errors.push(`console: ${text}`)
+  const asked: string[] = []
+  const watched = await watchedPage(browser, base, { viewport, timezoneId: ZONE, locale: 'en-GB' }, {
+    // the 429 and the 404 this test asks for on purpose
+    expectedConsoleErrors: /status of (404|429)/,
+    onPage: (page) => page.on('request', (request) => request.url().startsWith(base) && asked.push(new URL(request.url()).pathname)),
   })
-  return { context, page, watch }
-}
-
-async function signIn(page: Page) {
-  await page.goto(`${base}/`)
-  await page.locator('#signin-name').fill('alice')
-  await page.locator('#signin-password').fill(PASSWORD)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.locator('.who').waitFor()
+  return { ...watched, watch: { ...watched.watch, asked } }
 }
 
 /** a screenshot once the map has stopped moving and its tiles are in */
@@ -119,7 +77,7 @@ const paris = (seconds: number) => new Date(seconds * 1000).toLocaleTimeString('
 describe.skipIf(!hasChromium)('History in chromium', () => {
   test('a day of a real recording: route, stops, travels with addresses, events, the chart, the playback; the phone layout', async () => {
     const { context, page, watch } = await newContext({ width: 1280, height: 800 })
-    await signIn(page)
+    await signIn(page, base, 'alice')
     // from a device's panel: its history opens on the day of its newest fix
     await page.locator(`.device-row[data-device="${ids.truck1}"]`).click()
     await page.getByRole('link', { name: 'History: route, stops, travels' }).click()
@@ -246,7 +204,7 @@ describe.skipIf(!hasChromium)('History in chromium', () => {
 
   test('a 429 from the history cap is waited out; a range too long and an unknown device are said plainly', async () => {
     const { context, page, watch } = await newContext({ width: 1280, height: 800 })
-    await signIn(page)
+    await signIn(page, base, 'alice')
     // the server answers the first travels request as it does when two others are in flight
     let refused = 0
     await page.route(/\/history\/travels\?/, (route) => {

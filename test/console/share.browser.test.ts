@@ -8,15 +8,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import jsQR from 'jsqr'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { type Browser, type BrowserContext, type Page } from 'playwright-core'
-import { openDatabase } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
+import { type Browser, type Page } from 'playwright-core'
 import { PERMISSION } from '../../src/share/permissions'
-import { chromiumPresent, cheapPasswordHash, launchChromium, OUTPUT, PASSWORD, ROOT, routeOutside, shot, TILES } from './support'
-import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
+import { chromiumPresent, launchChromium, PASSWORD, shot, startConsoleServer, watchedPage, type ConsoleServer } from './support'
 import { baseDataset, ids } from '../support/world'
 
 const hasChromium = chromiumPresent('the share-link browser test')
@@ -29,69 +23,42 @@ const positions = [
   { device: ids.truck2, timestamp: now - 3600, latitude: 48.87, longitude: 2.35, speed: 0 },
 ]
 
-let dir: string
-let server: ServerProcess
+let server: ConsoleServer
 let base: string
 let browser: Browser
 
 beforeAll(async () => {
   if (!hasChromium) return
-  dir = mkdtempSync(join(tmpdir(), 'share-browser-'))
-  mkdirSync(OUTPUT, { recursive: true })
-  const databasePath = join(dir, 'tracker.db')
-  const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, { ...baseDataset(), positions })
-  const hash = await cheapPasswordHash()
-  setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, ids.alice)
-  setup.close()
-
-  const httpPort = freePort()
-  base = `http://127.0.0.1:${httpPort}`
-  server = spawnServer([process.execPath, '--max-http-header-size=65536', 'src/main.ts', 'serve'], {
-    cwd: ROOT,
-    env: { ...serverEnv(databasePath, { http: httpPort, osmand: freePort(), teltonika: 0 }, 'info'), APP_URL: base, TILE_URL: `${TILES}/{z}/{x}/{y}.png` },
-  })
-  await server.waitFor((line) => line.msg === 'serving', 20_000)
+  server = await startConsoleServer({ name: 'share-browser', dataset: { ...baseDataset(), positions }, signIn: [ids.alice], ports: { osmand: true } })
+  base = server.base
   browser = await launchChromium()
 }, 60_000)
 
 afterAll(async () => {
   await browser?.close()
-  if (server) await server.terminate()
-  if (dir) rmSync(dir, { recursive: true, force: true })
+  await server?.stop()
 })
 
-interface Watch {
-  errors: string[]
-  leaks: string[]
-  /** the share-link API's changing calls: method, path, Origin */
-  changes: { method: string; path: string; origin: string | null }[]
-}
+/** the share-link API's changing calls: method, path, Origin */
+type Change = { method: string; path: string; origin: string | null }
 
-async function newContext(viewport: { width: number; height: number }, options: { clipboard: boolean }): Promise<{ context: BrowserContext; page: Page; watch: Watch }> {
-  const context = await browser.newContext({ viewport, deviceScaleFactor: 1 })
-  if (options.clipboard) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
-  // a page where the Clipboard API is missing (as on plain http to a LAN address)
-  else await context.addInitScript(() => Object.defineProperty(Navigator.prototype, 'clipboard', { get: () => undefined }))
-  const watch: Watch = { errors: [], leaks: [], changes: [] }
-  await routeOutside(context, base, watch.leaks)
-  context.on('page', (page) => watchPage(page, watch))
-  const page = await context.newPage()
-  return { context, page, watch }
-}
-
-function watchPage(page: Page, watch: Watch) {
-  page.on('pageerror', (error) => watch.errors.push(`pageerror: ${error.message}`))
-  page.on('console', (message) => {
-    const text = message.text()
-    // 401: who is signed in, asked before signing in; 410: the ended link's page, on purpose
-    if (message.type() !== 'error' || /status of (401|410)/.test(text)) return
-    watch.errors.push(`console: ${text}`)
+async function newContext(viewport: { width: number; height: number }, options: { clipboard: boolean }) {
+  const changes: Change[] = []
+  const watched = await watchedPage(browser, base, { viewport, permissions: options.clipboard ? ['clipboard-read', 'clipboard-write'] : [] }, {
+    // 410: the ended link's page, on purpose
+    expectedConsoleErrors: /status of 410/,
+    onPage: (page) => noteChanges(page, changes),
   })
+  // a page where the Clipboard API is missing (as on plain http to a LAN address)
+  if (!options.clipboard) await watched.context.addInitScript(() => Object.defineProperty(Navigator.prototype, 'clipboard', { get: () => undefined }))
+  return { ...watched, watch: { ...watched.watch, changes } }
+}
+
+function noteChanges(page: Page, changes: Change[]) {
   page.on('request', (request) => {
     const url = new URL(request.url())
     if (request.method() !== 'GET' && url.pathname.startsWith('/devices/share')) {
-      watch.changes.push({ method: request.method(), path: url.pathname, origin: request.headers().origin ?? null })
+      changes.push({ method: request.method(), path: url.pathname, origin: request.headers().origin ?? null })
     }
   })
 }
