@@ -14,6 +14,7 @@ import commandsSend from './0006_commands_send.sql' with { type: 'text' }
 import deviceStatus from './0007_device_status.sql' with { type: 'text' }
 import geofences from './0008_geofences.sql' with { type: 'text' }
 import notifications from './0009_notifications.sql' with { type: 'text' }
+import notificationsVersion from './0010_notifications_version.sql' with { type: 'text' }
 
 export const migrationFiles: Record<string, string> = {
   '0000_init': init,
@@ -26,6 +27,7 @@ export const migrationFiles: Record<string, string> = {
   '0007_device_status': deviceStatus,
   '0008_geofences': geofences,
   '0009_notifications': notifications,
+  '0010_notifications_version': notificationsVersion,
 }
 
 export const migrationJournal: { entries: { idx: number; when: number; tag: string; breakpoints: boolean }[] } = journal
