@@ -2,7 +2,8 @@
  * Administration › Notifications, apart from drawing: the alarm codes a form offers, the body a
  * form sends, the API's 400s put back beside the form's fields, a delivery in words.
  */
-import { dateTimeOf, type Failure } from './admin'
+import type { Failure } from './admin'
+import { when } from './format'
 import { alarmName } from './notices'
 import { strings } from './strings'
 import type { NotificationChannel, NotificationDelivery } from './types'
@@ -129,10 +130,13 @@ export function deliveryWhat(delivery: NotificationDelivery): string {
   return `${alarmName(delivery.event.alarm_code)} · ${delivery.event.device.alias}`
 }
 
-/** "Delivered 12 May 2025, 14:03:05", "Next attempt …", or nothing (dead) */
-export function deliveryWhen(delivery: NotificationDelivery): string | null {
-  if (delivery.delivered_at) return n.deliveredAt(dateTimeOf(delivery.delivered_at, true))
-  if (delivery.status === 'pending' && delivery.next_attempt_at) return n.nextAttemptAt(dateTimeOf(delivery.next_attempt_at, true))
+/** a time of the log: today's as "14:03:05", another day's with its date */
+export const logTime = (iso: string, nowMs = Date.now()) => when(Date.parse(iso), nowMs)
+
+/** "Delivered 14:03:05", "Next attempt …", or nothing (dead) */
+export function deliveryWhen(delivery: NotificationDelivery, nowMs = Date.now()): string | null {
+  if (delivery.delivered_at) return n.deliveredAt(logTime(delivery.delivered_at, nowMs))
+  if (delivery.status === 'pending' && delivery.next_attempt_at) return n.nextAttemptAt(logTime(delivery.next_attempt_at, nowMs))
   return null
 }
 

@@ -1,7 +1,7 @@
 import { useSignal } from '@preact/signals'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { ApiError, getJson } from '../api'
-import { type AdminSectionProps, type AdminStore, dateTimeOf, describeFailure, listAll, write } from '../admin'
+import { type AdminSectionProps, type AdminStore, describeFailure, listAll, write } from '../admin'
 import { alarmName } from '../notices'
 import {
   bodyOf,
@@ -11,6 +11,7 @@ import {
   draftOf,
   eventsOf,
   knownCodes,
+  logTime,
   type NotificationDraft,
   placeFailure,
   sendsOf,
@@ -192,80 +193,6 @@ function NotificationForm({
       <form ref={save.form} onSubmit={submit} noValidate aria-busy={save.busy.value} class="admin-form notification-form">
         <FormAlert failure={save.failure.value} shown={shown} />
         <TextField id="nf-name" label={n.name} value={v.name} onInput={set('name')} error={save.error('name')} hint={n.nameHint} required autofocus maxLength={100} />
-        <ChoiceField
-          id="nf-kind"
-          label={n.kind}
-          value={v.positions ? 'positions' : 'events'}
-          onChange={(value) => {
-            set('positions')(value === 'positions')
-            save.edited('events')
-            save.edited('other')
-          }}
-          error={save.error('positions')}
-          options={[
-            { value: 'events', label: n.kindEvents, detail: n.kindEventsDetail },
-            { value: 'positions', label: n.kindPositions, detail: n.kindPositionsDetail },
-          ]}
-        />
-        {!v.positions && (
-          <fieldset class={save.error('events') || save.error('other') ? 'pick nf-events invalid' : 'pick nf-events'} aria-describedby={save.error('events') ? 'nf-events-error' : undefined}>
-            <legend>{n.events}</legend>
-            <label class="pick-item nf-every">
-              <input
-                type="checkbox"
-                id="nf-every"
-                checked={v.every}
-                onChange={(e) => {
-                  set('every', 'events')(e.currentTarget.checked)
-                  save.edited('other')
-                }}
-              />
-              <span class="pick-text">
-                <span class="choice-label">{n.everyEvent}</span>
-                <span class="hint">{n.everyEventDetail}</span>
-              </span>
-            </label>
-            <div class="nf-codes" aria-disabled={v.every ? 'true' : undefined}>
-              {codes.map((code) => (
-                <label key={code.id} class="pick-item">
-                  <input
-                    type="checkbox"
-                    value={code.id}
-                    disabled={v.every}
-                    checked={v.every || v.codes.includes(code.id)}
-                    onChange={(e) => set('codes', 'events')(e.currentTarget.checked ? [...v.codes, code.id] : v.codes.filter((c) => c !== code.id))}
-                  />
-                  <span class="pick-text">
-                    <span>{code.label}</span>
-                    <span class="hint mono">{code.detail}</span>
-                  </span>
-                </label>
-              ))}
-            </div>
-            {save.error('events') && (
-              <p id="nf-events-error" class="field-error">
-                {save.error('events')}
-              </p>
-            )}
-            {!v.every && (
-              <TextField id="nf-other" label={n.otherCodes} value={v.other} onInput={set('other')} error={save.error('other')} hint={n.otherCodesHint} mono />
-            )}
-          </fieldset>
-        )}
-        {groupsReady ? (
-          <PickList
-            id="nf-groups"
-            label={n.groups}
-            options={store.groups.items.map((g) => ({ id: g.id, label: g.name, detail: s.deviceCount(g.devices.length) }))}
-            selected={v.groups}
-            onChange={set('groups')}
-            error={save.error('groups')}
-            hint={n.groupsHint}
-            empty={s.noGroupsYet}
-          />
-        ) : (
-          <Pending state={store.groups.state.value} onRetry={() => void store.groups.refresh()} />
-        )}
         <TextField
           id="nf-url"
           label={n.url}
@@ -307,6 +234,80 @@ function NotificationForm({
             </label>
           )}
         </div>
+        <ChoiceField
+          id="nf-kind"
+          label={n.kind}
+          value={v.positions ? 'positions' : 'events'}
+          onChange={(value) => {
+            set('positions')(value === 'positions')
+            save.edited('events')
+            save.edited('other')
+          }}
+          error={save.error('positions')}
+          options={[
+            { value: 'events', label: n.kindEvents, detail: n.kindEventsDetail },
+            { value: 'positions', label: n.kindPositions, detail: n.kindPositionsDetail },
+          ]}
+        />
+        {!v.positions && (
+          <fieldset class={save.error('events') || save.error('other') ? 'pick nf-events invalid' : 'pick nf-events'} aria-describedby={save.error('events') ? 'nf-events-error' : undefined}>
+            <legend>{n.events}</legend>
+            <label class="pick-item nf-every">
+              <input
+                type="checkbox"
+                id="nf-every"
+                checked={v.every}
+                onChange={(e) => {
+                  set('every', 'events')(e.currentTarget.checked)
+                  save.edited('other')
+                }}
+              />
+              <span class="pick-text">
+                <span class="choice-label">{n.everyEvent}</span>
+                <span class="hint">{n.everyEventDetail}</span>
+              </span>
+            </label>
+            {/* every event: the list goes (what was checked comes back with it) */}
+            <div class="nf-codes" hidden={v.every}>
+              {codes.map((code) => (
+                <label key={code.id} class="pick-item">
+                  <input
+                    type="checkbox"
+                    value={code.id}
+                    checked={v.codes.includes(code.id)}
+                    onChange={(e) => set('codes', 'events')(e.currentTarget.checked ? [...v.codes, code.id] : v.codes.filter((c) => c !== code.id))}
+                  />
+                  <span class="pick-text">
+                    <span>{code.label}</span>
+                    <span class="hint mono">{code.detail}</span>
+                  </span>
+                </label>
+              ))}
+            </div>
+            {save.error('events') && (
+              <p id="nf-events-error" class="field-error">
+                {save.error('events')}
+              </p>
+            )}
+            {!v.every && (
+              <TextField id="nf-other" label={n.otherCodes} value={v.other} onInput={set('other')} error={save.error('other')} hint={n.otherCodesHint} mono />
+            )}
+          </fieldset>
+        )}
+        {groupsReady ? (
+          <PickList
+            id="nf-groups"
+            label={n.groups}
+            options={store.groups.items.map((g) => ({ id: g.id, label: g.name, detail: s.deviceCount(g.devices.length) }))}
+            selected={v.groups}
+            onChange={set('groups')}
+            error={save.error('groups')}
+            hint={n.groupsHint}
+            empty={s.noGroupsYet}
+          />
+        ) : (
+          <Pending state={store.groups.state.value} onRetry={() => void store.groups.refresh()} />
+        )}
         <div class="nf-enabled-field">
           <label class="check">
             <input type="checkbox" id="nf-enabled" checked={v.enabled} onChange={(e) => set('enabled')(e.currentTarget.checked)} aria-describedby="nf-enabled-hint" />
@@ -330,7 +331,7 @@ type LogPage = Loaded<{ rows: NotificationDelivery[]; more: boolean }>
 type Test = { state: 'idle' } | { state: 'busy' } | { state: 'done'; ok: boolean; text: string }
 
 function StatusMark({ status }: { status: string }) {
-  const glyph = status === 'delivered' ? '✓' : status === 'dead' ? '✕' : '⏳'
+  const glyph = status === 'delivered' ? '✓' : status === 'dead' ? '✕' : '↻'
   return (
     <span class={`delivery-status ${status}`} title={n.statusDetail[status]}>
       <span aria-hidden="true">{glyph}</span> {n.status[status] ?? status}
@@ -399,7 +400,7 @@ function DeliveryLog({ notification, onClose }: { notification: NotificationChan
                 <span class="muted">…</span>
               ) : newest ? (
                 <>
-                  <StatusMark status={newest.status} /> <span class="muted">{deliveryWhat(newest)} · {dateTimeOf(newest.created_at, true)}</span>
+                  <StatusMark status={newest.status} /> <span class="muted">{deliveryWhat(newest)} · {logTime(newest.created_at)}</span>
                 </>
               ) : (
                 <span class="muted">{n.lastNone}</span>
@@ -448,7 +449,7 @@ function DeliveryLog({ notification, onClose }: { notification: NotificationChan
                 return (
                   <tr key={d.id} data-id={d.id} data-status={d.status} data-type={d.type}>
                     <th scope="row" class="nowrap nf-time">
-                      <time dateTime={d.created_at}>{dateTimeOf(d.created_at, true)}</time>
+                      <time dateTime={d.created_at}>{logTime(d.created_at)}</time>
                     </th>
                     <Cell label={n.colWhat} class="nf-what">
                       {deliveryWhat(d)}
