@@ -45,8 +45,16 @@ export const strings = {
   // ---- Administration (views/Admin*.tsx, admin.ts) ----
   admin: {
     sections: 'Administration sections',
-    tabs: { devices: 'Devices', users: 'Users', groups: 'Groups', keys: 'API keys', models: 'Models', notifications: 'Notifications', audit: 'Audit log' } as Record<
-      'devices' | 'users' | 'groups' | 'keys' | 'models' | 'notifications' | 'audit',
+    tabs: {
+      devices: 'Devices',
+      users: 'Users',
+      groups: 'Groups',
+      keys: 'API keys',
+      models: 'Models',
+      geofences: 'Geofences',
+      notifications: 'Notifications',
+      audit: 'Audit log',
+    } as Record<'devices' | 'users' | 'groups' | 'keys' | 'models' | 'geofences' | 'notifications' | 'audit',
       string
     >,
     adminsOnly: 'Administration is for the administrators of your account. Ask one of them if you need a device, a user or a group changed.',
@@ -567,7 +575,19 @@ export const strings = {
     ignition_off: 'Ignition off',
     device_offline: 'Went offline',
     device_online: 'Back online',
+    idling: 'Idling',
+    power_off: 'Powered off',
+    door: 'Door alarm',
+    fall: 'Fall detected',
+    sim_change: 'SIM card changed',
+    cover_open: 'Cover opened',
+    geofence: 'Geofence alarm',
   } as Record<string, string>,
+  /** derived events worded from their context (geofence_enter/exit: the geofence's name; overspeed: speed and limit) */
+  geofenceEntered: (name: string) => `Entered ${name}`,
+  geofenceLeft: (name: string) => `Left ${name}`,
+  overspeedOver: (speedKmh: number, limitKmh: number) => `Overspeed ${speedKmh} km/h (limit ${limitKmh})`,
+  overspeedAt: (speedKmh: number) => `Overspeed ${speedKmh} km/h`,
   /** a GT06 alarm byte with no name of its own (`alarm_0x1f` → "0x1f") */
   alarmByte: (hex: string) => `Alarm ${hex}`,
   /** a code with no name here (OsmAnd passes on the app's own word), its underscores made spaces */
@@ -613,6 +633,7 @@ export const strings = {
     everyEvent: 'Every event',
     everyPosition: 'Every position',
     allDevices: 'All devices',
+    deletedGroup: 'a deleted group',
     enabledOn: 'On',
     enabledOff: 'Off',
     signed: 'signed',
@@ -691,6 +712,68 @@ export const strings = {
     pages: 'Pages of deliveries',
   },
   // ---- end of Notifications
+
+  // ---- Geofences (the live map's layer: geofenceOverlay.ts; Administration › Geofences: views/AdminGeofences.tsx, geofenceEditor.ts)
+  geofences: {
+    toggle: 'Geofences',
+    speedLimit: (kmh: number) => `speed limit ${kmh} km/h`,
+    intro: 'Areas on the map. A device entering or leaving one is an event, and inside one with a speed limit, going faster is an overspeed event.',
+    add: 'Add geofence',
+    none: 'No geofence yet. Add one to be told when a vehicle enters or leaves an area.',
+    colShape: 'Shape',
+    colGroups: 'Applies to',
+    colSpeedLimit: 'Speed limit',
+    circleOf: (radiusM: number) => `Circle, ${radiusM.toLocaleString('en')} m radius`,
+    polygonOf: (corners: number) => `Polygon, ${corners} corners`,
+    everyDevice: 'Every device',
+    noLimit: 'None',
+    kmh: (kmh: number) => `${kmh} km/h`,
+    editTitle: (name: string) => `Edit ${name}`,
+    deleteTitle: (name: string) => `Delete ${name}?`,
+    deleteBody: 'No new event comes from it. The events it gave stay on the Events page and in the history.',
+    deleteButton: 'Delete geofence',
+    added: (name: string) => `${name} was added.`,
+    saved: (name: string) => `${name} was saved.`,
+    deleted: (name: string) => `${name} was deleted.`,
+
+    // the form
+    name: 'Name',
+    nameHint: 'Such as “Yard” or “Customer: Lyon depot”.',
+    speedLimitLabel: 'Speed limit (km/h)',
+    speedLimitHint: 'Optional. Faster than this inside the area is an overspeed event.',
+    speedLimitNotNumber: 'Enter a number of km/h, or leave it empty.',
+    groups: 'Groups',
+    groupsHint: 'None chosen: every device of the account.',
+    noGroups: 'The account has no groups: the geofence applies to every device.',
+    area: 'Area',
+    shapeCircle: 'Circle',
+    shapeCircleDetail: 'A centre and a radius.',
+    shapePolygon: 'Polygon',
+    shapePolygonDetail: 'Corners you click on the map.',
+    mapLabel: 'Map for drawing the area',
+    circleHelp: 'Click the map to place the centre, then set the radius, or drag the centre or the handle on the edge.',
+    polygonHelp: 'Click the map to add corners; click the first corner, or Finish, to close the shape. Drag a corner to move it.',
+    keyboardHelp: 'From the keyboard: move the map with the arrow keys and zoom with + and −, then place at the cross in the middle.',
+    radius: 'Radius (m)',
+    radiusHint: '10 to 100,000 m',
+    centreHere: 'Centre at the cross',
+    addCorner: 'Add corner at the cross',
+    undoCorner: 'Undo last corner',
+    finish: 'Finish shape',
+    startOver: 'Start over',
+    corners: (count: number, closed: boolean) => `${count} ${count === 1 ? 'corner' : 'corners'}${closed ? ', closed' : ''}`,
+    cornerLabel: (n: number) => `Corner ${n}`,
+    centreLabel: 'Centre',
+    radiusHandleLabel: 'Radius',
+    needCentre: 'Click the map to place the centre.',
+    needCorners: 'A polygon needs at least 3 corners: click the map to add them.',
+    radiusNotNumber: 'Enter the radius in metres.',
+    /** the server's words about the shape ("is self-intersecting: …"), corners numbered as the map shows them */
+    areaProblem: (message: string) => `This shape ${message}`,
+    corner: (n: number) => `corner ${n}`,
+    holesDropped: 'This polygon has holes; drawing it again leaves them out.',
+  },
+  // ---- end of Geofences
 }
 
 export type Strings = typeof strings

@@ -57,6 +57,8 @@ export interface DeviceEvent {
   dbm: number | null
   coordinates: [number, number] | null
   timestamp: number
+  /** what the event carries: a geofence's `name`, an overspeed's `speed` and `limit`… */
+  context?: Record<string, unknown>
 }
 
 export type Widget =
@@ -108,6 +110,8 @@ export interface AlarmEvent {
   latitude: number | null
   longitude: number | null
   speed: number | null
+  /** as GET /events shows it */
+  context?: Record<string, unknown>
 }
 
 /** an item of GET /events: the device's event, with the device */
@@ -236,5 +240,33 @@ export interface NotificationDelivery {
   last_error: string | null
   next_attempt_at: string | null
   delivered_at: string | null
+  created_at: string
+}
+
+// ---- Geofences (GET /geofences; views/AdminGeofences.tsx, geofence*.ts)
+
+/** GeoJSON: rings of [longitude, latitude], each closed (the last point repeats the first), the outer ring first */
+export interface PolygonArea {
+  type: 'Polygon'
+  coordinates: [number, number][][]
+}
+
+/** not GeoJSON: the centre is [latitude, longitude]; the radius in metres */
+export interface CircleArea {
+  type: 'Circle'
+  center: [number, number]
+  radius: number
+}
+
+export type GeofenceArea = PolygonArea | CircleArea
+
+export interface Geofence {
+  id: string
+  name: string
+  area: GeofenceArea
+  /** empty: every device of the account */
+  groups: string[]
+  /** km/h, null when none */
+  speed_limit: number | null
   created_at: string
 }
