@@ -7,12 +7,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { type Browser, type Page } from 'playwright-core'
+import { type Browser, type BrowserContextOptions, type Page } from 'playwright-core'
 import { createApp } from '../../src/app'
 import { systemClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
 import { createFirstRun } from '../../src/session/setup'
-import { chromiumPresent, launchChromium } from '../console/support'
+import { chromiumPresent, launchChromium, watchedPage } from '../console/support'
 import { freePort } from '../support/process'
 import { makeWorld, type World } from '../support/world'
 
@@ -51,23 +51,15 @@ afterAll(async () => {
   world?.close()
 })
 
-function watchErrors(page: Page): string[] {
-  const errors: string[] = []
-  page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`))
-  page.on('console', (message) => {
-    // the page's own refusals (400) show in the console as failed loads: not errors of the page
-    if (message.type() === 'error' && !message.text().includes('Failed to load resource')) errors.push(`console: ${message.text()}`)
-  })
-  return errors
-}
+// the page's own refusals (400) show in the console as failed loads: not errors of the page
+const newContext = (contextOptions: BrowserContextOptions) => watchedPage(browser, base, contextOptions, { expectedConsoleErrors: /Failed to load resource/ })
 
 const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
 
 describe.skipIf(!hasChromium)('the setup page in chromium', () => {
   test('refuses a bad form in words next to the fields, then creates the account and signs the person in', async () => {
     const link = `${base}/setup?token=${TOKEN}`
-    const desktop = await browser.newPage({ viewport: DESKTOP })
-    const errors = watchErrors(desktop)
+    const { context: desktopContext, page: desktop, watch: { errors } } = await newContext({ viewport: DESKTOP })
     const response = await desktop.goto(link)
     expect(response!.status()).toBe(200)
     expect(await desktop.title()).toBe('Set up the fleet tracker')
@@ -94,12 +86,10 @@ describe.skipIf(!hasChromium)('the setup page in chromium', () => {
     await desktop.locator('#confirm-error').waitFor()
     expect(await desktop.locator('#confirm-error').textContent()).toBe('The two passwords differ.')
     await shot(desktop, 'setup-desktop-errors')
-    await desktop.close()
+    await desktopContext.close()
 
     // on a phone: filled and sent, the person lands signed in
-    const context = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true })
-    const phone = await context.newPage()
-    const phoneErrors = watchErrors(phone)
+    const { context, page: phone, watch: { errors: phoneErrors } } = await newContext({ viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true })
     await phone.goto(link)
     // nothing wider than the screen
     expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width)
