@@ -157,13 +157,21 @@ function ignitionChange(state: RuleState, reading: boolean | null, timestamp: nu
   return { ...state, ignition: reading, ignitionTs: timestamp }
 }
 
+/** whether a fix is in exactly the geofences the device was in (both in geofence order) */
+function sameGeofences(here: readonly RuleGeofence[], inside: readonly string[]): boolean {
+  if (here.length !== inside.length) return false
+  for (let i = 0; i < here.length; i++) if (here[i]!.id !== inside[i]) return false
+  return true
+}
+
 /** One valid fix, newer than any seen. */
 function applyFix(state: RuleState, fix: RuleFix, context: RuleContext, events: DerivedEvent[]): RuleState {
   const ts = fix.timestamp
   const here = context.geofencesAt(fix.latitude, fix.longitude)
   let next: RuleState
-  if (here.length === 0 && state.inside.length === 0) {
-    // the common case, on the road outside every geofence: no sets, and `inside` stays the same array
+  if (sameGeofences(here, state.inside)) {
+    // the common cases, on the road outside every geofence or still in the same ones: no sets,
+    // and `inside` stays the same array
     next = { ...state, lastFixTs: ts }
   } else {
     const hereIds = new Set(here.map((g) => g.id))

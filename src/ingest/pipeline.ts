@@ -30,7 +30,7 @@
  * (Timeout), never acknowledged.
  */
 import type { Database, Statement } from 'bun:sqlite'
-import { enqueueEvent, enqueuePositions, type FixToNotify } from '../alerts/outbox'
+import { enqueueEvent, enqueuePositions, forwardsPositions, type FixToNotify } from '../alerts/outbox'
 import type { AlertRules, DerivedEvent, RuleFix } from '../alerts/rules'
 import type { Clock } from '../clock'
 import { DomainError } from '../errors'
@@ -426,6 +426,8 @@ export function createIngestPipeline(options: PipelineOptions) {
       return known
     }
     const nowMs = clock.now()
+    // the fixes are gathered for the outbox only when some channel forwards positions
+    const forwarding = alerts !== null && forwardsPositions(sqlite)
     const fixesToNotify: FixToNotify[] = []
     /** a stored event: on the live stream after the commit, in the outbox now */
     const storedEvent = (key: number, event: EncodedEvent) => {
@@ -477,7 +479,7 @@ export function createIngestPipeline(options: PipelineOptions) {
         stored++
         if (!fix.locatable) continue
         published.fixes.push({ deviceKey: key, fix })
-        if (alerts) {
+        if (forwarding) {
           const { timestamp, latitude, longitude } = fix.position
           fixesToNotify.push({ device: key, timestamp, latitude, longitude, speed: fix.speedKmh, course: fix.row.course, altitude: fix.row.altitude, attributes: fix.attributes })
         }

@@ -265,6 +265,24 @@ describe('retries', () => {
     }
   })
 
+  test('a change to a channel, through the API or by another process, is matched from the next event on', async () => {
+    const id = await eventsChannel(['sos'])
+    expect(commitEvent(event(ids.truck1, 'sos', 1))).toBe(1)
+    await world.call('PATCH', `/notifications/${id}`, { token: keys.dana, body: { events: ['power_cut'] } })
+    expect(commitEvent(event(ids.truck1, 'sos', 2))).toBe(0)
+    expect(commitEvent(event(ids.truck1, 'power_cut', 3))).toBe(1)
+    await world.call('PATCH', `/notifications/${id}`, { token: keys.dana, body: { groups: [ids.vans] } })
+    expect(commitEvent(event(ids.truck1, 'power_cut', 4))).toBe(0)
+    expect(commitEvent(event(ids.van1, 'power_cut', 4))).toBe(1)
+    await world.call('PATCH', `/notifications/${id}`, { token: keys.dana, body: { enabled: false } })
+    expect(commitEvent(event(ids.van1, 'power_cut', 5))).toBe(0)
+    // another process (a second server on the same file) writes the row itself
+    world.database.sqlite.query('UPDATE notifications SET enabled = 1 WHERE id = ?').run(id)
+    expect(commitEvent(event(ids.van1, 'power_cut', 6))).toBe(1)
+    await world.call('DELETE', `/notifications/${id}`, { token: keys.dana })
+    expect(commitEvent(event(ids.van1, 'power_cut', 7))).toBe(0)
+  })
+
   test('a disabled channel keeps its deliveries waiting; enabled again, they go', async () => {
     const id = await eventsChannel(['sos'])
     commitEvent(event(ids.truck1, 'sos'))
