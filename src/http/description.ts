@@ -100,11 +100,14 @@ derived events, stored like device alarms: \`geofence_enter\`/\`geofence_exit\` 
 the geofences' \`speed_limit\`), then again every 5 minutes of continuous overspeed by fix time;
 \`ignition_on\`/\`ignition_off\` on a change of the \`ignition\` attribute (the first reading is not one);
 \`device_offline\` on a disconnection, \`device_online\` on reporting after one. Fixes count by
-timestamp: a late or invalid fix derives nothing.
+timestamp: a late or invalid fix derives nothing. Events are unique per device, second and code:
+when a derived event's second is taken (one fix entering two overlapping geofences), it is stored
+at the newest free second before it, up to 60 s earlier, rather than lost.
 
 **Notifications** (admins; a member or share token gets 403). A channel is a webhook for the
 account's events (\`events\`: alarm codes or \`["*"]\`) or, with \`channel.positions: true\`, every
-stored fix (\`positions\`: \`device\` is the device id, up to 500 a batch, in order per device),
+stored fix (\`positions\`: \`device\` is the device id, up to 500 a batch, in order per device;
+a fix the device flagged invalid, or at 0/0, is sent too, with \`"valid": false\` in its \`attributes\`),
 narrowed by \`groups\` (a deleted group matches no device). Deliveries are written to an outbox in
 the transaction of their event or fix and sent at least once: \`X-Tracker-Delivery\` (the same on
 retries), \`X-Tracker-Signature: t=…,v1=…\` when a secret is set (else unsigned); a 2xx within

@@ -98,7 +98,7 @@ export interface PipelineOptions {
   onBatch?: (batch: { operations: number; seconds: number }) => void
   /**
    * Alerts, decided and queued in the commit's transaction: the rules derive events from what is
-   * stored, and every stored event and locatable fix is written to the notification outbox;
+   * stored, and every stored event and fix is written to the notification outbox;
    * `wake` (the delivery worker's) is called after each commit. Absent: neither.
    */
   alerts?: PipelineAlerts
@@ -477,12 +477,14 @@ export function createIngestPipeline(options: PipelineOptions) {
       for (const fix of checked.fixes) {
         if (!positions.insert(key, fix.row)) continue
         stored++
+        if (forwarding) {
+          // every stored fix is forwarded; one that is no location (flagged invalid, or 0/0) says so
+          const { timestamp, latitude, longitude } = fix.position
+          const attributes = fix.locatable ? fix.attributes : { ...fix.attributes, valid: false }
+          fixesToNotify.push({ device: key, timestamp, latitude, longitude, speed: fix.speedKmh, course: fix.row.course, altitude: fix.row.altitude, attributes })
+        }
         if (!fix.locatable) continue
         published.fixes.push({ deviceKey: key, fix })
-        if (forwarding) {
-          const { timestamp, latitude, longitude } = fix.position
-          fixesToNotify.push({ device: key, timestamp, latitude, longitude, speed: fix.speedKmh, course: fix.row.course, altitude: fix.row.altitude, attributes: fix.attributes })
-        }
         const previous = newestOf(key)
         if (previous && previous.timestamp >= fix.position.timestamp) continue
         const state = motionOf(fix.speedKmh, fix.position, previous)

@@ -74,3 +74,23 @@ test('a status packet with ignition derives ignition_on; a re-sent alarm is stor
   expect(queued.n).toBe(stored.length)
   expect(wakes).toBeGreaterThanOrEqual(4)
 })
+
+test('a positions channel gets every stored fix once: a fix the device flagged invalid says valid: false, a re-sent one is not queued again', async () => {
+  const created = await world.call('POST', '/notifications', {
+    token: keys.dana,
+    body: { name: 'ERP feed', channel: { type: 'webhook', url: 'https://erp.example.com/fixes', positions: true } },
+  })
+  expect(created.status).toBe(201)
+  const t = nowSeconds() - 60
+  const fix = (timestamp: number, valid: boolean) => ({ timestamp, latitude: 48.85, longitude: 2.35, speed: 12, course: 90, altitude: 35, satellites: valid ? 9 : 0, valid, attributes: { odometer: 1200 } })
+  await pipeline.ingest({ uniqueId: 'S-T1', fixes: [fix(t, true), fix(t + 10, false)], events: [] })
+  await pipeline.ingest({ uniqueId: 'S-T1', fixes: [fix(t + 10, false), fix(t + 20, true)], events: [] })
+  const rows = world.database.sqlite.query("SELECT payload FROM notification_deliveries WHERE kind = 'positions' ORDER BY key").all() as { payload: string }[]
+  const positions = rows.flatMap((r) => JSON.parse(r.payload) as { timestamp: number; attributes: Record<string, unknown> }[])
+  expect(positions.map((p) => [p.timestamp - t, p.attributes])).toEqual([
+    [0, { odometer: 1200 }],
+    [10, { odometer: 1200, valid: false }],
+    [20, { odometer: 1200 }],
+  ])
+  expect(positions[0]).toEqual({ device: ids.truck1, timestamp: t, latitude: 48.85, longitude: 2.35, speed: 12, course: 90, altitude: 35, attributes: { odometer: 1200 } })
+})
