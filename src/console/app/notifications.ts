@@ -75,13 +75,20 @@ export function checkDraft(draft: NotificationDraft): Record<string, string> {
   return errors
 }
 
-/** POST /notifications (existing null) or PATCH /notifications/{id}: every field the form shows; the secret only when typed or removed */
-export function bodyOf(draft: NotificationDraft, existing: NotificationChannel | null, groupsShown: boolean): Record<string, unknown> {
+const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x) => b.includes(x))
+
+/**
+ * POST /notifications (existing null) or PATCH /notifications/{id}: every field the form shows;
+ * the secret only when typed or removed. `groups` only when changed, and then only groups that
+ * still exist (`known`, null while not read: groups are not sent): a deleted group stays listed
+ * on the channel (matching no device), and sending it back would be refused.
+ */
+export function bodyOf(draft: NotificationDraft, existing: NotificationChannel | null, known: ReadonlySet<string> | null): Record<string, unknown> {
   const channel: Record<string, unknown> = { type: 'webhook', url: draft.url.trim(), positions: draft.positions }
   if (draft.secret) channel.secret = draft.secret
   else if (existing && draft.removeSecret) channel.secret = null
   const body: Record<string, unknown> = { name: draft.name.trim(), events: eventsOf(draft), channel, enabled: draft.enabled }
-  if (groupsShown) body.groups = draft.groups
+  if (known && !(existing && sameSet(draft.groups, existing.groups))) body.groups = draft.groups.filter((id) => known.has(id))
   return body
 }
 
@@ -119,7 +126,7 @@ export function urlHost(url: string): string {
 export function sendsOf(notification: NotificationChannel): string[] {
   if (notification.channel.positions) return [n.everyPosition]
   if (notification.events.includes(EVERY_EVENT)) return [n.everyEvent]
-  return notification.events.map(alarmName)
+  return notification.events.map((code) => alarmName(code))
 }
 
 /** what a delivery carried: the event's alarm and device, a batch's size, or the test */

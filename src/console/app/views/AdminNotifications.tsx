@@ -54,6 +54,7 @@ export function AdminNotifications({ store }: AdminSectionProps) {
   useEffect(() => void load(), [])
 
   const state = list.value
+  const groupsRead = store.groups.state.value.status === 'ready'
   return (
     <section aria-labelledby="admin-notifications-h">
       <SectionHead id="admin-notifications-h" title={s.tabs.notifications} intro={n.intro}>
@@ -89,7 +90,11 @@ export function AdminNotifications({ store }: AdminSectionProps) {
                   <NameList names={sendsOf(item)} none={n.eventsRequired} />
                 </Cell>
                 <Cell label={n.colDevices}>
-                  <NameList names={item.groups.map((id) => store.groupName(id) ?? '').filter(Boolean)} total={item.groups.length} none={n.allDevices} />
+                  {item.groups.length > 0 && !groupsRead ? (
+                    <span class="muted">…</span>
+                  ) : (
+                    <NameList names={item.groups.map((id) => store.groupName(id) ?? n.deletedGroup)} none={n.allDevices} />
+                  )}
                 </Cell>
                 <Cell label={n.colTarget}>
                   <span class="mono nf-host" title={item.channel.url}>
@@ -169,7 +174,7 @@ function NotificationForm({
   async function submit(event: SubmitEvent) {
     event.preventDefault()
     if (save.invalid(checkDraft(v))) return
-    const body = bodyOf(v, notification, groupsReady)
+    const body = bodyOf(v, notification, groupsReady ? new Set(store.groups.items.map((g) => g.id)) : null)
     const sent = eventsOf(v)
     const ok = await save.run(async () => {
       const saved = notification
