@@ -164,15 +164,15 @@ function sameGeofences(here: readonly RuleGeofence[], inside: readonly string[])
   return true
 }
 
-/** One valid fix, newer than any seen. */
+/** One valid fix, newer than any seen; the caller moves `lastFixTs`. Returns `state` itself when nothing else changed. */
 function applyFix(state: RuleState, fix: RuleFix, context: RuleContext, events: DerivedEvent[]): RuleState {
   const ts = fix.timestamp
   const here = context.geofencesAt(fix.latitude, fix.longitude)
   let next: RuleState
   if (sameGeofences(here, state.inside)) {
     // the common cases, on the road outside every geofence or still in the same ones: no sets,
-    // and `inside` stays the same array
-    next = { ...state, lastFixTs: ts }
+    // no new state
+    next = state
   } else {
     const hereIds = new Set(here.map((g) => g.id))
     // geofences: exits (of those still applying), then enters
@@ -183,7 +183,7 @@ function applyFix(state: RuleState, fix: RuleFix, context: RuleContext, events: 
     }
     const before = new Set(state.inside)
     for (const g of here) if (!before.has(g.id)) events.push(event('geofence_enter', fix, ts, { geofence: g.id, name: g.name }))
-    next = { ...state, lastFixTs: ts, inside: here.map((g) => g.id) }
+    next = { ...state, inside: here.map((g) => g.id) }
   }
 
   // overspeed: the lowest limit exceeded
@@ -217,11 +217,13 @@ export function deriveFromFixes(state: RuleState, fixes: readonly RuleFix[], con
   for (let i = 0; i < fixes.length && inOrder; i++) inOrder = usable(fixes[i]) && (i === 0 || fixes[i - 1].timestamp <= fixes[i].timestamp)
   const ordered = inOrder ? fixes : fixes.filter(usable).sort((a, b) => a.timestamp - b.timestamp)
   let next = state
+  let lastFixTs = state.lastFixTs
   for (const fix of ordered) {
-    if (next.lastFixTs !== null && fix.timestamp <= next.lastFixTs) continue
+    if (lastFixTs !== null && fix.timestamp <= lastFixTs) continue
     next = applyFix(next, fix, context, events)
+    lastFixTs = fix.timestamp
   }
-  return { state: next, events }
+  return { state: lastFixTs === next.lastFixTs ? next : { ...next, lastFixTs }, events }
 }
 
 /** A report without a fix that carries attributes (a status packet): only ignition is read from it. */
