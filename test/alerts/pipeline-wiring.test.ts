@@ -86,7 +86,7 @@ test('a positions channel gets every stored fix once: a fix the device flagged i
   await pipeline.ingest({ uniqueId: 'S-T1', fixes: [fix(t, true), fix(t + 10, false)], events: [] })
   await pipeline.ingest({ uniqueId: 'S-T1', fixes: [fix(t + 10, false), fix(t + 20, true)], events: [] })
   const rows = world.database.sqlite.query("SELECT payload FROM notification_deliveries WHERE kind = 'positions' ORDER BY key").all() as { payload: string }[]
-  const positions = rows.flatMap((r) => JSON.parse(r.payload) as { timestamp: number; attributes: Record<string, unknown> }[])
+  const positions = rows.flatMap((r) => JSON.parse(r.payload) as ({ timestamp: number; attributes: Record<string, unknown> } & Record<string, unknown>)[])
   expect(positions.map((p) => [p.timestamp - t, p.attributes])).toEqual([
     [0, { odometer: 1200 }],
     [10, { odometer: 1200, valid: false }],
