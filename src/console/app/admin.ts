@@ -12,7 +12,7 @@ import { groups as filterGroups } from './filters'
 import type { Fleet } from './fleet'
 import type { AdminGroup, AdminUser, DeviceModel, Me } from './types'
 
-export const ADMIN_TABS = ['devices', 'users', 'groups', 'keys', 'models', 'notifications', 'audit'] as const
+export const ADMIN_TABS = ['devices', 'users', 'groups', 'keys', 'models', 'geofences', 'notifications', 'audit'] as const
 export type AdminTab = (typeof ADMIN_TABS)[number]
 
 /** `#/admin/users` → users; `#/admin` (or anything else) → devices */

@@ -8,6 +8,7 @@
 import L from 'leaflet'
 import Supercluster, { type PointFeature } from 'supercluster'
 import type { Fleet, FleetDevice } from './fleet'
+import { GeofenceOverlay } from './geofenceOverlay'
 import { strings } from './strings'
 
 interface DeviceMarker {
@@ -44,6 +45,8 @@ export interface FleetMapOptions {
 
 export class FleetMap {
   readonly map: L.Map
+  /** the account's geofences, under the markers */
+  readonly geofences: GeofenceOverlay
   private index = new Supercluster<{ id: string }>(CLUSTER_OPTIONS)
   private deviceMarkers = new Map<string, DeviceMarker>()
   private clusterMarkers = new Map<string, L.Marker>()
@@ -73,6 +76,7 @@ export class FleetMap {
       if (!this.moving) this.userMoved = true
     })
     this.map.attributionControl.setPrefix(false)
+    this.geofences = new GeofenceOverlay(this.map)
   }
 
   private get rebuildMs(): number {
@@ -301,6 +305,7 @@ export class FleetMap {
     clearTimeout(this.rebuildTimer)
     // a pan or zoom still animating would step on a removed map (Leaflet's `_leaflet_pos` error)
     this.map.stop()
+    this.geofences.destroy()
     this.map.off()
     this.map.remove()
   }

@@ -20,6 +20,23 @@ export interface Notice {
 /** Notices kept at most; older ones are still on the Events page. */
 const MAX_NOTICES = 50
 
+const finite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value)
+
+/**
+ * An event in words: a derived event told from its context ("Entered Yard", "Overspeed 112 km/h
+ * (limit 90)"), else its alarm's name.
+ */
+export function eventName(code: string, context?: Record<string, unknown>): string {
+  const name = typeof context?.name === 'string' && context.name !== '' ? context.name : null
+  if (code === 'geofence_enter' && name) return strings.geofenceEntered(name)
+  if (code === 'geofence_exit' && name) return strings.geofenceLeft(name)
+  if (code === 'overspeed' && finite(context?.speed)) {
+    const speed = Math.round(context.speed)
+    return finite(context.limit) ? strings.overspeedOver(speed, Math.round(context.limit)) : strings.overspeedAt(speed)
+  }
+  return alarmName(code)
+}
+
 /** The alarm's name in words: a known code's own, a GT06 alarm byte's number, else the code itself as words. */
 export function alarmName(code: string): string {
   const known = strings.alarmNames[code]
@@ -62,7 +79,7 @@ export class NoticeBoard {
     batch(() => {
       this.notices.value = [notice, ...this.notices.value].slice(0, MAX_NOTICES)
       if (route.value.view !== 'events') this.unseen.value++
-      const sentence = strings.noticeAnnounce(alarmName(alarm.alarm_code), this.aliasOf(alarm.id), when(alarm.timestamp * 1000, Date.now()))
+      const sentence = strings.noticeAnnounce(eventName(alarm.alarm_code, alarm.context), this.aliasOf(alarm.id), when(alarm.timestamp * 1000, Date.now()))
       // the same words again would change nothing, and a live region speaks only on a change
       this.announcement.value = sentence === this.announcement.value ? `${sentence}\u00a0` : sentence
     })

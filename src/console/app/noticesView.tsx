@@ -5,7 +5,7 @@
  */
 import { now } from './clock'
 import { iso, when } from './format'
-import { alarmName, isUrgent, type Notice, type NoticeBoard } from './notices'
+import { eventName, isUrgent, type Notice, type NoticeBoard } from './notices'
 import { deviceHref } from './router'
 import { strings } from './strings'
 
@@ -22,7 +22,7 @@ function focusAfterDismiss(next: number | null) {
 
 function NoticeCard({ board, notice, next }: { board: NoticeBoard; notice: Notice; next: number | null }) {
   const { alarm } = notice
-  const name = alarmName(alarm.alarm_code)
+  const name = eventName(alarm.alarm_code, alarm.context)
   const alias = board.aliasOf(alarm.id)
   const dismiss = (moveFocus: boolean) => {
     board.dismiss(notice.key)

@@ -716,6 +716,8 @@ export const strings = {
   // ---- Geofences (the live map's layer: geofenceOverlay.ts; Administration › Geofences: views/AdminGeofences.tsx, geofenceEditor.ts)
   geofences: {
     toggle: 'Geofences',
+    legendArea: 'Geofence',
+    legendLimit: 'Its speed limit, km/h',
     speedLimit: (kmh: number) => `speed limit ${kmh} km/h`,
     intro: 'Areas on the map. A device entering or leaving one is an event, and inside one with a speed limit, going faster is an overspeed event.',
     add: 'Add geofence',
@@ -726,6 +728,7 @@ export const strings = {
     circleOf: (radiusM: number) => `Circle, ${radiusM.toLocaleString('en')} m radius`,
     polygonOf: (corners: number) => `Polygon, ${corners} corners`,
     everyDevice: 'Every device',
+    deletedGroups: 'No device: its groups were deleted',
     noLimit: 'None',
     kmh: (kmh: number) => `${kmh} km/h`,
     editTitle: (name: string) => `Edit ${name}`,

@@ -6,6 +6,7 @@ import { strings } from '../strings'
 import type { Me } from '../types'
 import { AdminAudit } from './AdminAudit'
 import { AdminDevices } from './AdminDevices'
+import { AdminGeofences } from './AdminGeofences'
 import { AdminGroups } from './AdminGroups'
 import { AdminKeys } from './AdminKeys'
 import { AdminModels } from './AdminModels'
@@ -69,6 +70,7 @@ export function AdminView({ me, fleet }: { me: Me; fleet: Fleet }) {
         {tab === 'groups' && <AdminGroups {...props} />}
         {tab === 'keys' && <AdminKeys {...props} />}
         {tab === 'models' && <AdminModels {...props} />}
+        {tab === 'geofences' && <AdminGeofences {...props} />}
         {tab === 'notifications' && <AdminNotifications {...props} />}
         {tab === 'audit' && <AdminAudit {...props} />}
       </div>

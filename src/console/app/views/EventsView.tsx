@@ -9,7 +9,7 @@ import { ApiError, getJson } from '../api'
 import { now } from '../clock'
 import type { Fleet } from '../fleet'
 import { coordinates, iso, when } from '../format'
-import { alarmName, isUrgent, type NoticeBoard } from '../notices'
+import { eventName, isUrgent, type NoticeBoard } from '../notices'
 import { deviceHref } from '../router'
 import { strings } from '../strings'
 import type { FleetEvent } from '../types'
@@ -135,7 +135,7 @@ export function EventsView({ fleet, board }: { fleet: Fleet; board: NoticeBoard 
                     <time dateTime={iso(e.timestamp)}>{when(e.timestamp * 1000, nowMs)}</time>
                   </td>
                   <td class="ev-alarm">
-                    <span class={isUrgent(e.alarm_code) ? 'ev-alarm-name urgent' : 'ev-alarm-name'}>{alarmName(e.alarm_code)}</span>
+                    <span class={isUrgent(e.alarm_code) ? 'ev-alarm-name urgent' : 'ev-alarm-name'}>{eventName(e.alarm_code, e.context)}</span>
                   </td>
                   <td class="ev-device">
                     <a href={deviceHref(e.device.id)}>{e.device.alias}</a>

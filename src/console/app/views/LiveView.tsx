@@ -1,7 +1,8 @@
-import { effect, useComputed } from '@preact/signals'
+import { effect, useComputed, useSignal } from '@preact/signals'
 import { useEffect, useRef } from 'preact/hooks'
 import { filtering, groupId, groups, loadGroups, predicate, query, resetFilters, stateFilter } from '../filters'
 import type { Fleet } from '../fleet'
+import { geofencesShown, loadGeofences, showGeofences } from '../geofenceOverlay'
 import { FleetMap, STATE_GLYPH } from '../map'
 import { deviceHref, go } from '../router'
 import { strings } from '../strings'
@@ -14,6 +15,7 @@ const FILTER_STATES = ['moving', 'stopped', 'off', 'new', 'stolen', 'suspended']
 export function LiveView({ fleet, selected }: { fleet: Fleet; selected: string | null }) {
   const mapRef = useRef<HTMLDivElement>(null)
   const fleetMap = useRef<FleetMap | null>(null)
+  const geofenceCount = useSignal(0)
 
   useEffect(() => {
     void loadGroups()
@@ -31,7 +33,19 @@ export function LiveView({ fleet, selected }: { fleet: Fleet; selected: string |
     const stopFilter = effect(() => map.setFilter(predicate.value))
     const observer = new ResizeObserver(() => map.resize())
     observer.observe(mapRef.current!)
+    // read at each visit: an admin may have changed them meanwhile; without them the map works all the same
+    const abort = new AbortController()
+    loadGeofences(abort.signal).then(
+      (list) => {
+        map.geofences.set(list)
+        geofenceCount.value = list.length
+      },
+      () => {},
+    )
+    const stopGeofences = effect(() => map.geofences.show(geofencesShown.value))
     return () => {
+      abort.abort()
+      stopGeofences()
       stopUpdates()
       stopFilter()
       observer.disconnect()
@@ -125,6 +139,12 @@ export function LiveView({ fleet, selected }: { fleet: Fleet; selected: string |
           <button type="button" onClick={() => fleetMap.current?.fitAll()}>
             {strings.fitAll}
           </button>
+          {geofenceCount.value > 0 && (
+            <label class="map-toggle">
+              <input type="checkbox" checked={geofencesShown.value} onChange={(e) => showGeofences(e.currentTarget.checked)} />
+              {strings.geofences.toggle}
+            </label>
+          )}
         </div>
         <details class="legend">
           <summary>{strings.legend}</summary>
@@ -138,6 +158,20 @@ export function LiveView({ fleet, selected }: { fleet: Fleet; selected: string |
                 <span class="legend-text">{strings.states[s]}</span>
               </li>
             ))}
+            {geofenceCount.value > 0 && (
+              <>
+                <li>
+                  <span class="legend-geofence" aria-hidden="true" />
+                  <span class="legend-text">{strings.geofences.legendArea}</span>
+                </li>
+                <li>
+                  <span class="gf-limit legend-limit" aria-hidden="true">
+                    50
+                  </span>
+                  <span class="legend-text">{strings.geofences.legendLimit}</span>
+                </li>
+              </>
+            )}
           </ul>
         </details>
       </div>
