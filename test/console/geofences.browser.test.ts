@@ -6,8 +6,9 @@
  * antimeridian, drawn narrow) with their names and speed limit, and hides them on request for the
  * rest of the session. OsmAnd fixes then move a truck into and out of the circle, and over its
  * speed limit: "Entered Yard", "Overspeed … (limit 50)" and "Left Yard" arrive as notices without
- * a reload and are on the Events page. Screenshots at 1280×800 and 390×844; no page error, no
- * request leaving the host.
+ * a reload and are on the Events page. On a phone: an edit that keeps the shape, a polygon placed
+ * from the keyboard, a delete after its confirmation. Screenshots at 1280×800 and 390×844; no page
+ * error, no request leaving the host.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Browser, Page } from 'playwright-core'
@@ -230,7 +231,7 @@ describe.skipIf(!hasChromium)('geofences in chromium', () => {
     await context.close()
   }, 60_000)
 
-  test('on a phone: the live map with geofences, the list as cards, the drawing dialog full screen', async () => {
+  test('on a phone: the live map with geofences, the list as cards, the dialog full screen; edit, keyboard drawing, delete', async () => {
     const { context, page, watch } = await watchedPage(browser, server.base, { viewport: { width: 390, height: 844 }, timezoneId: 'UTC' })
     await signIn(page, server.base, 'dana')
     await page.waitForFunction(() => document.querySelectorAll('.leaflet-geofences-pane path[data-geofence]').length >= 3)
@@ -250,8 +251,40 @@ describe.skipIf(!hasChromium)('geofences in chromium', () => {
     await shot(page, 'geofences-draw-phone')
     // no side-scrolling in the dialog
     expect(await dialog(page).evaluate((d) => d.scrollWidth <= d.clientWidth)).toBe(true)
-    await page.keyboard.press('Escape')
+    // an edit that leaves the shape alone sends none (the stored area stays as it was)
+    await page.getByLabel('Speed limit (km/h)').fill('30')
+    await page.getByRole('button', { name: 'Save changes' }).click()
     await dialog(page).waitFor({ state: 'detached' })
+    expect(await page.locator('.admin-notice').textContent()).toBe('Depot was saved.')
+    await page.locator('.geofences-table tbody tr', { hasText: 'Depot' }).getByText('30 km/h').waitFor()
+    const depot = (await api<StoredGeofence[]>('GET', 'geofences')).find((g) => g.name === 'Depot')!
+    expect(depot).toMatchObject({ speed_limit: 30, groups: [ids.trucks], area: { type: 'Polygon' } })
+
+    // a polygon placed from the keyboard: the arrow keys move the map, the buttons place at its cross
+    await page.getByRole('button', { name: 'Add geofence' }).click()
+    await dialog(page).waitFor()
+    await page.getByLabel('Name').fill('Gate')
+    await page.getByLabel('Polygon').check()
+    for (const key of ['ArrowUp', 'ArrowLeft', 'ArrowDown']) {
+      await page.getByRole('button', { name: 'Add corner at the cross' }).click()
+      await page.locator('.gf-map').focus()
+      await page.keyboard.press(key)
+      await page.keyboard.press(key)
+      await page.waitForTimeout(300) // the pan
+    }
+    expect(await page.locator('.gf-count').textContent()).toBe('3 corners')
+    await page.getByRole('button', { name: 'Finish shape' }).click()
+    await page.getByRole('button', { name: 'Add geofence' }).last().click()
+    await dialog(page).waitFor({ state: 'detached' })
+    await page.locator('.geofences-table tbody tr', { hasText: 'Gate' }).getByText('Polygon, 3 corners').waitFor()
+
+    // deleted after a confirmation
+    await page.getByRole('button', { name: 'Delete Date line' }).click()
+    await dialog(page).getByRole('button', { name: 'Delete geofence' }).click()
+    await dialog(page).waitFor({ state: 'detached' })
+    expect(await page.locator('.admin-notice').textContent()).toBe('Date line was deleted.')
+    await page.locator('.geofences-table tbody tr', { hasText: 'Date line' }).waitFor({ state: 'detached' })
+    expect((await api<StoredGeofence[]>('GET', 'geofences')).map((g) => g.name)).toEqual(['Depot', 'Gate', 'Yard'])
 
     expect(watch.errors).toEqual([])
     expect(watch.leaks).toEqual([])
