@@ -57,8 +57,12 @@ async function report(latitude: number, longitude: number, timestamp: number, sp
   expect(response.status).toBe(200)
 }
 
+/** waits for the drawing's count of corners to say `text` */
+const corners = (page: Page, text: string) => page.locator('.gf-count').filter({ hasText: new RegExp(`^${text}$`) }).waitFor()
+
 /** clicks the drawing map `dx`, `dy` pixels from its middle */
 async function clickMap(page: Page, dx: number, dy: number) {
+  await page.locator('.gf-map').scrollIntoViewIfNeeded()
   const box = (await page.locator('.gf-map').boundingBox())!
   await page.mouse.click(box.x + box.width / 2 + dx, box.y + box.height / 2 + dy)
 }
@@ -91,7 +95,7 @@ describe.skipIf(!hasChromium)('geofences in chromium', () => {
     expect(await page.getByLabel('Radius (m)').getAttribute('aria-invalid')).toBe('true')
     expect(await api<StoredGeofence[]>('GET', 'geofences')).toEqual([])
     await page.getByLabel('Radius (m)').fill('400')
-    expect(await page.locator('#gf-radius-error').count()).toBe(0)
+    await page.locator('#gf-radius-error').waitFor({ state: 'detached' })
     // once the typing pauses, the map shows the whole circle, more than a dot
     await page.waitForFunction(() => {
       const circle = document.querySelector('.gf-map .leaflet-overlay-pane path')?.getBoundingClientRect()
@@ -112,9 +116,9 @@ describe.skipIf(!hasChromium)('geofences in chromium', () => {
     await page.getByLabel('Polygon').check()
     for (let i = 0; i < 3; i++) await page.locator('.gf-map .leaflet-control-zoom-in').click()
     for (const [dx, dy] of [[-120, -80], [120, 80], [120, -80], [-120, 80]]) await clickMap(page, dx!, dy!)
-    expect(await page.locator('.gf-count').textContent()).toBe('4 corners')
+    await corners(page, '4 corners')
     await page.getByRole('button', { name: 'Finish shape' }).click()
-    expect(await page.locator('.gf-count').textContent()).toBe('4 corners, closed')
+    await corners(page, '4 corners, closed')
     await page.getByRole('button', { name: 'Add geofence' }).last().click()
     await page.locator('#gf-area-error').waitFor()
     expect(await page.locator('#gf-area-error').textContent()).toMatch(/^This shape is self-intersecting: the edge from corner \d to corner \d meets the edge from corner \d to corner \d$/)
@@ -123,16 +127,16 @@ describe.skipIf(!hasChromium)('geofences in chromium', () => {
 
     // --- drawn again: corners clicked, one undone, the shape closed by clicking its first corner; for the Trucks group
     await page.getByRole('button', { name: 'Start over' }).click()
-    expect(await page.locator('#gf-area-error').count()).toBe(0)
+    await page.locator('#gf-area-error').waitFor({ state: 'detached' })
     for (const [dx, dy] of [[-120, -80], [120, -80], [40, 140]]) await clickMap(page, dx!, dy!)
-    expect(await page.locator('.gf-count').textContent()).toBe('3 corners')
+    await corners(page, '3 corners')
     await page.getByRole('button', { name: 'Undo last corner' }).click()
-    expect(await page.locator('.gf-count').textContent()).toBe('2 corners')
+    await corners(page, '2 corners')
     await clickMap(page, 120, 80)
     await clickMap(page, -120, 80)
-    expect(await page.locator('.gf-count').textContent()).toBe('4 corners')
+    await corners(page, '4 corners')
     await page.locator('.gf-closer').click()
-    expect(await page.locator('.gf-count').textContent()).toBe('4 corners, closed')
+    await corners(page, '4 corners, closed')
     await page.getByRole('checkbox', { name: 'Trucks' }).check()
     await shot(page, 'geofences-draw-polygon-desktop')
     await page.getByRole('button', { name: 'Add geofence' }).last().click()
@@ -169,8 +173,9 @@ describe.skipIf(!hasChromium)('geofences in chromium', () => {
     // the polygon across ±180° is drawn on both sides, each copy narrow (not stretched across the world)
     expect(await page.locator(`path[data-geofence="${dateLine.id}"]`).count()).toBe(2)
     // zoomed out to the whole world (each step waits for the zoom before the next)
+    // (forced: the button turns disabled at the last step, and Playwright would wait for it to be enabled)
     for (let i = 0; i < 20 && (await page.locator('.map .leaflet-control-zoom-out.leaflet-disabled').count()) === 0; i++) {
-      await page.locator('.map .leaflet-control-zoom-out').click()
+      await page.locator('.map .leaflet-control-zoom-out').click({ force: true })
       await page.waitForTimeout(150)
     }
     await page.waitForTimeout(300)
@@ -195,7 +200,7 @@ describe.skipIf(!hasChromium)('geofences in chromium', () => {
     expect(await toggle.isChecked()).toBe(true)
     await toggle.focus()
     await page.keyboard.press('Space')
-    expect(await areas.count()).toBe(0)
+    await areas.first().waitFor({ state: 'detached' })
     await page.reload()
     await page.locator('.live-status.live').waitFor()
     await page.getByRole('checkbox', { name: 'Geofences' }).waitFor()
@@ -247,7 +252,7 @@ describe.skipIf(!hasChromium)('geofences in chromium', () => {
     await page.locator('.gf-map .leaflet-tile-loaded').first().waitFor()
     await page.waitForTimeout(300) // the tiles fade in
     expect(await page.locator('.gf-corner').count()).toBe(4)
-    expect(await page.locator('.gf-count').textContent()).toBe('4 corners, closed')
+    await corners(page, '4 corners, closed')
     await shot(page, 'geofences-draw-phone')
     // no side-scrolling in the dialog
     expect(await dialog(page).evaluate((d) => d.scrollWidth <= d.clientWidth)).toBe(true)
@@ -272,7 +277,7 @@ describe.skipIf(!hasChromium)('geofences in chromium', () => {
       await page.keyboard.press(key)
       await page.waitForTimeout(300) // the pan
     }
-    expect(await page.locator('.gf-count').textContent()).toBe('3 corners')
+    await corners(page, '3 corners')
     await page.getByRole('button', { name: 'Finish shape' }).click()
     await page.getByRole('button', { name: 'Add geofence' }).last().click()
     await dialog(page).waitFor({ state: 'detached' })
