@@ -74,6 +74,10 @@ interface PreparedCircle {
   radiusM: number
   latitude: number
   longitude: number
+  /** the radius with the edge tolerance, as an angle (radians) */
+  reachRad: number
+  /** the haversine of that angle: a point is inside when its haversine from the centre is no more */
+  reachHaversine: number
 }
 
 /** A box in longitude/latitude, never crossing the antimeridian (an area crossing it has two). */
@@ -423,9 +427,12 @@ function polygonContains(p: PreparedPolygon, lat: number, lon: number): boolean 
 function circleContains(c: PreparedCircle, lat: number, lon: number): boolean {
   const latRad = lat * RAD
   const dLat = latRad - c.latRad
+  // farther north or south than the radius: outside, without a sine (most candidates of a fix)
+  if (dLat > c.reachRad || dLat < -c.reachRad) return false
   const dLon = lon * RAD - c.lonRad
+  // haversine distance ≤ reach ⟺ hav(distance) ≤ hav(reach): no asin, no square root
   const s = Math.sin(dLat / 2) ** 2 + c.cosLat * Math.cos(latRad) * Math.sin(dLon / 2) ** 2
-  return 2 * EARTH_RADIUS_M * Math.asin(Math.min(1, Math.sqrt(s))) <= c.radiusM + EDGE_TOLERANCE_M
+  return s <= c.reachHaversine
 }
 
 /**
@@ -436,7 +443,10 @@ function circleContains(c: PreparedCircle, lat: number, lon: number): boolean {
 export function prepareArea(area: Area): PreparedArea {
   if (area.type === 'Circle') {
     const [latitude, longitude] = area.center
-    return { kind: 'circle', latRad: latitude * RAD, lonRad: longitude * RAD, cosLat: Math.cos(latitude * RAD), radiusM: area.radius, latitude, longitude }
+    // a radius is at most 100 km: far less than half the Earth's circumference, where hav stops growing
+    const reachRad = (area.radius + EDGE_TOLERANCE_M) / EARTH_RADIUS_M
+    const reachHaversine = Math.sin(reachRad / 2) ** 2
+    return { kind: 'circle', latRad: latitude * RAD, lonRad: longitude * RAD, cosLat: Math.cos(latitude * RAD), radiusM: area.radius, latitude, longitude, reachRad, reachHaversine }
   }
   const unwrapped = area.coordinates.map((ring) => {
     const result = ring.length >= 4 ? unwrapRing(ring) : 'has fewer than 4 points'
