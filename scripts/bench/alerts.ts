@@ -94,12 +94,18 @@ function open(name: string, alerts: boolean): Side {
     const rules = createAlertRules({ database, clock: systemClock, geofences: createGeofenceCache({ db: database.db, clock: systemClock }) })
     const timed = {
       ...rules,
-      onFixes(deviceKey: number, fixes: readonly RuleFix[]) {
-        const t0 = performance.now()
-        const events = rules.onFixes(deviceKey, fixes)
-        side.rulesMs += performance.now() - t0
-        side.rulesCalls++
-        return events
+      beginBatch() {
+        const batch = rules.beginBatch()
+        return {
+          ...batch,
+          onFixes(deviceKey: number, fixes: readonly RuleFix[]) {
+            const t0 = performance.now()
+            const events = batch.onFixes(deviceKey, fixes)
+            side.rulesMs += performance.now() - t0
+            side.rulesCalls++
+            return events
+          },
+        }
       },
     }
     alertOptions = { alerts: { rules: timed, wake: () => {} } }

@@ -81,6 +81,11 @@ interface StateRow {
 }
 
 const NONE_INSIDE: readonly string[] = []
+/** states kept in memory at most (a device each); past it they are read again */
+const MAX_KEPT_STATES = 200_000
+
+/** the states a transaction has read or written, by device key (null: no row) */
+type Scope = Map<number, RuleState | null>
 
 function sameIds(a: readonly string[], b: readonly string[]): boolean {
   if (a === b) return true
@@ -135,26 +140,41 @@ export function createAlertRules({ database, clock, geofences }: AlertRulesDeps)
   const bit = (value: boolean | null) => (value === null ? null : value ? 1 : 0)
   const flag = (value: number | null) => (value === null ? null : value !== 0)
 
-  function load(deviceKey: number): Loaded | null {
-    const device = readDevice.get(deviceKey)
-    if (!device) return null
+  /** the device's rule state as alert_states holds it (null: no row yet) */
+  function readStored(deviceKey: number): RuleState | null {
     const row = readState.get(deviceKey)
-    const state: RuleState =
-      row === null
-        ? INITIAL_STATE
-        : {
-            lastFixTs: row.last_fix_ts,
-            inside: row.inside === '[]' ? NONE_INSIDE : (JSON.parse(row.inside) as string[]),
-            overspeedSince: row.overspeed_since,
-            overspeedReportedTs: row.overspeed_reported_ts,
-            ignition: flag(row.ignition),
-            ignitionTs: row.ignition_ts,
-            online: flag(row.online),
-          }
-    return { accountId: device.account_id, properties: device.properties, state, stored: row === null ? null : state }
+    if (row === null) return null
+    return {
+      lastFixTs: row.last_fix_ts,
+      inside: row.inside === '[]' ? NONE_INSIDE : (JSON.parse(row.inside) as string[]),
+      overspeedSince: row.overspeed_since,
+      overspeedReportedTs: row.overspeed_reported_ts,
+      ignition: flag(row.ignition),
+      ignitionTs: row.ignition_ts,
+      online: flag(row.online),
+    }
   }
 
-  function save(deviceKey: number, loaded: Loaded, derived: Derived): DerivedEvent[] {
+  /**
+   * Each device's state as last committed by a batch (null: no row), so that a report reads only
+   * its device's row: the rules are alert_states' only writer, and a batch tells what it wrote
+   * only after its commit (`committed()`), so a rolled-back batch leaves nothing here.
+   */
+  const committedStates = new Map<number, RuleState | null>()
+
+  function load(scope: Scope, deviceKey: number): Loaded | null {
+    const device = readDevice.get(deviceKey)
+    if (!device) return null
+    let stored = scope.get(deviceKey)
+    if (stored === undefined) stored = committedStates.get(deviceKey)
+    if (stored === undefined) {
+      stored = readStored(deviceKey)
+      scope.set(deviceKey, stored)
+    }
+    return { accountId: device.account_id, properties: device.properties, state: stored ?? INITIAL_STATE, stored }
+  }
+
+  function save(scope: Scope, deviceKey: number, loaded: Loaded, derived: Derived): DerivedEvent[] {
     const s = derived.state
     const was = loaded.stored
     // the rules return the very state they were given when nothing changed
@@ -169,7 +189,10 @@ export function createAlertRules({ database, clock, geofences }: AlertRulesDeps)
       was.ignitionTs === s.ignitionTs &&
       was.online === s.online
     ) {
-      if (was.lastFixTs !== s.lastFixTs) writeLastFix.run(s.lastFixTs, clock.now(), deviceKey)
+      if (was.lastFixTs !== s.lastFixTs) {
+        writeLastFix.run(s.lastFixTs, clock.now(), deviceKey)
+        scope.set(deviceKey, s)
+      }
       return derived.events
     }
     writeState.run(
@@ -183,6 +206,7 @@ export function createAlertRules({ database, clock, geofences }: AlertRulesDeps)
       bit(s.online),
       clock.now(),
     )
+    scope.set(deviceKey, s)
     return derived.events
   }
 
@@ -208,34 +232,64 @@ export function createAlertRules({ database, clock, geofences }: AlertRulesDeps)
     }
   }
 
+  function onFixes(scope: Scope, deviceKey: number, fixes: readonly RuleFix[]): DerivedEvent[] {
+    requireTransaction()
+    if (fixes.length === 0) return []
+    const loaded = load(scope, deviceKey)
+    if (loaded === null) return []
+    return save(scope, deviceKey, loaded, deriveFromFixes(loaded.state, fixes, contextFor(deviceKey, loaded)))
+  }
+
+  function onAttributes(scope: Scope, deviceKey: number, attributes: Record<string, unknown>, timestampSeconds: number): DerivedEvent[] {
+    requireTransaction()
+    if (!('ignition' in attributes)) return []
+    const loaded = load(scope, deviceKey)
+    if (loaded === null) return []
+    return save(scope, deviceKey, loaded, deriveFromAttributes(loaded.state, attributes, timestampSeconds))
+  }
+
+  function onConnection(scope: Scope, deviceKey: number, connected: boolean, atMs: number): DerivedEvent[] {
+    requireTransaction()
+    const loaded = load(scope, deviceKey)
+    if (loaded === null) return []
+    return save(scope, deviceKey, loaded, deriveFromConnection(loaded.state, connected, atMs / 1000))
+  }
+
+  /** A single call outside a batch: it reads the state from the table, and what it writes is not kept (its transaction may yet roll back). */
+  function alone<T extends unknown[]>(call: (scope: Scope, deviceKey: number, ...rest: T) => DerivedEvent[]) {
+    return (deviceKey: number, ...rest: T): DerivedEvent[] => {
+      committedStates.delete(deviceKey)
+      return call(new Map(), deviceKey, ...rest)
+    }
+  }
+
   return {
     /**
      * New fixes of a device (valid or not, in any order: the rules sort them and skip the
      * invalid, the late and the re-sent): the events to insert with them.
      */
-    onFixes(deviceKey: number, fixes: readonly RuleFix[]): DerivedEvent[] {
-      requireTransaction()
-      if (fixes.length === 0) return []
-      const loaded = load(deviceKey)
-      if (loaded === null) return []
-      return save(deviceKey, loaded, deriveFromFixes(loaded.state, fixes, contextFor(deviceKey, loaded)))
-    },
-
+    onFixes: alone(onFixes),
     /** A report without a fix that carries attributes (a status packet): ignition changes only. */
-    onAttributes(deviceKey: number, attributes: Record<string, unknown>, timestampSeconds: number): DerivedEvent[] {
-      requireTransaction()
-      if (!('ignition' in attributes)) return []
-      const loaded = load(deviceKey)
-      if (loaded === null) return []
-      return save(deviceKey, loaded, deriveFromAttributes(loaded.state, attributes, timestampSeconds))
-    },
-
+    onAttributes: alone(onAttributes),
     /** The device became connected or disconnected at `atMs` (Unix milliseconds). */
-    onConnection(deviceKey: number, connected: boolean, atMs: number): DerivedEvent[] {
-      requireTransaction()
-      const loaded = load(deviceKey)
-      if (loaded === null) return []
-      return save(deviceKey, loaded, deriveFromConnection(loaded.state, connected, atMs / 1000))
+    onConnection: alone(onConnection),
+
+    /**
+     * The same calls for one transaction of many reports (ingest's batch): each device's state is
+     * read once, from what earlier batches committed when known. Call `committed()` once the
+     * transaction has committed; a batch whose transaction rolled back is just dropped.
+     */
+    beginBatch(): AlertRulesBatch {
+      const scope: Scope = new Map()
+      return {
+        onFixes: (deviceKey, fixes) => onFixes(scope, deviceKey, fixes),
+        onAttributes: (deviceKey, attributes, timestampSeconds) => onAttributes(scope, deviceKey, attributes, timestampSeconds),
+        onConnection: (deviceKey, connected, atMs) => onConnection(scope, deviceKey, connected, atMs),
+        committed() {
+          if (committedStates.size + scope.size > MAX_KEPT_STATES) committedStates.clear()
+          for (const [key, state] of scope) committedStates.set(key, state)
+        },
+      }
     },
 
     /** An account's geofences changed (the API's service, through the app's onGeofencesChanged). */
@@ -243,6 +297,14 @@ export function createAlertRules({ database, clock, geofences }: AlertRulesDeps)
       geofences.invalidate(accountId)
     },
   }
+}
+
+export interface AlertRulesBatch {
+  onFixes(deviceKey: number, fixes: readonly RuleFix[]): DerivedEvent[]
+  onAttributes(deviceKey: number, attributes: Record<string, unknown>, timestampSeconds: number): DerivedEvent[]
+  onConnection(deviceKey: number, connected: boolean, atMs: number): DerivedEvent[]
+  /** the batch's transaction committed: its states are now the devices' states */
+  committed(): void
 }
 
 export type AlertRules = ReturnType<typeof createAlertRules>

@@ -31,7 +31,7 @@
  */
 import type { Database, Statement } from 'bun:sqlite'
 import { enqueueEvent, enqueuePositions, forwardsPositions, type FixToNotify } from '../alerts/outbox'
-import type { AlertRules, DerivedEvent, RuleFix } from '../alerts/rules'
+import type { AlertRules, AlertRulesBatch, DerivedEvent, RuleFix } from '../alerts/rules'
 import type { Clock } from '../clock'
 import { DomainError } from '../errors'
 import type { Logger } from '../log'
@@ -407,7 +407,10 @@ export function createIngestPipeline(options: PipelineOptions) {
    * one before it rolled back). Fills `results` and returns what to publish after the commit and
    * the newest fixes it made.
    */
-  function writeBatch(operations: Operation[], results: (IngestResult | null)[]): { published: Published; newestAfter: Map<number, TimedPosition> } {
+  function writeBatch(
+    operations: Operation[],
+    results: (IngestResult | null)[],
+  ): { published: Published; newestAfter: Map<number, TimedPosition>; rules: AlertRulesBatch | null } {
     results.fill(null)
     const published: Published = { fixes: [], alarms: [], statuses: [] }
     const newestAfter = new Map<number, TimedPosition>()
@@ -426,6 +429,8 @@ export function createIngestPipeline(options: PipelineOptions) {
       return known
     }
     const nowMs = clock.now()
+    // the rules of this attempt: what they read and write is kept only once it has committed
+    const rules = alerts ? alerts.rules.beginBatch() : null
     // the fixes are gathered for the outbox only when some channel forwards positions
     const forwarding = alerts !== null && forwardsPositions(sqlite)
     const fixesToNotify: FixToNotify[] = []
@@ -464,9 +469,7 @@ export function createIngestPipeline(options: PipelineOptions) {
           updates.delete(op.deviceKey)
         }
         markDisconnected.run(op.deviceKey, op.at)
-        if (alerts) {
-          storeDerived(op.deviceKey, alerts.rules.onConnection(op.deviceKey, false, op.at))
-        }
+        if (rules) storeDerived(op.deviceKey, rules.onConnection(op.deviceKey, false, op.at))
         continue
       }
       const key = op.device.key
@@ -501,14 +504,14 @@ export function createIngestPipeline(options: PipelineOptions) {
         written++
         storedEvent(key, event)
       }
-      if (alerts) {
+      if (rules) {
         // the rules read the state this transaction has written so far, and write theirs in it
         // only when it was not connected (a report after a disconnect, or the first since this
         // process started): a call a report measured 6 µs of a 10-fix report's 45
-        if (op.connecting) storeDerived(key, alerts.rules.onConnection(key, true, op.at))
+        if (op.connecting) storeDerived(key, rules.onConnection(key, true, op.at))
         // every fix, duplicates too: the rules skip the invalid, the late and the re-sent
-        if (checked.fixes.length > 0) storeDerived(key, alerts.rules.onFixes(key, checked.fixes.map(ruleFixOf)))
-        else if (checked.status !== null) storeDerived(key, alerts.rules.onAttributes(key, checked.status, Math.floor(op.at / 1000)))
+        if (checked.fixes.length > 0) storeDerived(key, rules.onFixes(key, checked.fixes.map(ruleFixOf)))
+        else if (checked.status !== null) storeDerived(key, rules.onAttributes(key, checked.status, Math.floor(op.at / 1000)))
       }
       if (checked.status !== null) {
         const change = statusChanges.get(key)
@@ -528,7 +531,7 @@ export function createIngestPipeline(options: PipelineOptions) {
       published.statuses.push({ deviceKey: key, attributes, at })
     }
     if (fixesToNotify.length > 0) enqueuePositions(sqlite, fixesToNotify, nowMs)
-    return { published, newestAfter }
+    return { published, newestAfter, rules }
   }
 
   /** Only after the commit: live streams hear of what became durable. A subscriber's failure is its own. */
@@ -595,8 +598,9 @@ export function createIngestPipeline(options: PipelineOptions) {
     const settle = () => {
       batches++
       options.onBatch?.({ operations: operations.length, seconds: (performance.now() - started) / 1000 })
-      const { published, newestAfter } = written!
+      const { published, newestAfter, rules } = written!
       for (const [key, value] of newestAfter) newest.set(key, value)
+      rules?.committed()
       for (let i = 0; i < operations.length; i++) {
         const op = operations[i]
         if (op.kind === 'report') op.resolve(results[i]!)

@@ -228,6 +228,36 @@ describe('the entry point, in ingest transactions', () => {
     expect(onFixes(fix(T0, IN_YARD))).toEqual([])
   })
 
+  test("in batches, as ingest calls them: a rolled-back batch is dropped, a committed one is the next batch's start", () => {
+    const codes = (events: { alarmCode: string }[]) => events.map((e) => e.alarmCode)
+    /** one ingest transaction: the batch's calls, then committed() only if it did not throw */
+    const batch = <T>(work: (b: ReturnType<AlertRules['beginBatch']>) => T): T => {
+      const b = rules.beginBatch()
+      const result = inTransaction(() => work(b))
+      b.committed()
+      return result
+    }
+    expect(batch((b) => codes(b.onFixes(device, [fix(T0, OUTSIDE)])))).toEqual([])
+    // entering, twice in one batch (two reports of the device): the second report sees the first's state
+    expect(batch((b) => [codes(b.onFixes(device, [fix(T0 + 10, IN_YARD, { speed: 5 })])), codes(b.onFixes(device, [fix(T0 + 20, IN_YARD, { speed: 5 })]))])).toEqual([
+      ['geofence_enter'],
+      [],
+    ])
+    // leaving, in a batch that rolls back: nothing of it is kept
+    expect(() =>
+      batch((b) => {
+        expect(codes(b.onFixes(device, [fix(T0 + 30, OUTSIDE)]))).toEqual(['geofence_exit'])
+        throw new Error('crash before commit')
+      }),
+    ).toThrow('crash before commit')
+    expect(stateRow()).toMatchObject({ last_fix_ts: T0 + 20, inside: JSON.stringify([yardId]) })
+    expect(batch((b) => codes(b.onFixes(device, [fix(T0 + 30, OUTSIDE)])))).toEqual(['geofence_exit'])
+    // a call outside a batch and the batches after it agree
+    expect(codes(inTransaction(() => rules.onFixes(device, [fix(T0 + 40, IN_YARD, { speed: 5 })])))).toEqual(['geofence_enter'])
+    expect(batch((b) => codes(b.onFixes(device, [fix(T0 + 50, OUTSIDE)])))).toEqual(['geofence_exit'])
+    expect(batch((b) => codes(b.onFixes(device, [fix(T0 + 45, IN_YARD)])))).toEqual([])
+  })
+
   test('a geofence added, changed or deleted over the API applies to the next fix', async () => {
     expect(onFixes(fix(T0, OUTSIDE))).toEqual([])
     const outer = await addGeofence({ name: 'Outer', area: { ...YARD, radius: 5000 } })
