@@ -38,7 +38,7 @@ export interface AccountGeofences {
    * The geofences containing the point, in geofence order: the same answer as the index, read
    * through a memo of the candidates of each 0.01° cell the account's devices visit (a fleet
    * stays in few cells), so a fix costs a Map lookup and the exact tests of the few areas whose
-   * boxes touch its cell, and allocates nothing when it is in none.
+   * boxes touch its cell, and allocates nothing when it is in none or in every candidate (the answer is then read-only).
    */
   containing(latitude: number, longitude: number): readonly CachedGeofence[]
   /** whether any applies to some groups only (else a device's groups need not be read) */
@@ -165,12 +165,13 @@ function cellMemo(all: readonly CachedGeofence[]): AccountGeofences['containing'
       list = candidates(latCell, lonCell)
       cells.set(key, list)
     }
-    let result: CachedGeofence[] | null = null
-    for (const g of list) {
-      if (!areaContains(g.area, latitude, longitude)) continue
-      result ??= []
-      result.push(g)
-    }
-    return result ?? NO_GEOFENCES
+    // most often every candidate of the cell or none contains the fix: then no array is made
+    let hits = 0
+    for (const g of list) if (areaContains(g.area, latitude, longitude)) hits++
+    if (hits === 0) return NO_GEOFENCES
+    if (hits === list.length) return list
+    const result: CachedGeofence[] = []
+    for (const g of list) if (areaContains(g.area, latitude, longitude)) result.push(g)
+    return result
   }
 }

@@ -129,19 +129,24 @@ function inGroups(channel: Channel, deviceGroupIds: () => ReadonlySet<string>): 
   return channel.groups.some((id) => have.has(id))
 }
 
-function eventPayload(event: EventToNotify, device: { id: string; alias: string }): EventPayload {
-  return {
-    alarm_code: event.alarm_code,
-    context: typeof event.context === 'string' ? (JSON.parse(event.context) as Record<string, unknown>) : event.context,
+/**
+ * The event as JSON text, as a webhook receives it: its stored context text spliced in rather than
+ * parsed and written again (this runs inside ingest's transaction, for every event).
+ */
+function eventPayloadText(event: EventToNotify, device: { id: string; alias: string }): string {
+  const context = typeof event.context === 'string' ? event.context : JSON.stringify(event.context)
+  const coordinates = event.latitude === null || event.longitude === null ? null : [event.latitude, event.longitude]
+  const rest: Omit<EventPayload, 'alarm_code' | 'context'> = {
     speed: event.speed,
     satellite: event.satellite,
-    coordinates: event.latitude === null || event.longitude === null ? null : [event.latitude, event.longitude],
+    coordinates: coordinates as EventPayload['coordinates'],
     mcc: event.mcc,
     mnc: event.mnc,
     dbm: event.dbm,
     timestamp: event.ts,
     device,
   }
+  return `{"alarm_code":${JSON.stringify(event.alarm_code)},"context":${context},${JSON.stringify(rest).slice(1)}`
 }
 
 const placeholder = sql.placeholder
@@ -216,86 +221,122 @@ function channelsOf(outbox: Outbox): Channels {
   return channels
 }
 
-/** Whether any enabled channel forwards positions: the caller need not gather its fixes otherwise. */
-export function forwardsPositions(tx: OutboxTx): boolean {
-  return channelsOf(outboxFor(tx)).positions.size > 0
-}
-
 function groupSet(statement: ReturnType<typeof statements>['groupsOf'], device: number): Set<string> {
   return new Set(statement.all({ device }).map((g) => g.id))
 }
 
-/**
- * Writes one delivery for each enabled channel of the event's account that wants it (its code or
- * "*", its device's groups). Call inside the event's transaction. Returns how many were written.
- */
-export function enqueueEvent(tx: OutboxTx, event: EventToNotify, nowMs: number): number {
-  const outbox = outboxFor(tx)
-  const channels = channelsOf(outbox)
-  if (channels.events.size === 0) return 0
-  const { run } = outbox
-  const device = run.device.get({ device: event.device })
-  if (!device) return 0
-  let groupIds: ReadonlySet<string> | undefined
-  const ofDevice = () => (groupIds ??= groupSet(run.groupsOf, event.device))
-  const wanted = (channels.events.get(device.accountId) ?? []).filter((c) => (c.codes === null || c.codes.has(event.alarm_code)) && inGroups(c, ofDevice))
-  if (wanted.length === 0) return 0
-  const payload = JSON.stringify(eventPayload(event, { id: device.id, alias: device.alias }))
-  for (const channel of wanted) {
-    run.insert.run({ id: Bun.randomUUIDv7(), notificationId: channel.id, kind: 'event', deviceKey: event.device, payload, fixes: null, now: nowMs })
-  }
-  return wanted.length
+type DeviceRow = { id: string; alias: string; accountId: string }
+
+/** The outbox for one transaction: what ingest's batch writes its deliveries through. */
+export interface OutboxBatch {
+  /** whether any enabled channel forwards positions (the caller need not gather its fixes otherwise) */
+  readonly forwardsPositions: boolean
+  /**
+   * Writes one delivery for each enabled channel of the event's account that wants it (its code
+   * or "*", its device's groups). Returns how many were written.
+   */
+  enqueueEvent(event: EventToNotify, nowMs: number): number
+  /**
+   * Writes the fixes for each enabled positions channel of their devices' accounts (and groups):
+   * one row per channel and device, in timestamp order, split at MAX_FIXES_PER_BATCH. Call once,
+   * with every fix the transaction stored. Returns how many rows were written.
+   */
+  enqueuePositions(fixes: readonly FixToNotify[], nowMs: number): number
 }
 
 /**
- * Writes the fixes for each enabled positions channel of their devices' accounts (and groups):
- * one row per channel and device, in timestamp order, split at MAX_FIXES_PER_BATCH. Call once per
- * commit, inside its transaction, with every fix it stored. Returns how many rows were written.
+ * The outbox for one transaction of many events and fixes (ingest's batch): the channels are
+ * checked once, each device and its groups read once. Open it inside the transaction.
  */
-export function enqueuePositions(tx: OutboxTx, fixes: readonly FixToNotify[], nowMs: number): number {
-  if (fixes.length === 0) return 0
+export function beginOutboxBatch(tx: OutboxTx): OutboxBatch {
   const outbox = outboxFor(tx)
-  const channels = channelsOf(outbox).positions
-  if (channels.size === 0) return 0
   const { run } = outbox
-
-  const byDevice = new Map<number, FixToNotify[]>()
-  for (const fix of fixes) {
-    const list = byDevice.get(fix.device)
-    if (list) list.push(fix)
-    else byDevice.set(fix.device, [fix])
-  }
-  let written = 0
-  for (const [key, deviceFixes] of byDevice) {
-    const device = run.device.get({ device: key })
-    if (!device) continue
-    let groupIds: ReadonlySet<string> | undefined
-    const ofDevice = () => (groupIds ??= groupSet(run.groupsOf, key))
-    const targets = (channels.get(device.accountId) ?? []).filter((c) => inGroups(c, ofDevice))
-    if (targets.length === 0) continue
-    const items = deviceFixes
-      .slice()
-      .sort((a, b) => a.timestamp - b.timestamp)
-      .map(
-        (fix): PositionPayload => ({
-          device: device.id,
-          timestamp: fix.timestamp,
-          latitude: fix.latitude,
-          longitude: fix.longitude,
-          speed: fix.speed,
-          course: fix.course,
-          altitude: fix.altitude,
-          attributes: fix.attributes ?? {},
-        }),
-      )
-    for (let i = 0; i < items.length; i += MAX_FIXES_PER_BATCH) {
-      const chunk = items.slice(i, i + MAX_FIXES_PER_BATCH)
-      const payload = JSON.stringify(chunk)
-      for (const channel of targets) {
-        run.insert.run({ id: Bun.randomUUIDv7(), notificationId: channel.id, kind: 'positions', deviceKey: key, payload, fixes: chunk.length, now: nowMs })
-        written++
-      }
+  const channels = channelsOf(outbox)
+  const devices = new Map<number, DeviceRow | null>()
+  const deviceOf = (key: number): DeviceRow | null => {
+    let device = devices.get(key)
+    if (device === undefined) {
+      device = run.device.get({ device: key }) ?? null
+      devices.set(key, device)
     }
+    return device
   }
-  return written
+  const groups = new Map<number, ReadonlySet<string>>()
+  const groupsOf = (key: number): ReadonlySet<string> => {
+    let found = groups.get(key)
+    if (found === undefined) {
+      found = groupSet(run.groupsOf, key)
+      groups.set(key, found)
+    }
+    return found
+  }
+
+  return {
+    forwardsPositions: channels.positions.size > 0,
+
+    enqueueEvent(event, nowMs) {
+      if (channels.events.size === 0) return 0
+      const device = deviceOf(event.device)
+      if (device === null) return 0
+      const ofDevice = () => groupsOf(event.device)
+      const wanted = (channels.events.get(device.accountId) ?? []).filter((c) => (c.codes === null || c.codes.has(event.alarm_code)) && inGroups(c, ofDevice))
+      if (wanted.length === 0) return 0
+      const payload = eventPayloadText(event, { id: device.id, alias: device.alias })
+      for (const channel of wanted) {
+        run.insert.run({ id: Bun.randomUUIDv7(), notificationId: channel.id, kind: 'event', deviceKey: event.device, payload, fixes: null, now: nowMs })
+      }
+      return wanted.length
+    },
+
+    enqueuePositions(fixes, nowMs) {
+      if (fixes.length === 0 || channels.positions.size === 0) return 0
+      const byDevice = new Map<number, FixToNotify[]>()
+      for (const fix of fixes) {
+        const list = byDevice.get(fix.device)
+        if (list) list.push(fix)
+        else byDevice.set(fix.device, [fix])
+      }
+      let written = 0
+      for (const [key, deviceFixes] of byDevice) {
+        const device = deviceOf(key)
+        if (device === null) continue
+        const targets = (channels.positions.get(device.accountId) ?? []).filter((c) => inGroups(c, () => groupsOf(key)))
+        if (targets.length === 0) continue
+        const items = deviceFixes
+          .slice()
+          .sort((a, b) => a.timestamp - b.timestamp)
+          .map(
+            (fix): PositionPayload => ({
+              device: device.id,
+              timestamp: fix.timestamp,
+              latitude: fix.latitude,
+              longitude: fix.longitude,
+              speed: fix.speed,
+              course: fix.course,
+              altitude: fix.altitude,
+              attributes: fix.attributes ?? {},
+            }),
+          )
+        for (let i = 0; i < items.length; i += MAX_FIXES_PER_BATCH) {
+          const chunk = items.slice(i, i + MAX_FIXES_PER_BATCH)
+          const payload = JSON.stringify(chunk)
+          for (const channel of targets) {
+            run.insert.run({ id: Bun.randomUUIDv7(), notificationId: channel.id, kind: 'positions', deviceKey: key, payload, fixes: chunk.length, now: nowMs })
+            written++
+          }
+        }
+      }
+      return written
+    },
+  }
+}
+
+/** One event, in its own outbox batch (see OutboxBatch.enqueueEvent). Call inside the event's transaction. */
+export function enqueueEvent(tx: OutboxTx, event: EventToNotify, nowMs: number): number {
+  return beginOutboxBatch(tx).enqueueEvent(event, nowMs)
+}
+
+/** Fixes, in their own outbox batch (see OutboxBatch.enqueuePositions). Call once per commit, inside its transaction. */
+export function enqueuePositions(tx: OutboxTx, fixes: readonly FixToNotify[], nowMs: number): number {
+  return beginOutboxBatch(tx).enqueuePositions(fixes, nowMs)
 }

@@ -30,7 +30,7 @@
  * (Timeout), never acknowledged.
  */
 import type { Database, Statement } from 'bun:sqlite'
-import { enqueueEvent, enqueuePositions, forwardsPositions, type FixToNotify } from '../alerts/outbox'
+import { beginOutboxBatch, type FixToNotify } from '../alerts/outbox'
 import type { AlertRules, AlertRulesBatch, DerivedEvent, RuleFix } from '../alerts/rules'
 import type { Clock } from '../clock'
 import { DomainError } from '../errors'
@@ -431,13 +431,14 @@ export function createIngestPipeline(options: PipelineOptions) {
     const nowMs = clock.now()
     // the rules of this attempt: what they read and write is kept only once it has committed
     const rules = alerts ? alerts.rules.beginBatch() : null
-    // the fixes are gathered for the outbox only when some channel forwards positions
-    const forwarding = alerts !== null && forwardsPositions(sqlite)
+    // the outbox of this attempt: channels checked once; fixes gathered only when some channel forwards them
+    const outbox = alerts ? beginOutboxBatch(sqlite) : null
+    const forwarding = outbox !== null && outbox.forwardsPositions
     const fixesToNotify: FixToNotify[] = []
     /** a stored event: on the live stream after the commit, in the outbox now */
     const storedEvent = (key: number, event: EncodedEvent) => {
       published.alarms.push({ deviceKey: key, event })
-      if (alerts) enqueueEvent(sqlite, { device: key, ...event }, nowMs)
+      if (outbox) outbox.enqueueEvent({ device: key, ...event }, nowMs)
     }
     const storeDerived = (key: number, derived: readonly DerivedEvent[]) => {
       for (const e of derived) {
@@ -530,7 +531,7 @@ export function createIngestPipeline(options: PipelineOptions) {
       statuses.merge(key, JSON.stringify(attributes), at)
       published.statuses.push({ deviceKey: key, attributes, at })
     }
-    if (fixesToNotify.length > 0) enqueuePositions(sqlite, fixesToNotify, nowMs)
+    if (outbox && fixesToNotify.length > 0) outbox.enqueuePositions(fixesToNotify, nowMs)
     return { published, newestAfter, rules }
   }
 
