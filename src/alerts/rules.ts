@@ -23,13 +23,19 @@
  *     for (const e of rules.onConnection(deviceKey, connected, atMs)) …
  *   }).immediate()
  *
+ * Ingest does the same through a batch, one per transaction: `const batch = rules.beginBatch()`,
+ * `batch.onFixes(…)` etc. inside it, `batch.committed()` after the commit. A batch reads each
+ * device's state once, and once committed its states are kept in memory for the next batches
+ * (the rules are alert_states' only writer; a batch whose transaction rolled back is dropped, and
+ * a call outside a batch forgets what is kept for its device).
+ *
  * Each call throws if no transaction is open on the connection (bun:sqlite's transactions are
  * the connection's: there is no separate `tx` to pass; anything prepared on it runs inside).
  * Events come back in the shape of a decoder's events (DerivedEvent: timestamp, alarmCode,
  * coordinates, speed, context, …). Cost per call: a read of the device and one of its state, a
  * read of its groups when any geofence of the account is limited to groups, a write of the state
  * only when it changed (just the newest fix's timestamp on most reports), and per fix a lookup of
- * its 0.01° cell's candidate geofences (cache.ts): 6.5 µs a 10-fix report against 1,000
+ * its 0.01° cell's candidate geofences (cache.ts): 6–7 µs a 10-fix report against 1,000
  * geofences, through the pipeline (`npm run bench -- alerts`).
  *
  * Beware: events are unique on (device, second, alarm_code) (events_device_ts_code), so two
