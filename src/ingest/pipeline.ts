@@ -118,16 +118,23 @@ export interface PipelineAlerts {
  */
 const DERIVED_EVENT_MAX_SHIFT_SECONDS = 60
 
-/** A fix that passed validation, encoded for the store, with what the device state needs. */
-interface CheckedFix {
+/**
+ * A fix that passed validation, encoded for the store, with what the device state needs. It is
+ * itself the position (a TimedPosition) and what the alert rules read (a RuleFix): no copy is
+ * made for either.
+ */
+interface CheckedFix extends RuleFix {
   row: EncodedPosition
   /** may become the device's location */
   locatable: boolean
-  /** the position as stored (degrees), for the device row, the motion rule and live streams */
-  position: TimedPosition
+  /** as stored: Unix seconds, degrees (for the device row, the motion rule, live streams, the rules) */
+  timestamp: number
+  latitude: number
+  longitude: number
   /** km/h as reported, null when not */
-  speedKmh: number | null
+  speed: number | null
   courseDeg: number | null
+  satellites: number | null
   /** what the rules read (ignition), as reported */
   attributes: Record<string, unknown> | null
   /** the device called it valid */
@@ -175,16 +182,6 @@ interface Published {
 const finiteOrNull = (value: number | null | undefined): number | null =>
   value === null || value === undefined || !Number.isFinite(value) ? null : value
 
-const ruleFixOf = (fix: CheckedFix): RuleFix => ({
-  timestamp: fix.position.timestamp,
-  latitude: fix.position.latitude,
-  longitude: fix.position.longitude,
-  speed: fix.speedKmh,
-  valid: fix.valid,
-  satellites: fix.row.satellites,
-  attributes: fix.attributes,
-})
-
 function hasKeys(object: Record<string, unknown> | undefined): object is Record<string, unknown> {
   if (!object) return false
   for (const _ in object) return true
@@ -213,8 +210,11 @@ function validateReport(report: DecodedReport, window: TimeWindow): CheckedRepor
     fixes.push({
       row,
       locatable: verdict === 'locatable',
-      position: { timestamp: row.ts, latitude: decodeCoordinate(row.lat), longitude: decodeCoordinate(row.lon) },
-      speedKmh: finiteOrNull(fix.speed),
+      timestamp: row.ts,
+      latitude: decodeCoordinate(row.lat),
+      longitude: decodeCoordinate(row.lon),
+      speed: finiteOrNull(fix.speed),
+      satellites: row.satellites,
       courseDeg: finiteOrNull(fix.course),
       attributes: fix.attributes ?? null,
       valid: verdict === 'locatable',
@@ -456,7 +456,7 @@ export function createIngestPipeline(options: PipelineOptions) {
       }
     }
     const applyUpdate = (key: number, update: DeviceUpdate) => {
-      const position = update.fix?.position
+      const position = update.fix
       markSeen.run(key, update.at, position ? position.latitude : null, position ? position.longitude : null, update.state)
     }
 
@@ -483,16 +483,15 @@ export function createIngestPipeline(options: PipelineOptions) {
         stored++
         if (forwarding) {
           // every stored fix is forwarded; one that is no location (flagged invalid, or 0/0) says so
-          const { timestamp, latitude, longitude } = fix.position
           const attributes = fix.locatable ? fix.attributes : { ...fix.attributes, valid: false }
-          fixesToNotify.push({ device: key, timestamp, latitude, longitude, speed: fix.speedKmh, course: fix.row.course, altitude: fix.row.altitude, attributes })
+          fixesToNotify.push({ device: key, timestamp: fix.timestamp, latitude: fix.latitude, longitude: fix.longitude, speed: fix.speed, course: fix.row.course, altitude: fix.row.altitude, attributes })
         }
         if (!fix.locatable) continue
         published.fixes.push({ deviceKey: key, fix })
         const previous = newestOf(key)
-        if (previous && previous.timestamp >= fix.position.timestamp) continue
-        const state = motionOf(fix.speedKmh, fix.position, previous)
-        newestAfter.set(key, fix.position)
+        if (previous && previous.timestamp >= fix.timestamp) continue
+        const state = motionOf(fix.speed, fix, previous)
+        newestAfter.set(key, fix)
         const update = updates.get(key)
         if (update) {
           update.fix = fix
@@ -511,7 +510,7 @@ export function createIngestPipeline(options: PipelineOptions) {
         // process started): a call a report measured 6 µs of a 10-fix report's 45
         if (op.connecting) storeDerived(key, rules.onConnection(key, true, op.at))
         // every fix, duplicates too: the rules skip the invalid, the late and the re-sent
-        if (checked.fixes.length > 0) storeDerived(key, rules.onFixes(key, checked.fixes.map(ruleFixOf)))
+        if (checked.fixes.length > 0) storeDerived(key, rules.onFixes(key, checked.fixes))
         else if (checked.status !== null) storeDerived(key, rules.onAttributes(key, checked.status, Math.floor(op.at / 1000)))
       }
       if (checked.status !== null) {
@@ -539,8 +538,7 @@ export function createIngestPipeline(options: PipelineOptions) {
   function publish({ fixes, alarms, statuses: changed }: Published): void {
     for (const { deviceKey, fix } of fixes) {
       try {
-        const { timestamp, latitude, longitude } = fix.position
-        live.publish({ deviceKey, timestamp, latitude, longitude, speed: fix.speedKmh, course: fix.courseDeg })
+        live.publish({ deviceKey, timestamp: fix.timestamp, latitude: fix.latitude, longitude: fix.longitude, speed: fix.speed, course: fix.courseDeg })
       } catch (error) {
         log.error('live position subscriber failed', { error: (error as Error)?.message })
       }
