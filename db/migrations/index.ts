@@ -15,6 +15,7 @@ import deviceStatus from './0007_device_status.sql' with { type: 'text' }
 import geofences from './0008_geofences.sql' with { type: 'text' }
 import notifications from './0009_notifications.sql' with { type: 'text' }
 import notificationsVersion from './0010_notifications_version.sql' with { type: 'text' }
+import deviceRulesVersion from './0011_device_rules_version.sql' with { type: 'text' }
 
 export const migrationFiles: Record<string, string> = {
   '0000_init': init,
@@ -28,6 +29,7 @@ export const migrationFiles: Record<string, string> = {
   '0008_geofences': geofences,
   '0009_notifications': notifications,
   '0010_notifications_version': notificationsVersion,
+  '0011_device_rules_version': deviceRulesVersion,
 }
 
 export const migrationJournal: { entries: { idx: number; when: number; tag: string; breakpoints: boolean }[] } = journal

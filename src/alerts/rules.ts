@@ -68,9 +68,13 @@ export interface AlertRulesDeps {
   geofences: GeofenceCache
 }
 
-interface Loaded {
+/** What the rules read of a device: its account, and its `properties.speed_limit` (km/h) */
+interface DeviceFacts {
   accountId: string
-  properties: string
+  speedLimit: number | null
+}
+
+interface Loaded extends DeviceFacts {
   state: RuleState
   /** the state as read (null: no row yet), to tell whether it changed */
   stored: RuleState | null
@@ -87,7 +91,9 @@ interface StateRow {
 }
 
 const NONE_INSIDE: readonly string[] = []
-/** states kept in memory at most (a device each); past it they are read again */
+/** the access_version row that migration 0011's trigger bumps when a device's account or properties change */
+export const DEVICES_RULES_VERSION_ROW = 7
+/** states (and devices' facts) kept in memory at most, a device each; past it they are read again */
 const MAX_KEPT_STATES = 200_000
 
 /** the states a transaction has read or written, by device key (null: no row) */
@@ -121,22 +127,37 @@ export function createAlertRules({ database, clock, geofences }: AlertRulesDeps)
   // the common case of a report on the road: only the newest fix's timestamp moved
   const writeLastFix = sqlite.query('UPDATE alert_states SET last_fix_ts = ?, updated_at = ? WHERE device_key = ?')
 
-  // a device's speed limit by its properties' text: parsed once, not on every report
-  const speedLimits = new Map<string, number | null>()
-  function speedLimitFor(properties: string): number | null {
-    let limit = speedLimits.get(properties)
-    if (limit === undefined) {
-      let parsed: Record<string, unknown> | null = null
+  const readDevicesVersion = sqlite.query<{ version: number }, []>(`SELECT version FROM access_version WHERE id = ${DEVICES_RULES_VERSION_ROW}`)
+  /**
+   * Each device's account and speed limit, read once, not on every report; forgotten when
+   * access_version row 7 moves (migration 0011: a device's account or properties changed, in any
+   * process), which is checked once a batch and on every call outside one.
+   */
+  const devicesSeen = new Map<number, DeviceFacts>()
+  let devicesVersion = -1
+  function checkDevicesVersion(): void {
+    const version = readDevicesVersion.get()?.version ?? 0
+    if (version === devicesVersion) return
+    devicesSeen.clear()
+    devicesVersion = version
+  }
+  function deviceFacts(deviceKey: number): DeviceFacts | null {
+    let facts = devicesSeen.get(deviceKey)
+    if (facts === undefined) {
+      const device = readDevice.get(deviceKey)
+      // not kept: a key not found yet may be a device being added
+      if (device === null) return null
+      let properties: Record<string, unknown> | null = null
       try {
-        parsed = JSON.parse(properties) as Record<string, unknown>
+        properties = JSON.parse(device.properties) as Record<string, unknown>
       } catch {
         // properties are checked on the way in; a hand-edited row just has no limit
       }
-      limit = speedLimitOf(parsed)
-      if (speedLimits.size >= 10_000) speedLimits.clear()
-      speedLimits.set(properties, limit)
+      facts = { accountId: device.account_id, speedLimit: speedLimitOf(properties) }
+      if (devicesSeen.size >= MAX_KEPT_STATES) devicesSeen.clear()
+      devicesSeen.set(deviceKey, facts)
     }
-    return limit
+    return facts
   }
 
   function requireTransaction(): void {
@@ -169,15 +190,15 @@ export function createAlertRules({ database, clock, geofences }: AlertRulesDeps)
   const committedStates = new Map<number, RuleState | null>()
 
   function load(scope: Scope, deviceKey: number): Loaded | null {
-    const device = readDevice.get(deviceKey)
-    if (!device) return null
+    const device = deviceFacts(deviceKey)
+    if (device === null) return null
     let stored = scope.get(deviceKey)
     if (stored === undefined) stored = committedStates.get(deviceKey)
     if (stored === undefined) {
       stored = readStored(deviceKey)
       scope.set(deviceKey, stored)
     }
-    return { accountId: device.account_id, properties: device.properties, state: stored ?? INITIAL_STATE, stored }
+    return { accountId: device.accountId, speedLimit: device.speedLimit, state: stored ?? INITIAL_STATE, stored }
   }
 
   function save(scope: Scope, deviceKey: number, loaded: Loaded, derived: Derived): DerivedEvent[] {
@@ -234,7 +255,7 @@ export function createAlertRules({ database, clock, geofences }: AlertRulesDeps)
         const g = account.byId.get(id)
         return g !== undefined && applies(g) ? g : null
       },
-      deviceSpeedLimit: speedLimitFor(loaded.properties),
+      deviceSpeedLimit: loaded.speedLimit,
     }
   }
 
@@ -264,6 +285,7 @@ export function createAlertRules({ database, clock, geofences }: AlertRulesDeps)
   /** A single call outside a batch: it reads the state from the table, and what it writes is not kept (its transaction may yet roll back). */
   function alone<T extends unknown[]>(call: (scope: Scope, deviceKey: number, ...rest: T) => DerivedEvent[]) {
     return (deviceKey: number, ...rest: T): DerivedEvent[] => {
+      checkDevicesVersion()
       committedStates.delete(deviceKey)
       return call(new Map(), deviceKey, ...rest)
     }
@@ -286,6 +308,7 @@ export function createAlertRules({ database, clock, geofences }: AlertRulesDeps)
      * transaction has committed; a batch whose transaction rolled back is just dropped.
      */
     beginBatch(): AlertRulesBatch {
+      checkDevicesVersion()
       const scope: Scope = new Map()
       return {
         onFixes: (deviceKey, fixes) => onFixes(scope, deviceKey, fixes),

@@ -258,6 +258,23 @@ describe('the entry point, in ingest transactions', () => {
     expect(batch((b) => codes(b.onFixes(device, [fix(T0 + 45, IN_YARD)])))).toEqual([])
   })
 
+  test("a device's speed limit changed over the API, or by another process, applies to the next batch", async () => {
+    const overspeeds = (timestamp: number, speed: number) => {
+      const b = rules.beginBatch()
+      const events = inTransaction(() => b.onFixes(device, [fix(timestamp, OUTSIDE, { speed })]))
+      b.committed()
+      return events.map((e) => e.context)
+    }
+    expect(overspeeds(T0, 55)).toEqual([{ limit: 50, speed: 55 }])
+    expect(overspeeds(T0 + 10, 45)).toEqual([])
+    const res = await world.call('PATCH', `/devices/${ids.truck1}`, { token: keys.dana, body: { properties: { plate: 'AB-123-CD', speed_limit: 40 } } })
+    expect(res.status).toBe(200)
+    expect(overspeeds(T0 + 20, 45)).toEqual([{ limit: 40, speed: 45 }])
+    expect(overspeeds(T0 + 30, 30)).toEqual([])
+    world.database.sqlite.query('UPDATE devices SET properties = ? WHERE key = ?').run('{"speed_limit":20}', device)
+    expect(overspeeds(T0 + 40, 30)).toEqual([{ limit: 20, speed: 30 }])
+  })
+
   test('a geofence added, changed or deleted over the API applies to the next fix', async () => {
     expect(onFixes(fix(T0, OUTSIDE))).toEqual([])
     const outer = await addGeofence({ name: 'Outer', area: { ...YARD, radius: 5000 } })
