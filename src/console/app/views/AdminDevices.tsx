@@ -5,7 +5,7 @@ import type { Fleet, FleetDevice } from '../fleet'
 import { deviceHref } from '../router'
 import { strings } from '../strings'
 import type { Device, DeviceState } from '../types'
-import { Cell, ConfirmDialog, Dialog, FormAlert, FormButtons, NameList, Pager, Pending, PickList, SectionHead, SelectField, TextField, useSave } from './AdminParts'
+import { AdminTable, Cell, ConfirmDelete, Dialog, FormAlert, FormButtons, NameList, Pager, Pending, PickList, RowActions, SectionHead, SelectField, TextField, useSave } from './AdminParts'
 import { StateMark } from './StateMark'
 
 const s = strings.admin
@@ -77,51 +77,30 @@ export function AdminDevices({ store, fleet }: AdminSectionProps) {
         fleet.loading.value ? <Pending state={{ status: 'loading' }} onRetry={() => {}} /> : <p class="empty-note">{s.noDevices}</p>
       ) : (
         <>
-          <table class="admin-table">
-            <thead>
-              <tr>
-                <th scope="col">{s.colName}</th>
-                <th scope="col">{s.colModel}</th>
-                <th scope="col">{s.colIdentifier}</th>
-                <th scope="col">{s.colGroups}</th>
-                <th scope="col">{s.colState}</th>
-                <th scope="col">
-                  <span class="visually-hidden">{s.colActions}</span>
+          <AdminTable columns={[s.colName, s.colModel, s.colIdentifier, s.colGroups, s.colState]}>
+            {rows.map((d) => (
+              <tr key={d.id} data-id={d.id}>
+                <th scope="row" class="cell-name">
+                  <a href={deviceHref(d.id)}>{d.body.alias}</a>
                 </th>
+                <Cell label={s.colModel}>{store.modelName(d.body.model) ?? strings.unknown}</Cell>
+                <Cell label={s.colIdentifier} class="mono">
+                  {d.body.imei || d.body.serial || strings.unknown}
+                  {d.body.imei && d.body.serial && <span class="hint"> · {d.body.serial}</span>}
+                </Cell>
+                <Cell label={s.colGroups}>
+                  <NameList names={groupsOf.get(d.id) ?? []} none={s.noGroups} />
+                </Cell>
+                <Cell label={s.colState}>
+                  <span class="state-cell">
+                    <StateMark state={d.state} />
+                    {strings.states[d.state] ?? d.state}
+                  </span>
+                </Cell>
+                <RowActions name={d.body.alias} onEdit={() => (editing.value = { mode: 'edit', device: d.body })} onDelete={() => (deleting.value = d)} />
               </tr>
-            </thead>
-            <tbody>
-              {rows.map((d) => (
-                <tr key={d.id} data-id={d.id}>
-                  <th scope="row" class="cell-name">
-                    <a href={deviceHref(d.id)}>{d.body.alias}</a>
-                  </th>
-                  <Cell label={s.colModel}>{store.modelName(d.body.model) ?? strings.unknown}</Cell>
-                  <Cell label={s.colIdentifier} class="mono">
-                    {d.body.imei || d.body.serial || strings.unknown}
-                    {d.body.imei && d.body.serial && <span class="hint"> · {d.body.serial}</span>}
-                  </Cell>
-                  <Cell label={s.colGroups}>
-                    <NameList names={groupsOf.get(d.id) ?? []} none={s.noGroups} />
-                  </Cell>
-                  <Cell label={s.colState}>
-                    <span class="state-cell">
-                      <StateMark state={d.state} />
-                      {strings.states[d.state] ?? d.state}
-                    </span>
-                  </Cell>
-                  <td class="row-actions">
-                    <button type="button" aria-label={s.editNamed(d.body.alias)} onClick={() => (editing.value = { mode: 'edit', device: d.body })}>
-                      {s.edit}
-                    </button>
-                    <button type="button" class="danger-quiet" aria-label={s.deleteNamed(d.body.alias)} onClick={() => (deleting.value = d)}>
-                      {s.delete}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </AdminTable>
           {matching.length === 0 && <p class="empty-note">{strings.noMatch}</p>}
           <Pager page={current} pages={pages} onPage={(p) => (page.value = p)} label={s.pagesOf(s.tabs.devices)} />
         </>
@@ -137,21 +116,18 @@ export function AdminDevices({ store, fleet }: AdminSectionProps) {
           onClose={() => (editing.value = null)}
         />
       )}
-      {deleting.value && (
-        <ConfirmDialog
-          title={s.deleteDeviceTitle(deleting.value.body.alias)}
-          body={<p>{s.deleteDeviceBody}</p>}
-          confirm={s.deleteDevice}
-          onClose={() => (deleting.value = null)}
-          onConfirm={async () => {
-            const device = deleting.value!
-            await write('DELETE', `devices/${encodeURIComponent(device.id)}`)
-            store.notice.value = s.deviceDeleted(device.body.alias)
-            void fleet.reload()
-            void store.groupsChanged()
-          }}
-        />
-      )}
+      <ConfirmDelete
+        target={deleting}
+        title={(device) => s.deleteDeviceTitle(device.body.alias)}
+        body={s.deleteDeviceBody}
+        confirm={s.deleteDevice}
+        onDelete={async (device) => {
+          await write('DELETE', `devices/${encodeURIComponent(device.id)}`)
+          store.notice.value = s.deviceDeleted(device.body.alias)
+          void fleet.reload()
+          void store.groupsChanged()
+        }}
+      />
     </section>
   )
 }

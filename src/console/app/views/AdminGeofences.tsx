@@ -9,7 +9,7 @@ import { loadGeofences } from '../geofenceOverlay'
 import { areaBounds, cornerCount } from '../geofenceShapes'
 import { strings } from '../strings'
 import type { Geofence } from '../types'
-import { Cell, ChoiceField, ConfirmDialog, Dialog, FormAlert, FormButtons, Pending, PickList, SectionHead, TextField, useSave } from './AdminParts'
+import { AdminList, AdminTable, Cell, ChoiceField, ConfirmDelete, Dialog, FormAlert, FormButtons, Pending, PickList, RowActions, SectionHead, TextField, useSave } from './AdminParts'
 
 const s = strings.admin
 const g = strings.geofences
@@ -57,25 +57,10 @@ export function AdminGeofences({ store, fleet }: AdminSectionProps) {
           {g.add}
         </button>
       </SectionHead>
-      {state.status !== 'ready' ? (
-        <Pending state={state} onRetry={() => void load()} />
-      ) : state.value.length === 0 ? (
-        <p class="empty-note">{g.none}</p>
-      ) : (
-        <table class="admin-table geofences-table">
-          <thead>
-            <tr>
-              <th scope="col">{s.colName}</th>
-              <th scope="col">{g.colShape}</th>
-              <th scope="col">{g.colGroups}</th>
-              <th scope="col">{g.colSpeedLimit}</th>
-              <th scope="col">
-                <span class="visually-hidden">{s.colActions}</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {state.value.map((geofence) => (
+      <AdminList state={state} onRetry={() => void load()} empty={g.none}>
+        {(geofences) => (
+          <AdminTable class="geofences-table" columns={[s.colName, g.colShape, g.colGroups, g.colSpeedLimit]}>
+            {geofences.map((geofence) => (
               <tr key={geofence.id} data-id={geofence.id}>
                 <th scope="row" class="cell-name">
                   {geofence.name}
@@ -83,19 +68,12 @@ export function AdminGeofences({ store, fleet }: AdminSectionProps) {
                 <Cell label={g.colShape}>{shapeOf(geofence)}</Cell>
                 <Cell label={g.colGroups}>{groupsOf(geofence)}</Cell>
                 <Cell label={g.colSpeedLimit}>{geofence.speed_limit === null ? <span class="muted">{g.noLimit}</span> : g.kmh(geofence.speed_limit)}</Cell>
-                <td class="row-actions">
-                  <button type="button" aria-label={s.editNamed(geofence.name)} onClick={() => (editing.value = { geofence })}>
-                    {s.edit}
-                  </button>
-                  <button type="button" class="danger-quiet" aria-label={s.deleteNamed(geofence.name)} onClick={() => (deleting.value = geofence)}>
-                    {s.delete}
-                  </button>
-                </td>
+                <RowActions name={geofence.name} onEdit={() => (editing.value = { geofence })} onDelete={() => (deleting.value = geofence)} />
               </tr>
             ))}
-          </tbody>
-        </table>
-      )}
+          </AdminTable>
+        )}
+      </AdminList>
 
       {editing.value && (
         <GeofenceForm
@@ -107,20 +85,17 @@ export function AdminGeofences({ store, fleet }: AdminSectionProps) {
           onSaved={() => void load()}
         />
       )}
-      {deleting.value && (
-        <ConfirmDialog
-          title={g.deleteTitle(deleting.value.name)}
-          body={<p>{g.deleteBody}</p>}
-          confirm={g.deleteButton}
-          onClose={() => (deleting.value = null)}
-          onConfirm={async () => {
-            const geofence = deleting.value!
-            await write('DELETE', `geofences/${encodeURIComponent(geofence.id)}`)
-            store.notice.value = g.deleted(geofence.name)
-            void load()
-          }}
-        />
-      )}
+      <ConfirmDelete
+        target={deleting}
+        title={(geofence) => g.deleteTitle(geofence.name)}
+        body={g.deleteBody}
+        confirm={g.deleteButton}
+        onDelete={async (geofence) => {
+          await write('DELETE', `geofences/${encodeURIComponent(geofence.id)}`)
+          store.notice.value = g.deleted(geofence.name)
+          void load()
+        }}
+      />
     </section>
   )
 }

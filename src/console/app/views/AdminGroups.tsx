@@ -4,7 +4,7 @@ import { type AdminSectionProps, type AdminStore, write } from '../admin'
 import type { Fleet } from '../fleet'
 import { strings } from '../strings'
 import type { AdminGroup } from '../types'
-import { Cell, ConfirmDialog, Dialog, FormAlert, FormButtons, NameList, Pending, PickList, SectionHead, TextField, useSave } from './AdminParts'
+import { AdminList, AdminTable, Cell, ConfirmDelete, Dialog, FormAlert, FormButtons, NameList, Pending, PickList, RowActions, SectionHead, TextField, useSave } from './AdminParts'
 
 const s = strings.admin
 
@@ -29,24 +29,10 @@ export function AdminGroups({ store, fleet }: AdminSectionProps) {
           {s.addGroup}
         </button>
       </SectionHead>
-      {state.status !== 'ready' ? (
-        <Pending state={state} onRetry={() => void store.groups.refresh()} />
-      ) : state.value.length === 0 ? (
-        <p class="empty-note">{s.noGroupsYet}</p>
-      ) : (
-        <table class="admin-table">
-          <thead>
-            <tr>
-              <th scope="col">{s.colName}</th>
-              <th scope="col">{s.colMembers}</th>
-              <th scope="col">{s.tabs.devices}</th>
-              <th scope="col">
-                <span class="visually-hidden">{s.colActions}</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {state.value.map((group) => (
+      <AdminList state={state} onRetry={() => void store.groups.refresh()} empty={s.noGroupsYet}>
+        {(groups) => (
+          <AdminTable columns={[s.colName, s.colMembers, s.tabs.devices]}>
+            {groups.map((group) => (
               <tr key={group.id} data-id={group.id}>
                 <th scope="row" class="cell-name">
                   {group.name}
@@ -57,36 +43,26 @@ export function AdminGroups({ store, fleet }: AdminSectionProps) {
                 <Cell label={s.tabs.devices}>
                   <NameList names={group.devices.map(alias).filter(Boolean)} total={group.devices.length} none={s.noDevicesShort} />
                 </Cell>
-                <td class="row-actions">
-                  <button type="button" aria-label={s.editNamed(group.name)} onClick={() => (editing.value = { mode: 'edit', group })}>
-                    {s.edit}
-                  </button>
-                  <button type="button" class="danger-quiet" aria-label={s.deleteNamed(group.name)} onClick={() => (deleting.value = group)}>
-                    {s.delete}
-                  </button>
-                </td>
+                <RowActions name={group.name} onEdit={() => (editing.value = { mode: 'edit', group })} onDelete={() => (deleting.value = group)} />
               </tr>
             ))}
-          </tbody>
-        </table>
-      )}
+          </AdminTable>
+        )}
+      </AdminList>
 
       {editing.value && <GroupForm store={store} fleet={fleet} group={editing.value.mode === 'edit' ? editing.value.group : null} onClose={() => (editing.value = null)} />}
-      {deleting.value && (
-        <ConfirmDialog
-          title={s.deleteGroupTitle(deleting.value.name)}
-          body={<p>{s.deleteGroupBody}</p>}
-          confirm={s.deleteGroup}
-          onClose={() => (deleting.value = null)}
-          onConfirm={async () => {
-            const group = deleting.value!
-            await write('DELETE', `groups/${encodeURIComponent(group.id)}`)
-            store.notice.value = s.groupDeleted(group.name)
-            void store.groupsChanged()
-            void store.users.refresh()
-          }}
-        />
-      )}
+      <ConfirmDelete
+        target={deleting}
+        title={(group) => s.deleteGroupTitle(group.name)}
+        body={s.deleteGroupBody}
+        confirm={s.deleteGroup}
+        onDelete={async (group) => {
+          await write('DELETE', `groups/${encodeURIComponent(group.id)}`)
+          store.notice.value = s.groupDeleted(group.name)
+          void store.groupsChanged()
+          void store.users.refresh()
+        }}
+      />
     </section>
   )
 }

@@ -5,7 +5,7 @@ import { type AdminSectionProps, copyText, dateOf, dateTimeOf, listAll, localToI
 import { now } from '../clock'
 import { strings } from '../strings'
 import type { ApiKey } from '../types'
-import { Cell, ConfirmDialog, Dialog, FormAlert, FormButtons, Pending, SectionHead, SelectField, TextField, useSave } from './AdminParts'
+import { AdminList, AdminTable, Cell, ConfirmDelete, Dialog, FormAlert, FormButtons, SectionHead, SelectField, TextField, useSave } from './AdminParts'
 
 const s = strings.admin
 
@@ -54,25 +54,10 @@ export function AdminKeys({ store, me }: AdminSectionProps) {
           options={users.map((u) => ({ value: u.id, label: u.id === me.id ? s.named(u.name, s.you) : u.name }))}
         />
       </div>
-      {state.status !== 'ready' ? (
-        <Pending state={state} onRetry={() => void load()} />
-      ) : state.value.length === 0 ? (
-        <p class="empty-note">{s.noKeys(owner)}</p>
-      ) : (
-        <table class="admin-table">
-          <thead>
-            <tr>
-              <th scope="col">{s.colName}</th>
-              <th scope="col">{s.colCreated}</th>
-              <th scope="col">{s.colLastUsed}</th>
-              <th scope="col">{s.colExpires}</th>
-              <th scope="col">
-                <span class="visually-hidden">{s.colActions}</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {state.value.map((key) => {
+      <AdminList state={state} onRetry={() => void load()} empty={s.noKeys(owner)}>
+        {(apiKeys) => (
+          <AdminTable columns={[s.colName, s.colCreated, s.colLastUsed, s.colExpires]}>
+            {apiKeys.map((key) => {
               const expired = key.expires_at !== null && Date.parse(key.expires_at) <= nowMs
               return (
                 <tr key={key.id} data-id={key.id}>
@@ -98,9 +83,9 @@ export function AdminKeys({ store, me }: AdminSectionProps) {
                 </tr>
               )
             })}
-          </tbody>
-        </table>
-      )}
+          </AdminTable>
+        )}
+      </AdminList>
 
       {creating.value && (
         <KeyForm
@@ -113,20 +98,17 @@ export function AdminKeys({ store, me }: AdminSectionProps) {
           onClose={() => (creating.value = false)}
         />
       )}
-      {revoking.value && (
-        <ConfirmDialog
-          title={s.revokeTitle(revoking.value.name || s.unnamedKey)}
-          body={<p>{s.revokeBody}</p>}
-          confirm={s.revoke}
-          onClose={() => (revoking.value = null)}
-          onConfirm={async () => {
-            const key = revoking.value!
-            await write('DELETE', `users/${encodeURIComponent(userId.value)}/keys/${encodeURIComponent(key.id)}`)
-            store.notice.value = s.keyRevoked(key.name || s.unnamedKey)
-            void load()
-          }}
-        />
-      )}
+      <ConfirmDelete
+        target={revoking}
+        title={(key) => s.revokeTitle(key.name || s.unnamedKey)}
+        body={s.revokeBody}
+        confirm={s.revoke}
+        onDelete={async (key) => {
+          await write('DELETE', `users/${encodeURIComponent(userId.value)}/keys/${encodeURIComponent(key.id)}`)
+          store.notice.value = s.keyRevoked(key.name || s.unnamedKey)
+          void load()
+        }}
+      />
     </section>
   )
 }

@@ -4,7 +4,7 @@ import { type AdminSectionProps, type AdminStore, write } from '../admin'
 import type { Fleet } from '../fleet'
 import { strings } from '../strings'
 import type { DeviceModel } from '../types'
-import { Cell, ConfirmDialog, Dialog, FormAlert, FormButtons, NameList, Pending, SectionHead, SelectField, TextField, useSave } from './AdminParts'
+import { AdminList, AdminTable, Cell, ConfirmDelete, Dialog, FormAlert, FormButtons, NameList, RowActions, SectionHead, SelectField, TextField, useSave } from './AdminParts'
 
 const s = strings.admin
 /** the protocols this server speaks, offered for a model's label (any other label is allowed) */
@@ -103,25 +103,10 @@ export function AdminModels({ store, fleet }: AdminSectionProps) {
           {s.addModel}
         </button>
       </SectionHead>
-      {state.status !== 'ready' ? (
-        <Pending state={state} onRetry={() => void store.models.refresh()} />
-      ) : state.value.length === 0 ? (
-        <p class="empty-note">{s.noModels}</p>
-      ) : (
-        <table class="admin-table">
-          <thead>
-            <tr>
-              <th scope="col">{s.colName}</th>
-              <th scope="col">{s.protocol}</th>
-              <th scope="col">{s.commands}</th>
-              <th scope="col">{s.colYourDevices}</th>
-              <th scope="col">
-                <span class="visually-hidden">{s.colActions}</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {state.value.map((model) => (
+      <AdminList state={state} onRetry={() => void store.models.refresh()} empty={s.noModels}>
+        {(models) => (
+          <AdminTable columns={[s.colName, s.protocol, s.commands, s.colYourDevices]}>
+            {models.map((model) => (
               <tr key={model.id} data-id={model.id}>
                 <th scope="row" class="cell-name">
                   {model.name}
@@ -131,35 +116,25 @@ export function AdminModels({ store, fleet }: AdminSectionProps) {
                   <NameList names={model.commands.map((c) => c.name)} none={s.noCommands} />
                 </Cell>
                 <Cell label={s.colYourDevices}>{used.get(model.id) ?? 0}</Cell>
-                <td class="row-actions">
-                  <button type="button" aria-label={s.editNamed(model.name)} onClick={() => (editing.value = { model })}>
-                    {s.edit}
-                  </button>
-                  <button type="button" class="danger-quiet" aria-label={s.deleteNamed(model.name)} onClick={() => (deleting.value = model)}>
-                    {s.delete}
-                  </button>
-                </td>
+                <RowActions name={model.name} onEdit={() => (editing.value = { model })} onDelete={() => (deleting.value = model)} />
               </tr>
             ))}
-          </tbody>
-        </table>
-      )}
+          </AdminTable>
+        )}
+      </AdminList>
 
       {editing.value && <ModelForm store={store} fleet={fleet} model={editing.value.model} onClose={() => (editing.value = null)} />}
-      {deleting.value && (
-        <ConfirmDialog
-          title={s.deleteModelTitle(deleting.value.name)}
-          body={<p>{s.deleteModelBody}</p>}
-          confirm={s.deleteModel}
-          onClose={() => (deleting.value = null)}
-          onConfirm={async () => {
-            const model = deleting.value!
-            await write('DELETE', `models/${encodeURIComponent(model.id)}`)
-            store.notice.value = s.modelDeleted(model.name)
-            void store.models.refresh()
-          }}
-        />
-      )}
+      <ConfirmDelete
+        target={deleting}
+        title={(model) => s.deleteModelTitle(model.name)}
+        body={s.deleteModelBody}
+        confirm={s.deleteModel}
+        onDelete={async (model) => {
+          await write('DELETE', `models/${encodeURIComponent(model.id)}`)
+          store.notice.value = s.modelDeleted(model.name)
+          void store.models.refresh()
+        }}
+      />
     </section>
   )
 }

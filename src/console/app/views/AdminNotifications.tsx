@@ -20,7 +20,7 @@ import {
 } from '../notifications'
 import { strings } from '../strings'
 import type { NotificationChannel, NotificationDelivery } from '../types'
-import { Cell, ChoiceField, ConfirmDialog, Dialog, FormAlert, FormButtons, NameList, Pending, PickList, SectionHead, TextField, useSave } from './AdminParts'
+import { AdminList, AdminTable, Cell, ChoiceField, ConfirmDelete, Dialog, FormAlert, FormButtons, NameList, Pending, PickList, RowActions, SectionHead, TextField, useSave } from './AdminParts'
 
 const s = strings.admin
 const n = strings.notifications
@@ -62,26 +62,10 @@ export function AdminNotifications({ store }: AdminSectionProps) {
           {n.add}
         </button>
       </SectionHead>
-      {state.status !== 'ready' ? (
-        <Pending state={state} onRetry={() => void load()} />
-      ) : state.value.length === 0 ? (
-        <p class="empty-note">{n.none}</p>
-      ) : (
-        <table class="admin-table notifications-table">
-          <thead>
-            <tr>
-              <th scope="col">{s.colName}</th>
-              <th scope="col">{n.colSends}</th>
-              <th scope="col">{n.colDevices}</th>
-              <th scope="col">{n.colTarget}</th>
-              <th scope="col">{n.colEnabled}</th>
-              <th scope="col">
-                <span class="visually-hidden">{s.colActions}</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {state.value.map((item) => (
+      <AdminList state={state} onRetry={() => void load()} empty={n.none}>
+        {(items) => (
+          <AdminTable class="notifications-table" columns={[s.colName, n.colSends, n.colDevices, n.colTarget, n.colEnabled]}>
+            {items.map((item) => (
               <tr key={item.id} data-id={item.id}>
                 <th scope="row" class="cell-name">
                   {item.name}
@@ -105,22 +89,16 @@ export function AdminNotifications({ store }: AdminSectionProps) {
                 <Cell label={n.colEnabled}>
                   <span class={item.enabled ? 'nf-enabled on' : 'nf-enabled off'}>{item.enabled ? n.enabledOn : n.enabledOff}</span>
                 </Cell>
-                <td class="row-actions">
+                <RowActions name={item.name} onEdit={() => (editing.value = { notification: item })} onDelete={() => (deleting.value = item)}>
                   <button type="button" aria-label={n.deliveriesNamed(item.name)} onClick={() => (opened.value = item)}>
                     {n.deliveries}
                   </button>
-                  <button type="button" aria-label={s.editNamed(item.name)} onClick={() => (editing.value = { notification: item })}>
-                    {s.edit}
-                  </button>
-                  <button type="button" class="danger-quiet" aria-label={s.deleteNamed(item.name)} onClick={() => (deleting.value = item)}>
-                    {s.delete}
-                  </button>
-                </td>
+                </RowActions>
               </tr>
             ))}
-          </tbody>
-        </table>
-      )}
+          </AdminTable>
+        )}
+      </AdminList>
 
       {editing.value && (
         <NotificationForm
@@ -131,20 +109,17 @@ export function AdminNotifications({ store }: AdminSectionProps) {
         />
       )}
       {opened.value && <DeliveryLog notification={opened.value} onClose={() => (opened.value = null)} />}
-      {deleting.value && (
-        <ConfirmDialog
-          title={n.deleteTitle(deleting.value.name)}
-          body={<p>{n.deleteBody}</p>}
-          confirm={n.deleteConfirm}
-          onClose={() => (deleting.value = null)}
-          onConfirm={async () => {
-            const item = deleting.value!
-            await write('DELETE', `notifications/${encodeURIComponent(item.id)}`)
-            store.notice.value = n.deleted(item.name)
-            void load()
-          }}
-        />
-      )}
+      <ConfirmDelete
+        target={deleting}
+        title={(item) => n.deleteTitle(item.name)}
+        body={n.deleteBody}
+        confirm={n.deleteConfirm}
+        onDelete={async (item) => {
+          await write('DELETE', `notifications/${encodeURIComponent(item.id)}`)
+          store.notice.value = n.deleted(item.name)
+          void load()
+        }}
+      />
     </section>
   )
 }

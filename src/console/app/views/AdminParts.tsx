@@ -1,8 +1,9 @@
 /**
  * The Administration view's building blocks: a modal dialog, labelled fields that show their
- * error beside them, a searchable list of checkboxes, a confirmation, the save state of a form.
+ * error beside them, a searchable list of checkboxes, a confirmation, the save state of a form,
+ * and the lists' scaffolding (loading or empty, the table, the row's buttons, confirming a delete).
  */
-import { useSignal } from '@preact/signals'
+import { type Signal, useSignal } from '@preact/signals'
 import type { ComponentChildren } from 'preact'
 import { useEffect, useMemo, useRef } from 'preact/hooks'
 import { describeFailure, type Failure } from '../admin'
@@ -413,6 +414,109 @@ export function Pending({ state, onRetry }: { state: { status: string; message?:
     )
   }
   return <p class="muted">{strings.loading}</p>
+}
+
+/** a list read from the API, as a view holds it */
+export type ListState<T> = { status: 'idle' | 'loading' } | { status: 'error'; message: string } | { status: 'ready'; value: readonly T[] }
+
+/**
+ * A list's place in a tab: `Pending` until it is read, then `empty` when it has nothing (without
+ * `empty`, the table is drawn with no rows), else what `children` draws of the items.
+ */
+export function AdminList<T>({
+  state,
+  onRetry,
+  empty,
+  children,
+}: {
+  state: ListState<T>
+  onRetry: () => void
+  empty?: string
+  children: (items: readonly T[]) => ComponentChildren
+}) {
+  if (state.status !== 'ready') return <Pending state={state} onRetry={onRetry} />
+  if (empty !== undefined && state.value.length === 0) return <p class="empty-note">{empty}</p>
+  return <>{children(state.value)}</>
+}
+
+/** a list's table: its column heads, then an unnamed last column for the rows' buttons (`RowActions`) */
+export function AdminTable({ class: className, columns, children }: { class?: string; columns: string[]; children: ComponentChildren }) {
+  return (
+    <table class={className ? `admin-table ${className}` : 'admin-table'}>
+      <thead>
+        <tr>
+          {columns.map((column, index) => (
+            <th key={index} scope="col">
+              {column}
+            </th>
+          ))}
+          <th scope="col">
+            <span class="visually-hidden">{s.colActions}</span>
+          </th>
+        </tr>
+      </thead>
+      <tbody>{children}</tbody>
+    </table>
+  )
+}
+
+/** "Edit", named for its row for a screen reader ("Edit Truck 1") */
+export function EditButton({ name, onClick }: { name: string; onClick: () => void }) {
+  return (
+    <button type="button" aria-label={s.editNamed(name)} onClick={onClick}>
+      {s.edit}
+    </button>
+  )
+}
+
+/** "Delete", named for its row for a screen reader; it asks first (`ConfirmDelete`) */
+export function DeleteButton({ name, onClick }: { name: string; onClick: () => void }) {
+  return (
+    <button type="button" class="danger-quiet" aria-label={s.deleteNamed(name)} onClick={onClick}>
+      {s.delete}
+    </button>
+  )
+}
+
+/** a row's last cell: its own buttons (`children`), if any, then Edit and Delete */
+export function RowActions({ name, onEdit, onDelete, children }: { name: string; onEdit: () => void; onDelete: () => void; children?: ComponentChildren }) {
+  return (
+    <td class="row-actions">
+      {children}
+      <EditButton name={name} onClick={onEdit} />
+      <DeleteButton name={name} onClick={onDelete} />
+    </td>
+  )
+}
+
+/**
+ * The confirmation of a delete, shown while `target` holds the item a Delete button put there;
+ * `onDelete` does it (the request, the notice, the refresh); closing empties `target`.
+ */
+export function ConfirmDelete<T>({
+  target,
+  title,
+  body,
+  confirm,
+  onDelete,
+}: {
+  target: Signal<T | null>
+  title: (item: T) => string
+  body: string | ((item: T) => string)
+  confirm: string
+  onDelete: (item: T) => Promise<unknown>
+}) {
+  const item = target.value
+  if (item === null) return null
+  return (
+    <ConfirmDialog
+      title={title(item)}
+      body={<p>{typeof body === 'string' ? body : body(item)}</p>}
+      confirm={confirm}
+      onClose={() => (target.value = null)}
+      onConfirm={() => onDelete(item)}
+    />
+  )
 }
 
 /** the head of a section: its title, what it holds, its main action */

@@ -4,7 +4,7 @@ import { type AdminSectionProps, type AdminStore, dateOf, write } from '../admin
 import { loadMe } from '../session'
 import { strings } from '../strings'
 import type { AdminUser, Me } from '../types'
-import { Cell, ChoiceField, ConfirmDialog, Dialog, FormAlert, FormButtons, NameList, Pending, PickList, SectionHead, TextField, useSave } from './AdminParts'
+import { AdminList, AdminTable, Cell, ChoiceField, ConfirmDelete, DeleteButton, Dialog, EditButton, FormAlert, FormButtons, NameList, Pending, PickList, SectionHead, TextField, useSave } from './AdminParts'
 
 const s = strings.admin
 const MIN_PASSWORD = 10
@@ -28,23 +28,10 @@ export function AdminUsers({ store, me }: AdminSectionProps) {
           {s.addUser}
         </button>
       </SectionHead>
-      {state.status !== 'ready' ? (
-        <Pending state={state} onRetry={() => void store.users.refresh()} />
-      ) : (
-        <table class="admin-table">
-          <thead>
-            <tr>
-              <th scope="col">{s.colName}</th>
-              <th scope="col">{s.colRole}</th>
-              <th scope="col">{s.colGroups}</th>
-              <th scope="col">{s.colAdded}</th>
-              <th scope="col">
-                <span class="visually-hidden">{s.colActions}</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {state.value.map((user) => (
+      <AdminList state={state} onRetry={() => void store.users.refresh()}>
+        {(users) => (
+          <AdminTable columns={[s.colName, s.colRole, s.colGroups, s.colAdded]}>
+            {users.map((user) => (
               <tr key={user.id} data-id={user.id}>
                 <th scope="row" class="cell-name">
                   {user.name}
@@ -58,41 +45,34 @@ export function AdminUsers({ store, me }: AdminSectionProps) {
                 </Cell>
                 <Cell label={s.colAdded}>{dateOf(user.created_at)}</Cell>
                 <td class="row-actions">
-                  <button type="button" aria-label={s.editNamed(user.name)} onClick={() => (editing.value = { mode: 'edit', user })}>
-                    {s.edit}
-                  </button>
+                  <EditButton name={user.name} onClick={() => (editing.value = { mode: 'edit', user })} />
                   <button type="button" aria-label={s.passwordNamed(user.name)} onClick={() => (editing.value = { mode: 'password', user })}>
                     {s.setPassword}
                   </button>
-                  <button type="button" class="danger-quiet" aria-label={s.deleteNamed(user.name)} onClick={() => (deleting.value = user)}>
-                    {s.delete}
-                  </button>
+                  <DeleteButton name={user.name} onClick={() => (deleting.value = user)} />
                 </td>
               </tr>
             ))}
-          </tbody>
-        </table>
-      )}
+          </AdminTable>
+        )}
+      </AdminList>
 
       {(editing.value?.mode === 'add' || editing.value?.mode === 'edit') && (
         <UserForm store={store} me={me} user={editing.value.mode === 'edit' ? editing.value.user : null} onClose={() => (editing.value = null)} />
       )}
       {editing.value?.mode === 'password' && <PasswordForm store={store} me={me} user={editing.value.user} onClose={() => (editing.value = null)} />}
-      {deleting.value && (
-        <ConfirmDialog
-          title={s.deleteUserTitle(deleting.value.name)}
-          body={<p>{deleting.value.id === me.id ? s.deleteSelfBody : s.deleteUserBody}</p>}
-          confirm={s.deleteUser}
-          onClose={() => (deleting.value = null)}
-          onConfirm={async () => {
-            const user = deleting.value!
-            await write('DELETE', `users/${encodeURIComponent(user.id)}`)
-            store.notice.value = s.userDeleted(user.name)
-            void store.users.refresh()
-            void store.groupsChanged()
-          }}
-        />
-      )}
+      <ConfirmDelete
+        target={deleting}
+        title={(user) => s.deleteUserTitle(user.name)}
+        body={(user) => (user.id === me.id ? s.deleteSelfBody : s.deleteUserBody)}
+        confirm={s.deleteUser}
+        onDelete={async (user) => {
+          await write('DELETE', `users/${encodeURIComponent(user.id)}`)
+          store.notice.value = s.userDeleted(user.name)
+          void store.users.refresh()
+          void store.groupsChanged()
+        }}
+      />
     </section>
   )
 }
