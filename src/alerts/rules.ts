@@ -32,10 +32,11 @@
  * Each call throws if no transaction is open on the connection (bun:sqlite's transactions are
  * the connection's: there is no separate `tx` to pass; anything prepared on it runs inside).
  * Events come back in the shape of a decoder's events (DerivedEvent: timestamp, alarmCode,
- * coordinates, speed, context, …). Cost per call: a read of the device and one of its state, a
- * read of its groups when any geofence of the account is limited to groups, a write of the state
+ * coordinates, speed, context, …). Cost per call: the device's account and speed limit and its
+ * state from memory in a batch (else a read of each), a read of its groups when any geofence of
+ * the account is limited to groups, a write of the state
  * only when it changed (just the newest fix's timestamp on most reports), and per fix a lookup of
- * its 0.01° cell's candidate geofences (cache.ts): 6–7 µs a 10-fix report against 1,000
+ * its 0.01° cell's candidate geofences (cache.ts): 4–6 µs a 10-fix report against 1,000
  * geofences, through the pipeline (`npm run bench -- alerts`).
  *
  * Beware: events are unique on (device, second, alarm_code) (events_device_ts_code), so two
