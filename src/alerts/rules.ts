@@ -26,7 +26,8 @@
  * Ingest does the same through a batch, one per transaction: `const batch = rules.beginBatch()`,
  * `batch.onFixes(…)` etc. inside it, `batch.committed()` after the commit. A batch reads each
  * device's state once, and once committed its states are kept in memory for the next batches
- * (the rules are alert_states' only writer; a batch whose transaction rolled back is dropped, and
+ * (the rules are alert_states' only writer but for a device's deletion, which row 7 counts, and
+ * one server ingests into a database file; a batch whose transaction rolled back is dropped, and
  * a call outside a batch forgets what is kept for its device).
  *
  * Each call throws if no transaction is open on the connection (bun:sqlite's transactions are
@@ -130,16 +131,19 @@ export function createAlertRules({ database, clock, geofences }: AlertRulesDeps)
 
   const readDevicesVersion = sqlite.query<{ version: number }, []>(`SELECT version FROM access_version WHERE id = ${DEVICES_RULES_VERSION_ROW}`)
   /**
-   * Each device's account and speed limit, read once, not on every report; forgotten when
-   * access_version row 7 moves (migration 0011: a device's account or properties changed, in any
-   * process), which is checked once a batch and on every call outside one.
+   * Each device's account and speed limit, read once, not on every report; forgotten, with the
+   * states kept, when access_version row 7 moves (migrations 0011 and 0012: a device's account or
+   * properties changed, or a device was deleted, in any process), which is checked once a batch
+   * and on every call outside one.
    */
   const devicesSeen = new Map<number, DeviceFacts>()
   let devicesVersion = -1
   function checkDevicesVersion(): void {
     const version = readDevicesVersion.get()?.version ?? 0
     if (version === devicesVersion) return
+    // a device changed or was deleted (its state rows with it): read everything again
     devicesSeen.clear()
+    committedStates.clear()
     devicesVersion = version
   }
   function deviceFacts(deviceKey: number): DeviceFacts | null {
@@ -185,7 +189,8 @@ export function createAlertRules({ database, clock, geofences }: AlertRulesDeps)
 
   /**
    * Each device's state as last committed by a batch (null: no row), so that a report reads only
-   * its device's row: the rules are alert_states' only writer, and a batch tells what it wrote
+   * its device's row: the rules are alert_states' only writer (a device's deletion aside: row 7
+   * counts it), one server ingests into a file, and a batch tells what it wrote
    * only after its commit (`committed()`), so a rolled-back batch leaves nothing here.
    */
   const committedStates = new Map<number, RuleState | null>()

@@ -595,11 +595,12 @@ export function createIngestPipeline(options: PipelineOptions) {
     }
     // acknowledge: only now, after the commit, are the callers told (and they answer the devices)
     const settle = () => {
+      // first: the rules' memory must follow the commit even if a hook below throws
+      written!.rules?.committed()
       batches++
       options.onBatch?.({ operations: operations.length, seconds: (performance.now() - started) / 1000 })
-      const { published, newestAfter, rules } = written!
+      const { published, newestAfter } = written!
       for (const [key, value] of newestAfter) newest.set(key, value)
-      rules?.committed()
       for (let i = 0; i < operations.length; i++) {
         const op = operations[i]
         if (op.kind === 'report') op.resolve(results[i]!)

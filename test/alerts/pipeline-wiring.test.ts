@@ -94,3 +94,16 @@ test('a positions channel gets every stored fix once: a fix the device flagged i
   ])
   expect(positions[0]).toEqual({ device: ids.truck1, timestamp: t, latitude: 48.85, longitude: 2.35, speed: 12, course: 90, altitude: 35, attributes: { odometer: 1200 } })
 })
+
+test("a device deleted while connected: its disconnection derives nothing, and the other devices' reports in that batch are stored", async () => {
+  const t = nowSeconds() - 60
+  const fix = (timestamp: number) => ({ timestamp, latitude: 48.85, longitude: 2.35, speed: 12, course: 90, altitude: 35, satellites: 9, valid: true, attributes: {} })
+  await pipeline.ingest({ uniqueId: 'S-T1', fixes: [fix(t)], events: [] })
+  expect((await world.call('DELETE', `/devices/${ids.truck1}`, { token: keys.dana })).status).toBe(204)
+  world.clock.advance(700_000)
+  // Truck 2's report and the sweep that disconnects the deleted Truck 1 go in one batch
+  const report = pipeline.ingest({ uniqueId: 'S-T2', fixes: [fix(nowSeconds() - 5)], events: [] })
+  pipeline.sweep()
+  expect(await report).toMatchObject({ stored: 1 })
+  expect(world.database.sqlite.query('SELECT count(*) AS n FROM alert_states').get()).toEqual({ n: 1 })
+})
