@@ -257,13 +257,15 @@ describe.skipIf(!hasChromium)('geofences in chromium', () => {
     // no side-scrolling in the dialog
     expect(await dialog(page).evaluate((d) => d.scrollWidth <= d.clientWidth)).toBe(true)
     // an edit that leaves the shape alone sends none (the stored area stays as it was)
+    const depotBefore = (await api<StoredGeofence[]>('GET', 'geofences')).find((g) => g.name === 'Depot')!
     await page.getByLabel('Speed limit (km/h)').fill('30')
     await page.getByRole('button', { name: 'Save changes' }).click()
     await dialog(page).waitFor({ state: 'detached' })
     expect(await page.locator('.admin-notice').textContent()).toBe('Depot was saved.')
     await page.locator('.geofences-table tbody tr', { hasText: 'Depot' }).getByText('30 km/h').waitFor()
     const depot = (await api<StoredGeofence[]>('GET', 'geofences')).find((g) => g.name === 'Depot')!
-    expect(depot).toMatchObject({ speed_limit: 30, groups: [ids.trucks], area: { type: 'Polygon' } })
+    expect(depot).toMatchObject({ speed_limit: 30, groups: [ids.trucks] })
+    expect(depot.area).toEqual(depotBefore.area)
 
     // a polygon placed from the keyboard: the arrow keys move the map, the buttons place at its cross
     await page.getByRole('button', { name: 'Add geofence' }).click()

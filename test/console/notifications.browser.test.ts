@@ -79,7 +79,9 @@ async function logRow(dialog: Locator, selector: string): Promise<Locator> {
 }
 
 const notificationRow = (page: Page, name: string) => page.locator('.notifications-table tbody tr').filter({ has: page.getByRole('rowheader', { name }) })
-const html = (page: Page) => page.content()
+/** the page's HTML and every field's current value (typed values are not in the HTML) */
+const html = async (page: Page) =>
+  (await page.content()) + (await page.locator('input, textarea').evaluateAll((fields) => fields.map((f) => (f as HTMLInputElement).value).join('\n')))
 
 describe.skipIf(!hasChromium)('notifications in chromium', () => {
   test('an admin creates a notification (a refused URL beside its field), tests it, and reads its deliveries: delivered, then pending on a 500', async () => {

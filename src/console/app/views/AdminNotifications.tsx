@@ -347,6 +347,8 @@ function DeliveryLog({ notification, onClose }: { notification: NotificationChan
   }, [offset.value])
 
   async function sendTest() {
+    // the button stays focusable while busy (aria-disabled): a click then does nothing
+    if (test.value.state === 'busy') return
     test.value = { state: 'busy' }
     try {
       const delivery = await write<NotificationDelivery>('POST', `${path}/test`)
@@ -389,7 +391,7 @@ function DeliveryLog({ notification, onClose }: { notification: NotificationChan
           </div>
         </dl>
         <div class="nf-test">
-          <button type="button" class="primary" onClick={() => void sendTest()} disabled={busy} aria-disabled={busy ? 'true' : undefined} data-autofocus>
+          <button type="button" class="primary" onClick={() => void sendTest()} aria-disabled={busy ? 'true' : undefined} data-autofocus>
             {busy ? s.working : n.sendTest}
           </button>
           <p
