@@ -12,6 +12,21 @@ import { migrationFiles, migrationJournal } from './migrations'
 
 export type Db = BunSQLiteDatabase<typeof schema>
 
+/** A Drizzle database or transaction over bun:sqlite, or the connection itself. */
+export type Connectable = Pick<Db, 'select' | 'insert'> | Database
+
+/**
+ * The bun:sqlite connection a Drizzle database or transaction runs on (its session's client), or
+ * the connection itself: what prepared statements and store/busy.ts use, joining whatever
+ * transaction that connection has open.
+ */
+export function connectionOf(db: Connectable): Database {
+  if (db instanceof Database) return db
+  const client = (db as unknown as { session?: { client?: Database } }).session?.client
+  if (!client) throw new Error('not a Drizzle database or transaction over bun:sqlite')
+  return client
+}
+
 export interface DatabaseHandle {
   /** the raw connection, for the few hot paths that use prepared statements directly */
   sqlite: Database

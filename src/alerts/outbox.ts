@@ -31,80 +31,31 @@
 import type { Database } from 'bun:sqlite'
 import { eq, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/bun-sqlite'
-import type { Db } from '../../db/client'
+import { type Connectable, connectionOf } from '../../db/client'
 import * as schema from '../../db/schema'
 import { accessVersion, deviceGroups, devices, notificationDeliveries, notifications } from '../../db/schema'
+import type { DecodedFix } from '../ingest/types'
+import { type EncodedEvent, type EventBody, eventBody } from '../store/events'
 
 /** fixes in one positions delivery at most (the contract's batch size) */
 export const MAX_FIXES_PER_BATCH = 500
 
-/** A stored event, as the events table holds it (StoredEvent of src/store/events.ts fits). */
-export interface EventToNotify {
-  /** devices.key */
-  device: number
-  /** Unix seconds */
-  ts: number
-  alarm_code: string
-  /** JSON text as stored, or the object */
-  context: string | Record<string, unknown>
-  speed: number | null
-  satellite: number | null
-  latitude: number | null
-  longitude: number | null
-  mcc: number | null
-  mnc: number | null
-  dbm: number | null
-}
+/** A stored event, as the events table holds it, with its device's key. */
+export type EventToNotify = EncodedEvent & { device: number }
 
-/** A stored fix, decoded (units of the API: degrees, km/h, metres, Unix seconds). */
-export interface FixToNotify {
-  /** devices.key */
+/** A stored fix, decoded (units of the API: degrees, km/h, metres, Unix seconds), with its device's key. */
+export type FixToNotify = Pick<DecodedFix, 'timestamp' | 'latitude' | 'longitude' | 'speed' | 'course' | 'altitude'> & {
   device: number
-  timestamp: number
-  latitude: number
-  longitude: number
-  speed: number | null
-  course: number | null
-  altitude: number | null
   attributes?: Record<string, unknown> | null
 }
 
 /** The event as a webhook receives it: as GET /events shows it, with its device. */
-export interface EventPayload {
-  alarm_code: string
-  context: Record<string, unknown>
-  speed: number | null
-  satellite: number | null
-  coordinates: [number, number] | null
-  mcc: number | null
-  mnc: number | null
-  dbm: number | null
-  timestamp: number
-  device: { id: string; alias: string }
-}
+export type EventPayload = EventBody & { device: { id: string; alias: string } }
 
 /** One fix as a positions webhook receives it; `device` is the device's id. */
-export interface PositionPayload {
-  device: string
-  timestamp: number
-  latitude: number
-  longitude: number
-  speed: number | null
-  course: number | null
-  altitude: number | null
-  attributes: Record<string, unknown>
-}
+export type PositionPayload = Omit<FixToNotify, 'device' | 'attributes'> & { device: string; attributes: Record<string, unknown> }
 
-type Tx = Pick<Db, 'select' | 'insert'>
-export type OutboxTx = Tx | Database
-
-/** The connection a Drizzle database or transaction runs on (its session's client), or the connection itself. */
-function connectionOf(tx: OutboxTx): Database {
-  if (!('select' in tx)) return tx
-  const client = (tx as unknown as { session?: { client?: Database } }).session?.client
-  if (!client) throw new Error('the outbox needs a bun:sqlite connection, or a Drizzle database or transaction over one')
-  return client
-}
+export type OutboxTx = Connectable
 
 /** the access_version row that migration 0010's triggers bump on every change to notifications */
 export const NOTIFICATIONS_VERSION_ROW = 6
@@ -137,19 +88,10 @@ function inGroups(channel: Channel, deviceGroupIds: () => ReadonlySet<string>): 
  * parsed and written again (this runs inside ingest's transaction, for every event).
  */
 function eventPayloadText(event: EventToNotify, device: { id: string; alias: string }): string {
-  const context = typeof event.context === 'string' ? event.context : JSON.stringify(event.context)
-  const coordinates = event.latitude === null || event.longitude === null ? null : [event.latitude, event.longitude]
-  const rest: Omit<EventPayload, 'alarm_code' | 'context'> = {
-    speed: event.speed,
-    satellite: event.satellite,
-    coordinates: coordinates as EventPayload['coordinates'],
-    mcc: event.mcc,
-    mnc: event.mnc,
-    dbm: event.dbm,
-    timestamp: event.ts,
-    device,
-  }
-  return `{"alarm_code":${JSON.stringify(event.alarm_code)},"context":${context},${JSON.stringify(rest).slice(1)}`
+  // the events API's shape (eventBody), its context left out to be spliced in as stored
+  const { alarm_code, context: _, ...rest } = eventBody({ ...event, context: '{}' })
+  const payload: Omit<EventPayload, 'alarm_code' | 'context'> = { ...rest, device }
+  return `{"alarm_code":${JSON.stringify(alarm_code)},"context":${event.context},${JSON.stringify(payload).slice(1)}`
 }
 
 const placeholder = sql.placeholder

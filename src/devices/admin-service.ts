@@ -11,11 +11,12 @@
  * IMEI and a serial share one namespace: an identifier already used by any device on the server,
  * as its IMEI or its serial, in any account, unlinked or not, is a Conflict.
  */
-import type { Database } from 'bun:sqlite'
-import { and, count, eq, inArray, ne, or } from 'drizzle-orm'
-import type { Db } from '../../db/client'
-import { deviceGroups, devices, events, groups, models, positions, shareLinkDevices, shareLinks } from '../../db/schema'
+import { and, eq, inArray, ne, or } from 'drizzle-orm'
+import { connectionOf, type Db } from '../../db/client'
+import { deviceGroups, devices, groups, models, shareLinkDevices, shareLinks } from '../../db/schema'
 import { createAuditLog } from '../admin/audit'
+import { createEventStore } from '../store/events'
+import { createPositionStore } from '../store/positions'
 import type { Clock } from '../clock'
 import { Conflict, Invalid, NotFound, type FieldError } from '../errors'
 import type { CreateDeviceInput, UpdateDeviceInput } from './admin-model'
@@ -87,6 +88,8 @@ function distinctIds(ids: readonly string[]): string[] {
 }
 
 export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDeps) {
+  const positionStore = createPositionStore(connectionOf(db))
+  const eventStore = createEventStore(db)
   type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 
   function requireModel(tx: Tx, id: string): string {
@@ -266,10 +269,9 @@ export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDe
           (tx) => {
             const row = storedDevice(tx, id, accountId)
             if (!row) throw new NotFound(`No device ${id}`)
-            const removedPositions = tx.select({ n: count() }).from(positions).where(eq(positions.device, row.key)).get()!.n
-            const removedEvents = tx.select({ n: count() }).from(events).where(eq(events.device, row.key)).get()!.n
-            tx.delete(positions).where(eq(positions.device, row.key)).run()
-            tx.delete(events).where(eq(events.device, row.key)).run()
+            // the big tables' own deletes (src/store): on the same connection, inside this transaction
+            const removedPositions = positionStore.deleteAll(row.key)
+            const removedEvents = eventStore.deleteAll(row.key)
             const links = tx
               .delete(shareLinkDevices)
               .where(eq(shareLinkDevices.deviceKey, row.key))

@@ -18,6 +18,8 @@ import type { Database } from 'bun:sqlite'
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
 import { retryWhileBusy } from '../store/busy'
+import { createEventStore } from '../store/events'
+import { createPositionStore } from '../store/positions'
 
 export type RetainedTable = 'positions' | 'events'
 
@@ -65,11 +67,10 @@ export function startRetention(options: RetentionOptions): Retention {
   const firstDelayMs = options.firstDelayMs ?? 30_000
 
   const deviceKeys = sqlite.query<{ key: number }, []>('SELECT key FROM devices ORDER BY key')
-  const deleteFrom: Record<RetainedTable, ReturnType<Database['query']>> = {
-    positions: sqlite.query(
-      'DELETE FROM positions WHERE device = ?1 AND ts IN (SELECT ts FROM positions WHERE device = ?1 AND ts < ?2 ORDER BY ts LIMIT ?3)',
-    ),
-    events: sqlite.query('DELETE FROM events WHERE id IN (SELECT id FROM events WHERE device = ?1 AND ts < ?2 ORDER BY ts LIMIT ?3)'),
+  // the tables' own deletes (src/store owns them)
+  const stores: Record<RetainedTable, { deleteOlder(deviceKey: number, beforeSeconds: number, limit: number): number }> = {
+    positions: createPositionStore(sqlite),
+    events: createEventStore(sqlite),
   }
 
   let stopped = false
@@ -94,7 +95,7 @@ export function startRetention(options: RetentionOptions): Retention {
       let visited = 0
       while (budget > 0 && next < tasks.length && visited < batchDevices) {
         const { table, key } = tasks[next]
-        const rows = deleteFrom[table].run(key, cutoff, budget).changes
+        const rows = stores[table].deleteOlder(key, cutoff, budget)
         deleted[table] += rows
         budget -= rows
         visited++

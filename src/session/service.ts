@@ -7,11 +7,10 @@
  * is deleted or their password changes (the users service deletes the rows; the trigger on
  * sessions moves the credentials version, which empties every process's cache).
  */
-import type { Database } from 'bun:sqlite'
 import { and, eq, isNotNull, lte, ne, sql } from 'drizzle-orm'
 import { timingSafeEqual } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
-import type { Db } from '../../db/client'
+import { connectionOf, type Db } from '../../db/client'
 import { accounts, sessions, users } from '../../db/schema'
 import { type Clock, systemClock } from '../clock'
 import { NotFound } from '../errors'
@@ -39,11 +38,6 @@ export const REPLACED_GRACE_MS = 60_000
  * expired: a session in use slides in memory before the database hears of it (at most a minute).
  */
 const SWEEP_MARGIN_MS = 10 * USE_WRITE_INTERVAL_MS
-
-/** the connection under a Drizzle instance (drizzle() keeps it as $client; the Db type leaves it out): what store/busy.ts waits on */
-export function sqliteOf(db: Db): Database {
-  return (db as Db & { $client: Database }).$client
-}
 
 /** 32 random bytes, base64url (43 characters): what the cookie carries */
 export function generateSessionId(): string {
@@ -84,7 +78,7 @@ export interface SessionServiceOptions {
 }
 
 export function createSessionService({ db, clock = systemClock, log = silentLogger, flushMs = 1000 }: SessionServiceOptions) {
-  const sqlite = sqliteOf(db)
+  const sqlite = connectionOf(db)
   const credentialsVersion = createCredentialsVersion(sqlite)
   // a user who lost their password (set to none) can no longer use a session either
   const bySessionHash = db

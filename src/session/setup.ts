@@ -6,7 +6,7 @@
  */
 import { sql } from 'drizzle-orm'
 import { timingSafeEqual } from 'node:crypto'
-import type { Db } from '../../db/client'
+import { connectionOf, type Db } from '../../db/client'
 import { accounts, users } from '../../db/schema'
 import { checkName } from '../admin/actor'
 import { createAuditLog } from '../admin/audit'
@@ -14,7 +14,7 @@ import type { Clock } from '../clock'
 import { Conflict, Invalid } from '../errors'
 import { retryWhileBusy } from '../store/busy'
 import { checkPassword, hashPassword } from './passwords'
-import { type SessionUser, sqliteOf } from './service'
+import { type SessionUser } from './service'
 
 /** account names as `account create` takes them (admin/accounts.ts): trimmed, 1 to 200 characters */
 const MAX_ACCOUNT_NAME_LENGTH = 200
@@ -58,7 +58,7 @@ export async function setupFirstAccount(db: Db, input: FirstAccount, clock: Cloc
   const accountId = crypto.randomUUID()
   const userId = crypto.randomUUID()
   return retryWhileBusy(
-    sqliteOf(db),
+    connectionOf(db),
     () =>
       db.transaction((tx) => {
         if (!needsSetup(tx)) throw new Conflict('Setup is done: this server already has a user; sign in instead')

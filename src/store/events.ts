@@ -9,7 +9,7 @@
  * events_device_ts_code once per device over the window, then sorts what it found.
  */
 import type { Changes, Database } from 'bun:sqlite'
-import { and, asc, between, desc, eq, sql } from 'drizzle-orm'
+import { and, asc, between, desc, eq, inArray, lt, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/bun-sqlite'
 import type { Db } from '../../db/client'
 import * as schema from '../../db/schema'
@@ -167,7 +167,25 @@ export function createEventStore(database: Db | Database) {
     .offset(sql.placeholder('offset'))
     .prepare()
 
+  // the oldest first, a bounded number at a time: retention keeps each transaction short
+  const oldest = db
+    .select({ id: events.id })
+    .from(events)
+    .where(and(eq(events.device, placeholder('device')), lt(events.ts, placeholder('before'))))
+    .orderBy(asc(events.ts))
+    .limit(placeholder('limit'))
+  const deleteOlder = db.delete(events).where(inArray(events.id, oldest)).prepare()
+  const deleteAll = db.delete(events).where(eq(events.device, placeholder('device'))).prepare()
+
   return {
+    /** Deletes up to `limit` of the device's oldest events before `beforeSeconds` (retention); how many. */
+    deleteOlder(deviceKey: number, beforeSeconds: number, limit: number): number {
+      return (deleteOlder.run({ device: deviceKey, before: beforeSeconds, limit }) as unknown as Changes).changes
+    },
+    /** Deletes every event of the device (the device is deleted); how many. */
+    deleteAll(deviceKey: number): number {
+      return (deleteAll.run({ device: deviceKey }) as unknown as Changes).changes
+    },
     /** Writes the event unless (device, ts, code) is stored; true when it was written. */
     insert(deviceKey: number, row: EncodedEvent): boolean {
       return (insertOrIgnore.run({ device: deviceKey, ...row }) as unknown as Changes).changes > 0

@@ -15,8 +15,8 @@
  * 5.5–6.5 µs raw (200,000 fixes in reports of 10, 100 devices; scripts/bench/ingest (a) measures
  * the pipeline against a plain batched insert).
  */
-import type { Database } from 'bun:sqlite'
-import { and, asc, between, count, desc, eq, sql } from 'drizzle-orm'
+import type { Changes, Database } from 'bun:sqlite'
+import { and, asc, between, count, desc, eq, inArray, lt, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/bun-sqlite'
 import * as schema from '../../db/schema'
 import { positions } from '../../db/schema'
@@ -128,6 +128,15 @@ export function createPositionStore(sqlite: Database) {
     .limit(placeholder('limit'))
     .prepare()
   const countIn = db.select({ n: count() }).from(positions).where(inWindow).prepare()
+  // the oldest first, a bounded number at a time: retention keeps each transaction short
+  const oldest = db
+    .select({ ts: positions.ts })
+    .from(positions)
+    .where(and(eq(positions.device, placeholder('device')), lt(positions.ts, placeholder('before'))))
+    .orderBy(asc(positions.ts))
+    .limit(placeholder('limit'))
+  const deleteOlder = db.delete(positions).where(and(eq(positions.device, placeholder('device')), inArray(positions.ts, oldest))).prepare()
+  const deleteAll = db.delete(positions).where(eq(positions.device, placeholder('device'))).prepare()
 
   return {
     /** Writes the fix unless its (device, ts) is stored; true when it was written. */
@@ -154,6 +163,14 @@ export function createPositionStore(sqlite: Database) {
     /** How many fixes a window holds. */
     countIn(deviceKey: number, from: number, to: number): number {
       return countIn.get({ device: deviceKey, from, to })?.n ?? 0
+    },
+    /** Deletes up to `limit` of the device's oldest fixes before `beforeSeconds` (retention); how many. */
+    deleteOlder(deviceKey: number, beforeSeconds: number, limit: number): number {
+      return (deleteOlder.run({ device: deviceKey, before: beforeSeconds, limit }) as unknown as Changes).changes
+    },
+    /** Deletes every fix of the device (the device is deleted); how many. */
+    deleteAll(deviceKey: number): number {
+      return (deleteAll.run({ device: deviceKey }) as unknown as Changes).changes
     },
   }
 }
