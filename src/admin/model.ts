@@ -1,7 +1,7 @@
 /** Administration request and response schemas (users, groups, keys, /me, /audit): validation and OpenAPI from one source. */
 import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
-import { DateTime, Uuid } from '../http/model'
+import { DateTime, pageFields, Uuid } from '../http/model'
 
 export const ROLES = ['admin', 'member'] as const
 export const MAX_NAME_LENGTH = 100
@@ -25,8 +25,7 @@ const password = t.String({
 
 export const PageQuery = t.Object(
   {
-    limit: t.Integer({ title: 'limit', minimum: 1, maximum: 1000, default: 99, description: 'Maximum number of items (1–1000)' }),
-    offset: t.Integer({ title: 'offset', minimum: 0, maximum: 2_147_483_647, default: 0, description: 'Number of items to skip' }),
+    ...pageFields('items'),
   },
   { additionalProperties: true },
 )

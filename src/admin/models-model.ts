@@ -5,7 +5,7 @@
 import { t } from 'elysia'
 import { MAX_SEND_TEXT_LENGTH, ModelCommandSchema } from '../dataset/model'
 import { Command } from '../commands/model'
-import { Uuid } from '../http/model'
+import { pageFields, Uuid } from '../http/model'
 
 export const MAX_MODEL_NAME_LENGTH = 100
 export const MAX_PROTOCOL_LENGTH = 32
@@ -75,8 +75,7 @@ export const Model = t.Object(
 
 export const ModelListQuery = t.Object(
   {
-    limit: t.Integer({ title: 'limit', minimum: 1, maximum: 1000, default: 99, description: 'Maximum number of models (1–1000)' }),
-    offset: t.Integer({ title: 'offset', minimum: 0, maximum: 2_147_483_647, default: 0, description: 'Number of models to skip' }),
+    ...pageFields('models'),
   },
   { additionalProperties: true },
 )

@@ -4,7 +4,7 @@
  * checkArea, which names what is wrong (`/area/coordinates/0`: "is self-intersecting: …").
  */
 import { t } from 'elysia'
-import { DateTime, Uuid } from '../http/model'
+import { DateTime, pageFields, Uuid } from '../http/model'
 import { MAX_CIRCLE_RADIUS_M, MAX_POLYGON_POINTS, MIN_CIRCLE_RADIUS_M } from '../track/geofence'
 
 export const MAX_GEOFENCE_NAME_LENGTH = 100
@@ -98,8 +98,7 @@ export const Geofence = t.Object(
 
 export const GeofenceListQuery = t.Object(
   {
-    limit: t.Integer({ title: 'limit', minimum: 1, maximum: 1000, default: 99, description: 'Maximum number of geofences (1–1000)' }),
-    offset: t.Integer({ title: 'offset', minimum: 0, maximum: 2_147_483_647, default: 0, description: 'Number of geofences to skip' }),
+    ...pageFields('geofences'),
   },
   { additionalProperties: true },
 )

@@ -2,7 +2,7 @@
 import { t } from 'elysia'
 import { MAX_NAME_LENGTH } from '../admin/model'
 import { FleetEvent } from '../events/model'
-import { DateTime, Uuid } from '../http/model'
+import { DateTime, pageFields, Uuid } from '../http/model'
 import { MAX_URL_LENGTH } from './ssrf'
 
 /** alarm codes a channel may list */
@@ -129,8 +129,7 @@ export const Delivery = t.Object(
 
 export const DeliveriesQuery = t.Object(
   {
-    limit: t.Integer({ title: 'limit', minimum: 1, maximum: 1000, default: 99, description: 'Maximum number of deliveries (1–1000)' }),
-    offset: t.Integer({ title: 'offset', minimum: 0, maximum: 2_147_483_647, default: 0, description: 'Number of deliveries to skip' }),
+    ...pageFields('deliveries'),
   },
   { additionalProperties: true },
 )

@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { DateTime, Uuid } from '../http/model'
+import { DateTime, pageFields, Uuid } from '../http/model'
 
 const ButtonWidget = t.Object({
   type: t.Literal('button'),
@@ -52,8 +52,7 @@ export const SentParams = t.Object({ id: Uuid, sentId: Uuid })
 
 export const SentListQuery = t.Object(
   {
-    limit: t.Integer({ title: 'limit', minimum: 1, maximum: 1000, default: 99, description: 'Maximum number of sent commands (1–1000)' }),
-    offset: t.Integer({ title: 'offset', minimum: 0, maximum: 2_147_483_647, default: 0, description: 'Number of sent commands to skip' }),
+    ...pageFields('sent commands'),
   },
   { additionalProperties: true },
 )

@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { DateTime, Uuid } from '../http/model'
+import { DateTime, pageFields, Uuid } from '../http/model'
 
 export const DEVICE_STATES = ['off', 'moving', 'stopped', 'suspended', 'unlink', 'stolen', 'new'] as const
 export type DeviceState = (typeof DEVICE_STATES)[number]
@@ -49,8 +49,7 @@ export const ListQuery = t.Object(
         description: 'Only devices in at least one of these groups: repeat the parameter (?groups=a&groups=b) or separate with commas',
       }),
     ),
-    limit: t.Integer({ title: 'limit', minimum: 1, maximum: 1000, default: 99, description: 'Maximum number of devices (1–1000)' }),
-    offset: t.Integer({ title: 'offset', minimum: 0, maximum: 2_147_483_647, default: 0, description: 'Number of devices to skip' }),
+    ...pageFields('devices'),
   },
   { additionalProperties: true },
 )

@@ -1,7 +1,7 @@
 /** GET /events: the query and each item, for validation and OpenAPI from one source. */
 import { t } from 'elysia'
 import { EventRecord, MAX_RANGE_SECONDS } from '../history/model'
-import { Uuid } from '../http/model'
+import { pageFields, Uuid } from '../http/model'
 
 export { MAX_RANGE_SECONDS }
 
@@ -19,8 +19,7 @@ export const EventsQuery = t.Object(
     to: t.Optional(
       t.Integer({ title: 'to', minimum: 0, maximum: LATEST, description: 'End, Unix seconds (inclusive); default now. `from` ≤ `to`, at most 31 days apart', examples: [1764086400] }),
     ),
-    limit: t.Integer({ title: 'limit', minimum: 1, maximum: 1000, default: 99, description: 'Maximum number of events (1–1000)' }),
-    offset: t.Integer({ title: 'offset', minimum: 0, maximum: 2_147_483_647, default: 0, description: 'Number of events to skip' }),
+    ...pageFields('events'),
   },
   { additionalProperties: true },
 )

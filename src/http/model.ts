@@ -7,6 +7,14 @@ export const DateTime = t.String({ format: 'date-time', description: 'ISO 8601 U
 
 export const IdParams = t.Object({ id: Uuid })
 
+/** A list's paging: `limit` (1–1000, default 99) and `offset`, described with what the list holds. */
+export function pageFields(items: string) {
+  return {
+    limit: t.Integer({ title: 'limit', minimum: 1, maximum: 1000, default: 99, description: `Maximum number of ${items} (1–1000)` }),
+    offset: t.Integer({ title: 'offset', minimum: 0, maximum: 2_147_483_647, default: 0, description: `Number of ${items} to skip` }),
+  }
+}
+
 export const ProblemBody = t.Object(
   {
     type: t.String({ examples: ['about:blank'] }),
