@@ -98,8 +98,6 @@ export function formatDuration(totalSeconds: number): string {
 
 export const formatKm = (metres: number) => strings.km(metres / 1000)
 
-export const alarmName = (code: string) => strings.alarms[code] ?? code.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase())
-
 // ---- loading
 
 export interface HistoryData {

@@ -5,6 +5,7 @@
  */
 import L from 'leaflet'
 import { formatDuration, formatTime, type Track } from './history'
+import { alarmName } from './notices'
 import { strings } from './strings'
 import type { DeviceEvent, HistoryStop } from './types'
 
@@ -83,7 +84,7 @@ export class HistoryMap {
 
     for (const event of events) {
       if (!event.coordinates) continue
-      const title = `${formatTime(event.timestamp, withDate)} ${strings.alarms[event.alarm_code] ?? event.alarm_code}`
+      const title = `${formatTime(event.timestamp, withDate)} ${alarmName(event.alarm_code)}`
       const pin = element('div', 'hist-event')
       pin.append(element('span', '', '!'))
       const marker = L.marker(event.coordinates, {

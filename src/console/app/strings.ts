@@ -449,27 +449,6 @@ export const strings = {
   durationMinutes: (m: number, s: number) => (s > 0 && m < 10 ? `${m} min ${s} s` : `${m} min`),
   durationHours: (h: number, m: number) => (m > 0 ? `${h} h ${m} min` : `${h} h`),
   durationDays: (d: number, h: number) => (h > 0 ? `${d} d ${h} h` : `${d} d`),
-  alarms: {
-    sos: 'SOS',
-    power_cut: 'Power cut',
-    vibration: 'Vibration',
-    low_battery: 'Low battery',
-    overspeed: 'Overspeed',
-    movement: 'Movement',
-    geofence_enter: 'Entered a geofence',
-    geofence_exit: 'Left a geofence',
-    tamper: 'Tampering',
-    collision: 'Collision',
-    crash: 'Crash',
-    towing: 'Towing',
-    jamming: 'Jamming',
-    gnss_jamming: 'GNSS jamming',
-    harsh_acceleration: 'Harsh acceleration',
-    harsh_braking: 'Harsh braking',
-    harsh_cornering: 'Harsh cornering',
-    ignition_on: 'Ignition on',
-    ignition_off: 'Ignition off',
-  } as Record<string, string>,
   // ---- end of History
 
   // ---- share links (#/share)

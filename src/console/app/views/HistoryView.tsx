@@ -10,7 +10,6 @@ import { now } from '../clock'
 import type { Fleet } from '../fleet'
 import {
   advance,
-  alarmName,
   dayKey,
   dayStart,
   DEFAULT_STOP_THRESHOLD_S,
@@ -33,6 +32,7 @@ import {
 } from '../history'
 import { drawSpeedChart, type SpeedChart } from '../historyChart'
 import { HistoryMap } from '../historyMap'
+import { alarmName } from '../notices'
 import { go, historyHref, type Route } from '../router'
 import { strings } from '../strings'
 import type { HistoryStop, HistoryTravel } from '../types'
