@@ -8,6 +8,7 @@ import { ANSWER_WAIT_MS } from '../../src/commands/queue'
 import { loadConfig } from '../../src/config'
 import { ids, keys } from '../support/world'
 import { makeCommandWorld, type CommandWorld } from './support'
+import { sseBlocks } from '../support/sse'
 
 let world: CommandWorld
 let truck1: number
@@ -232,21 +233,12 @@ describe('events on the live stream', () => {
   test('an answer is `event: alarm` command_answered on an open stream', async () => {
     const res = await world.call('GET', '/devices/stream', { token: keys.alice })
     expect(res.status).toBe(200)
-    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
-    let text = ''
-    const until = async (needle: string) => {
-      while (!text.includes(needle)) {
-        const chunk = await Promise.race([reader.read(), Bun.sleep(2000).then(() => null)])
-        if (chunk === null || chunk.done) throw new Error(`no ${needle} in ${JSON.stringify(text)}`)
-        text += chunk.value
-      }
-    }
-    await until('retry: 3000')
+    const stream = sseBlocks(res)
+    await stream.until((b) => b.includes('retry: 3000'))
     const sent = await send(ids.engineStop)
     await deliver()
     await world.queue.markAnswered(truck1, 'ok', now())
-    await until('command_answered')
-    const block = text.split('\n\n').find((b) => b.includes('command_answered'))!
+    const block = await stream.until((b) => b.includes('command_answered'))
     expect(block.split('\n')[0]).toBe('event: alarm')
     expect(JSON.parse(block.split('\n')[1]!.slice('data: '.length))).toEqual({
       id: ids.truck1,
@@ -257,7 +249,7 @@ describe('events on the live stream', () => {
       speed: null,
       context: { id: sent.id, command: ids.engineStop, name: 'Engine stop' },
     })
-    await reader.cancel()
+    await stream.cancel()
   })
 })
 

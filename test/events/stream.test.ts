@@ -12,6 +12,7 @@ import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipe
 import { silentLogger } from '../../src/log'
 import { PERMISSION } from '../../src/share/permissions'
 import { ids, keys, makeWorld, type World } from '../support/world'
+import { sseBlocks } from '../support/sse'
 
 const NOW = Date.UTC(2026, 10, 25, 12, 0, 0) / 1000
 const IMEI = { truck1: '359710049095001', truck2: '359710049095002' }
@@ -42,24 +43,7 @@ async function report(imei: string, timestamp: number, extra: Record<string, str
 /** Reads SSE blocks from a stream response, one at a time. */
 function blocks(res: Response) {
   expect(res.status).toBe(200)
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
-  let buffer = ''
-  return {
-    async next(timeoutMs = 2000): Promise<string | null> {
-      const deadline = Date.now() + timeoutMs
-      while (!buffer.includes('\n\n')) {
-        const chunk = await Promise.race([reader.read(), Bun.sleep(Math.max(0, deadline - Date.now())).then(() => 'timeout' as const)])
-        if (chunk === 'timeout') throw new Error(`no event within ${timeoutMs} ms`)
-        if (chunk.done) return null
-        buffer += chunk.value
-      }
-      const end = buffer.indexOf('\n\n')
-      const block = buffer.slice(0, end)
-      buffer = buffer.slice(end + 2)
-      return block
-    },
-    cancel: () => reader.cancel(),
-  }
+  return sseBlocks(res)
 }
 type Blocks = ReturnType<typeof blocks>
 

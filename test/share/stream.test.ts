@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { LivePositions, type LiveFix, type LiveListener } from '../../src/ingest/live'
 import { MAX_STREAMS_PER_PRINCIPAL } from '../../src/stream/service'
 import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { sseBlocks } from '../support/sse'
 
 /** LivePositions that knows how many subscribers it has, to see streams let go. */
 class CountingLive extends LivePositions {
@@ -30,27 +31,7 @@ const fix = (id: string, timestamp: number, latitude = 48.85, longitude = 2.35, 
 })
 
 /** Reads SSE events from a response body, one at a time. */
-function events(res: Response) {
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
-  let buffer = ''
-  return {
-    /** the next event block (comments included), or null when the stream ended */
-    async next(timeoutMs = 2000): Promise<string | null> {
-      const deadline = Date.now() + timeoutMs
-      while (!buffer.includes('\n\n')) {
-        const chunk = await Promise.race([reader.read(), Bun.sleep(Math.max(0, deadline - Date.now())).then(() => 'timeout' as const)])
-        if (chunk === 'timeout') throw new Error(`no event within ${timeoutMs} ms`)
-        if (chunk.done) return null
-        buffer += chunk.value
-      }
-      const end = buffer.indexOf('\n\n')
-      const block = buffer.slice(0, end)
-      buffer = buffer.slice(end + 2)
-      return block
-    },
-    cancel: () => reader.cancel(),
-  }
-}
+const events = sseBlocks
 
 const fixData = (block: string | null) => {
   expect(block).toStartWith('event: fix\ndata: ')
