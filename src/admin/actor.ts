@@ -105,4 +105,4 @@ export class MissingReferences extends NotFound {
   }
 }
 
-export const iso = (ms: number) => new Date(ms).toISOString()
+export { iso } from '../http/model'

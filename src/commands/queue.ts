@@ -36,6 +36,7 @@ import { and, asc, desc, eq, gt, inArray, lte, or, sql } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import { sentCommands } from '../../db/schema'
 import type { Clock } from '../clock'
+import { iso, isoOrNull } from '../http/model'
 import type { LivePositions } from '../ingest/live'
 import { type Logger, silentLogger } from '../log'
 import { retryWhileBusy } from '../store/busy'
@@ -164,8 +165,6 @@ export interface CommandQueueDeps {
 
 export type ReadyListener = (deviceKey: number) => void
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
-
 function toBody(row: Row): SentCommandBody {
   return {
     id: row.id,
@@ -173,10 +172,10 @@ function toBody(row: Row): SentCommandBody {
     name: row.name,
     text: row.text,
     status: row.status as SentStatus,
-    created_at: iso(row.createdAt)!,
-    sent_at: iso(row.sentAt),
-    answered_at: iso(row.answeredAt),
-    expires_at: iso(row.expiresAt)!,
+    created_at: iso(row.createdAt),
+    sent_at: isoOrNull(row.sentAt),
+    answered_at: isoOrNull(row.answeredAt),
+    expires_at: iso(row.expiresAt),
     response: row.response,
     user: row.userId,
   }

@@ -73,6 +73,9 @@ export function responses(success: Record<number, { schema?: TSchema; descriptio
   return documented
 }
 
+/** ISO 8601 with milliseconds and Z. */
+export const iso = (ms: number) => new Date(ms).toISOString()
+
 /** ISO 8601 with milliseconds and Z, or null. */
 export function isoOrNull(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString()
