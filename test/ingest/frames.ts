@@ -132,7 +132,11 @@ export function teltonikaPacket(records: AvlRecordInput[], codec: 0x08 | 0x8e = 
     if (extended) w.u16(0)
   }
   w.u8(records.length)
-  const data = Uint8Array.from(w.bytes)
+  return teltonikaFrame(Uint8Array.from(w.bytes))
+}
+
+/** A data field (codec id … number of data 2) in its preamble, length and CRC: an AVL packet as sent. */
+export function teltonikaFrame(data: Uint8Array): Uint8Array {
   const packet = new Uint8Array(8 + data.length + 4)
   const view = new DataView(packet.buffer)
   view.setUint32(4, data.length)

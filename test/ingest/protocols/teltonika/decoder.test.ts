@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'bun:test'
-import { crc16Arc } from '../../../../src/ingest/protocols/crc'
 import { decodeTeltonikaPacket, type TeltonikaDecodeResult } from '../../../../src/ingest/protocols/teltonika/decoder'
 import { createTeltonikaParser, TELTONIKA_DEFAULT_MAX_PACKET_BYTES, type TeltonikaPacket, type TeltonikaStreamItem } from '../../../../src/ingest/protocols/teltonika/framing'
 import { buildTeltonikaAck, teltonikaImeiResponse } from '../../../../src/ingest/protocols/teltonika/replies'
 import { concat, hex, seededRandom, toHex } from '../helpers'
+import { teltonikaFrame } from '../../frames'
 
 // ---- vectors from the Teltonika wiki ("Codec" page) ------------------------------------------
 
@@ -35,14 +35,7 @@ const IMEI = '356307042441013'
 // ---- builders --------------------------------------------------------------------------------
 
 /** Wrap a data field (codec id .. number of data 2) in preamble, length and CRC. */
-function packetOf(data: Uint8Array): Uint8Array {
-  const packet = new Uint8Array(8 + data.length + 4)
-  const view = new DataView(packet.buffer)
-  view.setUint32(4, data.length)
-  packet.set(data, 8)
-  view.setUint32(8 + data.length, crc16Arc(data))
-  return packet
-}
+const packetOf = teltonikaFrame
 
 interface RecordInput {
   timestampMs: number
