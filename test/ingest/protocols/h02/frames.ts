@@ -84,12 +84,5 @@ export function ascii(text: string): Uint8Array {
   return new TextEncoder().encode(text)
 }
 
-export function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((total, part) => total + part.length, 0))
-  let offset = 0
-  for (const part of parts) {
-    out.set(part, offset)
-    offset += part.length
-  }
-  return out
-}
+/** the protocol tests' one byte joiner */
+export { concat } from '../helpers'
