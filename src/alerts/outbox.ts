@@ -8,8 +8,7 @@
  *   `enqueueEvent(event, nowMs)` for each event it stores and `enqueuePositions(fixes, nowMs)` once
  *   with every fix it stores (only when `forwardsPositions`), after the inserts: the deliveries
  *   commit with the event or fix, or not at all (a crash never loses one, and never delivers one
- *   that was not stored). `enqueueEvent(tx, …)`/`enqueuePositions(tx, …)` are the same as
- *   one-call batches.
+ *   that was not stored).
  * - `tx` is the Drizzle database or transaction, or the raw bun:sqlite connection: statements run
  *   on that connection, so they join whatever transaction it has open.
  * - Only what was really stored: an event the store ignored as a re-send (same device, second
@@ -274,14 +273,4 @@ export function beginOutboxBatch(tx: OutboxTx): OutboxBatch {
       return written
     },
   }
-}
-
-/** One event, in its own outbox batch (see OutboxBatch.enqueueEvent). Call inside the event's transaction. */
-export function enqueueEvent(tx: OutboxTx, event: EventToNotify, nowMs: number): number {
-  return beginOutboxBatch(tx).enqueueEvent(event, nowMs)
-}
-
-/** Fixes, in their own outbox batch (see OutboxBatch.enqueuePositions). Call once per commit, inside its transaction. */
-export function enqueuePositions(tx: OutboxTx, fixes: readonly FixToNotify[], nowMs: number): number {
-  return beginOutboxBatch(tx).enqueuePositions(fixes, nowMs)
 }

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
-import { enqueueEvent } from '../../src/alerts/outbox'
+import { beginOutboxBatch } from '../../src/alerts/outbox'
 import { loadConfig } from '../../src/config'
 import { importDataset } from '../../src/dataset/service'
 import { silentLogger } from '../../src/log'
@@ -43,7 +43,7 @@ test('the server delivers what is committed to the outbox, counts it, and stops 
 
     const device = (other.sqlite.query('SELECT key FROM devices WHERE id = ?').get(ids.truck1) as { key: number }).key
     other.db.transaction((tx) =>
-      enqueueEvent(tx, { device, ts: 1_764_000_000, alarm_code: 'sos', context: '{}', speed: null, satellite: null, latitude: null, longitude: null, mcc: null, mnc: null, dbm: null }, Date.now()),
+      beginOutboxBatch(tx).enqueueEvent({ device, ts: 1_764_000_000, alarm_code: 'sos', context: '{}', speed: null, satellite: null, latitude: null, longitude: null, mcc: null, mnc: null, dbm: null }, Date.now()),
     )
     // the worker looks every second
     for (let waited = 0; receiver.received.length === 0 && waited < 10_000; waited += 20) await Bun.sleep(20)

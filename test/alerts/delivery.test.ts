@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from '../../src/alerts/delivery'
-import { enqueueEvent, enqueuePositions, type EventToNotify, type FixToNotify } from '../../src/alerts/outbox'
+import { beginOutboxBatch, type EventToNotify, type FixToNotify } from '../../src/alerts/outbox'
 import { createWebhookGuard, refusedAddress } from '../../src/alerts/ssrf'
 import { loadConfig } from '../../src/config'
 import { createLogger, silentLogger } from '../../src/log'
@@ -56,7 +56,7 @@ function event(deviceId: string, code: string, ts = 1_764_000_000): EventToNotif
 
 /** as the pipeline will: inside the transaction that stores the event */
 function commitEvent(e: EventToNotify): number {
-  return world.database.db.transaction((tx) => enqueueEvent(tx, e, world.clock.now()))
+  return world.database.db.transaction((tx) => beginOutboxBatch(tx).enqueueEvent(e, world.clock.now()))
 }
 
 function fixes(deviceId: string, from: number, count: number): FixToNotify[] {
@@ -171,12 +171,12 @@ describe('events', () => {
     const id = await eventsChannel(['sos'])
     expect(() =>
       world.database.db.transaction((tx) => {
-        enqueueEvent(tx, event(ids.truck1, 'sos'), world.clock.now())
+        beginOutboxBatch(tx).enqueueEvent(event(ids.truck1, 'sos'), world.clock.now())
         throw new Error('the commit failed')
       }),
     ).toThrow('the commit failed')
     // the raw connection works too (the pipeline's prepared statements use it)
-    world.database.sqlite.transaction(() => enqueueEvent(world.database.sqlite, event(ids.truck2, 'sos'), world.clock.now()))()
+    world.database.sqlite.transaction(() => beginOutboxBatch(world.database.sqlite).enqueueEvent(event(ids.truck2, 'sos'), world.clock.now()))()
     expect((await deliveries(id)).map((d) => (d.event!.device as { id: string }).id)).toEqual([ids.truck2])
   })
 })
@@ -384,10 +384,10 @@ describe('positions', () => {
   test('fixes of several commits go in one batch, in order per device, with the fix fields and the device id', async () => {
     const id = await positionsChannel()
     const tx = world.database.db
-    expect(enqueuePositions(tx, [...fixes(ids.truck1, 1_764_000_000, 3), ...fixes(ids.truck2, 1_764_000_000, 2)], world.clock.now())).toBe(2)
+    expect(beginOutboxBatch(tx).enqueuePositions([...fixes(ids.truck1, 1_764_000_000, 3), ...fixes(ids.truck2, 1_764_000_000, 2)], world.clock.now())).toBe(2)
     // a later commit, one fix out of order within it
     const later = fixes(ids.truck1, 1_764_000_010, 2).reverse()
-    expect(enqueuePositions(tx, later, world.clock.now())).toBe(1)
+    expect(beginOutboxBatch(tx).enqueuePositions(later, world.clock.now())).toBe(1)
     expect(await worker().deliverDue()).toBe(1)
     expect(receiver.received).toHaveLength(1)
     const [hit] = receiver.received
@@ -405,7 +405,7 @@ describe('positions', () => {
 
   test('at most 500 a batch; the next batch waits until the one before is delivered, so each device stays in order', async () => {
     const id = await positionsChannel({ groups: [ids.trucks] })
-    expect(enqueuePositions(world.database.db, [...fixes(ids.truck1, 1_764_000_000, 1200), ...fixes(ids.van1, 1_764_000_000, 5)], world.clock.now())).toBe(3)
+    expect(beginOutboxBatch(world.database.db).enqueuePositions([...fixes(ids.truck1, 1_764_000_000, 1200), ...fixes(ids.van1, 1_764_000_000, 5)], world.clock.now())).toBe(3)
     const work = worker()
     receiver.answer(() => new Response(null, { status: 502 }))
     expect(await work.deliverDue()).toBe(1)
@@ -432,7 +432,7 @@ describe('positions', () => {
   })
 
   test('no positions channel: nothing is written', () => {
-    expect(enqueuePositions(world.database.db, fixes(ids.truck1, 1_764_000_000, 10), world.clock.now())).toBe(0)
+    expect(beginOutboxBatch(world.database.db).enqueuePositions(fixes(ids.truck1, 1_764_000_000, 10), world.clock.now())).toBe(0)
     expect((world.database.sqlite.query('SELECT count(*) AS n FROM notification_deliveries').get() as { n: number }).n).toBe(0)
   })
 })
