@@ -105,4 +105,3 @@ export class MissingReferences extends NotFound {
   }
 }
 
-export { iso } from '../http/model'

@@ -8,8 +8,9 @@ import { and, eq, isNotNull } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import { apiKeys, users } from '../../db/schema'
 import { Forbidden, Invalid, NotFound } from '../errors'
+import { iso } from '../http/model'
 import { generateKey, hashKey } from '../keys/service'
-import { type Actor, type AdminDeps, checkName, iso, type Page } from './actor'
+import { type Actor, type AdminDeps, checkName, type Page } from './actor'
 import type { ApiKeyBody, ApiKeyCreatedBody } from './model'
 
 export type { ApiKeyBody, ApiKeyCreatedBody }

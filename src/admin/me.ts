@@ -8,8 +8,8 @@ import type { Db } from '../../db/client'
 import { accounts, users } from '../../db/schema'
 import type { DeviceAccess } from '../devices/access'
 import { NotFound } from '../errors'
+import { iso } from '../http/model'
 import type { Principal } from '../principal'
-import { iso } from './actor'
 import type { MeBody } from './model'
 
 /** a link holds at most this many devices (share/model.ts) */

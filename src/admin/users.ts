@@ -11,7 +11,8 @@ import { and, count, eq, inArray, ne, sql } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import { accounts, groups, sessions, userGroups, users } from '../../db/schema'
 import { Conflict, Forbidden, Invalid, NotFound } from '../errors'
-import { type Actor, type AdminDeps, checkName, distinctIds, iso, type Page, requireKnown } from './actor'
+import { iso } from '../http/model'
+import { type Actor, type AdminDeps, checkName, distinctIds, type Page, requireKnown } from './actor'
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, type Role, type UserBody } from './model'
 
 export type { UserBody }

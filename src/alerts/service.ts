@@ -8,10 +8,11 @@
 import { and, asc, eq, inArray } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import { geofences, groups } from '../../db/schema'
-import { type Actor, checkName, distinctIds, iso, type Page, requireKnown } from '../admin/actor'
+import { type Actor, checkName, distinctIds, type Page, requireKnown } from '../admin/actor'
 import { createAuditLog } from '../admin/audit'
 import type { Clock } from '../clock'
 import { Forbidden, Invalid, NotFound } from '../errors'
+import { iso } from '../http/model'
 import { type Area, checkArea } from '../track/geofence'
 import type { CreateGeofenceInput, GeofenceBody, UpdateGeofenceInput } from './model'
 
