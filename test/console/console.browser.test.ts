@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type Browser, type Page } from 'playwright-core'
 import { openDatabase } from '../../db/client'
-import { chromiumPresent, launchChromium, PASSWORD, shot, startConsoleServer, watchedPage, type ConsoleServer } from './support'
+import { chromiumPresent, launchChromium, PASSWORD, shot, signIn, startConsoleServer, watchedPage, type ConsoleServer } from './support'
 import { baseDataset, ids } from '../support/world'
 
 const hasChromium = chromiumPresent('the console browser test')
@@ -180,6 +180,25 @@ describe.skipIf(!hasChromium)('the console in chromium', () => {
     expect(watch.leaks).toEqual([])
     await context.close()
   }, 90_000)
+
+  test('leaving the map while it zooms: no error from the removed map', async () => {
+    const { context, page, watch } = await newContext({ width: 1280, height: 800 })
+    await signIn(page, base, 'alice')
+    await marker(page, ids.truck1).waitFor()
+    await page.waitForTimeout(400) // the fit on arrival has ended
+    for (let i = 0; i < 3; i++) {
+      // a zoom animates for 250 ms; the view closes in the middle of it
+      await page.locator('.leaflet-control-zoom-in').click()
+      await page.evaluate(() => (location.hash = '#/events'))
+      await page.locator('.events-page').waitFor()
+      await page.waitForTimeout(400)
+      await page.evaluate(() => (location.hash = '#/'))
+      await marker(page, ids.truck1).waitFor()
+      await page.waitForTimeout(400)
+    }
+    expect(watch.errors).toEqual([])
+    await context.close()
+  }, 30_000)
 
   test('a session ended elsewhere brings the sign-in page back; the next person starts with their own devices and no filter', async () => {
     const { context, page, watch } = await newContext({ width: 1280, height: 800 })

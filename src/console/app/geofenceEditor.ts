@@ -12,6 +12,7 @@
  */
 import L from 'leaflet'
 import { areaLayers, unwrapRing, wrapLongitude } from './geofenceShapes'
+import { removeMap } from './mapTeardown'
 import { strings } from './strings'
 import type { Geofence, GeofenceArea } from './types'
 
@@ -240,8 +241,6 @@ export class GeofenceEditorMap {
   }
 
   destroy(): void {
-    this.map.stop()
-    this.map.off()
-    this.map.remove()
+    removeMap(this.map)
   }
 }

@@ -5,6 +5,7 @@
  */
 import L from 'leaflet'
 import { formatDuration, formatTime, type Track } from './history'
+import { removeMap } from './mapTeardown'
 import { alarmName } from './notices'
 import { strings } from './strings'
 import type { DeviceEvent, HistoryStop } from './types'
@@ -176,6 +177,6 @@ export class HistoryMap {
   }
 
   destroy() {
-    this.map.remove()
+    removeMap(this.map)
   }
 }

@@ -9,6 +9,7 @@ import L from 'leaflet'
 import Supercluster, { type PointFeature } from 'supercluster'
 import type { Fleet, FleetDevice } from './fleet'
 import { GeofenceOverlay } from './geofenceOverlay'
+import { removeMap } from './mapTeardown'
 import { strings } from './strings'
 
 interface DeviceMarker {
@@ -303,10 +304,7 @@ export class FleetMap {
 
   destroy() {
     clearTimeout(this.rebuildTimer)
-    // a pan or zoom still animating would step on a removed map (Leaflet's `_leaflet_pos` error)
-    this.map.stop()
     this.geofences.destroy()
-    this.map.off()
-    this.map.remove()
+    removeMap(this.map)
   }
 }
