@@ -174,8 +174,10 @@ response carries \`X-Request-Id\`: yours when it is 8–128 characters of
 **Devices reporting in.** Devices report on their own ports, not through this API:
 ${PROTOCOLS.map((p) => `${p.title} over ${p.transport.toUpperCase()} (\`${p.portVariable}\`, ${p.defaultPort})`).join(', ')},
 found by IMEI or serial — the identifier is a device's only
-credential: an unknown one is 404 on OsmAnd (the client keeps its report), and each address may
-try only 20 distinct unknown identifiers a minute. Fixes more than a day ahead
+credential: an unknown one is 404 on OsmAnd (the client keeps its report) for at most 20
+distinct identifiers an address a minute (\`UNKNOWN_IDENTIFIERS_PER_MINUTE\`); past that an unknown
+identifier is answered 200 as a known one is and its report dropped, so a known device is never
+refused for what else comes from its address. Fixes more than a day ahead
 or older than 365 days (\`MAX_FIX_AGE_DAYS\`) are refused. A fix repeating a stored
 (device, second) is not a new point. Invalid fixes and 0/0 are kept but never become a location.
 A device is \`moving\` when its newest fix is above 3 km/h, else \`stopped\`; it becomes \`off\` with

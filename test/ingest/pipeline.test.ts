@@ -4,8 +4,8 @@ import { manualClock } from '../../src/clock'
 import { LivePositions, type LiveFix } from '../../src/ingest/live'
 import {
   createIngestPipeline,
+  MaskedUnknownDevice,
   PipelineStopped,
-  TooManyUnknownDevices,
   UnknownDevice,
   type IngestPipeline,
   type PipelineOptions,
@@ -69,22 +69,49 @@ describe('device lookup', () => {
     expect(positionCount(db.database)).toBe(0)
   })
 
-  test('unknown identifiers are rationed per source: another address, and reports without one, go on', async () => {
+  test('what unknown identifiers are told is rationed per source; a known device is never refused for its source', async () => {
     await pipeline.stop()
     pipeline = build({ unknownIdentifiers: { perSource: 2, windowMs: 60_000 } })
     const from = (source: string, uniqueId: string) => pipeline.ingest({ uniqueId, fixes: [], events: [] }, { source })
     await expect(from('10.0.0.1', 'guess-1')).rejects.toBeInstanceOf(UnknownDevice)
     await expect(from('10.0.0.1', 'guess-2')).rejects.toBeInstanceOf(UnknownDevice)
-    await expect(from('10.0.0.1', DEVICES.fresh.imei)).rejects.toBeInstanceOf(TooManyUnknownDevices)
+    // past the ration: a known identifier is served, a further unknown one masked
+    expect((await from('10.0.0.1', DEVICES.fresh.imei)).device.id).toBe(DEVICES.fresh.id)
+    await expect(from('10.0.0.1', 'guess-3')).rejects.toBeInstanceOf(MaskedUnknownDevice)
+    // one already told is told again (a misconfigured device retrying)
+    await expect(from('10.0.0.1', 'guess-1')).rejects.toBeInstanceOf(UnknownDevice)
     // an IPv4-mapped IPv6 address is the same source
-    await expect(from('::ffff:10.0.0.1', DEVICES.fresh.imei)).rejects.toBeInstanceOf(TooManyUnknownDevices)
-    expect((await from('10.0.0.2', DEVICES.fresh.imei)).device.id).toBe(DEVICES.fresh.id)
-    expect((await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [], events: [] })).device.id).toBe(DEVICES.fresh.id)
+    await expect(from('::ffff:10.0.0.1', 'guess-4')).rejects.toBeInstanceOf(MaskedUnknownDevice)
+    expect((await from('::ffff:10.0.0.1', DEVICES.parked.imei)).device.id).toBe(DEVICES.parked.id)
+    await expect(from('10.0.0.2', 'guess-3')).rejects.toBeInstanceOf(UnknownDevice)
+    // without an origin (a report inside a session) there is nothing to mask
+    await expect(pipeline.ingest({ uniqueId: 'guess-5', fixes: [], events: [] })).rejects.toBeInstanceOf(UnknownDevice)
     // one IPv6 /64 is one source
     await expect(from('2001:db8:1:2::a', 'guess-1')).rejects.toBeInstanceOf(UnknownDevice)
     await expect(from('2001:db8:1:2:ffff::b', 'guess-2')).rejects.toBeInstanceOf(UnknownDevice)
-    await expect(from('2001:0db8:0001:0002:0:0:0:c', DEVICES.fresh.imei)).rejects.toBeInstanceOf(TooManyUnknownDevices)
-    expect((await from('2001:db8:1:3::a', DEVICES.fresh.imei)).device.id).toBe(DEVICES.fresh.id)
+    await expect(from('2001:0db8:0001:0002:0:0:0:c', 'guess-3')).rejects.toBeInstanceOf(MaskedUnknownDevice)
+    expect((await from('2001:0db8:0001:0002:0:0:0:c', DEVICES.fresh.serial)).device.id).toBe(DEVICES.fresh.id)
+    await expect(from('2001:db8:1:3::a', 'guess-3')).rejects.toBeInstanceOf(UnknownDevice)
+    // a new window tells again
+    clock.advance(60_000)
+    await expect(from('10.0.0.1', 'guess-3')).rejects.toBeInstanceOf(UnknownDevice)
+    expect(positionCount(db.database)).toBe(0)
+  })
+
+  test('a masked identifier stores nothing and is answered only after the commit a known one waits for', async () => {
+    await pipeline.stop()
+    pipeline = build({ unknownIdentifiers: { perSource: 0, windowMs: 60_000 } })
+    const order: string[] = []
+    const known = pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T - 1)], events: [] }, { source: '10.0.0.1' }).then(() => order.push('known'))
+    const masked = pipeline.ingest({ uniqueId: 'guess-1', fixes: [fix(T - 1)], events: [event(T - 1, 'sos')] }, { source: '10.0.0.1' }).catch((error) => order.push(error.name))
+    // nothing is settled before the batch commits
+    await Promise.resolve()
+    expect(order).toEqual([])
+    await Promise.all([known, masked])
+    expect(order).toEqual(['known', 'MaskedUnknownDevice'])
+    await pipeline.discard({ source: '10.0.0.1' })
+    expect(positionCount(db.database)).toBe(1)
+    expect(db.database.sqlite.query('SELECT count(*) AS n FROM events').get()).toEqual({ n: 0 })
   })
 
   test('an empty identifier never matches a device without an IMEI', async () => {
