@@ -5,6 +5,7 @@
  *   identify    the device behind the IMEI or serial (identify.ts; unknown devices are refused,
  *               or masked past their source's ration: answered as known, nothing stored)
  *   validate    each fix and event, by the pure rules of track/validate.ts, encoded for the store
+ *               (an alarm code outside the product's list stored as `alarm`, protocols/events.ts)
  *   commit      group commit: one transaction for every report queued since the last one (at
  *               most 500 fixes), the big tables written through store/, the device rows updated
  *               in the same transaction
@@ -44,6 +45,7 @@ import { motionOf, type MotionState, type TimedPosition } from '../track/motion'
 import { DEFAULT_MAX_FIX_AGE_DAYS, isPlausiblePosition, isTimely, judgeFix, timeWindow, type TimeWindow } from '../track/validate'
 import { createDeviceIdentifier, MaskedUnknownDevice, type DeviceRef, type ReportOrigin } from './identify'
 import type { LivePositions } from './live'
+import { withKnownAlarmCode } from './protocols/events'
 import type { UnknownIdentifierLimits } from './sources'
 import type { DecodedReport } from './types'
 
@@ -222,9 +224,11 @@ function validateReport(report: DecodedReport, window: TimeWindow): CheckedRepor
     })
   }
   const events: EncodedEvent[] = []
-  for (const event of report.events) {
-    if (typeof event.alarmCode !== 'string' || event.alarmCode === '') continue
-    if (!isTimely(Math.floor(event.timestamp), window)) continue
+  for (const decoded of report.events) {
+    if (typeof decoded.alarmCode !== 'string' || decoded.alarmCode === '') continue
+    if (!isTimely(Math.floor(decoded.timestamp), window)) continue
+    // a code the product does not list is stored as `alarm`, the device's own in its context
+    const event = withKnownAlarmCode(decoded)
     const latitude = finiteOrNull(event.latitude)
     const longitude = finiteOrNull(event.longitude)
     events.push(encodeEvent(event, latitude !== null && longitude !== null && isPlausiblePosition(latitude, longitude)))

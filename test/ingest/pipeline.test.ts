@@ -345,6 +345,33 @@ describe('events', () => {
       { alarm_code: 'sos', context: '{"alarm_byte":1}', speed: 13, latitude: 52.6, mcc: 272, dbm: -80 },
     ])
   })
+
+  test('a code the product does not list, whatever the decoder, is stored as `alarm` with the raw code in its context', async () => {
+    const events = [
+      event(T - 9, 'alarm_0x1f', { context: { alarm_byte: 0x1f } }),
+      // a decoder that named the raw code itself keeps its naming
+      event(T - 8, 'fuel_theft', { context: { raw_alarm: 'fuelTheft' } }),
+      // the server's own codes cannot come from a device
+      event(T - 7, 'device_offline'),
+      event(T - 6, 'command_answered'),
+      event(T - 5, 'x'.repeat(200)),
+      event(T - 4, 'sos'),
+    ]
+    const published: string[] = []
+    live.subscribeAlarms((alarm) => published.push(alarm.alarmCode))
+    expect((await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [], events })).events).toBe(6)
+    const rows = db.database.sqlite.query<{ alarm_code: string; context: string }, []>('SELECT alarm_code, context FROM events ORDER BY ts').all()
+    expect(rows.map((row) => ({ code: row.alarm_code, context: JSON.parse(row.context) }))).toEqual([
+      { code: 'alarm', context: { alarm_byte: 0x1f, raw_alarm: 'alarm_0x1f' } },
+      { code: 'alarm', context: { raw_alarm: 'fuelTheft' } },
+      { code: 'alarm', context: { raw_alarm: 'device_offline' } },
+      { code: 'alarm', context: { raw_alarm: 'command_answered' } },
+      { code: 'alarm', context: { raw_alarm: 'x'.repeat(64) } },
+      { code: 'sos', context: {} },
+    ])
+    // live streams hear the stored code
+    expect(published).toEqual(['alarm', 'alarm', 'alarm', 'alarm', 'alarm', 'sos'])
+  })
 })
 
 describe('group commit', () => {
