@@ -266,6 +266,27 @@ describe('GT06', () => {
     expect(later.pending).toBe(0)
   })
 
+  test('a masked connection that streams 1,000 frames at once gets each answer, in order, and stores nothing', async () => {
+    await listener.stop()
+    await pipeline.stop()
+    pipeline = newPipeline({ unknownIdentifiers: { perSource: 0, windowMs: 60_000 } })
+    listener = startTcpListener(gt06, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS })
+    const masked = await connectClient(listener.port)
+    masked.send(gt06Login(UNKNOWN_IMEI, 1))
+    await masked.read(10)
+    const frames = Array.from({ length: 1000 }, (_, i) => gt06Status((i + 2) & 0xffff))
+    const burst = new Uint8Array(frames.reduce((n, f) => n + f.length, 0))
+    frames.reduce((offset, f) => (burst.set(f, offset), offset + f.length), 0)
+    // more than the 256 reports a connection may have waiting: reading pauses and resumes
+    masked.send(burst)
+    const acks = await masked.read(10 * 1000, 10_000)
+    for (const i of [0, 255, 256, 999]) expect(hex(acks.subarray(i * 10, i * 10 + 6))).toBe(hex(Uint8Array.of(0x78, 0x78, 0x05, 0x13, ((i + 2) >> 8) & 0xff, (i + 2) & 0xff)))
+    expect(positionCount(db.database)).toBe(0)
+    expect(count('SELECT count(*) AS n FROM devices WHERE connected = 1')).toBe(0)
+    expect(pipeline.stats.queued).toBe(0)
+    masked.end()
+  })
+
   test('garbage from many clients never kills the listener', async () => {
     let seed = 7
     const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff)
