@@ -28,6 +28,8 @@ export interface Config {
   tcpMaxConnectionsPerAddress: number
   /** fixes and events older than this many days are refused */
   maxFixAgeDays: number
+  /** distinct unknown device identifiers one IPv4 address or IPv6 /64 is told of a minute; past that they are answered as known, their data dropped */
+  unknownIdentifiersPerMinute: number
   /** optional Nominatim-compatible reverse geocoder for street addresses */
   geocoderUrl: string | null
   geocoderTimeoutMs: number
@@ -122,6 +124,8 @@ export function loadConfig(env: Env = process.env): Config {
     tcpMaxConnections: integer(env, 'TCP_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
     tcpMaxConnectionsPerAddress: integer(env, 'TCP_MAX_CONNECTIONS_PER_ADDRESS', 100, 1, 1_000_000),
     maxFixAgeDays: integer(env, 'MAX_FIX_AGE_DAYS', 365, 1, 36_500),
+    // at most 1,000: each source keeps its refused identifiers' hashes for the minute (10,000 sources at most)
+    unknownIdentifiersPerMinute: integer(env, 'UNKNOWN_IDENTIFIERS_PER_MINUTE', 20, 0, 1000),
     geocoderUrl: url(env, 'GEOCODER_URL', null),
     geocoderTimeoutMs: integer(env, 'GEOCODER_TIMEOUT_MS', 1500, 1, 60_000),
     geocoderIntervalMs: integer(env, 'GEOCODER_INTERVAL_MS', 1000, 0, 3_600_000),

@@ -60,6 +60,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
     live,
     offlineAfterSeconds: config.offlineAfter,
     maxFixAgeDays: config.maxFixAgeDays,
+    unknownIdentifiers: { perSource: config.unknownIdentifiersPerMinute },
     sweepIntervalMs: Math.min(30_000, (config.offlineAfter * 1000) / 4),
     onBatch: ({ operations, seconds }) => {
       metrics.batchCommit.observe([], seconds)

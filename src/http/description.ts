@@ -4,6 +4,7 @@
  * protocols are named from their units (ingest/protocols).
  */
 import { PROTOCOLS } from '../ingest/protocols'
+import { DEVICE_ALARM_CODES } from '../ingest/protocols/events'
 
 export const API_DESCRIPTION = `
 Self-hosted GPS fleet tracking. Every error is RFC 9457 problem details
@@ -174,17 +175,20 @@ response carries \`X-Request-Id\`: yours when it is 8–128 characters of
 **Devices reporting in.** Devices report on their own ports, not through this API:
 ${PROTOCOLS.map((p) => `${p.title} over ${p.transport.toUpperCase()} (\`${p.portVariable}\`, ${p.defaultPort})`).join(', ')},
 found by IMEI or serial — the identifier is a device's only
-credential: an unknown one is 404 on OsmAnd (the client keeps its report), and each address may
-try only 20 distinct unknown identifiers a minute. Fixes more than a day ahead
+credential: an unknown one is 404 on OsmAnd (the client keeps its report) for at most 20
+distinct identifiers an address a minute (\`UNKNOWN_IDENTIFIERS_PER_MINUTE\`); past that an unknown
+identifier is answered 200 as a known one is and its report dropped, so a known device is never
+refused for what else comes from its address. Fixes more than a day ahead
 or older than 365 days (\`MAX_FIX_AGE_DAYS\`) are refused. A fix repeating a stored
 (device, second) is not a new point. Invalid fixes and 0/0 are kept but never become a location.
 A device is \`moving\` when its newest fix is above 3 km/h, else \`stopped\`; it becomes \`off\` with
 \`connected: false\` when its connection closes or after 600 s (\`OFFLINE_AFTER\`) without a report;
-\`suspended\`, \`unlink\` and \`stolen\` never change by themselves. Event \`alarm_code\` values:
-\`sos\`, \`power_cut\`, \`vibration\`, \`low_battery\`, \`overspeed\`, \`movement\`, \`geofence_enter\`,
-\`geofence_exit\`, \`tamper\`, \`collision\`, \`crash\`, \`towing\`, \`jamming\`, \`gnss_jamming\`, \`idling\`,
-\`harsh_acceleration\`, \`harsh_braking\`, \`harsh_cornering\`, \`ignition_on\`, \`ignition_off\`,
-\`alarm_0xNN\` (an unlisted GT06 alarm byte), or the lower_snake_case \`alarm\` an OsmAnd client
-sent. Their \`context\` holds the protocol's details; a \`dbm\` estimated from a signal level has
+\`suspended\`, \`unlink\` and \`stolen\` never change by themselves. Event \`alarm_code\` values from
+devices: ${[...DEVICE_ALARM_CODES].map((code) => `\`${code}\``).join(', ')}; an alarm a device sends
+that is not on this list (an unnamed GT06 alarm byte, an OsmAnd client's own word) is stored as
+\`alarm\` with the device's own code in \`context.raw_alarm\` (\`"0x1f"\`, \`"fuelTheft"\`), never as
+a code of its own. The server adds \`device_online\`, \`device_offline\`, \`command_answered\`,
+\`command_failed\` and \`command_expired\`. Their
+\`context\` holds the protocol's details; a \`dbm\` estimated from a signal level has
 \`context.dbm_estimated: true\`.
 `.trim()

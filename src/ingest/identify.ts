@@ -5,13 +5,13 @@
  * added, re-identified or (un)linked by any process is seen within IDENTITY_CHECK_MS, and at once
  * after `changed()` (this process's admin API).
  *
- * Identification is rationed per source (sources.ts): a source that has tried too many unknown
- * identifiers is refused before any lookup.
+ * What an unknown identifier is told is rationed per source (sources.ts): past the ration it is
+ * masked, answered as a known device would be. A known device is never refused for its source.
  */
 import type { Database } from 'bun:sqlite'
 import { LRUCache } from 'lru-cache'
 import type { Clock } from '../clock'
-import { NotFound, TooManyRequests } from '../errors'
+import { NotFound } from '../errors'
 import type { Logger } from '../log'
 import { createUnknownIdentifierLimiter, type UnknownIdentifierLimits } from './sources'
 
@@ -22,10 +22,16 @@ export class UnknownDevice extends NotFound {
   }
 }
 
-/** The source tried too many unknown identifiers: nothing from it is looked up for a while. */
-export class TooManyUnknownDevices extends TooManyRequests {
-  constructor(retryAfterSeconds: number) {
-    super('Too many unknown device identifiers from this address; try again later', retryAfterSeconds)
+/**
+ * The device is not in the fleet, and its source has been told of as many unknown identifiers as
+ * it may this minute: the listener answers as it would a known device (the login's ACK, an HTTP
+ * 200) and stores nothing, so the answer says nothing about the identifier. Not a DomainError:
+ * it must never become an error answer.
+ */
+export class MaskedUnknownDevice extends Error {
+  constructor(readonly uniqueId: string) {
+    super(`No device with IMEI or serial ${JSON.stringify(uniqueId.slice(0, 64))} (answered as known, nothing stored)`)
+    this.name = 'MaskedUnknownDevice'
   }
 }
 
@@ -61,17 +67,14 @@ export function createDeviceIdentifier(options: { sqlite: Database; clock: Clock
 
   return {
     /**
-     * The device behind an identifier; throws UnknownDevice (unknown, or unlinked), or
-     * TooManyUnknownDevices without a lookup when the source has guessed too much. Without an
-     * origin (reports inside an identified session) nothing is rationed.
+     * The device behind an identifier; a known one is always found, whatever else its source
+     * sent. Unknown (or unlinked): throws UnknownDevice while the source is within its ration of
+     * unknown identifiers, MaskedUnknownDevice past it. Without an origin (reports inside an
+     * identified session) an unknown identifier is always UnknownDevice.
      */
     identify(uniqueId: string, origin?: ReportOrigin): DeviceRef {
       const now = clock.now()
       const source = origin?.source
-      if (source !== undefined) {
-        const retryAfter = unknownIdentifiers.refusal(source, now)
-        if (retryAfter !== null) throw new TooManyUnknownDevices(retryAfter)
-      }
       // read the version at most once a second, and start over when it moved
       if (now - checkedAt >= IDENTITY_CHECK_MS || now < checkedAt) {
         checkedAt = now
@@ -88,10 +91,15 @@ export function createDeviceIdentifier(options: { sqlite: Database; clock: Clock
       }
       const device = cached.device
       if (!device || device.state === 'unlink') {
-        unknownIdentifiers.unknown(source ?? 'session', uniqueId, device ? 'unlink' : 'unknown', now)
+        const outcome = unknownIdentifiers.unknown(source ?? 'session', uniqueId, device ? 'unlink' : 'unknown', now, source !== undefined)
+        if (outcome === 'masked') throw new MaskedUnknownDevice(uniqueId)
         throw new UnknownDevice(uniqueId)
       }
       return device
+    },
+    /** A report on a connection whose identifier was masked was dropped: counted for its source's log line. */
+    dropped(origin: ReportOrigin): void {
+      unknownIdentifiers.dropped(origin.source, clock.now())
     },
     /** This process just changed devices: the next identification reads the identity version at once. */
     changed(): void {

@@ -2,8 +2,10 @@
  * The ingest pipeline: what every protocol listener hands its decoded reports to. It reads as its
  * flow, one function a step:
  *
- *   identify    the device behind the IMEI or serial (identify.ts; unknown devices are refused)
+ *   identify    the device behind the IMEI or serial (identify.ts; unknown devices are refused,
+ *               or masked past their source's ration: answered as known, nothing stored)
  *   validate    each fix and event, by the pure rules of track/validate.ts, encoded for the store
+ *               (an alarm code outside the product's list stored as `alarm`, protocols/events.ts)
  *   commit      group commit: one transaction for every report queued since the last one (at
  *               most 500 fixes), the big tables written through store/, the device rows updated
  *               in the same transaction
@@ -41,12 +43,13 @@ import { createPositionStore, decodeCoordinate, encodePosition, type EncodedPosi
 import { createStatusStore } from '../store/status'
 import { motionOf, type MotionState, type TimedPosition } from '../track/motion'
 import { DEFAULT_MAX_FIX_AGE_DAYS, isPlausiblePosition, isTimely, judgeFix, timeWindow, type TimeWindow } from '../track/validate'
-import { createDeviceIdentifier, type DeviceRef, type ReportOrigin } from './identify'
+import { createDeviceIdentifier, MaskedUnknownDevice, type DeviceRef, type ReportOrigin } from './identify'
 import type { LivePositions } from './live'
+import { withKnownAlarmCode } from './protocols/events'
 import type { UnknownIdentifierLimits } from './sources'
 import type { DecodedReport } from './types'
 
-export { TooManyUnknownDevices, UnknownDevice, type DeviceRef, type ReportOrigin } from './identify'
+export { MaskedUnknownDevice, UnknownDevice, type DeviceRef, type ReportOrigin } from './identify'
 
 /** The pipeline is shutting down and takes nothing more. */
 export class PipelineStopped extends DomainError {
@@ -82,7 +85,7 @@ export interface PipelineOptions {
   offlineAfterSeconds: number
   /** fixes and events older than this many days are refused (default 365) */
   maxFixAgeDays?: number
-  /** how many distinct unknown identifiers one source may try, per window */
+  /** how many distinct unknown identifiers one source is told of (refused) per window before the next are masked */
   unknownIdentifiers?: UnknownIdentifierLimits
   /** flush when this many fixes are queued (default 500) */
   maxBatchFixes?: number
@@ -221,9 +224,11 @@ function validateReport(report: DecodedReport, window: TimeWindow): CheckedRepor
     })
   }
   const events: EncodedEvent[] = []
-  for (const event of report.events) {
-    if (typeof event.alarmCode !== 'string' || event.alarmCode === '') continue
-    if (!isTimely(Math.floor(event.timestamp), window)) continue
+  for (const decoded of report.events) {
+    if (typeof decoded.alarmCode !== 'string' || decoded.alarmCode === '') continue
+    if (!isTimely(Math.floor(decoded.timestamp), window)) continue
+    // a code the product does not list is stored as `alarm`, the device's own in its context
+    const event = withKnownAlarmCode(decoded)
     const latitude = finiteOrNull(event.latitude)
     const longitude = finiteOrNull(event.longitude)
     events.push(encodeEvent(event, latitude !== null && longitude !== null && isPlausiblePosition(latitude, longitude)))
@@ -294,8 +299,10 @@ export function createIngestPipeline(options: PipelineOptions) {
    * Queue a report; the promise resolves once it is committed (then acknowledge the device),
    * and rejects with UnknownDevice, PipelineStopped, or the database's error (do not acknowledge).
    * A report without fixes, events or status is a keep-alive: it only marks the device connected.
-   * `origin` (the client's address) rations unknown identifiers: pass it for every report that
-   * identifies a device (an OsmAnd request, a login), not for reports of an identified session.
+   * `origin` (the client's address) rations what unknown identifiers are told: pass it for every
+   * report that identifies a device (an OsmAnd request, a login), not for reports of an
+   * identified session. Past the ration it rejects with MaskedUnknownDevice, after the commit a
+   * known device's report would have waited for: answer as for a known device, store nothing.
    */
   function ingest(report: DecodedReport, origin?: ReportOrigin): Promise<IngestResult> {
     if (stopped) return Promise.reject(new PipelineStopped())
@@ -306,6 +313,7 @@ export function createIngestPipeline(options: PipelineOptions) {
       device = identifier.identify(report.uniqueId, origin)
       checked = validateReport(report, windowAt(at))
     } catch (error) {
+      if (error instanceof MaskedUnknownDevice) return afterCommit().then(() => Promise.reject(error))
       return Promise.reject(error)
     }
     if (checked.rejected > 0) log.debug('fixes refused', { device: device.id, rejected: checked.rejected })
@@ -352,6 +360,17 @@ export function createIngestPipeline(options: PipelineOptions) {
   function afterCommit(): Promise<void> {
     if (stopped) return Promise.reject(new PipelineStopped())
     return new Promise((resolve, reject) => enqueue({ kind: 'barrier', resolve, reject }, 1))
+  }
+
+  /**
+   * A report on a connection whose identifier was masked (MaskedUnknownDevice): dropped, counted
+   * for its source's log line; resolves when a known device's report would have been committed
+   * (then answer it as one), rejects only with PipelineStopped.
+   */
+  function discard(origin: ReportOrigin): Promise<void> {
+    if (stopped) return Promise.reject(new PipelineStopped())
+    identifier.dropped(origin)
+    return afterCommit()
   }
 
   function seen(deviceKey: number, at: number): void {
@@ -654,6 +673,7 @@ export function createIngestPipeline(options: PipelineOptions) {
     openSession,
     refusedFixes,
     afterCommit,
+    discard,
     sweep,
     flush,
     stop,

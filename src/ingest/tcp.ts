@@ -4,7 +4,10 @@
  *
  *   bytes → the framing machine (protocols/framing.ts) → frames → the unit's decoder → a Step:
  *   login   open the device's session (committed), then the unit's accept; refused: its refuse,
- *           and the connection closes;
+ *           and the connection closes; masked (an unknown identifier past its source's ration,
+ *           identify.ts): the accept all the same, after the commit a known device waits for,
+ *           and from then on the connection's reports are decoded and answered as a known
+ *           device's would be, but dropped and counted, never stored;
  *   report  commit it through the pipeline, then the unit's reply (never before the commit);
  *           on a connection without a device yet (a protocol without a login) the report's
  *           identifier opens the session first, as a login would;
@@ -36,7 +39,7 @@ import type { Socket, TCPSocketListener } from 'bun'
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
 import { createCommandCourier, type CommandCourier, type CommandDelivery, type CommandLine } from './commands'
-import { TooManyUnknownDevices, UnknownDevice } from './identify'
+import { MaskedUnknownDevice, UnknownDevice } from './identify'
 import type { DeviceSession, IngestPipeline } from './pipeline'
 import { createFrameMachine } from './protocols/framing'
 import type { Step, TcpProtocol } from './protocols/protocol'
@@ -367,6 +370,7 @@ function deviceSession<F>(protocol: TcpProtocol<F>, connection: TcpConnection, o
   const framing = createFrameMachine(protocol.framing())
   const decode = protocol.decoder()
   let device: DeviceSession | null = null
+  /** the connection's identifier: its device's, or a masked unknown one's (then `device` is null) */
   let uniqueId: string | null = null
   /** a session is being opened: later frames wait for it */
   let identifying = false
@@ -374,12 +378,11 @@ function deviceSession<F>(protocol: TcpProtocol<F>, connection: TcpConnection, o
   /** the device's commands on this connection */
   let commandLine: CommandLine | null = null
 
-  const isRefusal = (error: unknown) => error instanceof UnknownDevice || error instanceof TooManyUnknownDevices
-
   /** Refused by the pipeline (an unknown device, data it will not store): closed politely, after what was written. */
   function refuse(error: unknown): void {
-    if (!isRefusal(error)) log.warn(`${name} report not stored`, { error: (error as Error)?.message })
-    connection.close(isRefusal(error) ? 'unknown device' : 'report not stored')
+    const unknown = error instanceof UnknownDevice
+    if (!unknown) log.warn(`${name} report not stored`, { error: (error as Error)?.message })
+    connection.close(unknown ? 'unknown device' : 'report not stored')
   }
 
   /** A failure in our own handling: this connection goes, nothing else. */
@@ -388,33 +391,42 @@ function deviceSession<F>(protocol: TcpProtocol<F>, connection: TcpConnection, o
     connection.terminate('handler error')
   }
 
-  /** Open the session of `id` (rationed by the client's address), then `then()`, then the frames that waited. */
+  /**
+   * Open the session of `id` (what an unknown one is told is rationed by the client's address),
+   * then `then()`, then the frames that waited. Masked: no session, but `then()` all the same,
+   * with `store` dropping what the connection reports from then on.
+   */
   function identify(id: string, then: () => void, refusal: Uint8Array | null): void {
     identifying = true
     const settled = connection.track()
+    /** the connection is now `id`'s, its device `opened` (null: masked) */
+    const take = (opened: DeviceSession | null) => {
+      device?.close()
+      device = opened
+      uniqueId = id
+      identifying = false
+      connection.identified()
+      // (the line writes nothing before its first await: `then` still answers the login first)
+      commandLine?.close()
+      commandLine = opened ? (courier?.open(opened.device.key, id, connection) ?? null) : null
+      then()
+      const queued = waiting
+      waiting = []
+      for (const frame of queued) handle(frame)
+    }
     pipeline
       .openSession(id, { source: connection.remote })
       .then(
         (opened) => {
           // the socket went away while the session was being committed
           if (connection.closed) return opened.close()
-          device?.close()
-          device = opened
-          uniqueId = id
-          identifying = false
-          connection.identified()
-          // (the line writes nothing before its first await: `then` still answers the login first)
-          commandLine?.close()
-          commandLine = courier?.open(opened.device.key, id, connection) ?? null
-          then()
-          const queued = waiting
-          waiting = []
-          for (const frame of queued) handle(frame)
+          take(opened)
         },
         (error) => {
+          // past its source's ration an unknown identifier is answered as a known one: the answer says nothing of it
+          if (error instanceof MaskedUnknownDevice) return connection.closed ? undefined : take(null)
           waiting = []
-          // the same answer for an unknown identifier and a source over its ration: it says nothing of the identifier
-          if (refusal && isRefusal(error)) connection.write(refusal)
+          if (refusal && error instanceof UnknownDevice) connection.write(refusal)
           refuse(error)
         },
       )
@@ -422,11 +434,14 @@ function deviceSession<F>(protocol: TcpProtocol<F>, connection: TcpConnection, o
       .finally(settled)
   }
 
-  /** Commit the report, then send the reply: never before the commit. */
+  /**
+   * Commit the report, then send the reply: never before the commit. On a masked connection
+   * (no device) the report is dropped and counted, and the reply goes when a commit would have.
+   */
   function store(report: DecodedReport, reply: Uint8Array | null): void {
     const settled = connection.track()
-    pipeline
-      .ingest(report)
+    const stored = device ? pipeline.ingest(report) : pipeline.discard({ source: connection.remote })
+    stored
       .then(() => {
         if (reply) connection.write(reply)
       }, refuse)
@@ -438,11 +453,11 @@ function deviceSession<F>(protocol: TcpProtocol<F>, connection: TcpConnection, o
     switch (step.kind) {
       case 'login':
         // the same device logging in again on this connection: a keep-alive
-        if (device && step.uniqueId === uniqueId) return store({ uniqueId: step.uniqueId, fixes: [], events: [] }, step.accept)
+        if (uniqueId !== null && step.uniqueId === uniqueId) return store({ uniqueId: step.uniqueId, fixes: [], events: [] }, step.accept)
         return identify(step.uniqueId, () => step.accept && connection.write(step.accept), step.refuse)
       case 'report': {
         const answered = () => step.commandAnswer && commandLine?.answer(step.commandAnswer)
-        if (device && step.report.uniqueId === uniqueId) {
+        if (uniqueId !== null && step.report.uniqueId === uniqueId) {
           answered()
           return store(step.report, step.reply)
         }

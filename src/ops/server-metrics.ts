@@ -5,7 +5,7 @@
  */
 import { statSync } from 'node:fs'
 import type { Database } from 'bun:sqlite'
-import type { IngestPipeline, IngestResult } from '../ingest/pipeline'
+import { MaskedUnknownDevice, UnknownDevice, type IngestPipeline, type IngestResult } from '../ingest/pipeline'
 import { Registry } from './metrics'
 
 /** seconds: from a cached device list (~0.1 ms) to a week of route (seconds) */
@@ -45,6 +45,11 @@ export function createServerMetrics() {
       ['protocol', 'reason'],
     ),
     eventsIngested: registry.counter('tracker_events_ingested_total', 'Events and alarms committed to the database, by protocol', ['protocol']),
+    unknownDeviceMessages: registry.counter(
+      'tracker_unknown_device_messages_total',
+      'Logins and reports naming an unknown or unlink device identifier, by protocol and outcome: refused (the address within UNKNOWN_IDENTIFIERS_PER_MINUTE: told, closed or 404) or dropped (past it: answered as a known device would be, nothing stored)',
+      ['protocol', 'outcome'],
+    ),
     batchCommit: registry.histogram('tracker_ingest_batch_commit_seconds', 'Time to commit one ingest batch (group commit)', [], COMMIT_BUCKETS),
     batchOperations: registry.counter('tracker_ingest_batch_operations_total', 'Reports and state changes committed in ingest batches'),
     retentionDeleted: registry.counter('tracker_retention_deleted_rows_total', 'Rows deleted by RETENTION_DAYS, by table', ['table']),
@@ -119,14 +124,17 @@ export function databaseFileSizes(sqlite: Database): { database: number; wal: nu
 }
 
 /**
- * The pipeline as one protocol's listener sees it, counting what it commits. The listeners take
- * a pipeline; handing each its own counting view keeps the protocol label out of the pipeline.
+ * The pipeline as one protocol's listener sees it, counting what it commits and what it refuses
+ * or drops for an unknown identifier. The listeners take a pipeline; handing each its own
+ * counting view keeps the protocol label out of the pipeline.
  */
 export function countingPipeline(pipeline: IngestPipeline, protocol: string, metrics: ServerMetrics): IngestPipeline {
   const ingested = metrics.fixesIngested.labels(protocol)
   const duplicates = metrics.fixesDiscarded.labels(protocol, 'duplicate')
   const rejected = metrics.fixesDiscarded.labels(protocol, 'rejected')
   const events = metrics.eventsIngested.labels(protocol)
+  const unknownRefused = metrics.unknownDeviceMessages.labels(protocol, 'refused')
+  const unknownDropped = metrics.unknownDeviceMessages.labels(protocol, 'dropped')
   const count = (result: IngestResult) => {
     if (result.stored) ingested.inc(result.stored)
     if (result.duplicates) duplicates.inc(result.duplicates)
@@ -134,7 +142,17 @@ export function countingPipeline(pipeline: IngestPipeline, protocol: string, met
     if (result.events) events.inc(result.events)
     return result
   }
+  const countRefusal = (error: unknown): never => {
+    if (error instanceof UnknownDevice) unknownRefused.inc()
+    else if (error instanceof MaskedUnknownDevice) unknownDropped.inc()
+    throw error
+  }
   const view: IngestPipeline = Object.create(pipeline)
-  view.ingest = (report, origin) => pipeline.ingest(report, origin).then(count)
+  view.ingest = (report, origin) => pipeline.ingest(report, origin).then(count, countRefusal)
+  view.openSession = (uniqueId, origin) => pipeline.openSession(uniqueId, origin).catch(countRefusal)
+  view.discard = (origin) => {
+    unknownDropped.inc()
+    return pipeline.discard(origin)
+  }
   return view
 }

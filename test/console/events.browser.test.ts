@@ -24,7 +24,8 @@ const todayStart = now - (now % 86_400)
 const olderThisWeek = Array.from({ length: 55 }, (_, i) => ({ device: ids.van1, alarm_code: 'low_battery', coordinates: [48.1, 2.1], timestamp: todayStart - 1 - i * 3600 }))
 const events = [
   { device: ids.truck2, alarm_code: 'vibration', coordinates: [45.75, 4.85], timestamp: Math.max(todayStart, now - 3600) },
-  { device: ids.truck1, alarm_code: 'alarm_0x1f', timestamp: Math.max(todayStart, now - 1800) },
+  // an alarm the product does not name: the console words it by the device's own code
+  { device: ids.truck1, alarm_code: 'alarm', context: { raw_alarm: '0x1f', alarm_byte: 31 }, timestamp: Math.max(todayStart, now - 1800) },
   ...olderThisWeek,
   { device: ids.truck1, alarm_code: 'sos', timestamp: now - 10 * 86_400 },
 ]

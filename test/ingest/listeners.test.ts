@@ -224,27 +224,67 @@ describe('GT06', () => {
     for (const client of admitted) client.end()
   })
 
-  test('after too many unknown IMEIs from one address, a known one is refused too, until the window ends', async () => {
+  test('past its ration of unknown IMEIs an address still logs its known devices in; a further unknown IMEI is answered as known and stores nothing', async () => {
     await listener.stop()
     await pipeline.stop()
     pipeline = newPipeline({ unknownIdentifiers: { perSource: 3, windowMs: 60_000 } })
-    listener = startTcpListener(gt06, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
+    listener = startTcpListener(gt06, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS, loginTimeoutMs: 30_000 })
     for (let i = 0; i < 3; i++) {
       const guess = await connectClient(listener.port)
-      guess.send(gt06Login(String(111111111111110 + i)))
+      guess.send(gt06Login(String(111111111111110 + i), 7))
       await guess.closed
+      expect(guess.pending).toBe(0)
     }
-    // the answer to a known IMEI is now the answer to an unknown one
+    // a known device behind the same address is served as ever
     const known = await connectClient(listener.port)
-    known.send(gt06Login(DEVICES.parked.imei))
+    known.send(gt06Login(DEVICES.parked.imei, 7))
+    const knownAck = hex(await known.read(10))
+    expect(deviceRow(db.database, DEVICES.parked.id).connected).toBe(1)
+    // a fourth unknown IMEI gets the same ACK, and its frames the answers a device's get
+    const masked = await connectClient(listener.port)
+    masked.send(gt06Login(String(111111111111119), 7))
+    expect(hex(await masked.read(10))).toBe(knownAck)
+    masked.send(gt06Location({ timestamp: T - 30, latitude: 52.629151, longitude: -8.661746, speed: 45, course: 270 }, 8))
+    masked.send(gt06Alarm({ timestamp: T - 10, latitude: 52.63, longitude: -8.66, speed: 0 }, 0x01, 9))
+    expect(hex(await masked.read(10))).toStartWith('78 78 05 16 00 09')
+    masked.send(gt06Status(10))
+    expect(hex(await masked.read(10))).toStartWith('78 78 05 13 00 0A')
+    expect(positionCount(db.database)).toBe(0)
+    expect(count('SELECT count(*) AS n FROM events')).toBe(0)
+    expect(count('SELECT count(*) AS n FROM devices WHERE connected = 1')).toBe(1)
+    // the login timeout does not tell it apart from a device; the idle timeout closes it as it would one
+    clock.advance(30_000)
+    expect(listener.closeIdle()).toBe(0)
+    clock.advance(IDLE_MS)
+    expect(listener.closeIdle()).toBe(2)
+    await masked.closed
     await known.closed
-    expect(known.pending).toBe(0)
-    expect(deviceRow(db.database, DEVICES.parked.id).connected).toBe(0)
-    clock.advance(60_000)
+    // a new window: unknown IMEIs are told again
     const later = await connectClient(listener.port)
-    later.send(gt06Login(DEVICES.parked.imei))
-    expect((await later.read(10)).length).toBe(10)
-    later.end()
+    later.send(gt06Login(String(111111111111118)))
+    await later.closed
+    expect(later.pending).toBe(0)
+  })
+
+  test('a masked connection that streams 1,000 frames at once gets each answer, in order, and stores nothing', async () => {
+    await listener.stop()
+    await pipeline.stop()
+    pipeline = newPipeline({ unknownIdentifiers: { perSource: 0, windowMs: 60_000 } })
+    listener = startTcpListener(gt06, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS })
+    const masked = await connectClient(listener.port)
+    masked.send(gt06Login(UNKNOWN_IMEI, 1))
+    await masked.read(10)
+    const frames = Array.from({ length: 1000 }, (_, i) => gt06Status((i + 2) & 0xffff))
+    const burst = new Uint8Array(frames.reduce((n, f) => n + f.length, 0))
+    frames.reduce((offset, f) => (burst.set(f, offset), offset + f.length), 0)
+    // more than the 256 reports a connection may have waiting: reading pauses and resumes
+    masked.send(burst)
+    const acks = await masked.read(10 * 1000, 10_000)
+    for (const i of [0, 255, 256, 999]) expect(hex(acks.subarray(i * 10, i * 10 + 6))).toBe(hex(Uint8Array.of(0x78, 0x78, 0x05, 0x13, ((i + 2) >> 8) & 0xff, (i + 2) & 0xff)))
+    expect(positionCount(db.database)).toBe(0)
+    expect(count('SELECT count(*) AS n FROM devices WHERE connected = 1')).toBe(0)
+    expect(pipeline.stats.queued).toBe(0)
+    masked.end()
   })
 
   test('garbage from many clients never kills the listener', async () => {
@@ -308,6 +348,28 @@ describe('Teltonika', () => {
     const unknown = await handshake(UNKNOWN_IMEI)
     expect(unknown.answer[0]).toBe(0x00)
     await unknown.client.closed
+    known.client.end()
+  })
+
+  test('past the address\'s ration an unknown IMEI gets 01 and its packets their record count; nothing is stored', async () => {
+    await listener.stop()
+    await pipeline.stop()
+    pipeline = newPipeline({ unknownIdentifiers: { perSource: 1, windowMs: 60_000 } })
+    listener = startTcpListener(teltonika, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS })
+    const told = await handshake(UNKNOWN_IMEI)
+    expect(told.answer[0]).toBe(0x00)
+    await told.client.closed
+    const masked = await handshake('222222222222222')
+    expect(masked.answer[0]).toBe(0x01)
+    masked.client.send(teltonikaPacket(records(3)))
+    expect(hex(await masked.client.read(4))).toBe('00 00 00 03')
+    const known = await handshake()
+    expect(known.answer[0]).toBe(0x01)
+    known.client.send(teltonikaPacket(records(2)))
+    expect(hex(await known.client.read(4))).toBe('00 00 00 02')
+    expect(positionCount(db.database)).toBe(2)
+    expect(positionCount(db.database, DEVICES.parked.id)).toBe(2)
+    masked.client.end()
     known.client.end()
   })
 
@@ -529,7 +591,7 @@ describe('OsmAnd', () => {
     expect(db.database.sqlite.query('SELECT ts FROM positions').all()).toEqual([{ ts: T - 29 * 86_400 }])
   })
 
-  test('too many unknown identifiers from one address: one log line for the burst, then 429 for any identifier', async () => {
+  test('past its ration of unknown identifiers an address gets 200 for the next ones, stores nothing, and one log line for the burst; its known phones are served', async () => {
     await stopListener()
     await pipeline.stop()
     const lines: Record<string, unknown>[] = []
@@ -539,14 +601,16 @@ describe('OsmAnd', () => {
     stopListener = listener.stop
     const report = (id: string) => fetch(`http://127.0.0.1:${listener.port}/?id=${id}&lat=52&lon=-8&timestamp=${T}`)
 
-    const statuses: number[] = []
-    for (let i = 0; i < 12; i++) statuses.push((await report(`guess-${i}`)).status)
-    expect(statuses).toEqual([404, 404, 404, 404, 404, 429, 429, 429, 429, 429, 429, 429])
-    const limited = await report(DEVICES.phone.serial)
-    expect(limited.status).toBe(429)
-    expect(limited.headers.get('content-type')).toBe('application/problem+json')
-    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
-    expect(positionCount(db.database)).toBe(0)
+    const answers: { status: number; type: string | null; body: string }[] = []
+    for (let i = 0; i < 12; i++) {
+      const response = await report(`guess-${i}`)
+      answers.push({ status: response.status, type: response.headers.get('content-type'), body: await response.text() })
+    }
+    expect(answers.map((a) => a.status)).toEqual([404, 404, 404, 404, 404, 200, 200, 200, 200, 200, 200, 200])
+    const known = await report(DEVICES.phone.serial)
+    // the same answer, byte for byte
+    expect({ status: known.status, type: known.headers.get('content-type'), body: await known.text() }).toEqual(answers[11])
+    expect(db.database.sqlite.query('SELECT device FROM positions').all()).toEqual([{ device: deviceRow(db.database, DEVICES.phone.id).key }])
 
     // the first unknown identifier at once; the rest of the burst is one line when its window ends
     const refusals = () => lines.filter((l) => l.msg === 'device refused' || String(l.msg).startsWith('unknown device identifiers'))
@@ -554,11 +618,12 @@ describe('OsmAnd', () => {
     clock.advance(60_000)
     pipeline.sweep()
     expect(refusals().slice(1)).toEqual([
-      expect.objectContaining({ msg: 'unknown device identifiers: 13 from 127.0.0.1 in the last 60 s', attempts: 13, distinctUnknown: 5, refusedWhileLimited: 8 }),
+      expect.objectContaining({ msg: 'unknown device identifiers: 12 from 127.0.0.1 in the last 60 s', attempts: 12, distinctRefused: 5, masked: 7 }),
     ])
     expect(lines.length).toBeLessThan(5)
 
-    expect((await report(DEVICES.phone.serial)).status).toBe(200)
+    // a new window: an unknown identifier is told again
+    expect((await report('guess-11')).status).toBe(404)
     expect(positionCount(db.database)).toBe(1)
   })
 

@@ -4,8 +4,8 @@ import { manualClock } from '../../src/clock'
 import { LivePositions, type LiveFix } from '../../src/ingest/live'
 import {
   createIngestPipeline,
+  MaskedUnknownDevice,
   PipelineStopped,
-  TooManyUnknownDevices,
   UnknownDevice,
   type IngestPipeline,
   type PipelineOptions,
@@ -69,22 +69,49 @@ describe('device lookup', () => {
     expect(positionCount(db.database)).toBe(0)
   })
 
-  test('unknown identifiers are rationed per source: another address, and reports without one, go on', async () => {
+  test('what unknown identifiers are told is rationed per source; a known device is never refused for its source', async () => {
     await pipeline.stop()
     pipeline = build({ unknownIdentifiers: { perSource: 2, windowMs: 60_000 } })
     const from = (source: string, uniqueId: string) => pipeline.ingest({ uniqueId, fixes: [], events: [] }, { source })
     await expect(from('10.0.0.1', 'guess-1')).rejects.toBeInstanceOf(UnknownDevice)
     await expect(from('10.0.0.1', 'guess-2')).rejects.toBeInstanceOf(UnknownDevice)
-    await expect(from('10.0.0.1', DEVICES.fresh.imei)).rejects.toBeInstanceOf(TooManyUnknownDevices)
+    // past the ration: a known identifier is served, a further unknown one masked
+    expect((await from('10.0.0.1', DEVICES.fresh.imei)).device.id).toBe(DEVICES.fresh.id)
+    await expect(from('10.0.0.1', 'guess-3')).rejects.toBeInstanceOf(MaskedUnknownDevice)
+    // one already told is told again (a misconfigured device retrying)
+    await expect(from('10.0.0.1', 'guess-1')).rejects.toBeInstanceOf(UnknownDevice)
     // an IPv4-mapped IPv6 address is the same source
-    await expect(from('::ffff:10.0.0.1', DEVICES.fresh.imei)).rejects.toBeInstanceOf(TooManyUnknownDevices)
-    expect((await from('10.0.0.2', DEVICES.fresh.imei)).device.id).toBe(DEVICES.fresh.id)
-    expect((await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [], events: [] })).device.id).toBe(DEVICES.fresh.id)
+    await expect(from('::ffff:10.0.0.1', 'guess-4')).rejects.toBeInstanceOf(MaskedUnknownDevice)
+    expect((await from('::ffff:10.0.0.1', DEVICES.parked.imei)).device.id).toBe(DEVICES.parked.id)
+    await expect(from('10.0.0.2', 'guess-3')).rejects.toBeInstanceOf(UnknownDevice)
+    // without an origin (a report inside a session) there is nothing to mask
+    await expect(pipeline.ingest({ uniqueId: 'guess-5', fixes: [], events: [] })).rejects.toBeInstanceOf(UnknownDevice)
     // one IPv6 /64 is one source
     await expect(from('2001:db8:1:2::a', 'guess-1')).rejects.toBeInstanceOf(UnknownDevice)
     await expect(from('2001:db8:1:2:ffff::b', 'guess-2')).rejects.toBeInstanceOf(UnknownDevice)
-    await expect(from('2001:0db8:0001:0002:0:0:0:c', DEVICES.fresh.imei)).rejects.toBeInstanceOf(TooManyUnknownDevices)
-    expect((await from('2001:db8:1:3::a', DEVICES.fresh.imei)).device.id).toBe(DEVICES.fresh.id)
+    await expect(from('2001:0db8:0001:0002:0:0:0:c', 'guess-3')).rejects.toBeInstanceOf(MaskedUnknownDevice)
+    expect((await from('2001:0db8:0001:0002:0:0:0:c', DEVICES.fresh.serial)).device.id).toBe(DEVICES.fresh.id)
+    await expect(from('2001:db8:1:3::a', 'guess-3')).rejects.toBeInstanceOf(UnknownDevice)
+    // a new window tells again
+    clock.advance(60_000)
+    await expect(from('10.0.0.1', 'guess-3')).rejects.toBeInstanceOf(UnknownDevice)
+    expect(positionCount(db.database)).toBe(0)
+  })
+
+  test('a masked identifier stores nothing and is answered only after the commit a known one waits for', async () => {
+    await pipeline.stop()
+    pipeline = build({ unknownIdentifiers: { perSource: 0, windowMs: 60_000 } })
+    const order: string[] = []
+    const known = pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T - 1)], events: [] }, { source: '10.0.0.1' }).then(() => order.push('known'))
+    const masked = pipeline.ingest({ uniqueId: 'guess-1', fixes: [fix(T - 1)], events: [event(T - 1, 'sos')] }, { source: '10.0.0.1' }).catch((error) => order.push(error.name))
+    // nothing is settled before the batch commits
+    await Promise.resolve()
+    expect(order).toEqual([])
+    await Promise.all([known, masked])
+    expect(order).toEqual(['known', 'MaskedUnknownDevice'])
+    await pipeline.discard({ source: '10.0.0.1' })
+    expect(positionCount(db.database)).toBe(1)
+    expect(db.database.sqlite.query('SELECT count(*) AS n FROM events').get()).toEqual({ n: 0 })
   })
 
   test('an empty identifier never matches a device without an IMEI', async () => {
@@ -317,6 +344,33 @@ describe('events', () => {
       { alarm_code: 'power_cut', context: '{}', speed: 0, latitude: null, mcc: 272, dbm: -80 },
       { alarm_code: 'sos', context: '{"alarm_byte":1}', speed: 13, latitude: 52.6, mcc: 272, dbm: -80 },
     ])
+  })
+
+  test('a code the product does not list, whatever the decoder, is stored as `alarm` with the raw code in its context', async () => {
+    const events = [
+      event(T - 9, 'alarm_0x1f', { context: { alarm_byte: 0x1f } }),
+      // a decoder that named the raw code itself keeps its naming
+      event(T - 8, 'fuel_theft', { context: { raw_alarm: 'fuelTheft' } }),
+      // the server's own codes cannot come from a device
+      event(T - 7, 'device_offline'),
+      event(T - 6, 'command_answered'),
+      event(T - 5, 'x'.repeat(200)),
+      event(T - 4, 'sos'),
+    ]
+    const published: string[] = []
+    live.subscribeAlarms((alarm) => published.push(alarm.alarmCode))
+    expect((await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [], events })).events).toBe(6)
+    const rows = db.database.sqlite.query<{ alarm_code: string; context: string }, []>('SELECT alarm_code, context FROM events ORDER BY ts').all()
+    expect(rows.map((row) => ({ code: row.alarm_code, context: JSON.parse(row.context) }))).toEqual([
+      { code: 'alarm', context: { alarm_byte: 0x1f, raw_alarm: 'alarm_0x1f' } },
+      { code: 'alarm', context: { raw_alarm: 'fuelTheft' } },
+      { code: 'alarm', context: { raw_alarm: 'device_offline' } },
+      { code: 'alarm', context: { raw_alarm: 'command_answered' } },
+      { code: 'alarm', context: { raw_alarm: 'x'.repeat(64) } },
+      { code: 'sos', context: {} },
+    ])
+    // live streams hear the stored code
+    expect(published).toEqual(['alarm', 'alarm', 'alarm', 'alarm', 'alarm', 'sos'])
   })
 })
 

@@ -10,7 +10,7 @@ import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { freePort } from '../support/process'
 import { DEVICES, fleetDataset, tempDir } from './fleet'
-import { connectClient, gt06Login, hex, teltonikaImei, teltonikaPacket } from './frames'
+import { connectClient, gt06Location, gt06Login, gt06Status, hex, teltonikaImei, teltonikaPacket } from './frames'
 
 const dir = tempDir('server-')
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -77,11 +77,106 @@ test('device connection caps and the login timeout come from the config; refusal
   }
 })
 
+test('30 unknown identifiers from one address lock none of its known devices out; past UNKNOWN_IDENTIFIERS_PER_MINUTE an unknown one is answered as known, stores nothing, and is counted', async () => {
+  const databasePath = join(dir, 'u.db')
+  const setup = openDatabase(databasePath)
+  importDataset(setup.sqlite, fleetDataset())
+  setup.close()
+  const ports = { osmand: freePort(), gt06: freePort(), teltonika: freePort() }
+  const clock = manualClock(Date.UTC(2026, 10, 25, 12))
+  const now = () => clock.now() / 1000
+  // the default ration: 20 a minute
+  const config = loadConfig({
+    DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
+    OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: String(ports.teltonika), H02_PORT: '0',
+  })
+  const server = await startServer(config, { clock, log: silentLogger })
+  const osmand = async (id: string) => {
+    const response = await fetch(`http://127.0.0.1:${ports.osmand}/?id=${id}&lat=52&lon=-8&timestamp=${now() - 1}`)
+    return { status: response.status, type: response.headers.get('content-type'), body: await response.text() }
+  }
+  const clients: Awaited<ReturnType<typeof connectClient>>[] = []
+  try {
+    // 30 unknown identifiers from 127.0.0.1: 20 told (OsmAnd 404), 10 more past the ration (OsmAnd 200, GT06 and Teltonika accepted)
+    const told = []
+    for (let i = 0; i < 20; i++) told.push((await osmand(`guess-${i}`)).status)
+    expect(told).toEqual(Array(20).fill(404))
+    const maskedOsmand = []
+    for (let i = 20; i < 26; i++) maskedOsmand.push(await osmand(`guess-${i}`))
+    const maskedAcks: string[] = []
+    for (let i = 26; i < 29; i++) {
+      const guess = await connectClient(ports.gt06)
+      clients.push(guess)
+      guess.send(gt06Login(String(111111111111100 + i), 5))
+      maskedAcks.push(hex(await guess.read(10)))
+      // its data: answered as a device's, dropped
+      guess.send(gt06Location({ timestamp: now() - 20, latitude: 52.6, longitude: -8.6, speed: 30, course: 90 }, 6))
+      guess.send(gt06Status(7))
+      expect(hex(await guess.read(10))).toStartWith('78 78 05 13 00 07')
+    }
+    const teltonika = await connectClient(ports.teltonika)
+    clients.push(teltonika)
+    teltonika.send(teltonikaImei('222222222222229'))
+    expect((await teltonika.read(1))[0]).toBe(1)
+    teltonika.send(teltonikaPacket([{ timestampMs: clock.now() - 5000, latitude: 54.7, longitude: 25.3, speed: 30 }]))
+    expect(hex(await teltonika.read(4))).toBe('00 00 00 01')
+
+    // the known devices behind the same address: served and stored
+    const known = await connectClient(ports.gt06)
+    clients.push(known)
+    known.send(gt06Login(DEVICES.fresh.imei, 5))
+    const knownAck = hex(await known.read(10))
+    expect(maskedAcks).toEqual([knownAck, knownAck, knownAck])
+    known.send(gt06Location({ timestamp: now() - 20, latitude: 52.6, longitude: -8.6, speed: 30, course: 90 }, 6))
+    known.send(gt06Status(7))
+    expect(hex(await known.read(10))).toStartWith('78 78 05 13 00 07')
+    const phone = await osmand(DEVICES.phone.serial)
+    expect(maskedOsmand).toEqual(Array(6).fill(phone))
+    expect(phone.status).toBe(200)
+
+    const metrics = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text()
+    expect(metrics).toContain('tracker_unknown_device_messages_total{protocol="osmand",outcome="refused"} 20')
+    expect(metrics).toContain('tracker_unknown_device_messages_total{protocol="osmand",outcome="dropped"} 6')
+    // each masked login, and each report after it
+    expect(metrics).toContain('tracker_unknown_device_messages_total{protocol="gt06",outcome="dropped"} 9')
+    expect(metrics).toContain('tracker_unknown_device_messages_total{protocol="teltonika",outcome="dropped"} 2')
+    expect(metrics).toContain('tracker_unknown_device_messages_total{protocol="gt06",outcome="refused"} 0')
+  } finally {
+    for (const client of clients) client.end()
+    await server.stop()
+  }
+  const db = openDatabase(databasePath)
+  const positions = db.sqlite.query<{ device: string }, []>('SELECT d.id AS device FROM positions p JOIN devices d ON d.key = p.device ORDER BY d.id').all()
+  expect(positions).toEqual([{ device: DEVICES.fresh.id }, { device: DEVICES.phone.id }])
+  expect(db.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM device_status').get()!.n).toBe(1)
+  db.close()
+})
+
+test('UNKNOWN_IDENTIFIERS_PER_MINUTE sets the ration', async () => {
+  const osmandPort = freePort()
+  const config = loadConfig({
+    DATABASE_PATH: join(dir, 'r.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0',
+    OSMAND_PORT: String(osmandPort), UNKNOWN_IDENTIFIERS_PER_MINUTE: '2',
+  })
+  const server = await startServer(config, { log: silentLogger })
+  try {
+    const statuses = []
+    for (const id of ['a', 'b', 'a', 'c', 'd']) statuses.push((await fetch(`http://127.0.0.1:${osmandPort}/?id=guess-${id}&lat=52&lon=-8`)).status)
+    expect(statuses).toEqual([404, 404, 404, 200, 200])
+  } finally {
+    await server.stop()
+  }
+})
+
 test('the device limits are validated', () => {
-  for (const [name, value] of [['TCP_MAX_CONNECTIONS', '0'], ['TCP_MAX_CONNECTIONS_PER_ADDRESS', 'many'], ['TCP_LOGIN_TIMEOUT', '0'], ['MAX_FIX_AGE_DAYS', '1.5']]) {
+  for (const [name, value] of [
+    ['TCP_MAX_CONNECTIONS', '0'], ['TCP_MAX_CONNECTIONS_PER_ADDRESS', 'many'], ['TCP_LOGIN_TIMEOUT', '0'], ['MAX_FIX_AGE_DAYS', '1.5'],
+    ['UNKNOWN_IDENTIFIERS_PER_MINUTE', '-1'], ['UNKNOWN_IDENTIFIERS_PER_MINUTE', '1001'], ['UNKNOWN_IDENTIFIERS_PER_MINUTE', 'few'],
+  ]) {
     expect(() => loadConfig({ [name]: value })).toThrow(name)
   }
-  expect(loadConfig({})).toMatchObject({ tcpMaxConnections: 10_000, tcpMaxConnectionsPerAddress: 100, tcpLoginTimeout: 30, maxFixAgeDays: 365 })
+  expect(loadConfig({})).toMatchObject({ tcpMaxConnections: 10_000, tcpMaxConnectionsPerAddress: 100, tcpLoginTimeout: 30, maxFixAgeDays: 365, unknownIdentifiersPerMinute: 20 })
+  expect(loadConfig({ UNKNOWN_IDENTIFIERS_PER_MINUTE: '0' }).unknownIdentifiersPerMinute).toBe(0)
 })
 
 test('each protocol port variable comes from its unit, validated the same way', () => {

@@ -24,7 +24,7 @@ const finite = (value: unknown): value is number => typeof value === 'number' &&
 
 /**
  * An event in words: a derived event told from its context ("Entered Yard", "Overspeed 112 km/h
- * (limit 90)"), else its alarm's name.
+ * (limit 90)"), an `alarm` by the device's own code ("Alarm 0x1f"), else its alarm's name.
  */
 export function eventName(code: string, context?: Record<string, unknown>): string {
   const name = typeof context?.name === 'string' && context.name !== '' ? context.name : null
@@ -34,6 +34,7 @@ export function eventName(code: string, context?: Record<string, unknown>): stri
     const speed = Math.round(context.speed)
     return finite(context.limit) ? strings.overspeedOver(speed, Math.round(context.limit)) : strings.overspeedAt(speed)
   }
+  if (code === 'alarm' && typeof context?.raw_alarm === 'string' && context.raw_alarm !== '') return strings.alarmRaw(context.raw_alarm)
   return alarmName(code)
 }
 

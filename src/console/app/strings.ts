@@ -533,6 +533,7 @@ export const strings = {
   // ---- Alerts: notices of device alarms (notices.ts, noticesView.tsx) and the Events page (views/EventsView.tsx)
   /** alarm codes in words (README "Devices reporting in" lists the codes) */
   alarmNames: {
+    alarm: 'Alarm',
     sos: 'SOS',
     power_cut: 'Power cut',
     vibration: 'Vibration',
@@ -567,8 +568,10 @@ export const strings = {
   geofenceLeft: (name: string) => `Left ${name}`,
   overspeedOver: (speedKmh: number, limitKmh: number) => `Overspeed ${speedKmh} km/h (limit ${limitKmh})`,
   overspeedAt: (speedKmh: number) => `Overspeed ${speedKmh} km/h`,
-  /** a GT06 alarm byte with no name of its own (`alarm_0x1f` → "0x1f") */
+  /** a GT06 alarm byte with no name of its own (`alarm_0x1f` → "0x1f"), as stored before codes were kept to the list */
   alarmByte: (hex: string) => `Alarm ${hex}`,
+  /** an `alarm` whose context names the device's own code (`raw_alarm`: "0x1f", "fuelTheft") */
+  alarmRaw: (raw: string) => `Alarm ${raw}`,
   /** a code with no name here (OsmAnd passes on the app's own word), its underscores made spaces */
   alarmOther: (words: string) => words.charAt(0).toUpperCase() + words.slice(1),
   unknownDevice: 'A device',

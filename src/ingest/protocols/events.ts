@@ -1,5 +1,73 @@
-/** Building the event that a decoder raises at a fix. */
+/** Building the event that a decoder raises at a fix, and the alarm codes a device may raise. */
 import type { DecodedEvent, DecodedFix } from '../types'
+
+/** The code of a device alarm the product has no name for: its own code is in the context (RAW_ALARM_KEY). */
+export const GENERIC_ALARM_CODE = 'alarm'
+/** The context key that keeps a device's own alarm code when it is stored as GENERIC_ALARM_CODE. */
+export const RAW_ALARM_KEY = 'raw_alarm'
+/** a raw alarm code is kept to this many characters */
+const MAX_RAW_ALARM_LENGTH = 64
+
+/**
+ * The alarm codes a device may raise (README "Alarm codes"; the console words each). Anything
+ * else a device sends is stored as `alarm` with its own code in the context, never as a new
+ * code: what users filter on, channels listen to and the console words stays this list whatever
+ * a firmware invents, and a device cannot forge the server's own events (`device_online`,
+ * `command_answered`, …).
+ */
+export const DEVICE_ALARM_CODES: ReadonlySet<string> = new Set([
+  GENERIC_ALARM_CODE,
+  'sos',
+  'power_cut',
+  'power_off',
+  'vibration',
+  'low_battery',
+  'overspeed',
+  'movement',
+  'geofence',
+  'geofence_enter',
+  'geofence_exit',
+  'tamper',
+  'collision',
+  'crash',
+  'towing',
+  'jamming',
+  'gnss_jamming',
+  'idling',
+  'harsh_acceleration',
+  'harsh_braking',
+  'harsh_cornering',
+  'ignition_on',
+  'ignition_off',
+  'door',
+  'fall',
+  'sim_change',
+  'cover_open',
+  'rogue_base_station',
+  'sound',
+  'airplane_mode',
+  'deep_sleep',
+  'gps_first_fix',
+  'gps_blind_spot_enter',
+  'gps_blind_spot_exit',
+])
+
+/** What a device's own alarm code becomes: itself when the product knows it, else `alarm` and the raw code for the context. */
+export function deviceAlarm(code: string, raw: string = code): { alarmCode: string; context: Record<string, unknown> } {
+  if (DEVICE_ALARM_CODES.has(code)) return { alarmCode: code, context: {} }
+  return { alarmCode: GENERIC_ALARM_CODE, context: { [RAW_ALARM_KEY]: raw.slice(0, MAX_RAW_ALARM_LENGTH) } }
+}
+
+/**
+ * The event as it may be stored: unchanged when its code is on the list, else `alarm` with its
+ * code as the raw one (unless the decoder already put one in its context). The pipeline applies
+ * it to every decoded event, whatever the protocol.
+ */
+export function withKnownAlarmCode(event: DecodedEvent): DecodedEvent {
+  if (DEVICE_ALARM_CODES.has(event.alarmCode)) return event
+  const context = typeof event.context?.[RAW_ALARM_KEY] === 'string' ? event.context : { ...event.context, ...deviceAlarm(event.alarmCode).context }
+  return { ...event, alarmCode: GENERIC_ALARM_CODE, context }
+}
 
 /**
  * An alarm at a fix: its time, speed and satellites, and its place only when the fix is valid

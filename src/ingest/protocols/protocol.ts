@@ -37,8 +37,9 @@ export interface FrameContext {
 export type Step =
   /**
    * The device names itself (a GT06 login, a Teltonika IMEI handshake): its session is opened
-   * and committed, then `accept` is sent. Refused (unknown, or a source over its ration):
-   * `refuse` is sent, when there is one, and the connection is closed.
+   * and committed, then `accept` is sent. Refused (unknown): `refuse` is sent, when there is
+   * one, and the connection is closed. Masked (unknown, past its source's ration): `accept` all
+   * the same, and the connection's later reports are answered but dropped (../tcp.ts).
    */
   | { kind: 'login'; uniqueId: string; accept: Uint8Array | null; refuse: Uint8Array | null }
   /**

@@ -27,7 +27,7 @@
 
 import type { DecodedEvent, DecodedFix, DecodedReport } from '../../types'
 import { ByteReader, OutOfBytes } from '../bytes'
-import { eventAtFix, eventWithoutFix } from '../events'
+import { eventAtFix, eventWithoutFix, GENERIC_ALARM_CODE, RAW_ALARM_KEY } from '../events'
 import { TERMINAL_ID_BYTES, type Gt06Frame } from './framing'
 import { buildGt06Ack, buildGt06TimeResponse } from './replies'
 
@@ -72,8 +72,9 @@ export const PROTOCOL = {
 /**
  * Alarm byte ("alarm/language", former byte) → alarm code. 0x00 is "normal" (no alarm). The
  * table is the VL03 doc's "alert and language" list (the GT06 doc has only 0x01..0x05); several
- * codes name the same kind of alarm so that users filter on few codes. Anything else becomes
- * `alarm_0xNN` so nothing a device reports is lost.
+ * codes name the same kind of alarm so that users filter on few codes. Anything else is the
+ * generic `alarm`, the byte in its context as `raw_alarm` ("0x1f"), so nothing a device reports
+ * is lost and no firmware invents a code.
  *
  * 0x0C: the VL03 doc calls it "powered on alert", but devices in the field send it for
  * tampering (a real 0x26 capture in Traccar's GT06 tests is decoded so), and tampering is what
@@ -119,7 +120,12 @@ export const GT06_ALARM_CODES: Readonly<Record<number, string>> = {
 }
 
 export function gt06AlarmCode(alarmByte: number): string {
-  return GT06_ALARM_CODES[alarmByte] ?? `alarm_0x${hex2(alarmByte)}`
+  return GT06_ALARM_CODES[alarmByte] ?? GENERIC_ALARM_CODE
+}
+
+/** An alarm byte the table does not name, as the event's context keeps it: `raw_alarm: "0x1f"` (nothing for a named one). */
+function rawAlarmContext(alarmByte: number): Record<string, string> {
+  return alarmByte === 0 || GT06_ALARM_CODES[alarmByte] !== undefined ? {} : { [RAW_ALARM_KEY]: `0x${hex2(alarmByte)}` }
 }
 
 /**
@@ -649,7 +655,7 @@ function tailAlarm(tail: StatusTail): string | null {
 
 /** What every alarm event says about the terminal, besides its place. */
 function tailContext(tail: StatusTail, cell: CellInfo | null): Record<string, unknown> {
-  const context: Record<string, unknown> = { alarm_byte: tail.alarmByte }
+  const context: Record<string, unknown> = { alarm_byte: tail.alarmByte, ...rawAlarmContext(tail.alarmByte) }
   if (cell) {
     context.lac = cell.lac
     context.cell_id = cell.cellId
@@ -883,7 +889,7 @@ function decodeStatusPacket({ frame, uniqueId, options }: DecodeContext): Gt06Me
   }
   const events: DecodedEvent[] = []
   if (alarmByte !== 0 && options.now !== undefined) {
-    const context: Record<string, unknown> = { alarm_byte: alarmByte, ...terminal }
+    const context: Record<string, unknown> = { alarm_byte: alarmByte, ...rawAlarmContext(alarmByte), ...terminal }
     if (status.voltage_level !== undefined) context.voltage_level = status.voltage_level
     if (status.battery_level !== undefined) context.battery_level = status.battery_level
     if (status.battery_voltage !== undefined) context.battery_voltage = status.battery_voltage

@@ -2,7 +2,7 @@
  * H02 (Sinotrack, Coban and their clones) as a unit: TCP on H02_PORT (default 5013; 0 turns it
  * off). There is no login: every frame names its device by its id, a 10-digit serial or the
  * 15-digit IMEI, and the session handler opens the device's session on the first one (an unknown
- * id closes the connection, rationed like any login).
+ * id closes the connection, or is masked past its source's ration like any login).
  *
  * The connection's decoder keeps the device's last status word, so an alarm bit raises its event
  * when it turns on and not on every frame that repeats it (status.ts). What a frame says of the

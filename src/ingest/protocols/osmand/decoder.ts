@@ -16,7 +16,9 @@
  *      batt                 → attribute battery_level (%)
  *      charge               → attribute charging (boolean)
  *      valid                false / 0 → fix not valid
- *      alarm                → a DecodedEvent (`alarm=sos` is what the Traccar Client SOS sends)
+ *      alarm                → a DecodedEvent (`alarm=sos` is what the Traccar Client SOS sends); a
+ *                           code the product does not list is stored as `alarm`, the value sent
+ *                           in the event's context as `raw_alarm` (alarmOf)
  *      anything else        kept as an attribute (numbers and true/false converted)
  *
  * 2. The JSON body of the current Traccar Client (9.x+, built on a background-geolocation
@@ -33,7 +35,7 @@
  * User input never throws: the result is a discriminated union naming the bad parameter.
  */
 
-import { eventAtFix } from '../events'
+import { deviceAlarm, eventAtFix } from '../events'
 import type { DecodedEvent, DecodedFix, DecodedReport } from '../../types'
 
 export type OsmandResult =
@@ -151,8 +153,35 @@ function booleanOf(value: unknown, parameter: string): boolean {
   fail(parameter, `${parameter} must be true/false or 1/0, got ${JSON.stringify(value)}`)
 }
 
-/** "Power Cut" / "powerCut" / "power-cut" → "power_cut" */
-function alarmCodeOf(value: unknown, parameter: string): string {
+/**
+ * Traccar's alarm names (what other OsmAnd senders use, lower_snake_case) that are one of the
+ * product's codes under another name; the names that are the same (`sos`, `power_cut`,
+ * `low_battery`, `geofence_enter`, …) need no entry.
+ */
+const ALARM_SYNONYMS: Readonly<Record<string, string>> = {
+  fall_down: 'fall',
+  accident: 'collision',
+  tow: 'towing',
+  idle: 'idling',
+  hard_acceleration: 'harsh_acceleration',
+  hard_braking: 'harsh_braking',
+  hard_cornering: 'harsh_cornering',
+  tampering: 'tamper',
+  removing: 'tamper',
+}
+
+/** An alarm as the event stores it: its code, and what its context says of it. */
+interface Alarm {
+  alarmCode: string
+  context: Record<string, unknown>
+}
+
+/**
+ * "Power Cut" / "powerCut" / "power-cut" → `power_cut`; "hardBraking" → `harsh_braking` (a
+ * synonym); a code the product does not list ("fuelTheft") → `alarm` with `raw_alarm:
+ * "fuelTheft"`, the value as sent.
+ */
+function alarmOf(value: unknown, parameter: string): Alarm {
   if (typeof value !== 'string' || value.trim() === '') fail(parameter, `${parameter} must be a non-empty string`)
   const code = value
     .trim()
@@ -161,7 +190,7 @@ function alarmCodeOf(value: unknown, parameter: string): string {
     .replace(/[^a-z0-9]+/g, '_')
     .replace(/^_+|_+$/g, '')
   if (code === '') fail(parameter, `${parameter} ${JSON.stringify(value)} has no letters or digits`)
-  return code.slice(0, 64)
+  return deviceAlarm(Object.hasOwn(ALARM_SYNONYMS, code) ? ALARM_SYNONYMS[code] : code, value.trim())
 }
 
 function uniqueIdOf(value: unknown, parameter: string): string {
@@ -180,9 +209,9 @@ function typedValue(text: string): string | number | boolean {
   return text.length > MAX_ATTRIBUTE_VALUE_LENGTH ? text.slice(0, MAX_ATTRIBUTE_VALUE_LENGTH) : text
 }
 
-function makeEvent(alarmCode: string, fix: DecodedFix): DecodedEvent {
+function makeEvent({ alarmCode, context }: Alarm, fix: DecodedFix): DecodedEvent {
   const { mcc, mnc } = fix.attributes
-  return eventAtFix(alarmCode, fix, { mcc: typeof mcc === 'number' ? mcc : null, mnc: typeof mnc === 'number' ? mnc : null, dbm: null })
+  return eventAtFix(alarmCode, fix, { mcc: typeof mcc === 'number' ? mcc : null, mnc: typeof mnc === 'number' ? mnc : null, dbm: null }, context)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -241,6 +270,7 @@ export function decodeOsmandParams(params: OsmandParams, now: number): OsmandRes
     }
 
     let extra = 0
+    let alarm: Alarm | null = null
     for (const [key, text] of values) {
       if (CONSUMED_PARAMS.has(key)) continue
       if (++extra > OSMAND_MAX_EXTRA_ATTRIBUTES) fail(key, `more than ${OSMAND_MAX_EXTRA_ATTRIBUTES} extra parameters`)
@@ -250,14 +280,16 @@ export function decodeOsmandParams(params: OsmandParams, now: number): OsmandRes
       } else if (key === 'charge') {
         if (text !== '') fix.attributes.charging = booleanOf(text, key)
       } else if (key === 'alarm') {
-        if (text.trim() !== '') fix.attributes.alarm = alarmCodeOf(text, key)
+        if (text.trim() !== '') {
+          alarm = alarmOf(text, key)
+          fix.attributes.alarm = alarm.alarmCode
+        }
       } else if (key !== '__proto__') {
         fix.attributes[key] = typedValue(text)
       }
     }
 
-    const alarm = fix.attributes.alarm
-    const events = typeof alarm === 'string' ? [makeEvent(alarm, fix)] : []
+    const events = alarm ? [makeEvent(alarm, fix)] : []
     return { uniqueId, fixes: [fix], events }
   })
 }
@@ -287,7 +319,7 @@ function primitive(value: unknown): string | number | boolean | undefined {
   return undefined
 }
 
-function decodeJsonLocation(location: unknown, path: string, now: number, topAlarm: string | null): { fix: DecodedFix; alarm: string | null } {
+function decodeJsonLocation(location: unknown, path: string, now: number, topAlarm: Alarm | null): { fix: DecodedFix; alarm: Alarm | null } {
   if (!isObject(location)) fail(path, `${path} must be an object`)
   const coords = objectAt(location, 'coords', `${path}.coords`)
   if (!coords) fail(`${path}.coords`, `${path}.coords with latitude and longitude is required`)
@@ -313,7 +345,7 @@ function decodeJsonLocation(location: unknown, path: string, now: number, topAla
     let count = 0
     for (const [key, value] of Object.entries(extras)) {
       if (key === 'alarm') {
-        if (value !== undefined && value !== null && value !== '') alarm = alarmCodeOf(value, `${path}.extras.alarm`)
+        if (value !== undefined && value !== null && value !== '') alarm = alarmOf(value, `${path}.extras.alarm`)
         continue
       }
       const kept = primitive(value)
@@ -343,7 +375,7 @@ function decodeJsonLocation(location: unknown, path: string, now: number, topAla
   if (activity && typeof activity.type === 'string') attributes.activity = activity.type
   if (typeof location.event === 'string') attributes.event = location.event
   if (location.mock === true) attributes.mock = true
-  if (alarm) attributes.alarm = alarm
+  if (alarm) attributes.alarm = alarm.alarmCode
   return { fix, alarm }
 }
 
@@ -356,7 +388,7 @@ export function decodeOsmandJson(body: unknown, now: number): OsmandResult {
     if (!isObject(body)) fail('body', 'the JSON body must be an object')
     const idKey = body.device_id !== undefined ? 'device_id' : body.id !== undefined ? 'id' : 'deviceid'
     const uniqueId = uniqueIdOf(body[idKey], idKey)
-    const topAlarm = body.alarm === undefined || body.alarm === null || body.alarm === '' ? null : alarmCodeOf(body.alarm, 'alarm')
+    const topAlarm = body.alarm === undefined || body.alarm === null || body.alarm === '' ? null : alarmOf(body.alarm, 'alarm')
 
     const key = body.location !== undefined ? 'location' : 'locations'
     const raw = body[key]

@@ -5,20 +5,22 @@
  * 200 once the report is committed (the client then drops it from its queue); 400 for input
  * that cannot be stored (problem JSON naming the parameter); 404 for an unknown or unlinked
  * identifier (the client keeps the report and retries, so a phone that reports before it is
- * registered loses nothing, and its user sees why); 413 for a body over the limit; 429 while the
- * client's address is over its unknown-identifier limit; 503 while shutting down; 500 when the
- * commit failed (the client retries).
+ * registered loses nothing, and its user sees why); 413 for a body over the limit; 503 while
+ * shutting down; 500 when the commit failed (the client retries).
  *
  * The identifier is the device's only credential: the 404 tells a guesser which identifiers
  * exist, as GT06's and Teltonika's login answers do by the nature of their protocols, so what
- * guards them is the ration of unknown identifiers per address (sources.ts), not silence.
- * Every check that does not need the device is still answered before the lookup.
+ * guards them is the ration of unknown identifiers per address (sources.ts): past it an unknown
+ * identifier is masked, answered 200 as a known one would be (after the same commit wait) and
+ * its report dropped. Every check that does not need the device is still answered before the
+ * lookup.
  */
 import type { Clock } from '../../../clock'
 import { DomainError } from '../../../errors'
 import { jsonDepthExceeds, MAX_JSON_DEPTH, readCapped } from '../../../http/body'
 import { problemResponse } from '../../../http/problem'
 import type { Logger } from '../../../log'
+import { MaskedUnknownDevice } from '../../pipeline'
 import { decodeOsmandJson, decodeOsmandParams, type OsmandResult } from './decoder'
 import type { HttpListenerOptions, Listener } from '../protocol'
 
@@ -91,7 +93,13 @@ export function startOsmandListener(options: OsmandListenerOptions): Listener {
       return badRequest('No position could be stored: coordinates out of range, or a timestamp more than a day ahead or older than MAX_FIX_AGE_DAYS')
     }
     const source = server.requestIP(request)?.address ?? 'local'
-    await pipeline.ingest(report, { source })
+    try {
+      await pipeline.ingest(report, { source })
+    } catch (error) {
+      // an unknown identifier past its address's ration: the answer a known one gets, nothing stored
+      if (error instanceof MaskedUnknownDevice) return OK()
+      throw error
+    }
     return OK()
   }
 

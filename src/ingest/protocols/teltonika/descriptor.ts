@@ -3,7 +3,7 @@
  *
  *   0xFF keep-alive     a sign of life, nothing sent back
  *   IMEI handshake      the connection's device: 01 once its session is committed; 00 and closed
- *                       for an unknown one (or any from a source over its ration)
+ *                       for an unknown one (past its source's ration: 01, its data dropped)
  *   AVL data            each record a fix, alarm IOs as events, what the records say of the device
  *                       kept as its status (oldest first, so the newest record's values win); the
  *                       record count sent back after the commit; a packet that does not decode is

@@ -356,10 +356,17 @@ describe('GT06 alarm (0x16 / 0x26)', () => {
     expect(message.ack).not.toBeNull()
   })
 
-  test('unknown alarm byte becomes alarm_0xNN', () => {
+  test('an alarm byte the table does not name is the generic `alarm`, the byte in its context as raw_alarm', () => {
     const message = decodeBytes(buildGt06Frame(0x16, alarmContent(PARIS, 0, 0x77), 1))
     if (message.kind !== 'report') throw new Error('expected report')
-    expect(message.report.events[0].alarmCode).toBe('alarm_0x77')
+    expect(message.report.events).toHaveLength(1)
+    expect(message.report.events[0]).toMatchObject({ alarmCode: 'alarm', context: { raw_alarm: '0x77', alarm_byte: 0x77 } })
+    expect(message.report.fixes[0].attributes.alarm).toBe('alarm')
+    // a named byte carries no raw code
+    const named = decodeBytes(buildGt06Frame(0x16, alarmContent(PARIS, 0, 0x01), 2))
+    if (named.kind !== 'report') throw new Error('expected report')
+    expect(named.report.events[0].alarmCode).toBe('sos')
+    expect(named.report.events[0].context).not.toHaveProperty('raw_alarm')
   })
 
   test('a longer LBS block (as its length byte says) is skipped, not misread', () => {
@@ -370,7 +377,7 @@ describe('GT06 alarm (0x16 / 0x26)', () => {
     expect(message.report.events[0].context).toMatchObject({ ignition: true, voltage_level: 3 })
   })
 
-  test('the whole alarm table (VL03 doc), and alarm_0xNN for the rest', () => {
+  test('the whole alarm table (VL03 doc), and `alarm` for the rest', () => {
     const table = Object.fromEntries(
       [
         0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15,
@@ -412,8 +419,8 @@ describe('GT06 alarm (0x16 / 0x26)', () => {
       '0x32': 'power_cut',
       '0xfe': 'ignition_on',
       '0xff': 'ignition_off',
-      '0x1a': 'alarm_0x1a',
-      '0x77': 'alarm_0x77',
+      '0x1a': 'alarm',
+      '0x77': 'alarm',
     })
   })
 
@@ -643,6 +650,15 @@ describe('GT06 decoding rules', () => {
     if (noClock.kind !== 'status') throw new Error('expected status')
     expect(noClock.report.events).toEqual([])
     expect(noClock.status).toMatchObject({ voltage_level: 5, gsm_signal: 3 })
+  })
+
+  test("a status packet's alarm byte the table does not name is `alarm` with the byte as raw_alarm, never a code of its own", () => {
+    // the forum capture's layout (terminal info, voltage level, GSM signal, alarm, language) with alarm byte 0x1F
+    const message = decodeBytes(buildGt06Frame(0x13, hex('40 05 03 1F 02'), 3), LOGGED_IN, NOW)
+    if (message.kind !== 'status') throw new Error('expected status')
+    expect(message.report.events).toEqual([expect.objectContaining({ alarmCode: 'alarm', timestamp: NOW })])
+    expect(message.report.events[0].context).toMatchObject({ raw_alarm: '0x1f', alarm_byte: 0x1f, time_source: 'server' })
+    expect(message.attributes.alarm).toBe('alarm')
   })
 
   test('a voltage byte above 6 is a battery percentage; above 100 it is not kept', () => {

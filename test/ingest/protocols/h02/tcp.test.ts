@@ -134,3 +134,31 @@ test('an unknown id closes the connection; nothing is stored', async () => {
   await client.closed
   expect(count('SELECT count(*) AS n FROM positions')).toBe(0)
 })
+
+test("past the address's ration an unknown id keeps its connection, as a device's, and stores nothing; the address's known devices are served", async () => {
+  await listener.stop()
+  await pipeline.stop()
+  pipeline = createIngestPipeline({ sqlite: db.database.sqlite, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0, unknownIdentifiers: { perSource: 1 } })
+  if (h02.transport !== 'tcp') throw new Error('H02 is a TCP protocol')
+  listener = startTcpListener(h02, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate: createConnectionGate() })
+  const told = await connectClient(listener.port)
+  told.send(v1('9999999999', START / 1000 - 10))
+  await told.closed
+  const masked = await connectClient(listener.port)
+  masked.send(v1('9999999998', START / 1000 - 10))
+  masked.send(link('9999999998', START / 1000 - 5))
+  const known = await connectClient(listener.port)
+  known.send(v1(SERIAL_ID, START / 1000 - 10))
+  await until(() => positionCount(db.database, SERIAL_DEVICE) === 1, 2000, 'the known fix')
+  // the masked connection's frames went the way of the known one's (a frame sent after them is in), and it is still open
+  masked.send(v1('9999999998', START / 1000 - 3))
+  known.send(v1(SERIAL_ID, START / 1000 - 4))
+  await until(() => positionCount(db.database, SERIAL_DEVICE) === 2, 2000, 'the second known fix')
+  await pipeline.afterCommit()
+  expect(masked.isClosed()).toBe(false)
+  expect(positionCount(db.database)).toBe(2)
+  // the known device's status only
+  expect(count('SELECT count(*) AS n FROM device_status')).toBe(1)
+  masked.end()
+  known.end()
+})

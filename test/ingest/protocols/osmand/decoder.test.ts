@@ -161,6 +161,27 @@ describe('OsmAnd parameters', () => {
     expect(errorOf(decodeOsmandParams(query('id=1&lat=1&lon=2&alarm=%21%21'), NOW)).parameter).toBe('alarm')
   })
 
+  test('an alarm the product does not list is `alarm` with the value sent as raw_alarm; Traccar synonyms take our name; server codes cannot be forged', () => {
+    const invented = ok(decodeOsmandParams(query('id=1&lat=48.85&lon=2.35&timestamp=1710000000&alarm=fuelTheft'), NOW))
+    expect(invented.events).toHaveLength(1)
+    expect(invented.events[0]).toMatchObject({ alarmCode: 'alarm', context: { raw_alarm: 'fuelTheft', gps_valid: true } })
+    expect(invented.fixes[0].attributes.alarm).toBe('alarm')
+    const forged = ok(decodeOsmandParams(query('id=1&lat=1&lon=2&alarm=device_offline'), NOW))
+    expect(forged.events[0]).toMatchObject({ alarmCode: 'alarm', context: { raw_alarm: 'device_offline' } })
+    const synonym = ok(decodeOsmandParams(query('id=1&lat=1&lon=2&alarm=hardBraking'), NOW))
+    expect(synonym.events[0].alarmCode).toBe('harsh_braking')
+    expect(synonym.events[0].context).not.toHaveProperty('raw_alarm')
+    // the JSON body of Traccar Client: the same rule, at the top level and in extras
+    const json = ok(
+      decodeOsmandJson({ device_id: '1', alarm: 'Coolant Hot', location: { timestamp: '2024-03-09T16:00:00Z', coords: { latitude: 1, longitude: 2 } } }, NOW),
+    )
+    expect(json.events[0]).toMatchObject({ alarmCode: 'alarm', context: { raw_alarm: 'Coolant Hot' } })
+    const extras = ok(
+      decodeOsmandJson({ device_id: '1', location: { timestamp: '2024-03-09T16:00:00Z', coords: { latitude: 1, longitude: 2 }, extras: { alarm: 'sos' } } }, NOW),
+    )
+    expect(extras.events[0].alarmCode).toBe('sos')
+  })
+
   test('errors name the parameter', () => {
     const cases: Array<[string, string]> = [
       ['lat=1&lon=2', 'deviceid'],
