@@ -358,13 +358,13 @@ describe('bounded concurrency', () => {
     return release
   }
 
-  test('at most 8 attempts at once, at most 4 to one channel', async () => {
+  test('one account alone: at most 8 attempts at once, at most 4 to one channel', async () => {
     const channels = [await eventsChannel(['sos']), await eventsChannel(['sos']), await eventsChannel(['sos'])]
     for (let i = 0; i < 10; i++) commitEvent(event(ids.truck1, 'sos', 1_764_000_000 + i))
     let release = hold()
     const work = worker()
     const running = work.deliverDue()
-    // three channels could take 12: the whole worker takes 8
+    // three channels could take 12: an account alone takes 8 (the other 2 stay for other accounts)
     expect(work.inFlight).toBe(8)
     release()
     expect(await running).toBe(30)
