@@ -441,8 +441,8 @@ export const notificationDeliveries = sqliteTable(
     uniqueIndex('notification_deliveries_id').on(t.id),
     // a channel's log, newest first
     index('notification_deliveries_notification').on(t.notificationId, t.key),
-    // the worker: due events; a channel's oldest pending batch of fixes
-    index('notification_deliveries_due').on(t.kind, t.status, t.nextAttemptAt),
+    // the worker, channel by channel: its event deliveries due first; its oldest pending batch of fixes
+    index('notification_deliveries_channel_due').on(t.notificationId, t.kind, t.status, t.nextAttemptAt),
     index('notification_deliveries_head').on(t.notificationId, t.kind, t.status, t.key),
     // outbox depth and oldest pending (metrics), and pruning old delivered and dead rows
     index('notification_deliveries_status_created').on(t.status, t.createdAt),

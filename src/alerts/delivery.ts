@@ -11,9 +11,25 @@
  *   not followed (no hop escapes the SSRF guard; a receiver that moved gets a new URL).
  * - Failures are retried after 10 s, doubling, at most 1 h apart, for 24 h from the delivery's
  *   creation (a last attempt at 24 h); a failure after that is `dead`.
- * - Bounded: at most MAX_IN_FLIGHT attempts at once, MAX_IN_FLIGHT_PER_CHANNEL for one channel
- *   (a slow receiver cannot take every slot). Positions go one batch at a time per channel, the
- *   oldest first, and the next waits until it is delivered or dead: in order per device.
+ * - Bounded and fair (tenants apart): at most MAX_IN_FLIGHT attempts at once. While several
+ *   accounts have deliveries due, each gets an equal share of the slots (a free slot goes to the
+ *   account with the fewest under way); an account alone may borrow idle slots up to
+ *   MAX_IN_FLIGHT_PER_ACCOUNT, so the rest stay free for another account's first delivery. Within
+ *   an account, the channel with the fewest under way goes first, at most
+ *   MAX_IN_FLIGHT_PER_CHANNEL each. Event deliveries of a channel start in the order of their next
+ *   attempt, then of writing, as they always did.
+ * - A channel whose receiver lets an attempt time out is backed off: it holds one slot at most (a
+ *   probe) until it answers again, channels in that state hold half of the slots at most together,
+ *   and after its n-th timeout in a row its pending deliveries wait retryDelayMs(n) (10 s, 20 s…
+ *   1 h), written to their next_attempt_at so the deliveries list says when they go. Attempts
+ *   already under way that time out together count once. Any other outcome (an answer, a refused
+ *   connection) ends it. The count lives in the worker's memory: a restart forgets it, not the
+ *   waits already written.
+ * - A look (after each commit, each attempt's end, and each poll) reads only the channels that
+ *   deliveries were written to since the last one (told by their keys) and those whose next
+ *   delivery falls due; every channel once a minute besides.
+ * - Positions go one batch at a time per channel, the oldest first, and the next waits until it is
+ *   delivered or dead: in order per device.
  * - Before its first attempt, a channel's oldest batch of fixes takes in the batches written
  *   after it (up to 500 fixes): a batch never changes once it has been sent.
  * - Due-ness and the backoff come from the injected clock; the poll itself is a real timer.
@@ -22,15 +38,15 @@
  *   channel's are deleted with it. Delivered and dead rows are deleted after 7 days.
  */
 import { createHmac } from 'node:crypto'
-import { and, asc, eq, inArray, lt, lte, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, inArray, lt, sql } from 'drizzle-orm'
 import type { DatabaseHandle, Db } from '../../db/client'
-import { notificationDeliveries, notifications } from '../../db/schema'
+import { accessVersion, notificationDeliveries, notifications } from '../../db/schema'
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
 import type { ServerMetrics } from '../ops/server-metrics'
 import { retryWhileBusy } from '../store/busy'
 import { createWebhookGuard, TargetRefused, type WebhookGuard } from './ssrf'
-import { MAX_FIXES_PER_BATCH, type PositionPayload } from './outbox'
+import { MAX_FIXES_PER_BATCH, NOTIFICATIONS_VERSION_ROW, type PositionPayload } from './outbox'
 import pkg from '../../package.json'
 
 /** a receiver has this long to answer an attempt (DNS included) */
@@ -40,15 +56,27 @@ export const FIRST_RETRY_DELAY_MS = 10_000
 export const MAX_RETRY_DELAY_MS = 3_600_000
 /** retried for this long after the delivery was written; a failure after that is `dead` */
 export const GIVE_UP_AFTER_MS = 24 * 3_600_000
-/** attempts in flight at once, all channels */
-export const MAX_IN_FLIGHT = 8
-/** attempts in flight at once to one channel */
+/** attempts in flight at once, all accounts */
+export const MAX_IN_FLIGHT = 10
+/**
+ * attempts in flight at once for one account when no other account has a delivery due (borrowed
+ * idle slots); the rest stay free, so another account's delivery starts at once even when these
+ * all hang. While others wait, an account gets its share: MAX_IN_FLIGHT / accounts, rounded up.
+ */
+export const MAX_IN_FLIGHT_PER_ACCOUNT = 8
+/** attempts in flight at once to one channel; one to a channel whose last attempt timed out */
 export const MAX_IN_FLIGHT_PER_CHANNEL = 4
 /** how often the worker looks for due deliveries when nobody wakes it */
 const POLL_MS = 1000
 /** delivered and dead deliveries are kept this long (the deliveries list), then deleted */
 export const KEEP_FINISHED_MS = 7 * 86_400_000
 const PRUNE_EVERY_MS = 3_600_000
+/**
+ * A channel is read again when new deliveries are written to it (seen by their keys), when its
+ * next one falls due, or when the channels change; and every channel at least this often, in case
+ * a row was changed by hand.
+ */
+const READ_EVERY_CHANNEL_MS = 60_000
 /** rows deleted by one prune statement: a short write lock */
 const PRUNE_BATCH = 1000
 const MAX_ERROR_LENGTH = 300
@@ -73,6 +101,8 @@ export interface AttemptOutcome {
   statusCode: number | null
   /** why it failed, for the deliveries list; null when delivered */
   error: string | null
+  /** no answer came within the timeout (the attempt held its slot all that time) */
+  timedOut?: boolean
 }
 
 export interface Channel {
@@ -120,7 +150,7 @@ export function createSender(options: SenderOptions) {
       return { delivered: false, statusCode: status, error: `HTTP ${status}` }
     } catch (error) {
       if (error instanceof TargetRefused) return { delivered: false, statusCode: null, error: bounded(`refused: ${error.message}`) }
-      if (timeout.aborted) return { delivered: false, statusCode: null, error: `no answer within ${timeoutMs / 1000} s` }
+      if (timeout.aborted) return { delivered: false, statusCode: null, error: `no answer within ${timeoutMs / 1000} s`, timedOut: true }
       if (stop?.aborted) return { delivered: false, statusCode: null, error: 'stopped' }
       const code = (error as { code?: unknown }).code
       return { delivered: false, statusCode: null, error: bounded(typeof code === 'string' ? `${code}: ${(error as Error).message}` : String((error as Error).message ?? error)) }
@@ -154,22 +184,43 @@ export interface DeliveryWorkerOptions {
   timeoutMs?: number
   pollMs?: number
   maxInFlight?: number
+  maxInFlightPerAccount?: number
   maxInFlightPerChannel?: number
 }
 
+/** A delivery to start, with its channel. */
 type Due = {
   key: number
   id: string
   notificationId: string
+  accountId: string
   kind: string
   payload: string | null
   attempts: number
   createdAt: number
+  nextAttemptAt: number | null
   url: string
   secret: string | null
 }
 
-const dueColumns = {
+/** An enabled channel, as the worker needs it. */
+type ChannelRow = { id: string; accountId: string; url: string; secret: string | null; positions: boolean }
+
+/** What the worker remembers of a channel between looks (memory only: a restart starts afresh). */
+interface ChannelState {
+  /** attempts in a row that got no answer within the timeout */
+  timeouts: number
+  /** launches before this one were under way when the last timeout was counted: theirs count with it */
+  countedAtLaunch: number
+  /** its deliveries wait until then (Unix ms, the injected clock); 0 when not backed off */
+  pausedUntil: number
+  /** the pause last written to its pending deliveries' next_attempt_at */
+  writtenPause: number
+  /** next_attempt_at of its earliest pending event delivery not under way, as last read (Infinity: none; -Infinity: read it) */
+  nextDueAt: number
+}
+
+const deliveryColumns = {
   key: notificationDeliveries.key,
   id: notificationDeliveries.id,
   notificationId: notificationDeliveries.notificationId,
@@ -179,9 +230,10 @@ const dueColumns = {
   createdAt: notificationDeliveries.createdAt,
   nextAttemptAt: notificationDeliveries.nextAttemptAt,
   fixes: notificationDeliveries.fixes,
-  url: notifications.url,
-  secret: notifications.secret,
 }
+
+/** the kinds the worker sends (a test delivery is sent by the API, never pending) */
+const QUEUED_KINDS = ['event', 'positions']
 
 /** Pending deliveries: how many, and since when the oldest waits (Unix ms; null when none). */
 export function outboxStats(db: Db): { pending: number; oldestCreatedAt: number | null } {
@@ -193,25 +245,37 @@ export function outboxStats(db: Db): { pending: number; oldestCreatedAt: number 
   return { pending: row?.pending ?? 0, oldestCreatedAt: row?.oldest ?? null }
 }
 
+/** oldest first: by next attempt, then by writing */
+const older = (a: Due, b: Due) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0) || a.key - b.key
+
 export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   const { database, clock, log, metrics } = options
   const { db, sqlite } = database
   const guard = options.guard ?? createWebhookGuard({ allowPrivate: options.allowPrivate })
   const attempt = createSender({ guard, timeoutMs: options.timeoutMs })
   const maxInFlight = options.maxInFlight ?? MAX_IN_FLIGHT
+  const maxPerAccount = Math.min(maxInFlight, options.maxInFlightPerAccount ?? MAX_IN_FLIGHT_PER_ACCOUNT)
   const maxPerChannel = options.maxInFlightPerChannel ?? MAX_IN_FLIGHT_PER_CHANNEL
+  /** channels backed off (after a timeout) hold at most this many slots together */
+  const maxBackedOff = Math.max(1, Math.floor(maxInFlight / 2))
   const pollMs = options.pollMs ?? POLL_MS
 
   /** attempts under way, by delivery key */
   const inFlight = new Map<number, Promise<void>>()
   const perChannel = new Map<string, number>()
+  const perAccount = new Map<string, number>()
   /** channels with a batch of fixes under way */
   const positionsBusy = new Set<string>()
+  const channelStates = new Map<string, ChannelState>()
+  let launches = 0
   const stopSending = new AbortController()
   let timer: ReturnType<typeof setTimeout> | null = null
   let running = false
   let stopped = false
   let lastPruneAt = -Infinity
+  /** the newest delivery key seen: rows written after it tell which channels to read again */
+  let seenKey = 0
+  let lastFullReadMs = -Infinity
 
   metrics?.bind({
     notificationOutbox: () => {
@@ -220,14 +284,92 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     },
   })
 
-  const hasRoom = (channel: string) => inFlight.size < maxInFlight && (perChannel.get(channel) ?? 0) < maxPerChannel
+  const placeholder = sql.placeholder
+  // prepared once: a look (after every commit and every attempt that ends) runs these
+  const newestKey = db.select({ key: sql<number | null>`max(${notificationDeliveries.key})` }).from(notificationDeliveries).prepare()
+  const writtenAfter = db
+    .selectDistinct({ channel: notificationDeliveries.notificationId })
+    .from(notificationDeliveries)
+    .where(gt(notificationDeliveries.key, placeholder('key')))
+    .prepare()
+  const channelsVersion = db.select({ version: accessVersion.version }).from(accessVersion).where(eq(accessVersion.id, NOTIFICATIONS_VERSION_ROW)).prepare()
+  const enabledChannels = db
+    .select({ id: notifications.id, accountId: notifications.accountId, url: notifications.url, secret: notifications.secret, positions: notifications.positions })
+    .from(notifications)
+    .where(eq(notifications.enabled, true))
+    .orderBy(asc(notifications.id))
+    .prepare()
+  const pendingEvents = db
+    .select(deliveryColumns)
+    .from(notificationDeliveries)
+    .where(and(eq(notificationDeliveries.notificationId, placeholder('channel')), eq(notificationDeliveries.kind, 'event'), eq(notificationDeliveries.status, 'pending')))
+    .orderBy(asc(notificationDeliveries.nextAttemptAt), asc(notificationDeliveries.key))
+    .limit(placeholder('limit'))
+    .prepare()
+  const dueBefore = db
+    .select({ key: notificationDeliveries.key })
+    .from(notificationDeliveries)
+    .where(
+      and(
+        eq(notificationDeliveries.notificationId, placeholder('channel')),
+        inArray(notificationDeliveries.kind, QUEUED_KINDS),
+        eq(notificationDeliveries.status, 'pending'),
+        lt(notificationDeliveries.nextAttemptAt, placeholder('until')),
+      ),
+    )
+    .limit(placeholder('limit'))
+    .prepare()
+  const holdUntil = db
+    .update(notificationDeliveries)
+    .set({ nextAttemptAt: sql`${placeholder('until')}` })
+    .where(
+      and(
+        eq(notificationDeliveries.notificationId, placeholder('channel')),
+        inArray(notificationDeliveries.kind, QUEUED_KINDS),
+        eq(notificationDeliveries.status, 'pending'),
+        lt(notificationDeliveries.nextAttemptAt, placeholder('until')),
+      ),
+    )
+    .prepare()
+
+  let channels: { version: number; rows: ChannelRow[] } | null = null
+  /** the enabled channels, read again only when access_version row 6 moved (any change to a channel, by any process) */
+  function enabled(): ChannelRow[] {
+    const version = channelsVersion.get()?.version ?? 0
+    if (channels?.version !== version) {
+      channels = { version, rows: enabledChannels.all() }
+      // a channel disabled or deleted is forgotten (enabled again, it starts afresh); the others are read again
+      const ids = new Set(channels.rows.map((row) => row.id))
+      for (const [id, state] of channelStates) {
+        if (!ids.has(id) && !perChannel.has(id)) channelStates.delete(id)
+        else state.nextDueAt = -Infinity
+      }
+    }
+    return channels.rows
+  }
+
+  function stateOf(channelId: string): ChannelState {
+    let state = channelStates.get(channelId)
+    if (!state) {
+      state = { timeouts: 0, countedAtLaunch: 0, pausedUntil: 0, writtenPause: 0, nextDueAt: -Infinity }
+      channelStates.set(channelId, state)
+    }
+    return state
+  }
+
+  const backedOff = (channelId: string) => (channelStates.get(channelId)?.timeouts ?? 0) > 0
+  const channelCap = (channelId: string) => (backedOff(channelId) ? 1 : maxPerChannel)
+  function backedOffInFlight(): number {
+    let count = 0
+    for (const [channelId, n] of perChannel) if (backedOff(channelId)) count += n
+    return count
+  }
 
   /** a channel's oldest pending batches of fixes, oldest first */
   const pendingBatches = (tx: Pick<Db, 'select'>, channelId: string) =>
     tx
-      .select(dueColumns)
+      .select(deliveryColumns)
       .from(notificationDeliveries)
-      .innerJoin(notifications, eq(notifications.id, notificationDeliveries.notificationId))
       .where(and(eq(notificationDeliveries.notificationId, channelId), eq(notificationDeliveries.kind, 'positions'), eq(notificationDeliveries.status, 'pending')))
       .orderBy(asc(notificationDeliveries.key))
 
@@ -247,69 +389,186 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
    * The channel's oldest pending batch of fixes, if due. Before its first attempt it takes in the
    * batches written after it (a read first: the write transaction only when there is a merge to make).
    */
-  function positionsHead(channelId: string, now: number): Due | null {
-    const peek = pendingBatches(db, channelId).limit(2).all()
+  function positionsHead(channel: ChannelRow, now: number): Due | null {
+    const peek = pendingBatches(db, channel.id).limit(2).all()
     const head = peek[0]
     if (!head || (head.nextAttemptAt ?? 0) > now) return null
-    if (head.attempts > 0 || mergeable(peek) === 0) return head
+    const due = (row: typeof head, payload = row.payload): Due => ({ ...row, payload, accountId: channel.accountId, url: channel.url, secret: channel.secret })
+    if (head.attempts > 0 || mergeable(peek) === 0) return due(head)
     return db.transaction(
       (tx) => {
-        const heads = pendingBatches(tx, channelId).limit(MAX_FIXES_PER_BATCH).all()
+        const heads = pendingBatches(tx, channel.id).limit(MAX_FIXES_PER_BATCH).all()
         const first = heads[0]!
         const taken = heads.slice(1, 1 + mergeable(heads))
-        if (first.key !== head.key || taken.length === 0) return first
+        if (first.key !== head.key || taken.length === 0) return due(first)
         const merged = [first, ...taken].flatMap((row) => JSON.parse(row.payload ?? '[]') as PositionPayload[])
         const payload = JSON.stringify(merged)
         tx.update(notificationDeliveries).set({ payload, fixes: merged.length }).where(eq(notificationDeliveries.key, first.key)).run()
         tx.delete(notificationDeliveries).where(inArray(notificationDeliveries.key, taken.map((row) => row.key))).run()
-        return { ...first, payload }
+        return due(first, payload)
       },
       { behavior: 'immediate' },
     )
   }
 
-  /** One look: start every due delivery there is room for. Returns how many it started. */
+  /** the channels that deliveries were written to since the last look are read again */
+  function readNew(): void {
+    const newest = newestKey.get()?.key ?? 0
+    if (performance.now() - lastFullReadMs >= READ_EVERY_CHANNEL_MS) {
+      lastFullReadMs = performance.now()
+      for (const state of channelStates.values()) state.nextDueAt = -Infinity
+    } else if (newest > seenKey) {
+      for (const { channel } of writtenAfter.all({ key: seenKey })) {
+        const state = channelStates.get(channel)
+        if (state) state.nextDueAt = -Infinity
+      }
+    }
+    seenKey = newest
+  }
+
+  /**
+   * Up to `room` of the channel's event deliveries due now and not under way, oldest first. Reads
+   * one more than that, so the state learns when the next one is due (a channel with nothing due
+   * is not read again until then, or until new deliveries are written).
+   */
+  function dueEvents(channel: ChannelRow, state: ChannelState, room: number, now: number): Due[] {
+    const under = perChannel.get(channel.id) ?? 0
+    const rows = pendingEvents.all({ channel: channel.id, limit: under + room + 1 })
+    const due: Due[] = []
+    let next = Infinity
+    for (const row of rows) {
+      if (inFlight.has(row.key)) continue
+      if ((row.nextAttemptAt ?? 0) > now || due.length === room) {
+        next = row.nextAttemptAt ?? 0
+        break
+      }
+      due.push({ ...row, accountId: channel.accountId, url: channel.url, secret: channel.secret })
+    }
+    // one found now, left unstarted (its account's share), is looked at again at the next look
+    state.nextDueAt = due.length > 0 ? (due[0]!.nextAttemptAt ?? 0) : next
+    return due
+  }
+
+  /**
+   * A backed-off channel: its pending deliveries due before the end of its pause (those written
+   * meanwhile too) have their next_attempt_at moved to it, so the deliveries list tells the truth.
+   * A read first: the write only when there is one to move.
+   */
+  function holdBack(channelId: string, state: ChannelState): void {
+    if (state.writtenPause === state.pausedUntil && state.nextDueAt >= state.pausedUntil) return
+    const under = perChannel.get(channelId) ?? 0
+    const waiting = dueBefore.all({ channel: channelId, until: state.pausedUntil, limit: under + 1 })
+    if (waiting.some((row) => !inFlight.has(row.key))) holdUntil.run({ channel: channelId, until: state.pausedUntil })
+    state.writtenPause = state.pausedUntil
+    state.nextDueAt = state.pausedUntil
+  }
+
+  /** One look: start every due delivery there is room for, fairly. Returns how many it started. */
   function pass(): number {
     if (stopped) return 0
     const now = clock.now()
     let started = 0
     try {
-      const positionChannels = db
-        .select({ id: notifications.id })
-        .from(notifications)
-        .where(and(eq(notifications.positions, true), eq(notifications.enabled, true)))
-        .all()
-      for (const channel of positionChannels) {
-        if (positionsBusy.has(channel.id) || !hasRoom(channel.id)) continue
-        const head = positionsHead(channel.id, now)
-        if (head && !inFlight.has(head.key)) {
-          launch(head)
-          started++
-        }
-      }
+      // what each account could start now, by channel
+      const due = new Map<string, Map<string, Due[]>>()
       if (inFlight.size < maxInFlight) {
-        const due = db
-          .select(dueColumns)
-          .from(notificationDeliveries)
-          .innerJoin(notifications, and(eq(notifications.id, notificationDeliveries.notificationId), eq(notifications.enabled, true)))
-          .where(and(eq(notificationDeliveries.kind, 'event'), eq(notificationDeliveries.status, 'pending'), lte(notificationDeliveries.nextAttemptAt, now)))
-          .orderBy(asc(notificationDeliveries.nextAttemptAt), asc(notificationDeliveries.key))
-          .limit(maxInFlight * 4)
-          .all()
-        for (const delivery of due) {
-          if (inFlight.size >= maxInFlight) break
-          if (inFlight.has(delivery.key) || !hasRoom(delivery.notificationId)) continue
-          launch(delivery)
-          started++
+        const list = enabled()
+        readNew()
+        for (const channel of list) {
+          const state = stateOf(channel.id)
+          if (state.pausedUntil > now) {
+            try {
+              holdBack(channel.id, state)
+            } catch (error) {
+              // another process's write lock: the next look writes it; the channel waits meanwhile
+              log.debug('notification delivery: a pause could not be written', { notification: channel.id, error: (error as Error).message })
+            }
+            continue
+          }
+          const room = channelCap(channel.id) - (perChannel.get(channel.id) ?? 0)
+          if (room <= 0) continue
+          const found: Due[] = []
+          if (channel.positions && !positionsBusy.has(channel.id)) {
+            const head = positionsHead(channel, now)
+            if (head && !inFlight.has(head.key)) found.push(head)
+          }
+          if (found.length < room && state.nextDueAt <= now) found.push(...dueEvents(channel, state, room - found.length, now))
+          if (found.length === 0) continue
+          const ofAccount = due.get(channel.accountId)
+          if (ofAccount) ofAccount.set(channel.id, found)
+          else due.set(channel.accountId, new Map([[channel.id, found]]))
         }
       }
+      started = startFairly(due)
       if (now - lastPruneAt >= PRUNE_EVERY_MS) {
         lastPruneAt = now
         prune(now)
       }
     } catch (error) {
       // another process's write lock (an import) or a closed database: the next look tries again
+      lastFullReadMs = -Infinity
       log.warn('notification delivery: the outbox could not be read', { error: (error as Error).message })
+    }
+    return started
+  }
+
+  /**
+   * Fills free slots one at a time: the account with the fewest attempts under way (ties: the
+   * oldest due delivery), within it the channel with the fewest under way (ties: the same). While
+   * another account has one due that it could start, an account stops at its share; alone, it may
+   * borrow idle slots up to maxPerAccount.
+   */
+  function startFairly(due: Map<string, Map<string, Due[]>>): number {
+    if (due.size === 0) return 0
+    const wanting = new Set([...due.keys(), ...perAccount.keys()]).size
+    const share = Math.min(maxPerAccount, Math.ceil(maxInFlight / wanting))
+    /** accounts at their share while others wait: they may borrow once no one else can start one */
+    const atShare = new Map<string, Map<string, Due[]>>()
+    let backedOffUnder = backedOffInFlight()
+    let started = 0
+    const oldestOf = (lists: Map<string, Due[]>) => [...lists.values()].map((list) => list[0]!).sort(older)[0]!
+    while (inFlight.size < maxInFlight) {
+      if (due.size === 0) {
+        // the others have nothing more they can start: the one left borrows
+        if (atShare.size !== 1) break
+        const [[accountId, lists]] = atShare
+        atShare.clear()
+        due.set(accountId, lists)
+      }
+      let account = ''
+      let best: Due | null = null
+      for (const [accountId, lists] of due) {
+        const candidate = oldestOf(lists)
+        const diff = best === null ? -1 : (perAccount.get(accountId) ?? 0) - (perAccount.get(account) ?? 0)
+        if (diff < 0 || (diff === 0 && older(candidate, best!) < 0)) {
+          account = accountId
+          best = candidate
+        }
+      }
+      const lists = due.get(account)!
+      const othersWait = due.size > 1 || atShare.size > 0
+      if ((perAccount.get(account) ?? 0) >= (othersWait ? share : maxPerAccount)) {
+        due.delete(account)
+        if (othersWait) atShare.set(account, lists)
+        continue
+      }
+      let channelId: string | null = null
+      for (const [id, list] of lists) {
+        if (backedOff(id) && backedOffUnder >= maxBackedOff) continue
+        const diff = channelId === null ? -1 : (perChannel.get(id) ?? 0) - (perChannel.get(channelId) ?? 0)
+        if (diff < 0 || (diff === 0 && older(list[0]!, lists.get(channelId!)![0]!) < 0)) channelId = id
+      }
+      if (channelId === null) {
+        due.delete(account)
+        continue
+      }
+      const list = lists.get(channelId)!
+      const delivery = list.shift()!
+      if (backedOff(channelId)) backedOffUnder++
+      launch(delivery)
+      started++
+      if (list.length === 0 || (perChannel.get(channelId) ?? 0) >= channelCap(channelId)) lists.delete(channelId)
+      if (lists.size === 0) due.delete(account)
     }
     return started
   }
@@ -324,31 +583,62 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     if (changes === PRUNE_BATCH) lastPruneAt = -Infinity
   }
 
+  const increment = (map: Map<string, number>, key: string) => map.set(key, (map.get(key) ?? 0) + 1)
+  function decrement(map: Map<string, number>, key: string): void {
+    const left = (map.get(key) ?? 1) - 1
+    if (left > 0) map.set(key, left)
+    else map.delete(key)
+  }
+
   function launch(delivery: Due): void {
-    perChannel.set(delivery.notificationId, (perChannel.get(delivery.notificationId) ?? 0) + 1)
+    increment(perChannel, delivery.notificationId)
+    increment(perAccount, delivery.accountId)
     if (delivery.kind === 'positions') positionsBusy.add(delivery.notificationId)
-    const work = run(delivery).finally(() => {
+    const work = run(delivery, ++launches).finally(() => {
       inFlight.delete(delivery.key)
-      const left = (perChannel.get(delivery.notificationId) ?? 1) - 1
-      if (left > 0) perChannel.set(delivery.notificationId, left)
-      else perChannel.delete(delivery.notificationId)
-      positionsBusy.delete(delivery.notificationId)
+      decrement(perChannel, delivery.notificationId)
+      decrement(perAccount, delivery.accountId)
+      if (delivery.kind === 'positions') positionsBusy.delete(delivery.notificationId)
       // a slot is free: look again soon, unless a test drives the passes itself
       if (running && !stopped) schedule(0)
     })
     inFlight.set(delivery.key, work)
   }
 
-  async function run(delivery: Due): Promise<void> {
+  /**
+   * What an attempt's outcome says of its channel: a timeout counts (once for attempts that were
+   * under way together) and backs the channel off for retryDelayMs(count); anything else ends it.
+   */
+  function judge(channelId: string, outcome: AttemptOutcome, sequence: number, now: number): void {
+    const state = stateOf(channelId)
+    if (!outcome.timedOut) {
+      state.timeouts = 0
+      state.pausedUntil = 0
+      return
+    }
+    if (sequence <= state.countedAtLaunch) return
+    state.timeouts++
+    state.countedAtLaunch = launches
+    const waitMs = retryDelayMs(state.timeouts)
+    state.pausedUntil = now + waitMs
+    log.warn('notification channel not answering: backed off', { notification: channelId, timeouts: state.timeouts, waitSeconds: waitMs / 1000 })
+  }
+
+  /** `sequence`: the launch's number, which tells whether it was under way when a timeout was counted */
+  async function run(delivery: Due, sequence: number): Promise<void> {
     const sentAt = clock.now()
     const outcome = await attempt({ url: delivery.url, secret: delivery.secret }, delivery.id, deliveryBody(delivery, sentAt), sentAt, stopSending.signal)
     // cut off by stop(): not recorded, so the next worker sends it again (same id)
     if (stopSending.signal.aborted) return
     const now = clock.now()
+    judge(delivery.notificationId, outcome, sequence, now)
+    const state = stateOf(delivery.notificationId)
     const attempts = delivery.attempts + 1
     const deadline = delivery.createdAt + GIVE_UP_AFTER_MS
     const dead = !outcome.delivered && now >= deadline
     const status = outcome.delivered ? 'delivered' : dead ? 'dead' : 'pending'
+    // a backed-off channel's pause holds its retries too (it may take the last try past 24 h)
+    const nextAttemptAt = status === 'pending' ? Math.max(Math.min(now + retryDelayMs(attempts), deadline), state.pausedUntil) : null
     try {
       await retryWhileBusy(
         sqlite,
@@ -360,7 +650,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
               attempts,
               lastStatusCode: outcome.statusCode,
               lastError: outcome.error,
-              nextAttemptAt: status === 'pending' ? Math.min(now + retryDelayMs(attempts), deadline) : null,
+              nextAttemptAt,
               deliveredAt: outcome.delivered ? now : null,
               // a batch of fixes is not kept once it is settled; its count stays
               ...(status !== 'pending' && delivery.kind === 'positions' ? { payload: null } : {}),
@@ -371,9 +661,11 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       )
     } catch (error) {
       // left pending as it was: sent again later (the receiver deduplicates by X-Tracker-Delivery)
+      state.nextDueAt = -Infinity
       log.warn('notification delivery: the outcome could not be written', { delivery: delivery.id, error: (error as Error).message })
       return
     }
+    if (nextAttemptAt !== null && delivery.kind === 'event') state.nextDueAt = Math.min(state.nextDueAt, nextAttemptAt)
     metrics?.notificationDeliveries.inc([outcome.delivered ? 'delivered' : dead ? 'dead' : 'failed'])
     if (!outcome.delivered) {
       log.info('notification delivery failed', { delivery: delivery.id, notification: delivery.notificationId, attempts, status, error: outcome.error })
@@ -413,6 +705,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     async deliverDue(): Promise<number> {
       let attempts = 0
       for (;;) {
+        lastFullReadMs = -Infinity
         const started = pass()
         attempts += started
         if (started === 0 && inFlight.size === 0) return attempts

@@ -9,6 +9,11 @@ import { MAX_URL_LENGTH } from './ssrf'
 export const MAX_EVENT_CODES = 100
 export const MAX_GROUPS = 1000
 export const MAX_SECRET_LENGTH = 1024
+/**
+ * A new secret's least length in UTF-8 bytes: one signed delivery lets anyone who sees it try
+ * guesses offline, so a short secret is as good as none. Secrets set before the rule keep working.
+ */
+export const MIN_SECRET_BYTES = 16
 /** an alarm code as events carry it (src/store/events.ts keeps 64 characters), or "*" for every event */
 export const EVENT_CODE_PATTERN = '^(\\*|[A-Za-z0-9_]{1,64})$'
 
@@ -37,7 +42,7 @@ const url = t.String({
 const secret = t.String({
   minLength: 1,
   maxLength: MAX_SECRET_LENGTH,
-  description: 'Write-only: the HMAC-SHA256 key of `X-Tracker-Signature` (answers say `secret_set`). Use 32 random bytes or more. Without one, deliveries are not signed',
+  description: `Write-only: the HMAC-SHA256 key of \`X-Tracker-Signature\` (answers say \`secret_set\`). At least ${MIN_SECRET_BYTES} bytes in UTF-8 (shorter is 400); use 32 random bytes or more. A shorter secret set before this rule keeps working until replaced. Without one, deliveries are not signed`,
   examples: ['whsec_5f2b8c0e9d7a4b1c'],
 })
 const positions = t.Boolean({

@@ -16,7 +16,7 @@ import { Forbidden, Invalid, NotFound, type FieldError } from '../errors'
 import { iso, isoOrNull } from '../http/model'
 import { retryWhileBusy } from '../store/busy'
 import { deliveryBody, type Sender } from './delivery'
-import type { CreateNotificationInput, DeliveryBody, NotificationBody, UpdateNotificationInput } from './notifications-model'
+import { type CreateNotificationInput, type DeliveryBody, MIN_SECRET_BYTES, type NotificationBody, type UpdateNotificationInput } from './notifications-model'
 import { TargetRefused, type WebhookGuard } from './ssrf'
 
 export interface NotificationServiceDeps {
@@ -84,6 +84,15 @@ function checkKind(events: string[], positions: boolean): string[] {
   if (positions && events.length > 0) throw Invalid.field('/events', 'a positions channel (positions: true) receives every fix and takes no events')
   if (!positions && events.length === 0) throw Invalid.field('/events', 'an events channel needs at least one alarm code, or ["*"] for every event')
   return events
+}
+
+/** A secret sent (a string): at least MIN_SECRET_BYTES in UTF-8, or 400. null (remove) and absent (keep) pass. */
+function checkSecret(secret: string | null | undefined): void {
+  if (typeof secret !== 'string') return
+  const bytes = Buffer.byteLength(secret, 'utf8')
+  if (bytes < MIN_SECRET_BYTES) {
+    throw Invalid.field('/channel/secret', `must be at least ${MIN_SECRET_BYTES} bytes (UTF-8), this one has ${bytes}; use 32 random bytes or more`)
+  }
 }
 
 /** `channel.positions` and the top-level `positions`, which must agree when both are sent */
@@ -156,6 +165,7 @@ export function createNotificationService(deps: NotificationServiceDeps) {
       const name = checkName(input.name)
       const positions = positionsOf(input.positions, input.channel.positions) ?? false
       const events = checkKind(checkEvents(input.events ?? []), positions)
+      checkSecret(input.channel.secret)
       const url = await checkUrl(input.channel.url)
       const id = crypto.randomUUID()
       return write(() => {
@@ -199,6 +209,8 @@ export function createNotificationService(deps: NotificationServiceDeps) {
         input.events !== undefined ? checkEvents(input.events) : positions && !current.positions ? [] : (JSON.parse(current.events) as string[]),
         positions,
       )
+      // a secret set before the rule stays as it is unless a new one is sent
+      checkSecret(input.channel?.secret)
       const url = input.channel?.url === undefined || input.channel.url === current.url ? undefined : await checkUrl(input.channel.url)
       return write(() => {
         const now = clock.now()

@@ -39,7 +39,10 @@ const DELIVERY =
   'or `{ id, type: "positions", positions: [{ device, timestamp, latitude, longitude, speed, course, altitude, attributes }], sent_at }` (`device`: the device id; ' +
   'up to 500 fixes, in order per device), with `X-Tracker-Delivery: <id>` (the same on retries: deduplicate by it) and, when a secret is set, ' +
   '`X-Tracker-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body" with the secret>`. A 2xx within 10 s is delivered; redirects are not followed ' +
-  '(a 3xx is a failure). Failures are retried after 10 s, doubling, at most 1 h apart, for 24 h; then `dead`.'
+  '(a 3xx is a failure). Failures are retried after 10 s, doubling, at most 1 h apart, for 24 h; then `dead`. ' +
+  'Attempts in flight are shared fairly: at most 10 at once; while several accounts have deliveries due each gets an equal share, an account alone at most 8, ' +
+  'a channel at most 4; a channel whose attempt times out holds one slot until it answers and its pending deliveries wait 10 s doubling to 1 h ' +
+  '(their `next_attempt_at` says so): one account\'s hanging receivers never hold another\'s deliveries.'
 
 function requestIdOf(set: { headers: Record<string, unknown> }): string | null {
   const id = set.headers[REQUEST_ID_HEADER]

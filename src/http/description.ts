@@ -113,8 +113,15 @@ narrowed by \`groups\` (a deleted group matches no device). Deliveries are writt
 the transaction of their event or fix and sent at least once: \`X-Tracker-Delivery\` (the same on
 retries), \`X-Tracker-Signature: t=…,v1=…\` when a secret is set (else unsigned); a 2xx within
 10 s is delivered, redirects are not followed (a 3xx fails), retries after 10 s doubling to 1 h
-for 24 h, then \`dead\`; at most 8 attempts at once, 4 a channel; delivered and dead ones are kept
-7 days. Secrets are write-only (\`secret_set\`; in PATCH absent keeps, null removes). URLs are
+for 24 h, then \`dead\`; delivered and dead ones are kept 7 days. Tenants apart: at most 10
+attempts at once; while several accounts have deliveries due each gets an equal share (10 ÷
+accounts, rounded up; a free slot goes to the account with the fewest under way), an account
+alone at most 8 (2 stay free for another's), a channel at most 4; a channel whose attempt times
+out holds one slot until it answers, such channels half of the slots together, and after its n-th
+timeout in a row its pending deliveries wait 10 s doubling to 1 h (their \`next_attempt_at\` says
+so). So one account's hanging receivers never hold another account's deliveries for their
+timeouts. Secrets are write-only (\`secret_set\`; in PATCH absent keeps, null removes) and at
+least 16 bytes in UTF-8 when sent (400); a shorter one set before that rule keeps working. URLs are
 http(s) without credentials; loopback, private, link-local and other special-purpose addresses
 (and \`localhost\`) are 400 at creation, also after resolving the name (a name that does not
 resolve yet is accepted), and refused at each attempt after resolving again (plain http then

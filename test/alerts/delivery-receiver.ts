@@ -3,6 +3,7 @@
  * request and answers as told; it can go down and come back up on the same port.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createServer, type Server, type Socket } from 'node:net'
 
 export interface Received {
   method: string
@@ -75,4 +76,36 @@ export function verifySignature(header: string | null, body: string, secret: str
   if (!match) return { ok: false, t: NaN }
   const expected = createHmac('sha256', secret).update(`${match[1]}.${body}`).digest()
   return { ok: timingSafeEqual(expected, Buffer.from(match[2]!, 'hex')), t: Number(match[1]) }
+}
+
+/** A TCP listener on 127.0.0.1 (port 0) that accepts every connection and never answers: a dead receiver. */
+export interface Hanging {
+  url: string
+  /** connections accepted so far */
+  readonly accepted: number
+  /** drops the connections it holds and stops listening */
+  close(): void
+}
+
+export async function startHanging(): Promise<Hanging> {
+  const sockets = new Set<Socket>()
+  let accepted = 0
+  const server: Server = createServer((socket) => {
+    accepted++
+    sockets.add(socket)
+    socket.on('error', () => {})
+    socket.on('close', () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as { port: number }).port
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    get accepted() {
+      return accepted
+    },
+    close() {
+      for (const socket of sockets) socket.destroy()
+      server.close()
+    },
+  }
 }

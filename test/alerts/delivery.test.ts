@@ -16,7 +16,7 @@ import { loadConfig } from '../../src/config'
 import { createLogger, silentLogger } from '../../src/log'
 import { createServerMetrics } from '../../src/ops/server-metrics'
 import { ids, keys, makeWorld, type World } from '../support/world'
-import { startReceiver, verifySignature, type Receiver } from './delivery-receiver'
+import { startHanging, startReceiver, verifySignature, type Receiver } from './delivery-receiver'
 
 const SECRET = 'delivery-test-secret-0123456789'
 
@@ -358,13 +358,13 @@ describe('bounded concurrency', () => {
     return release
   }
 
-  test('at most 8 attempts at once, at most 4 to one channel', async () => {
+  test('one account alone: at most 8 attempts at once, at most 4 to one channel', async () => {
     const channels = [await eventsChannel(['sos']), await eventsChannel(['sos']), await eventsChannel(['sos'])]
     for (let i = 0; i < 10; i++) commitEvent(event(ids.truck1, 'sos', 1_764_000_000 + i))
     let release = hold()
     const work = worker()
     const running = work.deliverDue()
-    // three channels could take 12: the whole worker takes 8
+    // three channels could take 12: an account alone takes 8 (the other 2 stay for other accounts)
     expect(work.inFlight).toBe(8)
     release()
     expect(await running).toBe(30)
@@ -377,6 +377,117 @@ describe('bounded concurrency', () => {
     release()
     expect(await again).toBe(10)
     expect(receiver.received).toHaveLength(40)
+  })
+})
+
+describe('tenants apart', () => {
+  /** the receiver holds every request until the returned function is called */
+  function holdOn(target: Receiver): () => void {
+    let release = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    target.answer(async () => {
+      await held
+      return new Response('ok')
+    })
+    return release
+  }
+  const globexChannel = (url: string) => channel({ token: keys.erin, name: 'Globex', events: ['sos'], channel: { type: 'webhook', url } })
+
+  test('two accounts with deliveries due share the 10 slots; one alone borrows up to 8, and the 2 left start the next account at once', async () => {
+    const other = startReceiver()
+    try {
+      for (let i = 0; i < 3; i++) await eventsChannel(['sos'])
+      for (let i = 0; i < 2; i++) await globexChannel(other.url)
+      // Acme's 30 deliveries are written first: the oldest do not take every slot
+      for (let i = 0; i < 10; i++) commitEvent(event(ids.truck1, 'sos', 1_764_000_000 + i))
+      for (let i = 0; i < 10; i++) commitEvent(event(ids.globexCar, 'sos', 1_764_000_000 + i))
+      let releases = [holdOn(receiver), holdOn(other)]
+      const work = worker()
+      const both = work.deliverDue()
+      expect(work.inFlight).toBe(10)
+      while (receiver.received.length + other.received.length < 10) await Bun.sleep(1)
+      expect([receiver.received.length, other.received.length]).toEqual([5, 5])
+      for (const release of releases) release()
+      expect(await both).toBe(50)
+
+      // Acme alone: 8 at most, however much it has due
+      for (let i = 0; i < 10; i++) commitEvent(event(ids.truck1, 'sos', 1_764_001_000 + i))
+      releases = [holdOn(receiver), holdOn(other)]
+      const alone = work.deliverDue()
+      expect(work.inFlight).toBe(8)
+      // Globex's next alarm starts at once, whatever Acme's attempts are waiting for
+      commitEvent(event(ids.globexCar, 'sos', 1_764_001_000))
+      const next = work.deliverDue()
+      expect(work.inFlight).toBe(10)
+      for (const release of releases) release()
+      expect((await alone) + (await next)).toBe(32)
+      expect(receiver.received).toHaveLength(60)
+      expect(other.received).toHaveLength(22)
+    } finally {
+      other.stop()
+    }
+  })
+
+  test('a channel that times out is backed off: one attempt at a time, its deliveries wait 10 s, 20 s… (said by next_attempt_at), until it answers', async () => {
+    const id = await eventsChannel(['sos'])
+    holdOn(receiver)
+    for (let i = 0; i < 6; i++) commitEvent(event(ids.truck1, 'sos', 1_764_000_000 + i))
+    const work = worker({ timeoutMs: 100 })
+    const start = world.clock.now()
+    const at = (ms: number) => new Date(start + ms).toISOString()
+    // four at once (a channel's most); they time out together: one timeout, and the channel waits 10 s
+    expect(await work.deliverDue()).toBe(4)
+    expect(receiver.received).toHaveLength(4)
+    let list = await deliveries(id)
+    expect(list.map((d) => [d.status, d.attempts, d.next_attempt_at])).toEqual([
+      ['pending', 0, at(10_000)],
+      ['pending', 0, at(10_000)],
+      ...Array(4).fill(['pending', 1, at(10_000)]),
+    ])
+    expect(list[5]!.last_error).toBe('no answer within 0.1 s')
+    world.clock.advance(9_999)
+    expect(await work.deliverDue()).toBe(0)
+    // then one attempt, not four: it times out again, and the channel waits 20 s
+    world.clock.advance(1)
+    expect(await work.deliverDue()).toBe(1)
+    expect(receiver.received).toHaveLength(5)
+    list = await deliveries(id)
+    expect(list.map((d) => d.next_attempt_at)).toEqual(Array(6).fill(at(30_000)))
+    expect(list.map((d) => d.attempts)).toEqual([0, 0, 1, 1, 1, 2])
+    // an event written meanwhile waits with them
+    commitEvent(event(ids.truck1, 'sos', 1_764_000_100))
+    expect(await work.deliverDue()).toBe(0)
+    expect((await deliveries(id))[0]).toMatchObject({ attempts: 0, next_attempt_at: at(30_000) })
+    // the receiver answers again: everything goes
+    receiver.answer(() => new Response(null, { status: 204 }))
+    world.clock.set(start + 30_000)
+    expect(await work.deliverDue()).toBe(7)
+    expect((await deliveries(id)).map((d) => d.status)).toEqual(Array(7).fill('delivered'))
+  })
+
+  test('channels backed off hold half of the slots at most, together: the rest stay for channels that answer', async () => {
+    const hanging = await Promise.all(Array.from({ length: 7 }, () => startHanging()))
+    try {
+      for (const h of hanging) await channel({ name: 'Hangs', events: ['sos'], channel: { type: 'webhook', url: h.url } })
+      await globexChannel(receiver.url)
+      commitEvent(event(ids.truck1, 'sos'))
+      const work = worker({ timeoutMs: 100 })
+      // each channel times out once: seven backed off
+      expect(await work.deliverDue()).toBe(7)
+      world.clock.advance(10_000)
+      const probes = work.deliverDue()
+      expect(work.inFlight).toBe(5)
+      // another account's delivery still finds a slot
+      commitEvent(event(ids.globexCar, 'sos'))
+      const next = work.deliverDue()
+      expect(work.inFlight).toBe(6)
+      // the two left go once a backed-off slot is free
+      expect((await probes) + (await next)).toBe(8)
+      expect(receiver.received).toHaveLength(1)
+      expect(hanging.reduce((sum, h) => sum + h.accepted, 0)).toBe(14)
+    } finally {
+      for (const h of hanging) h.close()
+    }
   })
 })
 

@@ -186,7 +186,7 @@ describe('PATCH and DELETE /notifications/{id}', () => {
     })
     const unsigned = (await (await world.call('PATCH', `/notifications/${body.id}`, { token: keys.dana, body: { channel: { secret: null } } })).json()) as NotificationBody
     expect(unsigned.channel.secret_set).toBe(false)
-    const signed = (await (await world.call('PATCH', `/notifications/${body.id}`, { token: keys.dana, body: { channel: { secret: 'another secret' }, enabled: false } })).json()) as NotificationBody
+    const signed = (await (await world.call('PATCH', `/notifications/${body.id}`, { token: keys.dana, body: { channel: { secret: 'another secret, 16+ bytes' }, enabled: false } })).json()) as NotificationBody
     expect(signed).toMatchObject({ enabled: false, channel: { secret_set: true } })
     // to positions: its events go; back to events: they must be given
     const positions = (await (await world.call('PATCH', `/notifications/${body.id}`, { token: keys.dana, body: { channel: { positions: true } } })).json()) as NotificationBody
@@ -232,6 +232,45 @@ describe('PATCH and DELETE /notifications/{id}', () => {
     await Bun.sleep(5)
     expect(logLines.length).toBeGreaterThan(0)
     expect(logLines.join('\n')).not.toContain(SECRET)
+  })
+})
+
+describe('secrets', () => {
+  test('a secret sent is at least 16 bytes in UTF-8, on create and update: shorter is 400 naming /channel/secret, and changes nothing', async () => {
+    const channel = { type: 'webhook', url: receiver.url }
+    const before = written()
+    // 15 bytes: ASCII, and 7 two-byte letters and one ASCII letter
+    for (const secret of ['x'.repeat(15), `${'é'.repeat(7)}a`, 'short']) {
+      const answer = await problem(await world.call('POST', '/notifications', { token: keys.dana, body: { name: 'N', events: ['sos'], channel: { ...channel, secret } } }), 400)
+      expect({ secret, errors: answer.errors }).toEqual({ secret, errors: [{ path: '/channel/secret', message: expect.stringContaining('at least 16 bytes (UTF-8)') }] })
+    }
+    expect(written()).toEqual(before)
+    // bytes, not characters: 8 two-byte letters are 16 bytes
+    const { body } = await create({ name: 'Accents', events: ['sos'], channel: { ...channel, secret: 'é'.repeat(8) } })
+    expect(body.channel.secret_set).toBe(true)
+    expect((await create({ name: 'Sixteen', events: ['sos'], channel: { ...channel, secret: 'x'.repeat(16) } })).body.channel.secret_set).toBe(true)
+
+    const unchanged = written()
+    const answer = await problem(await world.call('PATCH', `/notifications/${body.id}`, { token: keys.dana, body: { name: 'Renamed', channel: { secret: 'x'.repeat(15) } } }), 400)
+    expect(answer.errors).toEqual([{ path: '/channel/secret', message: expect.stringContaining('this one has 15') }])
+    expect(written()).toEqual(unchanged)
+    expect(((await (await world.call('GET', `/notifications/${body.id}`, { token: keys.dana })).json()) as NotificationBody).name).toBe('Accents')
+    // removing it is no secret to measure
+    const removed = await world.call('PATCH', `/notifications/${body.id}`, { token: keys.dana, body: { channel: { secret: null } } })
+    expect(((await removed.json()) as NotificationBody).channel.secret_set).toBe(false)
+  })
+
+  test('a shorter secret set before the rule keeps working: other changes pass, and deliveries are signed with it', async () => {
+    const { body } = await create(sos())
+    // as a database from before the rule holds it
+    world.database.sqlite.query('UPDATE notifications SET secret = ? WHERE id = ?').run('old', body.id)
+    const renamed = await world.call('PATCH', `/notifications/${body.id}`, { token: keys.dana, body: { name: 'Still signed', events: ['*'] } })
+    expect(renamed.status).toBe(200)
+    expect(((await renamed.json()) as NotificationBody).channel.secret_set).toBe(true)
+    const tested = await world.call('POST', `/notifications/${body.id}/test`, { token: keys.dana })
+    expect(((await tested.json()) as { status: string }).status).toBe('delivered')
+    const [hit] = receiver.received
+    expect(verifySignature(hit!.headers.get('x-tracker-signature'), hit!.body, 'old').ok).toBe(true)
   })
 })
 

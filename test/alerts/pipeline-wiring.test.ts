@@ -59,7 +59,7 @@ test('the offline sweep derives device_offline, the next report device_online; e
 })
 
 test('a status packet with ignition derives ignition_on; a re-sent alarm is stored and queued once; the worker is woken', async () => {
-  const created = await world.call('POST', '/notifications', { token: keys.dana, body: { name: 'All', events: ['*'], channel: { type: 'webhook', url: 'https://hooks.example.com/x', secret: 's' } } })
+  const created = await world.call('POST', '/notifications', { token: keys.dana, body: { name: 'All', events: ['*'], channel: { type: 'webhook', url: 'https://hooks.example.com/x', secret: 'pipeline-wiring-secret' } } })
   expect(created.status).toBe(201)
   await pipeline.ingest({ uniqueId: 'S-T1', fixes: [], events: [], status: { ignition: false } })
   world.clock.advance(1000)

@@ -1,8 +1,9 @@
 /**
  * Administration › Notifications in a real browser (Debian's chromium, playwright-core) against
  * the real server in a child process (WEBHOOK_ALLOW_PRIVATE=1, an OsmAnd port) and a webhook
- * receiver on 127.0.0.1 in this test. Dana, Acme's admin, is refused an ftp:// URL beside the field
- * (nothing saved), creates a notification for SOS with a secret (never shown again), sends a test
+ * receiver on 127.0.0.1 in this test. Dana, Acme's admin, is told a secret under 16 bytes is too
+ * short before anything is sent, is refused an ftp:// URL beside the field (nothing saved), creates
+ * a notification for SOS with a secret (never shown again), sends a test
  * (the receiver gets it signed; the page says it was delivered), sees an OsmAnd SOS delivered in
  * the delivery log, then a receiver answering 500: a failed test in words, a pending delivery with
  * its status code; on a phone, the list and the log as cards, an edit and a delete with its
@@ -100,6 +101,12 @@ describe.skipIf(!hasChromium)('notifications in chromium', () => {
     await dialog.locator('.nf-codes input[value="sos"]').check()
     expect(await dialog.getByText('SOS', { exact: true }).count()).toBe(1)
     await page.locator('#nf-url').fill('ftp://files.example.com/in')
+    // --- a secret under 16 bytes: told beside it before anything is sent
+    expect(await page.locator('#nf-secret-hint').textContent()).toContain('At least 16 characters')
+    await page.locator('#nf-secret').fill('short')
+    await dialog.getByRole('button', { name: 'Add a notification' }).click()
+    await page.locator('#nf-secret-error').getByText('Too short: at least 16 characters').waitFor()
+    expect(await page.locator('#nf-url-error').count()).toBe(0)
     await page.locator('#nf-secret').fill(SECRET)
     await dialog.getByRole('button', { name: 'Add a notification' }).click()
     await page.locator('#nf-url-error').getByText('Must be http:// or https://, not ftp://').waitFor()
@@ -134,7 +141,7 @@ describe.skipIf(!hasChromium)('notifications in chromium', () => {
     const edit = page.getByRole('dialog', { name: `Edit ${NAME}` })
     await edit.waitFor()
     expect(await page.locator('#nf-secret').inputValue()).toBe('')
-    expect(await page.locator('#nf-secret-hint').textContent()).toBe('A secret is set — type to replace it. It is never shown.')
+    expect(await page.locator('#nf-secret-hint').textContent()).toBe('A secret is set — type to replace it (at least 16 characters). It is never shown.')
     expect(await edit.locator('.nf-codes input[value="sos"]').isChecked()).toBe(true)
     expect(await page.locator('#nf-url').inputValue()).toBe(receiver.url)
     expect(await html(page)).not.toContain(SECRET)

@@ -15,6 +15,10 @@ export const EVERY_EVENT = '*'
 /** as the server checks a code (src/alerts/notifications-model.ts EVENT_CODE_PATTERN) */
 const CODE = /^[A-Za-z0-9_]{1,64}$/
 
+/** as the server checks a new secret (src/alerts/notifications-model.ts MIN_SECRET_BYTES): UTF-8 bytes */
+const MIN_SECRET_BYTES = 16
+const utf8 = new TextEncoder()
+
 /** the codes the console has words for, in strings.ts order: the checklist */
 export const knownCodes = (): string[] => Object.keys(strings.alarmNames)
 
@@ -67,6 +71,7 @@ export function checkDraft(draft: NotificationDraft): Record<string, string> {
   const errors: Record<string, string> = {}
   if (!draft.name.trim()) errors.name = strings.admin.nameRequired
   if (!draft.url.trim()) errors['channel/url'] = n.urlRequired
+  if (draft.secret && utf8.encode(draft.secret).length < MIN_SECRET_BYTES) errors['channel/secret'] = n.secretTooShort
   if (!draft.positions && !draft.every) {
     const bad = otherCodes(draft.other).find((code) => !CODE.test(code))
     if (bad !== undefined) errors.other = n.badCode(bad)
