@@ -31,7 +31,7 @@ import { createHistoryService } from './history/service'
 import { API_DESCRIPTION } from './http/description'
 import { apiDocs } from './http/docs'
 import { authPlugin } from './http/auth'
-import { createClientAddress } from './http/client'
+import { createClientAddress, createForwardedForWatch, forwardedForPlugin } from './http/client'
 import { headerLimit } from './http/headers'
 import { createAuthThrottle, defaultThrottle, type AuthThrottleOptions } from './http/limits'
 import { problemDetails } from './http/problem'
@@ -114,7 +114,8 @@ export function createApp(deps: AppDeps) {
     appUrl: config.appUrl,
     shortUrlBase: config.shortUrlBase,
   })
-  const clientAddress = createClientAddress(config.trustedProxies)
+  const forwardedFor = createForwardedForWatch({ log, clock })
+  const clientAddress = createClientAddress(config.trustedProxies, forwardedFor)
   const keyUsage = createKeyUsage(sqlite, clock, { log, flushMs: deps.keyUseFlushMs })
   // one throttle: bad keys, bad session cookies and wrong passwords count together
   const throttle = createAuthThrottle(clock, deps.throttle ?? defaultThrottle)
@@ -157,6 +158,7 @@ export function createApp(deps: AppDeps) {
     .use(problemDetails(log))
     .use(requestLog({ log, metrics }))
     .use(headerLimit())
+    .use(forwardedForPlugin(config.trustedProxies, forwardedFor))
     .use(
       opsRoutes({
         sqlite,
@@ -165,6 +167,7 @@ export function createApp(deps: AppDeps) {
         metricsToken: config.metricsToken,
         minFreeBytes: config.readyMinFreeMb * 1024 * 1024,
         freeBytes: deps.diskFreeBytes,
+        warnings: forwardedFor.warnings,
       }),
     )
     .use(apiDocs(API_DESCRIPTION, pkg.version))
