@@ -107,7 +107,8 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
             "and the user's name), so past the limit the answer is 429 with Retry-After before any password is checked. On success " +
             "every other session of the user ends; the session of this request (when it came with the cookie) lives on, and the user's " +
             'API keys are untouched. Recorded in the audit log (action `password`, object the user, by the user). A user without a ' +
-            'password (keys only) has none to change: 403 (an admin sets the first one). A share token gets 403. Answers as GET /me. ' +
+            'password (keys only) has none to change: 403 (an admin sets the first one). If the password changed meanwhile (another ' +
+            'request, an admin), 409 and nothing changes. A share token gets 403. Answers as GET /me. ' +
             'Like every change made with the cookie, it needs an Origin (or Referer) of APP_URL, else 403.',
           responses: responses({ 200: { schema: Me, description: 'Changed; who you are, as GET /me answers' } }, 400, 401, 403, 409, 429, 503, 504),
         },
