@@ -31,13 +31,14 @@ import { createHistoryService } from './history/service'
 import { API_DESCRIPTION } from './http/description'
 import { apiDocs } from './http/docs'
 import { authPlugin } from './http/auth'
-import { createClientAddress } from './http/client'
+import { createClientAddress, createForwardedForWatch, forwardedForPlugin } from './http/client'
 import { headerLimit } from './http/headers'
 import { createAuthThrottle, defaultThrottle, type AuthThrottleOptions } from './http/limits'
 import { problemDetails } from './http/problem'
 import { LivePositions } from './ingest/live'
 import { createKeyLookup, createKeyUsage } from './keys/service'
 import { sessionRoutes, setupRoutes } from './session'
+import { createPasswordGuard, type PasswordCheckLimits } from './session/guard'
 import { createSessionService } from './session/service'
 import { createFirstRun, type FirstRun } from './session/setup'
 import { shareRoutes } from './share'
@@ -63,6 +64,8 @@ export interface AppDeps {
   log?: Logger
   live?: LivePositions
   throttle?: AuthThrottleOptions
+  /** caps on password checks in flight (session/guard.ts); tests widen or narrow them */
+  passwordChecks?: Partial<PasswordCheckLimits>
   /** heartbeat interval of live streams (default 15 s); tests shorten it */
   streamHeartbeatMs?: number
   /** how soon share-link views are written in the background (default 1 s); tests shorten it */
@@ -111,11 +114,13 @@ export function createApp(deps: AppDeps) {
     appUrl: config.appUrl,
     shortUrlBase: config.shortUrlBase,
   })
-  const clientAddress = createClientAddress(config.trustedProxies)
+  const forwardedFor = createForwardedForWatch({ log, clock })
+  const clientAddress = createClientAddress(config.trustedProxies, forwardedFor)
   const keyUsage = createKeyUsage(sqlite, clock, { log, flushMs: deps.keyUseFlushMs })
   // one throttle: bad keys, bad session cookies and wrong passwords count together
   const throttle = createAuthThrottle(clock, deps.throttle ?? defaultThrottle)
-  const sessions = createSessionService({ db: deps.database.db, clock, log, flushMs: deps.sessionFlushMs })
+  const sessions = createSessionService({ db: deps.database.db, clock, log, flushMs: deps.sessionFlushMs, onPasswordCheck: () => metrics.passwordChecks.inc() })
+  const passwordGuard = createPasswordGuard({ throttle, limits: deps.passwordChecks, onRefused: (reason) => metrics.passwordAttemptsRefused.inc([reason]) })
   const auth = authPlugin({
     clientAddress,
     findUserByKey: createKeyLookup(sqlite, clock, keyUsage),
@@ -153,6 +158,7 @@ export function createApp(deps: AppDeps) {
     .use(problemDetails(log))
     .use(requestLog({ log, metrics }))
     .use(headerLimit())
+    .use(forwardedForPlugin(config.trustedProxies, forwardedFor))
     .use(
       opsRoutes({
         sqlite,
@@ -161,6 +167,7 @@ export function createApp(deps: AppDeps) {
         metricsToken: config.metricsToken,
         minFreeBytes: config.readyMinFreeMb * 1024 * 1024,
         freeBytes: deps.diskFreeBytes,
+        warnings: forwardedFor.warnings,
       }),
     )
     .use(apiDocs(API_DESCRIPTION, pkg.version))
@@ -177,7 +184,7 @@ export function createApp(deps: AppDeps) {
     .use(modelRoutes(auth, { models: modelAdmin, write }))
     .use(geofenceRoutes(auth, { geofences: createGeofenceService({ db: deps.database.db, clock, onChange: deps.onGeofencesChanged }), write }))
     .use(notificationRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), allowPrivate: config.webhookAllowPrivate }))
-    .use(sessionRoutes(auth, sessions, { throttle, clientAddress, appUrl: config.appUrl }))
+    .use(sessionRoutes(auth, sessions, { guard: passwordGuard, clientAddress, appUrl: config.appUrl }))
     .use(setupRoutes({ db: deps.database.db, firstRun: deps.firstRun ?? createFirstRun(deps.database.db), sessions, clock, appUrl: config.appUrl }))
     // share-link views still in memory are written before the server closes the database
     .onStop(() => {

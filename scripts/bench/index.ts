@@ -8,6 +8,7 @@ const benches: Record<string, string> = {
   devices: './devices.ts',
   geofences: './geofences.ts',
   history: './history.ts',
+  signin: './signin.ts',
   ingest: './ingest.ts',
 }
 

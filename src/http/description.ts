@@ -21,7 +21,8 @@ Repeated unknown tokens from one client are slowed down (from the 6th failure, 1
 at most 200 ms) and after 20 failures within 60 s refused with 429 and \`Retry-After\`. A valid key
 or token is always served, and a success does not clear the count. The client is the socket's
 peer, or behind a proxy named in \`TRUSTED_PROXIES\` the right-most \`X-Forwarded-For\` address that
-is not one. A device you cannot reach is 404, never 403.
+is not one; it is counted by its IPv4 address or its IPv6 /64. A device you cannot reach is 404,
+never 403.
 
 **Bodies.** JSON, whatever the \`Content-Type\` says; at most 1 MiB (413) and 16 levels of nesting
 (400). The request line and headers may take 16 KiB (431 beyond). A validation answer lists at most
@@ -85,7 +86,9 @@ their own groups); \`/users/{id}/keys\` for that user or an admin; a share token
 them. Another account's user, group or key is 404, and so is an id named in a body that is not of
 your account, with \`errors[].path\` naming its place (\`/devices/2\`). A sign-in name taken in any
 case, or demoting or deleting the account's last admin, is 409. Passwords (write-only, ≥ 10
-characters) are argon2id hashes; a new one ends the user's sessions. A key's secret is shown once;
+characters) are argon2id hashes; a new one ends the user's sessions. Any user changes their own
+with \`PATCH /me\` \`{current_password, password}\`: a wrong current password is 403 and counts as a
+failed sign-in; the user's other sessions end, the request's own lives on. A key's secret is shown once;
 a deleted key or user is 401 on the next request. \`last_used_at\` is written in the background at
 most once a minute a key. Lists: \`limit\` 1–1000 (default 99), \`offset\`, by name then id, \`[]\`
 when empty. \`/audit\`: newest first; \`from\`/\`to\` Unix seconds, inclusive; never a secret.
@@ -133,8 +136,11 @@ answers \`{user}\` and sets the \`tracker_session\` cookie (HttpOnly, SameSite=S
 when APP_URL is https, Max-Age 14 days), which then authenticates every route as the user's key
 would, when no Authorization header is sent. A change made with the cookie must carry an \`Origin\`
 (or \`Referer\`) of APP_URL, else 403; a browser's \`POST /session\` from another origin is 403 too.
-A wrong name and a wrong password get the same 401; failures count with bad keys, and past 20 in
-60 s a sign-in is 429 before its password is checked. A session lasts 14 days from its last use, is
+A wrong name and a wrong password get the same 401. Each attempt is counted as a failure before
+its password is checked (given back when it was right): with bad keys, 20 in 60 s from one client,
+and 50 in 60 s at one name from anywhere; past either, 429 with \`Retry-After\`, at once and
+without checking a password. A client may have 4 checks in flight (429 beyond); the server runs 2
+at once with 32 waiting (503 with \`Retry-After: 1\` beyond). A session lasts 14 days from its last use, is
 stored as a SHA-256 only, and ends at \`DELETE /session\`, when the user's password changes or the
 user is deleted; \`GET /session\` gives a session over a day old a new id (and the cookie 14 more
 days; the old id works one more minute), so an id is never sent twice. A server with no user logs a one-time

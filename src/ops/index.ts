@@ -23,6 +23,8 @@ export interface OpsDeps {
   minFreeBytes: number
   /** free bytes where the database is; default statfs of its directory (tests inject one) */
   freeBytes?: () => number | null
+  /** what an operator should know that does not stop the server serving (X-Forwarded-For from an untrusted peer) */
+  warnings?: () => string[]
 }
 
 const sha256 = (text: string) => new Bun.CryptoHasher('sha256').update(text).digest()
@@ -46,7 +48,7 @@ const Listeners = t.Record(t.String(), t.Union([t.Literal('up'), t.Literal('off'
   description: `Each device protocol's listener: ${PROTOCOLS.map((p) => `\`${p.name}\` (${p.portVariable})`).join(', ')}; \`off\` when its port variable is 0`,
 })
 
-export function opsRoutes({ sqlite, status, metrics, metricsToken, minFreeBytes, freeBytes = () => databaseFreeBytes(sqlite) }: OpsDeps) {
+export function opsRoutes({ sqlite, status, metrics, metricsToken, minFreeBytes, freeBytes = () => databaseFreeBytes(sqlite), warnings = () => [] }: OpsDeps) {
   const disk = { freeBytes, minFreeBytes }
   return new Elysia({ name: 'ops' })
     .get('/health', () => ({ status: 'ok' as const }), {
@@ -66,7 +68,8 @@ export function opsRoutes({ sqlite, status, metrics, metricsToken, minFreeBytes,
           const failing = Object.entries(result.checks).filter(([, v]) => v !== 'ok').map(([k]) => k)
           throw new Unavailable(`Not ready: ${failing.join(', ')} failing (${result.reasons.join('; ')})`)
         }
-        return { status: 'ready' as const, checks: result.checks, ...(status.listeners ? { listeners: status.listeners } : {}) }
+        const notes = warnings()
+        return { status: 'ready' as const, checks: result.checks, ...(status.listeners ? { listeners: status.listeners } : {}), ...(notes.length > 0 ? { warnings: notes } : {}) }
       },
       {
         detail: {
@@ -77,9 +80,15 @@ export function opsRoutes({ sqlite, status, metrics, metricsToken, minFreeBytes,
             'has at least READY_MIN_FREE_MB free (default 64; `disk`); 503 (problem details naming the failing checks and why) ' +
             `otherwise, and from the moment a shutdown begins. A running server also says which device listeners it has (\`listeners\`: ` +
             `${PROTOCOLS.map((p) => p.name).join(', ')}; \`off\` when turned off). ` +
+            '`warnings` (present only when there is one) tells what an operator should fix but does not stop the server serving: ' +
+            'X-Forwarded-For arriving from a peer TRUSTED_PROXIES does not name (a reverse proxy nobody named makes every client one ' +
+            'address in the failed-authentication throttle). A warning never makes it 503: any client can send that header. ' +
             'No authentication, no data. For a load balancer.',
           security: [],
-          responses: responses({ 200: { schema: t.Object({ status: t.Literal('ready'), checks: Checks, listeners: t.Optional(Listeners) }), description: 'Ready' } }, 503),
+          responses: responses(
+            { 200: { schema: t.Object({ status: t.Literal('ready'), checks: Checks, listeners: t.Optional(Listeners), warnings: t.Optional(t.Array(t.String())) }), description: 'Ready' } },
+            503,
+          ),
         },
       },
     )

@@ -94,6 +94,16 @@ export function createServerMetrics() {
         if (outbox) set([], outbox.oldestAgeSeconds)
       },
     ),
+    passwordChecks: registry.counter(
+      'tracker_password_checks_total',
+      'Passwords verified (each an argon2id hash: sign-in, and users changing their own password); an attempt refused by the throttle costs none',
+    ),
+    passwordAttemptsRefused: registry.counter(
+      'tracker_password_attempts_refused_total',
+      'Password attempts refused before any check, by reason: source (its client address or IPv6 /64 is over the failed-auth limit, 429), ' +
+        'name (the name tried is over its own limit, 429), in_flight (the client has too many checks running, 429), busy (the server has, 503)',
+      ['reason'],
+    ),
     residentMemory: registry.gauge('process_resident_memory_bytes', 'Resident memory size in bytes', [], (set) => set([], process.memoryUsage.rss())),
     startTime: registry.gauge('process_start_time_seconds', 'Start time of the process since the Unix epoch, in seconds', [], (set) => set([], startedAt)),
     /** plug in what only exists once the server runs (the pipeline, the listeners, the database) */

@@ -5,15 +5,17 @@
 import { Elysia, t } from 'elysia'
 import type { Db } from '../../db/client'
 import type { Clock } from '../clock'
-import { Conflict, Forbidden, Invalid, TooManyRequests, Unauthorized } from '../errors'
+import { Me } from '../admin/model'
+import { Conflict, Forbidden, Invalid, Unauthorized } from '../errors'
 import { asUser, SESSION_COOKIE, sessionCookie, type authPlugin } from '../http/auth'
 import { boundedJson } from '../http/body'
 import type { ClientAddress, PeerSource } from '../http/client'
-import type { AuthThrottle } from '../http/limits'
 import { responses } from '../http/model'
 import { REQUEST_ID_HEADER } from '../ops/requests'
-import { SessionAnswer, SetupBody, SignInBody } from './model'
+import type { PasswordGuard } from './guard'
+import { ChangePasswordBody, SessionAnswer, SetupBody, SignInBody } from './model'
 import { setupAssetRoute, setupPage } from './page'
+import { hashPassword } from './passwords'
 import { SESSION_LIFETIME_MS, type SessionService } from './service'
 import { type FirstRun, setupFirstAccount } from './setup'
 
@@ -25,14 +27,14 @@ export function sessionCookieHeader(sessionId: string, secure: boolean, maxAgeSe
 const SIGN_IN_FAILED = 'Wrong name or password'
 
 export interface SessionRouteOptions {
-  /** the failed-authentication throttle the auth macro counts bad keys in */
-  throttle: AuthThrottle
+  /** every password check passes it: the failed-authentication throttle (where bad keys count too) and the caps on checks in flight */
+  guard: PasswordGuard
   clientAddress: ClientAddress
   /** APP_URL: its origin is the only one a browser may sign in from; https makes the cookie Secure */
   appUrl: string
 }
 
-export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: SessionService, { throttle, clientAddress, appUrl }: SessionRouteOptions) {
+export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: SessionService, { guard, clientAddress, appUrl }: SessionRouteOptions) {
   const secure = appUrl.startsWith('https:')
   const appOrigin = new URL(appUrl).origin
   const noStore = { 'cache-control': 'no-store' }
@@ -46,15 +48,9 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
         const origin = request.headers.get('origin')
         if (origin !== null && origin !== appOrigin) throw new Forbidden(`Sign in from ${appOrigin}; a page elsewhere may not sign you in`)
         const client = clientAddress(request, server as PeerSource | null)
-        // before the password is verified: passwords, unlike keys, can be guessed
-        const wait = throttle.retryAfter(client)
-        if (wait > 0) throw new TooManyRequests('Too many failed authentications from this client; try again later', wait)
-        const signedIn = await sessions.signIn(body.name, body.password)
-        if (signedIn === null) {
-          const delayMs = throttle.fail(client)
-          if (delayMs > 0) await Bun.sleep(delayMs)
-          throw new Unauthorized(SIGN_IN_FAILED, false)
-        }
+        // counted before the password is verified: passwords, unlike keys, can be guessed
+        const signedIn = await guard.attempt(client, body.name, () => sessions.signIn(body.name, body.password))
+        if (signedIn === null) throw new Unauthorized(SIGN_IN_FAILED, false)
         Object.assign(set.headers, noStore, { 'set-cookie': sessionCookieHeader(signedIn.sessionId, secure) })
         return { user: signedIn.user }
       },
@@ -69,10 +65,52 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
             '(HttpOnly, SameSite=Strict, Path=/, Secure when APP_URL is https, Max-Age 14 days). The cookie then authenticates every ' +
             'route as the user\'s API key would; a request that changes something with it must send an Origin (or Referer) of APP_URL. ' +
             'A wrong name and a wrong password get the same 401, after the same work (a user without a password cannot sign in). ' +
-            'Failures count in the throttle of bad keys: past the limit, 429 with Retry-After, before any password is checked. ' +
+            'Each attempt is counted as a failure before its password is checked (and given back when it was right), in the throttle ' +
+            'of bad keys (20 a minute from one client address or IPv6 /64) and against the name tried, whoever tries it (50 a minute); ' +
+            'past either limit, 429 with Retry-After, answered at once without checking any password. A client may have 4 password ' +
+            'checks in flight (429 with Retry-After: 1 beyond), and the server runs 2 at once with 32 waiting (503 with Retry-After: 1 beyond). ' +
             'A browser request from another origin (Origin header) is 403. No Authorization header is needed or read.',
           security: [],
-          responses: responses({ 200: { schema: SessionAnswer, description: 'Signed in; the cookie is set' } }, 400, 401, 403, 429, 504),
+          responses: responses({ 200: { schema: SessionAnswer, description: 'Signed in; the cookie is set' } }, 400, 401, 403, 429, 503, 504),
+        },
+      },
+    )
+    .patch(
+      '/me',
+      async ({ principal, body, request, server, set }) => {
+        const user = asUser(principal)
+        const stored = sessions.credentialsOf(user.userId)
+        if (stored === null) throw new Unauthorized('The signed-in user no longer exists', false)
+        if (stored.passwordHash === null) throw new Forbidden('You have no password to change: an admin of your account sets the first one (PATCH /users/{id})')
+        const expectedHash = stored.passwordHash
+        const client = clientAddress(request, server as PeerSource | null)
+        // a guess at the current password is a guess like a sign-in's: the same throttle, the user's name as the name tried
+        const newHash = await guard.attempt(client, stored.name, async () =>
+          (await sessions.checkPassword(body.current_password, expectedHash)) ? hashPassword(body.password) : null,
+        )
+        if (newHash === null) throw new Forbidden('current_password is not your current password; nothing was changed')
+        const keep = user.via === 'session' ? sessionCookie(request) : null
+        await sessions.changePassword(user.userId, expectedHash, newHash, keep, typeof set.headers[REQUEST_ID_HEADER] === 'string' ? set.headers[REQUEST_ID_HEADER] : null)
+        Object.assign(set.headers, noStore)
+        return { kind: 'user' as const, ...sessions.userOf(user) }
+      },
+      {
+        auth: 'user',
+        body: ChangePasswordBody,
+        detail: {
+          tags: ['Administration'],
+          summary: 'Change your own password',
+          description:
+            'Any user (a member or an admin; by API key or session cookie) changes their own password: `current_password` must be ' +
+            'the password they have, `password` the new one (10 to 1024 characters, else 400 naming `/password`). A wrong ' +
+            '`current_password` is **403** and changes nothing; it counts as a failed sign-in (the same throttle, against the client ' +
+            "and the user's name), so past the limit the answer is 429 with Retry-After before any password is checked. On success " +
+            "every other session of the user ends; the session of this request (when it came with the cookie) lives on, and the user's " +
+            'API keys are untouched. Recorded in the audit log (action `password`, object the user, by the user). A user without a ' +
+            'password (keys only) has none to change: 403 (an admin sets the first one). If the password changed meanwhile (another ' +
+            'request, an admin), 409 and nothing changes. A share token gets 403. Answers as GET /me. ' +
+            'Like every change made with the cookie, it needs an Origin (or Referer) of APP_URL, else 403.',
+          responses: responses({ 200: { schema: Me, description: 'Changed; who you are, as GET /me answers' } }, 400, 401, 403, 409, 429, 503, 504),
         },
       },
     )

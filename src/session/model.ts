@@ -1,7 +1,7 @@
 /** Schemas of sign-in and first-run setup, for validation and OpenAPI. */
 import { t } from 'elysia'
 import { Uuid } from '../http/model'
-import { MAX_PASSWORD_LENGTH } from './passwords'
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords'
 
 const closed = { additionalProperties: false } as const
 
@@ -31,6 +31,19 @@ export const SetupBody = t.Object(
     account: t.String({ maxLength: 1024, description: 'The account name: 1 to 200 characters (trimmed)', examples: ['Acme Logistics'] }),
     name: t.String({ maxLength: 1024, description: "The admin's sign-in name: 1 to 100 characters, no control characters, no space at either end", examples: ['dana'] }),
     password: t.String({ maxLength: MAX_PASSWORD_LENGTH, description: 'At least 10 characters', examples: ['correct horse battery'] }),
+  },
+  closed,
+)
+
+export const ChangePasswordBody = t.Object(
+  {
+    current_password: t.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH, description: 'The password you have now', examples: ['correct horse battery'] }),
+    password: t.String({
+      minLength: MIN_PASSWORD_LENGTH,
+      maxLength: MAX_PASSWORD_LENGTH,
+      description: `The new one: ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters, stored as an argon2id hash`,
+      examples: ['a brand new passphrase'],
+    }),
   },
   closed,
 )

@@ -12,8 +12,9 @@ import { timingSafeEqual } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { connectionOf, type Db } from '../../db/client'
 import { accounts, sessions, users } from '../../db/schema'
+import { createAuditLog } from '../admin/audit'
 import { type Clock, systemClock } from '../clock'
-import { NotFound } from '../errors'
+import { Conflict, NotFound } from '../errors'
 import { createCredentialsVersion } from '../keys/service'
 import { type Logger, silentLogger } from '../log'
 import type { Role, UserPrincipal } from '../principal'
@@ -75,9 +76,11 @@ export interface SessionServiceOptions {
   log?: Logger
   /** how soon a session's use is written in the background (default 1 s) */
   flushMs?: number
+  /** told of each password verified (an argon2id hash computed): a metric */
+  onPasswordCheck?: () => void
 }
 
-export function createSessionService({ db, clock = systemClock, log = silentLogger, flushMs = 1000 }: SessionServiceOptions) {
+export function createSessionService({ db, clock = systemClock, log = silentLogger, flushMs = 1000, onPasswordCheck = () => {} }: SessionServiceOptions) {
   const sqlite = connectionOf(db)
   const credentialsVersion = createCredentialsVersion(sqlite)
   // a user who lost their password (set to none) can no longer use a session either
@@ -96,6 +99,7 @@ export function createSessionService({ db, clock = systemClock, log = silentLogg
     .where(and(eq(sessions.idHash, sql.placeholder('idHash')), isNotNull(users.passwordHash)))
     .prepare()
   // the partial unique index on lower(name) serves this only with its own condition (name <> '')
+  const audit = createAuditLog(db)
   const byName = db
     .select({ id: users.id, passwordHash: users.passwordHash })
     .from(users)
@@ -174,10 +178,51 @@ export function createSessionService({ db, clock = systemClock, log = silentLogg
      */
     async signIn(name: string, password: string): Promise<{ sessionId: string; user: SessionUser } | null> {
       const user = byName.get({ name }) ?? null
+      onPasswordCheck()
       const matches = await verifyPassword(password, user?.passwordHash ?? null)
       if (!matches || user === null) return null
       const sessionId = await open(user.id, user.passwordHash)
       return sessionId === null ? null : { sessionId, user: userBody(user.id) }
+    },
+
+    /** the user's sign-in name and password hash (null: none), or null when the user is gone */
+    credentialsOf(userId: string): { name: string; passwordHash: string | null } | null {
+      return db.select({ name: users.name, passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).get() ?? null
+    },
+
+    /** whether `password` is the one `passwordHash` was made from (an argon2id verification) */
+    async checkPassword(password: string, passwordHash: string): Promise<boolean> {
+      onPasswordCheck()
+      return verifyPassword(password, passwordHash)
+    },
+
+    /**
+     * The user's own change of password (PATCH /me), from `expectedHash` (the one the caller has
+     * just verified the current password against) to `newHash`: every other session of the user
+     * ends, `keepSessionId`'s (the request's own) lives on; recorded in the audit log (action
+     * `password`, by the user). Conflict when the password has changed meanwhile.
+     */
+    async changePassword(userId: string, expectedHash: string, newHash: string, keepSessionId: string | null, requestId: string | null): Promise<void> {
+      const kept = keepSessionId === null ? null : hashSessionId(keepSessionId)
+      const now = clock.now()
+      const changed = await retryWhileBusy(
+        sqlite,
+        () =>
+          db.transaction(
+            (tx) => {
+              const user = tx.select({ accountId: users.accountId, passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).get()
+              if (!user) throw new NotFound('The signed-in user no longer exists')
+              if (user.passwordHash !== expectedHash) return false
+              tx.update(users).set({ passwordHash: newHash }).where(eq(users.id, userId)).run()
+              tx.delete(sessions).where(kept === null ? eq(sessions.userId, userId) : and(eq(sessions.userId, userId), ne(sessions.idHash, kept))).run()
+              audit.record({ accountId: user.accountId, actor: userId, action: 'password', objectType: 'user', objectId: userId, requestId }, now)
+              return true
+            },
+            { behavior: 'immediate' },
+          ),
+        { clock },
+      )
+      if (!changed) throw new Conflict('Your password was changed meanwhile (another session, or an admin); nothing was changed')
     },
 
     /** a new session for a user who has just proven who they are otherwise (first-run setup) */

@@ -240,4 +240,33 @@ describe.skipIf(!hasChromium)('the console in chromium', () => {
     expect(watch.leaks).toEqual([])
     await context.close()
   }, 60_000)
+
+  test('a member changes their own password from the header: a wrong current one is said so; this session stays, the new password signs in', async () => {
+    const newPassword = 'bob has a new passphrase'
+    const { context, page, watch } = await watchedPage(browser, base, { viewport: { width: 1280, height: 800 } }, { expectedConsoleErrors: /status of 403/ })
+    await signIn(page, base, 'bob')
+    await page.getByRole('button', { name: 'Change password' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Change your password' })
+    await dialog.waitFor()
+    await dialog.getByLabel('Current password').fill('not my password at all')
+    await dialog.getByLabel('New password').fill(newPassword)
+    await dialog.getByRole('button', { name: 'Change password' }).click()
+    await dialog.getByText('This is not your current password.').waitFor()
+    await shot(page, 'console-change-password')
+    await dialog.getByLabel('Current password').fill(PASSWORD)
+    await dialog.getByRole('button', { name: 'Change password' }).click()
+    await page.getByRole('status').getByText('Password changed.').waitFor()
+    expect(await dialog.count()).toBe(0)
+    // still signed in here
+    await page.getByRole('link', { name: 'History' }).click()
+    await page.getByRole('heading', { name: 'History', exact: true }).waitFor()
+    expect(await page.locator('.who').textContent()).toBe('bob · Acme Logistics')
+    const signInWith = (password: string) => fetch(`${base}/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bob', password }) })
+    expect((await signInWith(PASSWORD)).status).toBe(401)
+    expect((await signInWith(newPassword)).status).toBe(200)
+
+    expect(watch.errors).toEqual([])
+    expect(watch.leaks).toEqual([])
+    await context.close()
+  }, 60_000)
 })

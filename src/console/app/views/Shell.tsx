@@ -12,6 +12,7 @@ import { EventsView } from './EventsView'
 import { HistoryView } from './HistoryView'
 import { LiveView } from './LiveView'
 import { AdminView } from './AdminView'
+import { ChangePassword } from './ChangePassword'
 import { NotYet } from './NotYet'
 import { ShareView } from './ShareView'
 
@@ -89,6 +90,7 @@ export function Shell({ me }: { me: Me }) {
             <span class="who" title={me.role === 'admin' ? strings.roleAdmin : undefined}>
               {strings.account(me.name, me.account.name)}
             </span>
+            <ChangePassword />
             <button type="button" class="quiet" onClick={() => void signOut()}>
               {strings.signOut}
             </button>
