@@ -27,7 +27,7 @@ const COMMANDS =
   'given without `send` has none. A form field may declare a `pattern`, a regular expression (JavaScript, `u` flag, at most 200 ' +
   'characters) that the whole value must match; it is also the only way a value may hold the separators of the device\'s protocol. A ' +
   'pattern that is not a regular expression, or that could make matching slow (a repetition inside a repetition, overlapping ' +
-  'alternatives), is 400 naming it; a model declares at most 32 different patterns.'
+  'alternatives), is 400 naming it; a model declares at most 16 different patterns.'
 
 /** The device models: /models. */
 export function modelRoutes(auth: ReturnType<typeof authPlugin>, { models, write }: ModelRouteDeps) {

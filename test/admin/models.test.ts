@@ -56,6 +56,7 @@ async function acmeModelInUse(body: Record<string, unknown> = {}): Promise<Model
 
 const BUTTON = { type: 'button', label: 'Reboot', confirm: true }
 const FORM = { type: 'form', fields: [{ name: 'interval', type: 'number', label: 'Seconds' }] }
+const patterned = (pattern: unknown) => ({ type: 'form', fields: [{ name: 'value', type: 'text', label: 'Value', pattern }] })
 
 describe('GET /models', () => {
   test('the catalogue with its commands as imported, by name then id', async () => {
@@ -128,6 +129,11 @@ describe('POST /models', () => {
     expect(world.database.sqlite.query('SELECT model_id FROM devices WHERE id = ?').get(ids.globexCar)).toEqual({ model_id: ids.bare })
   })
 
+  test('a field may declare a pattern: kept as written', async () => {
+    const model = await created({ name: 'Patterned', commands: [{ name: 'Interval', widget: patterned('[1-9][0-9]{0,4}') }] })
+    expect(model.commands[0]!.widget).toEqual(patterned('[1-9][0-9]{0,4}'))
+  })
+
   test('name alone is enough; a command may bring its own new id (as in an import), in any case', async () => {
     expect(await created({ name: 'Plain' })).toMatchObject({ name: 'Plain', protocol: null, commands: [], account: ids.acme })
     const own = '0e000000-0000-4000-8000-0000000000aa'
@@ -148,6 +154,14 @@ describe('POST /models', () => {
     ['a command without a widget', { name: 'M', commands: [{ name: 'C' }] }, ['/commands/0/widget']],
     ['an unknown command field', { name: 'M', commands: [{ name: 'C', widget: BUTTON, colour: 'red' }] }, ['/commands/0/colour']],
     ['a malformed command id', { name: 'M', commands: [{ id: 'reboot', name: 'C', widget: BUTTON }] }, ['/commands/0/id']],
+    ['a field pattern that is not a regular expression', { name: 'M', commands: [{ name: 'C', widget: patterned('[0-9') }] }, ['/commands/0/widget/fields/0/pattern']],
+    ['a field pattern that could be slow to match', { name: 'M', commands: [{ name: 'C', widget: patterned('(a+)+$') }] }, ['/commands/0/widget/fields/0/pattern']],
+    ['a field pattern that is not a string', { name: 'M', commands: [{ name: 'C', widget: patterned(5) }] }, ['/commands/0/widget/fields/0/pattern']],
+    [
+      'a 17th different pattern',
+      { name: 'M', commands: Array.from({ length: 17 }, (_, i) => ({ name: `C${i}`, widget: patterned(`[0-9]{${i + 1}}`) })) },
+      ['/commands/16/widget/fields/0/pattern'],
+    ],
     [
       'a repeated command id',
       { name: 'M', commands: [{ id: UNKNOWN, name: 'A', widget: BUTTON }, { id: UNKNOWN.toUpperCase(), name: 'B', widget: BUTTON }] },
