@@ -205,7 +205,7 @@ describe('tracker model', () => {
     expect(inUse.stderr).toContain('still used by a device')
     expect(ok(['model', 'delete', 'TK103'])).toContain(`deleted model TK103 (${shared})`)
     expect(query('SELECT id FROM models WHERE id = ?', shared!)).toEqual([])
-    expect(modelAudit()).toEqual([{ account_id: ids.globex, actor: 'cli', action: 'create', object_id: globexOnly }])
+    expect(modelAudit()).toEqual([{ account_id: ids.globex, actor: 'cli', action: 'create', object_id: globexOnly! }])
   }, 30_000)
 
   test.each([
