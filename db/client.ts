@@ -54,6 +54,12 @@ export interface OpenOptions {
    */
   busyTimeoutMs?: number
   migrate?: boolean
+  /**
+   * Run right after the migrations (not when `migrate` is false), still with the opening's long
+   * busy timeout: what the layers above keep in the database itself (the built-in models, see
+   * src/database.ts).
+   */
+  afterMigrate?: (db: Db) => void
 }
 
 export function openDatabase(path: string, options: OpenOptions = {}): DatabaseHandle {
@@ -68,7 +74,15 @@ export function openDatabase(path: string, options: OpenOptions = {}): DatabaseH
   sqlite.run('PRAGMA foreign_keys = ON')
   sqlite.run('PRAGMA temp_store = MEMORY')
   const db = drizzle(sqlite, { schema })
-  if (options.migrate !== false) migrate(db)
+  if (options.migrate !== false) {
+    try {
+      migrate(db)
+      options.afterMigrate?.(db)
+    } catch (error) {
+      sqlite.close()
+      throw error
+    }
+  }
   if (busyTimeoutMs < ALONE_BUSY_TIMEOUT_MS) sqlite.run(`PRAGMA busy_timeout = ${busyTimeoutMs}`)
   return { sqlite, db, close: () => sqlite.close() }
 }

@@ -99,11 +99,22 @@ export const auditLog = sqliteTable(
   (t) => [index('audit_log_account_at').on(t.accountId, t.at)],
 )
 
-export const models = sqliteTable('models', {
-  id: text('id').primaryKey(),
-  name: text('name').notNull(),
-  protocol: text('protocol'),
-})
+/**
+ * Device models. `account_id` is the account a model made through the API belongs to (only its
+ * devices may use it, only its admins see and change it); null for a server-wide model (the
+ * built-in catalogue, imported models, the operator's), which every user reads and only the
+ * operator changes (CLI, import).
+ */
+export const models = sqliteTable(
+  'models',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    protocol: text('protocol'),
+    accountId: text('account_id').references(() => accounts.id),
+  },
+  (t) => [index('models_account_name').on(t.accountId, t.name)],
+)
 
 export const commands = sqliteTable(
   'commands',

@@ -11,7 +11,7 @@
  * (at most the recording's length, well within the one day the pipeline accepts).
  */
 import { eq } from 'drizzle-orm'
-import { openDatabase } from '../db/client'
+import { openProductDatabase } from './database'
 import { sessions, users } from '../db/schema'
 // Text imports, so that `bun build --compile` embeds the recordings and `tracker demo` needs no
 // folder. Their sources and terms: test/fixtures/tracks/README.md.
@@ -210,7 +210,7 @@ export async function runDemo(options: DemoOptions): Promise<{ sent: number; ref
   // a new password at every run, like the key: nothing fixed to guess on a demo left running
   const password = Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('base64url')
   const passwordHash = await hashPassword(password)
-  const database = openDatabase(config.databasePath, { synchronous: config.synchronous })
+  const database = openProductDatabase(config.databasePath, { synchronous: config.synchronous })
   let key: string
   try {
     importDataset(database.sqlite, demoDataset(tracks), { upsert: true })

@@ -6,7 +6,8 @@
  * port is taken now), 2 bad input (usage, an invalid dataset, a bad environment).
  */
 import './production'
-import { ALONE_BUSY_TIMEOUT_MS, openDatabase } from '../db/client'
+import { ALONE_BUSY_TIMEOUT_MS } from '../db/client'
+import { openProductDatabase } from './database'
 import type { Database } from 'bun:sqlite'
 import { type Config, ConfigError, loadConfig } from './config'
 import { DatasetError, importDataset } from './dataset/service'
@@ -34,6 +35,12 @@ const USAGE = `Usage: tracker <command>
   key revoke ID              the key fails from the next request
   device add --account A --model M (--imei I | --serial S) [--alias X] [--groups G,G]
   device list [--account A]  devices (id, alias, imei, serial, state), by alias
+  model list [--account A]   device models (id, name, protocol, built-in / server-wide / account)
+  model show M               a model as JSON, as model update --file takes it
+  model add --name N [--protocol P] [--commands FILE] [--account A]
+                             a server-wide model (or the account's); FILE: its commands (JSON)
+  model update M --file F    change a model, server-wide ones included (F: JSON as PATCH /models)
+  model delete M             delete a model no device uses
   migrate                    create or migrate the database, then exit
   backup FILE                consistent copy of the live database into FILE (safe while serving)
   version                    print the version
@@ -128,6 +135,7 @@ const COMMANDS: Record<string, Command> = {
 
   account: (args, config) => adminCommands.account(args, adminContext(config)),
   device: (args, config) => adminCommands.device(args, adminContext(config)),
+  model: (args, config) => adminCommands.model(args, adminContext(config)),
   user: (args, config) => adminCommands.user(args, adminContext(config)),
   key: (args, config) => adminCommands.key(args, adminContext(config)),
   init: (args, config) => adminCommands.init(args, adminContext(config)),
@@ -137,7 +145,7 @@ const COMMANDS: Record<string, Command> = {
 function adminContext(config: Config): AdminCommandContext {
   return {
     withDatabase: (work) => {
-      const database = openDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: ALONE_BUSY_TIMEOUT_MS })
+      const database = openProductDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: ALONE_BUSY_TIMEOUT_MS })
       try {
         return work(database)
       } finally {
@@ -145,7 +153,7 @@ function adminContext(config: Config): AdminCommandContext {
       }
     },
     withDatabaseAsync: async (work) => {
-      const database = openDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: ALONE_BUSY_TIMEOUT_MS })
+      const database = openProductDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: ALONE_BUSY_TIMEOUT_MS })
       try {
         return await work(database)
       } finally {
@@ -164,7 +172,7 @@ const ALIASES: Record<string, string> = { '--version': 'version', '--help': 'hel
  * command runs alone, so it may wait for the server's lock the long way (blocking is harmless here).
  */
 function withDatabase<T>(config: Config, work: (sqlite: Database) => T, options: { migrate?: boolean } = {}): T {
-  const database = openDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: ALONE_BUSY_TIMEOUT_MS, ...options })
+  const database = openProductDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: ALONE_BUSY_TIMEOUT_MS, ...options })
   try {
     return work(database.sqlite)
   } finally {

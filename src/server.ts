@@ -3,7 +3,8 @@
  * and the retention job, started together and stopped together (in the order stop() explains).
  */
 import { readFileSync } from 'node:fs'
-import { openDatabase, SERVER_BUSY_TIMEOUT_MS } from '../db/client'
+import { SERVER_BUSY_TIMEOUT_MS } from '../db/client'
+import { openProductDatabase } from './database'
 import { createApp } from './app'
 import type { Clock } from './clock'
 import { systemClock } from './clock'
@@ -43,7 +44,8 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   const clock = options.clock ?? systemClock
   // a short busy timeout: a statement waiting for another process's lock blocks the whole event
   // loop; writes wait asynchronously instead (store/busy.ts)
-  const database = openDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS })
+  // the built-in models are brought up to date on the way (src/database.ts)
+  const database = openProductDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS, nowMs: clock.now() })
   const live = new LivePositions()
   const metrics = createServerMetrics()
   const status: ServerStatus = { listening: false, stopping: false }

@@ -17,7 +17,8 @@ import notifications from './0009_notifications.sql' with { type: 'text' }
 import notificationsVersion from './0010_notifications_version.sql' with { type: 'text' }
 import deviceRulesVersion from './0011_device_rules_version.sql' with { type: 'text' }
 import deviceRulesDelete from './0012_device_rules_delete.sql' with { type: 'text' }
-import deliveryChannelDue from './0017_delivery_channel_due.sql' with { type: 'text' }
+import deliveryChannelDue from './0014_delivery_channel_due.sql' with { type: 'text' }
+import modelAccount from './0013_model_account.sql' with { type: 'text' }
 
 export const migrationFiles: Record<string, string> = {
   '0000_init': init,
@@ -33,7 +34,8 @@ export const migrationFiles: Record<string, string> = {
   '0010_notifications_version': notificationsVersion,
   '0011_device_rules_version': deviceRulesVersion,
   '0012_device_rules_delete': deviceRulesDelete,
-  '0017_delivery_channel_due': deliveryChannelDue,
+  '0014_delivery_channel_due': deliveryChannelDue,
+  '0013_model_account': modelAccount,
 }
 
 export const migrationJournal: { entries: { idx: number; when: number; tag: string; breakpoints: boolean }[] } = journal

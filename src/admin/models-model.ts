@@ -69,6 +69,11 @@ export const Model = t.Object(
     name: t.String(),
     protocol: t.Union([t.String(), t.Null()]),
     commands: t.Array(ModelCommand),
+    account: t.Union([Uuid, t.Null()], {
+      description:
+        "The account the model belongs to (made through the API: only that account's devices may use it, only its admins change it); " +
+        'null for a server-wide model (the built-in catalogue, an import, the operator\'s): every user reads it, only the operator changes it',
+    }),
   },
   { additionalProperties: false },
 )

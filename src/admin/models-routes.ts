@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import { asUser, type authPlugin } from '../http/auth'
 import { IdParams, responses } from '../http/model'
 import { REQUEST_ID_HEADER } from '../ops/requests'
-import type { ModelAdmin } from './models'
+import type { ModelActor, ModelAdmin } from './models'
 import { CreateModelBody, Model, ModelListQuery, UpdateModelBody } from './models-model'
 
 export interface ModelRouteDeps {
@@ -12,47 +12,56 @@ export interface ModelRouteDeps {
 }
 
 const CATALOGUE =
-  'Models are one catalogue for the whole server, as in the import format (a model has no account): every account admin reads ' +
-  'and manages it, and a change reaches the devices of every account that use the model. Members and share tokens get 403. ' +
-  'Each change is in the audit log (GET /audit) of your account with your user id and the request id.'
+  'A model belongs to an account or to the whole server (`account`). One made with POST /models is your account\'s: only its devices ' +
+  'may use it, only its admins see and change it (another account\'s admin gets 404, as for an unknown model). A server-wide model ' +
+  '(`account: null`: the built-in catalogue, one per protocol with its standard commands; imported models; the operator\'s) is read by ' +
+  'every user and changed only by the operator, with `tracker model` on the server or an import: PATCH and DELETE give 403. ' +
+  'So no account can change what another account\'s devices are sent. A change to a model is in the audit log (GET /audit) of every ' +
+  'account whose devices use it and of yours, with your user id and the request id.'
 
 const COMMANDS =
   'Commands are the import format\'s (docs/import-format.md): `name` and a `widget` object with a `type` (`button`, `form` or your own) and ' +
   'any other fields, kept as written. Their `id` is optional: the server chooses one; an id of one of this model\'s commands keeps that ' +
   'command; a repeated id is 400; an id of another model\'s command is 409. An optional `send: { text }` makes a command sendable ' +
   '(POST /devices/{id}/commands/{commandId}): `text` goes to the device, each `{field}` replaced by that form field\'s value; a command ' +
-  'given without `send` has none.'
+  'given without `send` has none. A form field may declare a `pattern`, a regular expression (JavaScript, `u` flag, at most 200 ' +
+  'characters) that the whole value must match; it is also the only way a value may hold the separators of the device\'s protocol. A ' +
+  'pattern that is not a regular expression, or that could make matching slow (a repetition inside a repetition, overlapping ' +
+  'alternatives), is 400 naming it; a model declares at most 16 different patterns.'
 
-/** The device-model catalogue: /models. */
+/** The device models: /models. */
 export function modelRoutes(auth: ReturnType<typeof authPlugin>, { models, write }: ModelRouteDeps) {
   const requestId = (headers: Record<string, unknown>) => (headers[REQUEST_ID_HEADER] as string | undefined) ?? null
+  const adminOf = (principal: Parameters<typeof asUser>[0], headers: Record<string, unknown>): ModelActor => {
+    const user = asUser(principal)
+    return { kind: 'admin', accountId: user.accountId, userId: user.userId, requestId: requestId(headers) }
+  }
   return new Elysia({ name: 'models', prefix: '/models' })
     .use(auth)
-    .get('', ({ query }) => models.listModels({ limit: query.limit, offset: query.offset }), {
-      auth: 'admin',
+    .get('', ({ principal, query }) => models.listModels(asUser(principal).accountId, { limit: query.limit, offset: query.offset }), {
+      auth: 'user',
       query: ModelListQuery,
       detail: {
         tags: ['Models'],
         summary: 'List the device models',
-        description: `Ordered by name, then id; 200 with [] past the end. ${CATALOGUE}`,
+        description: `The server-wide models and your account's, ordered by name, then id; 200 with [] past the end. Any user (members too); a share token gets 403. ${CATALOGUE}`,
         responses: responses({ 200: { schema: t.Array(Model), description: 'The models' } }, 400, 401, 403, 429, 504),
       },
     })
-    .get('/:id', ({ params }) => models.getModel(params.id), {
-      auth: 'admin',
+    .get('/:id', ({ principal, params }) => models.getModel(params.id, asUser(principal).accountId), {
+      auth: 'user',
       params: IdParams,
       detail: {
         tags: ['Models'],
         summary: 'One device model',
-        description: CATALOGUE,
+        description: `Any user (members too); a share token gets 403; another account's model is 404. ${CATALOGUE}`,
         responses: responses({ 200: { schema: Model, description: 'The model' } }, 400, 401, 403, 404, 429, 504),
       },
     })
     .post(
       '',
       async ({ principal, body, set }) => {
-        const user = asUser(principal)
-        const created = await write(() => models.createModel(body, user.accountId, user.userId, requestId(set.headers)))
+        const created = await write(() => models.createModel(body, adminOf(principal, set.headers)))
         set.status = 201
         set.headers.location = `/models/${created.id}`
         return created
@@ -63,17 +72,14 @@ export function modelRoutes(auth: ReturnType<typeof authPlugin>, { models, write
         detail: {
           tags: ['Models'],
           summary: 'Add a device model',
-          description: `201 with the model and \`Location: /models/{id}\`; the server chooses its id. ${COMMANDS} ${CATALOGUE}`,
+          description: `201 with the model and \`Location: /models/{id}\`; the server chooses its id. It belongs to your account. ${COMMANDS} ${CATALOGUE}`,
           responses: responses({ 201: { schema: Model, description: 'The new model' } }, 400, 401, 403, 409, 429, 504),
         },
       },
     )
     .patch(
       '/:id',
-      async ({ principal, params, body, set }) => {
-        const user = asUser(principal)
-        return write(() => models.updateModel(params.id, body, user.accountId, user.userId, requestId(set.headers)))
-      },
+      async ({ principal, params, body, set }) => write(() => models.updateModel(params.id, body, adminOf(principal, set.headers))),
       {
         auth: 'admin',
         params: IdParams,
@@ -81,7 +87,7 @@ export function modelRoutes(auth: ReturnType<typeof authPlugin>, { models, write
         detail: {
           tags: ['Models'],
           summary: 'Change a device model',
-          description: `Only the fields sent change; \`commands\` replaces the list (commands not named are removed). ${COMMANDS} ${CATALOGUE}`,
+          description: `Only the fields sent change; \`commands\` replaces the list (commands not named are removed). Your account's models only: a server-wide one is 403, another account's 404. ${COMMANDS} ${CATALOGUE}`,
           responses: responses({ 200: { schema: Model, description: 'The model' } }, 400, 401, 403, 404, 409, 429, 504),
         },
       },
@@ -89,8 +95,7 @@ export function modelRoutes(auth: ReturnType<typeof authPlugin>, { models, write
     .delete(
       '/:id',
       async ({ principal, params, set }) => {
-        const user = asUser(principal)
-        await write(() => models.deleteModel(params.id, user.accountId, user.userId, requestId(set.headers)))
+        await write(() => models.deleteModel(params.id, adminOf(principal, set.headers)))
         set.status = 204
         return null
       },
@@ -100,7 +105,7 @@ export function modelRoutes(auth: ReturnType<typeof authPlugin>, { models, write
         detail: {
           tags: ['Models'],
           summary: 'Delete a device model',
-          description: `With its commands. 409 while any device on the server (of any account) still uses it. ${CATALOGUE}`,
+          description: `With its commands. Your account's models only: a server-wide one is 403, another account's 404; 409 while a device still uses it. ${CATALOGUE}`,
           responses: responses({ 204: { description: 'Deleted' } }, 400, 401, 403, 404, 409, 429, 504),
         },
       },

@@ -1,6 +1,6 @@
 /**
  * The operator's commands for running a fleet from the server's machine: `account`, `user`,
- * `key`, `device` and `init`. Each names things by name or id (cli/resolve.ts), prints what it
+ * `key`, `device`, `model` (cli/models.ts) and `init`. Each names things by name or id (cli/resolve.ts), prints what it
  * did, records the change in the audit log with actor `cli`, and exits 2 with a message naming
  * the bad argument.
  */
@@ -16,6 +16,7 @@ import { createKey, keyOwner, listKeys, revokeKey } from '../admin/keys'
 import { createUser, hashPassword, listUsers, setPassword } from '../admin/users'
 import { setupFirstAccount } from '../session/setup'
 import { users as usersTable } from '../../db/schema'
+import { modelCommand } from './models'
 import { ArgumentError, list, resolveAccount, resolveGroup, resolveModel, resolveUser } from './resolve'
 
 export { ArgumentError }
@@ -63,6 +64,8 @@ async function passwordFrom(context: AdminCommandContext): Promise<string> {
 const ROLES = ['admin', 'member'] as const
 
 export const adminCommands = {
+  model: modelCommand,
+
   async account(args: string[], context: AdminCommandContext): Promise<number> {
     const [, rest] = subcommand(args, ['create'], 'account create --name NAME')
     const { values, positionals } = parseOptions(rest, { name: { type: 'string' } }, ['name'])
@@ -95,7 +98,7 @@ export const adminCommands = {
     if (values.imei === undefined && values.serial === undefined) throw new ArgumentError('--imei or --serial is required: it is how the device is recognised when it reports')
     const device = context.withDatabase(({ db }) => {
       const account = resolveAccount(db, values.account!)
-      const model = resolveModel(db, values.model!)
+      const model = resolveModel(db, values.model!, '--model', account.id)
       const groups = list(values.groups).map((group) => resolveGroup(db, account.id, group).id)
       const admin = createDeviceAdmin({ db, clock: { now: context.now } })
       const alias = values.alias ?? values.imei ?? values.serial!

@@ -4,7 +4,7 @@
  * Drizzle; a name that matches nothing, or more than one thing, is a bad argument (exit 2)
  * naming the option it came from.
  */
-import { and, eq, or, sql } from 'drizzle-orm'
+import { and, eq, isNull, or, sql } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import { accounts, devices, groups, models, users } from '../../db/schema'
 
@@ -36,8 +36,21 @@ export function resolveGroup(db: Db, accountId: string, given: string, option = 
   return one(rows, 'group', option, given)
 }
 
-export function resolveModel(db: Db, given: string, option = '--model'): { id: string; name: string } {
-  return one(db.select({ id: models.id, name: models.name }).from(models).where(byIdOrName(models, given)).all(), 'model', option, given)
+/**
+ * A model by id or name; with `accountId`, only one that account's devices may use (a server-wide
+ * model or one of the account's own): another account's model is no model there.
+ */
+export function resolveModel(db: Db, given: string, option = '--model', accountId?: string): { id: string; name: string; accountId: string | null } {
+  const match = byIdOrName(models, given)
+  const rows = db
+    .select({ id: models.id, name: models.name, accountId: models.accountId })
+    .from(models)
+    .where(accountId === undefined ? match : and(match, or(isNull(models.accountId), eq(models.accountId, accountId))))
+    .all()
+  if (rows.length === 0 && accountId !== undefined && db.select({ id: models.id }).from(models).where(match).limit(1).get()) {
+    throw new ArgumentError(`${option}: "${given}" is another account's model; a device may use a server-wide model or one of its own account's`)
+  }
+  return one(rows, 'model', option, given)
 }
 
 /** a device by id, alias (within the account when one is given), IMEI or serial */

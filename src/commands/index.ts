@@ -1,17 +1,25 @@
 import { Elysia, t } from 'elysia'
 import { asUser, type authPlugin } from '../http/auth'
 import { IdParams, responses } from '../http/model'
+import { PROTOCOLS } from '../ingest/protocols'
 import { Command, SendBody, SendParams, SentCommand, SentListQuery, SentParams } from './model'
 import type { CommandService } from './service'
 
 const REACH = 'Any user who reaches the device (404 when it is out of reach); a share token gets 403 (links are read-only).'
 
+/** each protocol's separators, as its unit declares them (protocols/<name>/command.ts) */
+const SEPARATORS = PROTOCOLS.flatMap((p) => (p.transport === 'tcp' && p.commandSeparators ? [`${p.name} ${p.commandSeparators.map((c) => `\`${c}\``).join(' ')}`] : [])).join('; ')
+
 const SEND =
   'Body: the form\'s values by field name (`{}`, or no body, for a button). Checked against the command\'s widget: every field present, ' +
-  'no other, a string of at most 128 characters without control characters, a `number` field a JSON number; else 400 naming the ' +
-  'field. The text sent is the command\'s `send.text` with each `{field}` replaced by its value. 404: no such command in the device\'s ' +
+  'no other, a string of at most 128 characters without control characters, a `number` field a JSON number, a field with a ' +
+  '`pattern` a value the pattern matches whole; else 400 naming the field. A value may not hold the separators of the device\'s ' +
+  `protocol (${SEPARATORS}): it would send more ` +
+  'than its field, another parameter or another command. That is 400 naming the field too, unless the field\'s pattern allows it. ' +
+  'The text sent is the command\'s `send.text` with each `{field}` replaced by its value. 404: no such command in the device\'s ' +
   'model. 409: the command has no `send` (it cannot be sent), or the model\'s protocol is not one that takes commands (only gt06, ' +
-  'teltonika and h02 do; OsmAnd and other HTTP devices cannot be called back). The command is stored before the 202 (it survives a ' +
+  'teltonika and h02 do; OsmAnd and other HTTP devices cannot be called back), or a field\'s pattern was stored by an older ' +
+  'version and could make matching slow (the model must be corrected). The command is stored before the 202 (it survives a ' +
   'restart) and goes to the device at once when it is connected, else when it next logs in: in order, one at a time per device (the ' +
   'next once the previous is answered or has waited 60 s); one not sent within COMMAND_TTL seconds (default 86,400) becomes ' +
   '`expired`. The answer is the sent command; `password` fields show as `***` here and everywhere after.'

@@ -10,7 +10,20 @@ const ButtonWidget = t.Object({
 
 const FormWidget = t.Object({
   type: t.Literal('form'),
-  fields: t.Array(t.Object({ name: t.String(), type: t.String({ examples: ['text', 'password'] }), label: t.String() })),
+  fields: t.Array(
+    t.Object({
+      name: t.String(),
+      type: t.String({ examples: ['text', 'password', 'number'] }),
+      label: t.String(),
+      pattern: t.Optional(
+        t.String({
+          description:
+            'A regular expression (JavaScript, `u` flag) the whole value must match, as HTML\'s `pattern`; the only way a value may hold the separators of the device\'s protocol',
+          examples: ['[1-9][0-9]{0,4}'],
+        }),
+      ),
+    }),
+  ),
 })
 
 export const Command = t.Object({

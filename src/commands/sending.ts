@@ -3,11 +3,15 @@
  *
  * The values are checked against the command's widget (every field present, no other, a string
  * of at most MAX_VALUE_LENGTH characters without control characters, a `number` field a JSON
- * number), then put into `send.text` where it says `{field}`. Two texts come out: the one the
+ * number, a field with a `pattern` matching it whole, patterns.ts) and against the protocol's
+ * separators (a value holding one, GT06's `#` or `,` say, would send more than its field: another
+ * parameter, another command; refused unless the field's pattern allows it), then put into
+ * `send.text` where it says `{field}`. Two texts come out: the one the
  * device receives, and the one everybody else is shown, where every `password` field's value is
  * `***` (and so is any other occurrence of a password's value, which would otherwise give it away).
  */
-import { type FieldError, Invalid } from '../errors'
+import { Conflict, type FieldError, Invalid } from '../errors'
+import { fieldPattern } from './patterns'
 
 /** the longest value of one form field, in characters (code points) */
 export const MAX_VALUE_LENGTH = 128
@@ -19,6 +23,8 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
 export interface WidgetField {
   name: string
   type: string
+  /** a regular expression the whole value must match (patterns.ts); null: none declared */
+  pattern: string | null
 }
 
 /** The fields a widget asks for: a button none; a form (or any widget with `fields`) its named fields. */
@@ -26,18 +32,24 @@ export function widgetFields(widget: unknown): WidgetField[] {
   const fields = (widget as { fields?: unknown } | null)?.fields
   if (!Array.isArray(fields)) return []
   return fields
-    .filter((f): f is { name: string; type?: unknown } => typeof (f as { name?: unknown } | null)?.name === 'string')
-    .map((f) => ({ name: f.name, type: typeof f.type === 'string' ? f.type : 'text' }))
+    .filter((f): f is { name: string; type?: unknown; pattern?: unknown } => typeof (f as { name?: unknown } | null)?.name === 'string')
+    .map((f) => ({ name: f.name, type: typeof f.type === 'string' ? f.type : 'text', pattern: typeof f.pattern === 'string' ? f.pattern : null }))
 }
 
 /** a field name as a JSON pointer segment (RFC 6901) */
 const pointer = (name: string) => `/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`
 
+/** the separators as a message names them: "#" or "," */
+const quoted = (separators: readonly string[]) => separators.map((s) => JSON.stringify(s)).join(' or ')
+
 /**
  * The body's values as text, by field name, or Invalid naming every field at fault. A missing
- * body counts as `{}` (a button). Values are never quoted back in a message: one may be a password.
+ * body counts as `{}` (a button). `separators` are the protocol's (its descriptor's
+ * commandSeparators): a value holding one is refused unless its field's pattern matches it.
+ * Values are never quoted back in a message: one may be a password. A field whose stored pattern
+ * is refused (patterns.ts) makes the command unsendable: Conflict.
  */
-export function checkValues(fields: readonly WidgetField[], body: unknown): Map<string, string> {
+export function checkValues(fields: readonly WidgetField[], body: unknown, separators: readonly string[] = []): Map<string, string> {
   const given = body === null || body === undefined ? {} : body
   if (typeof given !== 'object' || Array.isArray(given)) {
     throw new Invalid('The body must be a JSON object of the form\'s values ({} for a button)', [{ path: '', message: 'must be an object' }])
@@ -60,6 +72,26 @@ export function checkValues(fields: readonly WidgetField[], body: unknown): Map<
     else if ([...value].length > MAX_VALUE_LENGTH) errors.push({ path, message: `must be at most ${MAX_VALUE_LENGTH} characters` })
     else if (CONTROL.test(value)) errors.push({ path, message: 'must not contain control characters' })
     else text.set(field.name, value)
+    const entered = text.get(field.name)
+    if (entered === undefined) continue
+    if (field.pattern !== null) {
+      const pattern = fieldPattern(field.pattern)
+      if (!pattern.ok) throw new Conflict(`The command cannot be sent: the pattern of its field "${field.name}" ${pattern.reason}; its model must be corrected`)
+      // the pattern says what the field takes, separators included
+      if (!pattern.regex.test(entered)) {
+        text.delete(field.name)
+        errors.push({ path, message: `must match the field's pattern ${field.pattern}` })
+      }
+      continue
+    }
+    const found = separators.filter((separator) => entered.includes(separator))
+    if (found.length > 0) {
+      text.delete(field.name)
+      errors.push({
+        path,
+        message: `must not contain ${quoted(found)}: this device's protocol splits its commands on ${quoted(separators)}, so the value would send more than this field`,
+      })
+    }
   }
   for (const name of Object.keys(values)) {
     if (!known.has(name)) errors.push({ path: pointer(name), message: fields.length === 0 ? 'is not a field: this command takes none ({})' : 'is not a field of this command' })

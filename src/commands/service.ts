@@ -14,13 +14,17 @@ import { Conflict, NotFound } from '../errors'
 import type { UserPrincipal } from '../principal'
 import type { CommandBody, SentCommandBody } from './model'
 import type { CommandQueue } from './queue'
+import { PROTOCOLS } from '../ingest/protocols'
 import { checkValues, renderCommand, widgetFields } from './sending'
 
 /**
- * The model protocols whose devices can be sent commands: their TCP sessions carry them. A model
- * with another protocol label (osmand, an HTTP protocol that cannot be called back) or none: 409.
+ * The protocols whose devices can be sent commands (their units encode them: their TCP sessions
+ * carry them), each with the separators its command texts split on. A model with another protocol
+ * label (osmand, an HTTP protocol that cannot be called back) or none: 409.
  */
-export const COMMAND_PROTOCOLS: readonly string[] = ['gt06', 'teltonika', 'h02']
+const COMMAND_PROTOCOLS: ReadonlyMap<string, readonly string[]> = new Map(
+  PROTOCOLS.flatMap((p) => (p.transport === 'tcp' && p.encodeCommand ? [[p.name, p.commandSeparators ?? []] as const] : [])),
+)
 
 export interface CommandServiceDeps {
   sqlite: Database
@@ -54,13 +58,14 @@ export function createCommandService({ sqlite, db, access, queue }: CommandServi
       const template = command.send === null ? null : (JSON.parse(command.send) as { text?: unknown }).text
       if (typeof template !== 'string') throw new Conflict(`The command "${command.name}" cannot be sent: its model gives it no send text`)
       const protocol = command.protocol?.toLowerCase() ?? null
-      if (protocol === null || !COMMAND_PROTOCOLS.includes(protocol)) {
+      const separators = protocol === null ? undefined : COMMAND_PROTOCOLS.get(protocol)
+      if (separators === undefined) {
         throw new Conflict(
-          `Devices of this model (protocol ${protocol ?? 'none'}) cannot be sent commands: only ${COMMAND_PROTOCOLS.join(', ')} devices take them`,
+          `Devices of this model (protocol ${protocol ?? 'none'}) cannot be sent commands: only ${[...COMMAND_PROTOCOLS.keys()].join(', ')} devices take them`,
         )
       }
       const fields = widgetFields(JSON.parse(command.widget))
-      const rendered = renderCommand(template, fields, checkValues(fields, body))
+      const rendered = renderCommand(template, fields, checkValues(fields, body, separators))
       return queue.enqueue({ deviceKey: device.key, commandId: command.id, name: command.name, ...rendered, userId: principal.userId })
     },
 

@@ -7,12 +7,26 @@
  * a path id up (migration 0004 lower-cased those of older imports).
  *
  * Nothing crosses accounts: a user's and a device's groups must be of their own account, a
- * group cannot move to another account, and a user or device that `--upsert` moves to another
- * account leaves its old account's groups (and a device its old account's share links) in the
- * same transaction.
+ * group cannot move to another account, a device's model must be server-wide or of the device's
+ * account, and a user or device that `--upsert` moves to another account leaves its old
+ * account's groups (and a device its old account's share links) in the same transaction.
+ *
+ * Models: an imported model is server-wide (the import format gives a model no account); one that
+ * `--upsert` rewrites keeps the account it belongs to. The built-in models' ids (and their
+ * commands') are the server's own (commands/catalogue.ts): a file may not take them. A stored
+ * model that `--upsert` changes is in the audit log (actor `cli`) of every account whose devices
+ * use it, before or after the import, and of the account it belongs to; what the import creates
+ * (models, like accounts, users and devices) is not audited: no device used it before.
  */
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { eq } from 'drizzle-orm'
+import { drizzle } from 'drizzle-orm/bun-sqlite'
+import * as schema from '../../db/schema'
+import { CLI_ACTOR } from '../admin/audit'
+import { accountsUsingModel, modelBody, recordModelChange } from '../admin/models'
+import { BUILTIN_COMMAND_IDS, BUILTIN_MODEL_IDS } from '../commands/catalogue'
+import { patternProblems } from '../commands/patterns'
 import { hashKey } from '../keys/service'
 import { removeFromOtherAccountsLinks } from '../share/service'
 import { createEventStore, encodeEvent } from '../store/events'
@@ -141,7 +155,10 @@ function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void
     return (id: string) => stmt.get(id) !== null
   }
   const accountInDb = exists('accounts')
-  const modelInDb = exists('models')
+  const db = drizzle(sqlite, { schema })
+  /** the account a stored model belongs to: null server-wide, undefined when there is no such model */
+  const storedModelAccount = (id: string) =>
+    db.select({ accountId: schema.models.accountId }).from(schema.models).where(eq(schema.models.id, id)).get()?.accountId
   const deviceInDb = exists('devices')
   const groupInDb = sqlite.query<{ account_id: string }, [string]>('SELECT account_id FROM groups WHERE id = ?')
 
@@ -160,14 +177,17 @@ function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void
   }
   const commandIds = new Set<string>()
   const commandInDb = exists('commands')
-  data.models?.forEach((model, m) =>
+  data.models?.forEach((model, m) => {
+    if (BUILTIN_MODEL_IDS.has(model.id)) problems.add(`/models/${m}/id`, `${model.id} is a built-in model's id: the server keeps that model up to date itself`)
     model.commands?.forEach((command, c) => {
       const path = `/models/${m}/commands/${c}/id`
-      if (commandIds.has(command.id)) problems.add(path, `duplicate id ${command.id} in the file`)
+      if (BUILTIN_COMMAND_IDS.has(command.id)) problems.add(path, `${command.id} is a command of a built-in model`)
+      else if (commandIds.has(command.id)) problems.add(path, `duplicate id ${command.id} in the file`)
       else if (!upsert && commandInDb(command.id)) problems.add(path, `${command.id} already exists (use --upsert to update)`)
       commandIds.add(command.id)
-    }),
-  )
+    })
+    for (const problem of patternProblems(model.commands ?? [], `/models/${m}/commands`)) problems.add(problem.path, problem.message)
+  })
 
   const hasAccount = (id: string) => fileIds.get('accounts')!.has(id) || accountInDb(id)
   const groupAccount = new Map<string, string>()
@@ -209,8 +229,17 @@ function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void
       keys.add(key)
     })
   })
+  // a model of the file is server-wide, unless --upsert rewrites a stored one: that keeps its account
+  const modelAccount = (id: string) => {
+    const stored = storedModelAccount(id)
+    return stored === undefined && fileIds.get('models')!.has(id) ? null : stored
+  }
   data.devices?.forEach((device, i) => {
-    if (!fileIds.get('models')!.has(device.model) && !modelInDb(device.model)) problems.add(`/devices/${i}/model`, `no model ${device.model}`)
+    const owner = modelAccount(device.model)
+    if (owner === undefined) problems.add(`/devices/${i}/model`, `no model ${device.model}`)
+    else if (owner !== null && owner !== device.account) {
+      problems.add(`/devices/${i}/model`, `model ${device.model} belongs to another account: a device may use a server-wide model or one of its own account's`)
+    }
     if (!hasAccount(device.account)) problems.add(`/devices/${i}/account`, `no account ${device.account}`)
     else checkGroups(device.groups, device.account, `/devices/${i}/groups`)
   })
@@ -275,6 +304,13 @@ function writeDataset(
     if (newest) locate.run(newest.latitude, newest.longitude, key)
   }
 
+  // the stored models the file rewrites (--upsert), as they were: one that changes is audited
+  const db = drizzle(sqlite, { schema })
+  const modelsBefore = (data.models ?? []).flatMap((m) => {
+    const row = db.select().from(schema.models).where(eq(schema.models.id, m.id)).get()
+    return row ? [{ id: m.id, body: modelBody(db, row), users: accountsUsingModel(db, m.id) }] : []
+  })
+
   const summary: ImportSummary = { accounts: 0, groups: 0, users: 0, apiKeys: 0, models: 0, commands: 0, devices: 0, positions: 0, events: 0 }
   for (const a of data.accounts ?? []) summary.accounts += insertAccount.run(a.id, a.name ?? '', now).changes
   for (const g of data.groups ?? []) summary.groups += insertGroup.run(g.id, g.account, g.name ?? '').changes
@@ -319,6 +355,13 @@ function writeDataset(
     }
     if (d.location === undefined) locateAfterPositions.push(key)
   }
+  for (const before of modelsBefore) {
+    const row = db.select().from(schema.models).where(eq(schema.models.id, before.id)).get()!
+    if (Bun.deepEquals(modelBody(db, row), before.body)) continue
+    const accounts = [...before.users, ...accountsUsingModel(db, before.id), row.accountId]
+    recordModelChange(db, { modelId: before.id, action: 'update', actor: CLI_ACTOR, accounts }, now)
+  }
+
   const keyOf = (id: string) => {
     let key = keys.get(id)
     if (key === undefined) {

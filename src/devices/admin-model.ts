@@ -14,7 +14,7 @@ export const MAX_DEVICE_GROUPS = 1000
 
 const fields = {
   alias: t.String({ minLength: 1, maxLength: MAX_ALIAS_LENGTH, description: 'Display name, 1 to 100 characters', examples: ['Truck 12'] }),
-  model: t.String({ format: 'uuid', description: 'The model (GET /models); an unknown model is 404', examples: ['6f1c2b1e-3a5d-4c1e-9b7a-2d4e5f6a7b8c'] }),
+  model: t.String({ format: 'uuid', description: 'The model (GET /models): a server-wide one or one of your account\'s; an unknown model, or another account\'s, is 404', examples: ['6f1c2b1e-3a5d-4c1e-9b7a-2d4e5f6a7b8c'] }),
   groups: (more = '') =>
     t.Array(Uuid, {
       maxItems: MAX_DEVICE_GROUPS,

@@ -46,7 +46,7 @@ export function deviceAdminRoutes(auth: ReturnType<typeof authPlugin>, { admin, 
           summary: 'Add a device to your account',
           description:
             `201 with the device as GET /devices/{id} shows it and \`Location: /devices/{id}\`; the server chooses its id. \`imei\` or \`serial\` is required. ${IDENTIFIERS} ` +
-            `An unknown \`model\` and a group that is not your account's are 404 (a reference that does not exist for you, as for share links). ${ADMIN}`,
+            `An unknown \`model\` (another account's model is unknown to you: a device may use a server-wide model or one of its own account's) and a group that is not your account's are 404 (a reference that does not exist for you, as for share links). ${ADMIN}`,
           responses: responses({ 201: { schema: Device, description: 'The new device' } }, 400, 401, 403, 404, 409, 429, 504),
         },
       },

@@ -11,7 +11,7 @@
  * IMEI and a serial share one namespace: an identifier already used by any device on the server,
  * as its IMEI or its serial, in any account, unlinked or not, is a Conflict.
  */
-import { and, eq, inArray, ne, or } from 'drizzle-orm'
+import { and, eq, inArray, isNull, ne, or } from 'drizzle-orm'
 import { connectionOf, type Db } from '../../db/client'
 import { deviceGroups, devices, groups, models, shareLinkDevices, shareLinks } from '../../db/schema'
 import { createAuditLog } from '../admin/audit'
@@ -92,9 +92,14 @@ export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDe
   const eventStore = createEventStore(db)
   type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 
-  function requireModel(tx: Tx, id: string): string {
-    const found = tx.select({ id: models.id }).from(models).where(eq(models.id, id.toLowerCase())).get()
-    if (!found) throw new NotFound(`model: no model ${id}`)
+  /** a model the account's devices may use: server-wide, or the account's own (another account's is 404, as an unknown one) */
+  function requireModel(tx: Tx, id: string, accountId: string): string {
+    const found = tx
+      .select({ id: models.id })
+      .from(models)
+      .where(and(eq(models.id, id.toLowerCase()), or(isNull(models.accountId), eq(models.accountId, accountId))))
+      .get()
+    if (!found) throw new NotFound(`model: no model ${id} that your account's devices may use`)
     return found.id
   }
 
@@ -165,7 +170,8 @@ export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDe
   return {
     /**
      * A new device of `accountId`. Invalid (400) for a bad field, NotFound (404) for an unknown
-     * model or a group not of the account, Conflict (409) for an identifier already in use.
+     * model (or another account's: a device may use a server-wide model or one of its own
+     * account's) or a group not of the account, Conflict (409) for an identifier already in use.
      */
     createDevice(input: CreateDeviceInput, accountId: string, actor: string, requestId: string | null = null): AdministeredDevice {
       checkFields(input)
@@ -177,7 +183,7 @@ export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDe
       return changed(
         db.transaction(
           (tx) => {
-            const model = requireModel(tx, input.model)
+            const model = requireModel(tx, input.model, accountId)
             const groupIds = requireGroups(tx, input.groups ?? [], accountId)
             requireUnused(tx, [{ path: '/imei', value: imei }, { path: '/serial', value: serial }], null)
             const row = tx
@@ -222,7 +228,7 @@ export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDe
             const imei = input.imei ?? row.imei
             const serial = input.serial ?? row.serial
             requireIdentifier(imei, serial)
-            const model = input.model === undefined ? row.modelId : requireModel(tx, input.model)
+            const model = input.model === undefined ? row.modelId : requireModel(tx, input.model, accountId)
             const groupIds = input.groups === undefined ? null : requireGroups(tx, input.groups, accountId)
             const renamed = [
               ...(imei !== row.imei ? [{ path: '/imei', value: imei }] : []),

@@ -6,6 +6,9 @@
 import { PROTOCOLS } from '../ingest/protocols'
 import { DEVICE_ALARM_CODES } from '../ingest/protocols/events'
 
+/** what each protocol's command texts split on, as its unit declares it (protocols/<name>/command.ts) */
+const COMMAND_SEPARATORS = PROTOCOLS.flatMap((p) => (p.transport === 'tcp' && p.commandSeparators ? [`${p.name} ${p.commandSeparators.map((c) => `\`${c}\``).join(' ')}`] : [])).join(', ')
+
 export const API_DESCRIPTION = `
 Self-hosted GPS fleet tracking. Every error is RFC 9457 problem details
 (\`application/problem+json\`: \`type\`, \`title\`, \`status\`, \`detail\`, and \`errors[]\` with
@@ -153,11 +156,20 @@ signs them in; a wrong or used token is 403, a server that has a user 409.
 the session cookie, reading live positions from \`GET /devices/stream\`. Nothing comes from a CDN;
 only map tiles come from TILE_URL.
 
+**Models.** A model made with \`POST /models\` belongs to the admin's account (\`account\`): only
+that account's devices may use it and only its admins change it; to another account it does not
+exist (404). Server-wide models (\`account: null\`: a built-in one per protocol, kept up to date by
+the server; imported ones; the operator's) are read by every user and changed only by the operator,
+from the command line or an import: \`PATCH\`/\`DELETE\` is 403. A change to a model is in the
+audit log of every account whose devices use it.
+
 **Commands.** A model's command with \`send: { text }\` can be sent:
 \`POST /devices/{id}/commands/{commandId}\` with the form's values (\`{}\` or no body for a button)
 answers 202 with the sent command once it is stored. Values: every field, no other, a string of at
-most 128 characters without control characters, a \`number\` field a JSON number (400 naming the
-field); \`{field}\` in \`send.text\` takes the value (another \`{word}\` stays as written). 409 for a
+most 128 characters without control characters, a \`number\` field a JSON number, a value its field's
+\`pattern\` matches whole, and no separator of the device's protocol (${COMMAND_SEPARATORS}: a value cannot
+smuggle another parameter or command) unless the pattern allows it
+(400 naming the field); \`{field}\` in \`send.text\` takes the value (another \`{word}\` stays as written). 409 for a
 command without \`send\` and for a model whose \`protocol\` is not gt06, teltonika or h02 (OsmAnd
 devices cannot be called back); 403 for a share token; 404 for a command not of the device's model.
 Per device in order, one at a time: the next once the previous is answered or has waited 60 s; a

@@ -31,12 +31,20 @@ describe('send on a model\'s commands', () => {
     expect(created.commands[0]!.send).toEqual({ text: 'getgps' })
     expect((await model(created.id)).commands[0]!.send).toEqual({ text: 'getgps' })
 
-    const gt06 = await model(ids.gt06)
-    const withoutSend = gt06.commands.map(({ send: _, ...rest }) => rest)
-    const patched = await world.call('PATCH', `/models/${ids.gt06}`, { token: keys.dana, body: { commands: withoutSend } })
+    // an account's own model (server-wide ones are the operator's): truck 1 uses it
+    const own = (await (
+      await world.call('POST', '/models', {
+        token: keys.dana,
+        body: { name: 'Acme GT06', protocol: 'gt06', commands: [{ name: 'Engine stop', widget: { type: 'button', label: 'Stop', confirm: true }, send: { text: 'RELAY,1#' } }] },
+      })
+    ).json()) as { id: string; commands: { id: string; send?: unknown }[] }
+    expect((await world.call('PATCH', `/devices/${ids.truck1}`, { token: keys.dana, body: { model: own.id } })).status).toBe(200)
+    expect((await world.call('POST', `/devices/${ids.truck1}/commands/${own.commands[0]!.id}`, { token: keys.alice, body: {} })).status).toBe(202)
+    const withoutSend = (await model(own.id)).commands.map(({ send: _, ...rest }) => rest)
+    const patched = await world.call('PATCH', `/models/${own.id}`, { token: keys.dana, body: { commands: withoutSend } })
     expect(patched.status).toBe(200)
-    expect((await model(ids.gt06)).commands.every((c) => !('send' in c))).toBe(true)
-    await problem(await world.call('POST', `/devices/${ids.truck1}/commands/${ids.engineStop}`, { token: keys.alice, body: {} }), 409)
+    expect((await model(own.id)).commands.every((c) => !('send' in c))).toBe(true)
+    await problem(await world.call('POST', `/devices/${ids.truck1}/commands/${own.commands[0]!.id}`, { token: keys.alice, body: {} }), 409)
   })
 
   test.each([

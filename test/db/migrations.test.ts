@@ -43,4 +43,46 @@ describe('migrations', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  test("0013: an older database's models stay server-wide, but one an account's admin made through the API, used only by that account's devices, becomes that account's", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tracker-migrate-'))
+    try {
+      const path = join(dir, 'old.db')
+      const old = new Database(path)
+      old.run('CREATE TABLE "__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)')
+      for (const migration of embeddedMigrations().filter((_, i) => migrationJournal.entries[i]!.tag < '0013')) {
+        for (const statement of migration.sql) if (statement.trim()) old.run(statement)
+        old.run('INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)', [migration.hash, migration.folderMillis])
+      }
+      const [a, b] = ['0a000000-0000-4000-8000-000000000001', '0a000000-0000-4000-8000-000000000002']
+      old.run("INSERT INTO accounts (id, name) VALUES (?, 'A'), (?, 'B')", [a, b])
+      // made by A's admin over the API; the second is also used by B's device (the old rule let it)
+      const [own, shared, imported, operators] = ['m1', 'm2', 'm3', 'm4'].map((n) => `0d000000-0000-4000-8000-0000000000${n.slice(1).padStart(2, '0')}`)
+      for (const id of [own, shared, imported, operators]) old.run("INSERT INTO models (id, name) VALUES (?, 'M')", [id!])
+      for (const id of [own, shared]) old.run("INSERT INTO audit_log (account_id, actor, action, object_type, object_id, at) VALUES (?, 'a-user', 'create', 'model', ?, 0)", [a, id!])
+      old.run("INSERT INTO audit_log (account_id, actor, action, object_type, object_id, at) VALUES (?, 'cli', 'create', 'model', ?, 0)", [a, operators!])
+      const device = (n: number, account: string, model: string) =>
+        old.run("INSERT INTO devices (id, account_id, model_id, alias, serial, imei, created_at, updated_at) VALUES (?, ?, ?, 'd', ?, '', 0, 0)", [`0f000000-0000-4000-8000-00000000000${n}`, account, model, `S${n}`])
+      device(1, a, own!)
+      device(2, a, shared!)
+      device(3, b, shared!)
+      device(4, b, imported!)
+      old.close()
+
+      const upgraded = openDatabase(path)
+      try {
+        const owners = upgraded.sqlite.query<{ id: string; account_id: string | null }, []>('SELECT id, account_id FROM models ORDER BY id').all()
+        expect(owners).toEqual([
+          { id: own!, account_id: a },
+          { id: shared!, account_id: null },
+          { id: imported!, account_id: null },
+          { id: operators!, account_id: null },
+        ])
+      } finally {
+        upgraded.close()
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })

@@ -233,7 +233,11 @@ export const strings = {
     revokeBody: 'Programs using it are refused from their next request. This cannot be undone.',
 
     // models
-    modelsIntro: 'The device models of this server, shared by every account, and the commands their devices offer.',
+    modelsIntro:
+      'The device models your devices may use and the commands they offer: your account’s own, which you change, and the server-wide ones (one built in per protocol), which only the server’s operator changes.',
+    colOwner: 'Whose',
+    ownModel: 'Your account’s',
+    serverWideModel: 'Server-wide, read-only',
     noModels: 'No model yet.',
     addModel: 'Add a model',
     editModelTitle: (name: string) => `Edit ${name}`,
@@ -273,7 +277,7 @@ export const strings = {
     modelSaved: (name: string) => `${name} was saved.`,
     modelDeleted: (name: string) => `${name} was deleted.`,
     deleteModelTitle: (name: string) => `Delete the model ${name}?`,
-    deleteModelBody: 'A model still used by a device (of any account) cannot be deleted: give those devices another model first.',
+    deleteModelBody: 'A model still used by a device cannot be deleted: give those devices another model first.',
     deleteModel: 'Delete the model',
 
     // audit

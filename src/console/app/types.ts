@@ -196,6 +196,8 @@ export interface DeviceModel {
   protocol: string | null
   /** each with its widget as written, and whatever else the server keeps (kept as it is on a change) */
   commands: (Command & Record<string, unknown>)[]
+  /** the account it belongs to (its admins change it); null: server-wide, read-only over the API */
+  account: string | null
 }
 
 export interface AuditEntry {

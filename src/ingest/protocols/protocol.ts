@@ -15,14 +15,47 @@ import type { IngestPipeline } from '../pipeline'
 import type { DecodedReport } from '../types'
 import type { FrameReader } from './framing'
 
+/** A form field of a built-in command: `pattern` (a regular expression the whole value must match) says what it takes. */
+export interface BuiltinField {
+  readonly name: string
+  readonly type: 'text' | 'number' | 'password'
+  readonly label: string
+  readonly pattern?: string
+}
+
+/** A command of a built-in model, as the import format writes one (docs/import-format.md). */
+export interface BuiltinCommand {
+  /** fixed, like the model's: sent commands and people's habits keep naming it from one version to the next */
+  readonly id: string
+  readonly name: string
+  readonly widget:
+    | { readonly type: 'button'; readonly label: string; readonly confirm: boolean; readonly confirm_message?: string }
+    | { readonly type: 'form'; readonly fields: readonly BuiltinField[] }
+  /** the text the device receives, `{field}` standing for a form field's value */
+  readonly send: { readonly text: string }
+}
+
+/**
+ * The model the product ships for a protocol: server-wide (no account), with the protocol's
+ * standard commands, so that an account needs no model of its own. The server creates it, or
+ * brings it up to date, at every start (commands/catalogue.ts); its id never changes.
+ */
+export interface BuiltinModel {
+  readonly id: string
+  readonly name: string
+  readonly commands: readonly BuiltinCommand[]
+}
+
 interface ProtocolBase {
-  /** lower case: the metrics label, the log prefix, the key of the server's ports */
+  /** lower case: the metrics label, the log prefix, the key of the server's ports, a model's `protocol` */
   readonly name: string
   /** for people: the docs, the configuration's description */
   readonly title: string
   readonly defaultPort: number
   /** the environment variable of its port; 0 turns the listener off */
   readonly portVariable: string
+  /** the protocol's built-in model (its folder's model.ts) */
+  readonly model: BuiltinModel
 }
 
 /** What a connection knows when it decodes a frame. */
@@ -95,6 +128,12 @@ export interface TcpProtocol<F = unknown> extends ProtocolBase {
    * devices' answers come back as `commandAnswer` on the Steps its decoder returns.
    */
   encodeCommand?(text: string, target: CommandTarget): EncodedCommand
+  /**
+   * The characters that split this protocol's command texts into commands or parameters (GT06's
+   * `#` and `,`): a form value holding one would send more than its field, so it is refused (400)
+   * unless the field's pattern allows it (commands/sending.ts). Declared with encodeCommand.
+   */
+  readonly commandSeparators?: readonly string[]
 }
 
 /** What an HTTP protocol's listener is started with. */

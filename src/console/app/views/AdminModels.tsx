@@ -8,12 +8,14 @@ import { AdminList, AdminTable, Cell, ConfirmDelete, Dialog, FormAlert, FormButt
 
 const s = strings.admin
 /** the protocols this server speaks, offered for a model's label (any other label is allowed) */
-const PROTOCOLS = ['gt06', 'teltonika', 'osmand']
+const PROTOCOLS = ['gt06', 'teltonika', 'h02', 'osmand']
 const FIELD_TYPES = ['text', 'number', 'password'] as const
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 interface FieldDraft {
   key: number
+  /** the field as the server gave it: what this form does not show (its pattern) is kept */
+  original: Record<string, unknown>
   name: string
   type: string
   label: string
@@ -46,6 +48,7 @@ function toDraft(command: Record<string, unknown>): CommandDraft {
     confirmMessage: typeof widget.confirm_message === 'string' ? widget.confirm_message : '',
     fields: fields.map((f) => ({
       key: ++drafts,
+      original: f,
       name: typeof f.name === 'string' ? f.name : '',
       type: typeof f.type === 'string' ? f.type : 'text',
       label: typeof f.label === 'string' ? f.label : '',
@@ -54,7 +57,7 @@ function toDraft(command: Record<string, unknown>): CommandDraft {
 }
 
 const newCommand = (): CommandDraft => ({ key: ++drafts, original: null, name: '', type: 'button', label: '', confirm: false, confirmMessage: '', fields: [] })
-const newField = (): FieldDraft => ({ key: ++drafts, name: '', type: 'text', label: '' })
+const newField = (): FieldDraft => ({ key: ++drafts, original: {}, name: '', type: 'text', label: '' })
 
 function without(object: Record<string, unknown>, keys: string[]): Record<string, unknown> {
   return Object.fromEntries(Object.entries(object).filter(([k]) => !keys.includes(k)))
@@ -77,13 +80,13 @@ function toCommand(draft: CommandDraft): Record<string, unknown> {
     built = {
       ...without(widget, ['label', 'confirm', 'confirm_message']),
       type: 'form',
-      fields: draft.fields.map((f) => ({ name: f.name.trim(), type: f.type, label: f.label.trim() || f.name.trim() })),
+      fields: draft.fields.map((f) => ({ ...f.original, name: f.name.trim(), type: f.type, label: f.label.trim() || f.name.trim() })),
     }
   } else built = widget
   return { ...original, name: draft.name.trim(), widget: built }
 }
 
-/** The model catalogue (one for the whole server): each model's protocol and the commands its devices offer. */
+/** The models the account's devices may use: its own (changed here) and the server-wide ones (read-only: the operator's). */
 export function AdminModels({ store, fleet }: AdminSectionProps) {
   fleet.version.value
   useEffect(() => store.models.ensure(), [])
@@ -105,18 +108,24 @@ export function AdminModels({ store, fleet }: AdminSectionProps) {
       </SectionHead>
       <AdminList state={state} onRetry={() => void store.models.refresh()} empty={s.noModels}>
         {(models) => (
-          <AdminTable columns={[s.colName, s.protocol, s.commands, s.colYourDevices]}>
+          <AdminTable columns={[s.colName, s.protocol, s.colOwner, s.commands, s.colYourDevices]}>
             {models.map((model) => (
               <tr key={model.id} data-id={model.id}>
                 <th scope="row" class="cell-name">
                   {model.name}
                 </th>
                 <Cell label={s.protocol}>{model.protocol ?? <span class="muted">{s.none}</span>}</Cell>
+                <Cell label={s.colOwner}>{model.account === null ? <span class="muted">{s.serverWideModel}</span> : s.ownModel}</Cell>
                 <Cell label={s.commands}>
                   <NameList names={model.commands.map((c) => c.name)} none={s.noCommands} />
                 </Cell>
                 <Cell label={s.colYourDevices}>{used.get(model.id) ?? 0}</Cell>
-                <RowActions name={model.name} onEdit={() => (editing.value = { model })} onDelete={() => (deleting.value = model)} />
+                {/* a server-wide model is the operator's: the API refuses to change it (403) */}
+                {model.account === null ? (
+                  <td class="row-actions" />
+                ) : (
+                  <RowActions name={model.name} onEdit={() => (editing.value = { model })} onDelete={() => (deleting.value = model)} />
+                )}
               </tr>
             ))}
           </AdminTable>

@@ -36,6 +36,12 @@ const LANGUAGE_BYTES = 2
  */
 export const GT06_MAX_COMMAND_BYTES = 0xff - MIN_LENGTH_FIELD - 1 - SERVER_FLAG_BYTES - LANGUAGE_BYTES
 
+/**
+ * What splits a GT06 command text: `#` ends a command (a terminal reads `A#B#` as two) and `,`
+ * separates its parameters (`TIMER,10,30#`). A form value may not bring either in.
+ */
+export const GT06_COMMAND_SEPARATORS = ['#', ','] as const
+
 /** printable ASCII: what the documents' command texts are, and all a terminal is known to read */
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/
 

@@ -16,9 +16,10 @@
 import type { DecodedReport } from '../../types'
 import { networkStatus } from '../network'
 import type { Step, TcpProtocol } from '../protocol'
-import { decodeGt06Answer, encodeGt06Command, isGt06Answer } from './command'
+import { decodeGt06Answer, encodeGt06Command, GT06_COMMAND_SEPARATORS, isGt06Answer } from './command'
 import { decodeGt06Frame, type Gt06Message } from './decoder'
 import { gt06FrameReader, type Gt06Frame } from './framing'
+import { gt06Model } from './model'
 
 /** What a decoded message is to the session: its report gets the device status the packet carried. */
 function gt06Step(message: Gt06Message): Step {
@@ -54,10 +55,12 @@ export const gt06: TcpProtocol<Gt06Frame> = {
   transport: 'tcp',
   defaultPort: 5023,
   portVariable: 'GT06_PORT',
+  model: gt06Model,
   // the GT06 reader keeps no state: one serves every connection
   framing: () => reader,
   decoder: () => (frame, { now, uniqueId }) =>
     isGt06Answer(frame.protocol) && frame.lenient?.crcChecked !== false ? answerStep(frame, uniqueId) : gt06Step(decodeGt06Frame(frame, { imei: uniqueId }, { now })),
   // the server flag is the command's reference: the answer echoes it
   encodeCommand: (text, { ref, sequence }) => encodeGt06Command(text, ref, sequence),
+  commandSeparators: GT06_COMMAND_SEPARATORS,
 }

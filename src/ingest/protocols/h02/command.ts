@@ -40,6 +40,12 @@ export function rememberH02Maker(uniqueId: string, maker: string): void {
   makers.set(uniqueId, maker)
   if (makers.size > MAX_MAKERS) makers.delete(makers.keys().next().value!)
 }
+/**
+ * What splits an H02 command text: `,` separates the parameters, `*` opens a frame and `#` closes
+ * it. A form value may bring none of them in.
+ */
+export const H02_COMMAND_SEPARATORS = [',', '*', '#'] as const
+
 /** a command name, then parameters of printable ASCII without the frame's own `*` and `#` */
 const COMMAND_TEXT = /^([A-Za-z0-9]{1,12})(,[\x20-\x22\x24-\x29\x2b-\x7e]*)?$/
 

@@ -15,9 +15,10 @@
 import type { DecodedReport } from '../../types'
 import { networkStatus } from '../network'
 import type { Step, TcpProtocol } from '../protocol'
-import { encodeH02Command, h02AnswerOf, rememberH02Maker } from './command'
+import { encodeH02Command, H02_COMMAND_SEPARATORS, h02AnswerOf, rememberH02Maker } from './command'
 import { decodeH02Frame, type H02Message } from './decoder'
 import { h02FrameReader, type H02Frame } from './framing'
+import { h02Model } from './model'
 import { h02StatusAttributes } from './status'
 
 /** attributes of LINK and V1 frames that describe the device rather than a fix */
@@ -39,6 +40,7 @@ export const h02: TcpProtocol<H02Frame> = {
   transport: 'tcp',
   defaultPort: 5013,
   portVariable: 'H02_PORT',
+  model: h02Model,
   // the reader learns the length of the connection's binary frames: one a connection
   framing: () => h02FrameReader(),
   decoder() {
@@ -55,4 +57,5 @@ export const h02: TcpProtocol<H02Frame> = {
     }
   },
   encodeCommand: (text, { uniqueId, now }) => encodeH02Command(text, uniqueId, now),
+  commandSeparators: H02_COMMAND_SEPARATORS,
 }

@@ -4,6 +4,7 @@
  */
 import type { HttpProtocol } from '../protocol'
 import { startOsmandListener } from './listener'
+import { osmandModel } from './model'
 
 export const osmand: HttpProtocol = {
   name: 'osmand',
@@ -11,5 +12,6 @@ export const osmand: HttpProtocol = {
   transport: 'http',
   defaultPort: 5055,
   portVariable: 'OSMAND_PORT',
+  model: osmandModel,
   start: startOsmandListener,
 }

@@ -20,6 +20,11 @@ export const TELTONIKA_MAX_COMMAND_BYTES = 160
 /** codec id, quantity 1, message type, command size (4) before the command; quantity 2 after it */
 const ENVELOPE_BYTES = 8
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/
+/**
+ * What splits a Teltonika command text: `;` separates the parameters one `setparam` sets
+ * (`setparam 2001:apn;2002:user`), so a form value holding one would set another parameter.
+ */
+export const TELTONIKA_COMMAND_SEPARATORS = [';'] as const
 
 /** The Codec 12 command packet carrying `text`. */
 export function encodeTeltonikaCommand(text: string): EncodedCommand {

@@ -15,9 +15,10 @@
  * Commands go out in Codec 12 (command.ts): printable ASCII, at most 160 characters.
  */
 import type { Step, TcpProtocol } from '../protocol'
-import { encodeTeltonikaCommand } from './command'
+import { encodeTeltonikaCommand, TELTONIKA_COMMAND_SEPARATORS } from './command'
 import { CODEC_12, decodeTeltonikaPacket, MESSAGE_RESPONSE, type TeltonikaStatus } from './decoder'
 import { teltonikaFrameReader, type TeltonikaFrame } from './framing'
+import { teltonikaModel } from './model'
 import { teltonikaImeiResponse } from './replies'
 
 const ACCEPT = teltonikaImeiResponse(true)
@@ -63,8 +64,10 @@ export const teltonika: TcpProtocol<TeltonikaFrame> = {
   transport: 'tcp',
   defaultPort: 5027,
   portVariable: 'TELTONIKA_PORT',
+  model: teltonikaModel,
   // the reader keeps whether the handshake was read: one a connection
   framing: () => teltonikaFrameReader(),
   decoder: () => (frame, { uniqueId }) => teltonikaStep(frame, uniqueId),
   encodeCommand: (text) => encodeTeltonikaCommand(text),
+  commandSeparators: TELTONIKA_COMMAND_SEPARATORS,
 }

@@ -1,0 +1,69 @@
+/**
+ * The built-in catalogue: one server-wide model per protocol, with the protocol's standard
+ * commands, so that an account needs no model of its own. Each protocol declares its model in its
+ * own folder (protocols/<name>/model.ts, on its descriptor), with fixed ids; this is the one place
+ * that writes them: at every start and `tracker migrate` (src/database.ts opens the database that
+ * way), each is created, or brought back to its declaration when it differs (a new version's
+ * commands, a change by hand). Nothing else records them: no migration, no dataset.
+ *
+ * A built-in model that changes is in the audit log (actor `cli`: the operator runs the new
+ * version) of every account whose devices use it. Nobody changes one by hand: the API refuses
+ * server-wide models (403), the command line and the import built-in ones.
+ */
+import { eq } from 'drizzle-orm'
+import type { Db } from '../../db/client'
+import { models } from '../../db/schema'
+import { accountsUsingModel, modelBody, recordModelChange, writeModelCommands } from '../admin/models'
+import { CLI_ACTOR } from '../admin/audit'
+import type { ModelBody, ModelInputCommand } from '../admin/models-model'
+import { PROTOCOLS } from '../ingest/protocols'
+
+/** Each protocol's built-in model, as GET /models shows it. */
+export const BUILTIN_MODELS: readonly ModelBody[] = PROTOCOLS.map((protocol) => ({
+  id: protocol.model.id,
+  name: protocol.model.name,
+  protocol: protocol.name,
+  // a copy: the declaration is compared with what is stored, never handed out to be changed
+  commands: structuredClone(protocol.model.commands) as ModelBody['commands'],
+  account: null,
+}))
+
+export const BUILTIN_MODEL_IDS: ReadonlySet<string> = new Set(BUILTIN_MODELS.map((model) => model.id))
+/** the ids of the built-in models' commands: no other model may take one */
+export const BUILTIN_COMMAND_IDS: ReadonlySet<string> = new Set(BUILTIN_MODELS.flatMap((model) => model.commands.map((command) => command.id)))
+
+/** The built-in model of a protocol (by its name), or undefined for an unknown one. */
+export function builtinModelOf(protocol: string): ModelBody | undefined {
+  return BUILTIN_MODELS.find((model) => model.protocol === protocol)
+}
+
+/** Creates the built-in models that are missing and restores those that differ; what it did. */
+export function ensureBuiltinModels(db: Db, nowMs: number): { created: string[]; updated: string[] } {
+  const created: string[] = []
+  const updated: string[] = []
+  // most starts find them as declared: a read, and no write lock
+  const stale = BUILTIN_MODELS.filter((model) => {
+    const stored = db.select().from(models).where(eq(models.id, model.id)).get()
+    return !stored || !Bun.deepEquals(modelBody(db, stored), model)
+  })
+  if (stale.length === 0) return { created, updated }
+  db.transaction(
+    (tx) => {
+      for (const model of stale) {
+        const stored = tx.select().from(models).where(eq(models.id, model.id)).get()
+        if (stored && Bun.deepEquals(modelBody(tx, stored), model)) continue
+        const values = { name: model.name, protocol: model.protocol, accountId: null }
+        tx.insert(models)
+          .values({ id: model.id, ...values })
+          .onConflictDoUpdate({ target: models.id, set: values })
+          .run()
+        writeModelCommands(tx, model.id, model.commands as ModelInputCommand[])
+        const action = stored ? 'update' : 'create'
+        recordModelChange(tx, { modelId: model.id, action, actor: CLI_ACTOR, accounts: [...accountsUsingModel(tx, model.id), stored?.accountId ?? null] }, nowMs)
+        ;(stored ? updated : created).push(model.id)
+      }
+    },
+    { behavior: 'immediate' },
+  )
+  return { created, updated }
+}

@@ -1,0 +1,225 @@
+/**
+ * `tracker model …` and the built-in catalogue, as the operator meets them: child processes
+ * against a real database file, then the API over the same file.
+ */
+import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openDatabase } from '../../db/client'
+import { createApp } from '../../src/app'
+import { manualClock } from '../../src/clock'
+import { baseDataset, ids, keys } from '../support/world'
+
+const root = join(import.meta.dir, '../..')
+let dir: string
+let databasePath: string
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tracker-cli-models-'))
+  databasePath = join(dir, 'tracker.db')
+})
+afterEach(() => rmSync(dir, { recursive: true, force: true }))
+
+function cli(args: string[], stdin?: string) {
+  const result = Bun.spawnSync([process.execPath, join(root, 'src/main.ts'), ...args], {
+    cwd: dir,
+    env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_PATH: databasePath },
+    stdin: stdin === undefined ? 'ignore' : Buffer.from(stdin),
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }
+}
+
+function ok(args: string[], stdin?: string): string {
+  const run = cli(args, stdin)
+  if (run.code !== 0) throw new Error(`${args.join(' ')} exited ${run.code}: ${run.stderr}`)
+  return run.stdout
+}
+
+function file(name: string, content: unknown): string {
+  const path = join(dir, name)
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content))
+  return path
+}
+
+function query<T>(sql: string, ...params: string[]): T[] {
+  const sqlite = new Database(databasePath, { readonly: true })
+  try {
+    return sqlite.query(sql).all(...params) as T[]
+  } finally {
+    sqlite.close()
+  }
+}
+
+const modelAudit = () => query<{ account_id: string; actor: string; action: string; object_id: string }>(
+  "SELECT account_id, actor, action, object_id FROM audit_log WHERE object_type = 'model' ORDER BY id",
+)
+
+/** the API over the database file, as the server would serve it */
+async function api<T>(path: string, token: string, init: { method?: string; body?: unknown } = {}): Promise<{ status: number; body: T }> {
+  const database = openDatabase(databasePath)
+  try {
+    const app = createApp({ database, clock: manualClock() })
+    const headers: Record<string, string> = { authorization: `Bearer ${token}` }
+    if (init.body !== undefined) headers['content-type'] = 'application/json'
+    const res = await app.handle(new Request(`http://localhost${path}`, { method: init.method ?? 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) }))
+    return { status: res.status, body: (await res.json()) as T }
+  } finally {
+    database.close()
+  }
+}
+
+const BUILTIN = {
+  osmand: 'b0000001-0000-4000-8000-000000000000',
+  gt06: 'b0000002-0000-4000-8000-000000000000',
+  gt06Position: 'b0000002-0000-4000-8000-000000000003',
+  teltonika: 'b0000003-0000-4000-8000-000000000000',
+  h02: 'b0000004-0000-4000-8000-000000000000',
+}
+
+describe('the built-in catalogue', () => {
+  test('a fresh database has one model per protocol: `model list` shows them, GET /models too, and a GT06 added with its built-in model is sent WHERE#', async () => {
+    ok(['migrate'])
+    const lines = ok(['model', 'list']).trim().split('\n').map((line) => line.split('\t'))
+    expect(lines.map(([id, , protocol, owner]) => [id, protocol, owner])).toEqual(
+      expect.arrayContaining([
+        [BUILTIN.osmand, 'osmand', 'built-in'],
+        [BUILTIN.gt06, 'gt06', 'built-in'],
+        [BUILTIN.teltonika, 'teltonika', 'built-in'],
+        [BUILTIN.h02, 'h02', 'built-in'],
+      ]),
+    )
+    expect(lines).toHaveLength(4)
+
+    ok(['init', '--account', 'Acme', '--admin', 'dana'], 'a long enough password')
+    const key = ok(['key', 'create', '--user', 'dana']).trim()
+    const { status, body: models } = await api<{ id: string; protocol: string; account: string | null; commands: { id: string; name: string; widget: { type: string; fields?: { pattern?: string }[] }; send?: { text: string } }[] }[]>('/models', key)
+    expect(status).toBe(200)
+    expect(models.map((m) => [m.id, m.protocol, m.account]).sort()).toEqual([
+      [BUILTIN.osmand, 'osmand', null],
+      [BUILTIN.gt06, 'gt06', null],
+      [BUILTIN.teltonika, 'teltonika', null],
+      [BUILTIN.h02, 'h02', null],
+    ])
+    const texts = Object.fromEntries(models.map((m) => [m.protocol, Object.fromEntries(m.commands.map((c) => [c.name, c.send?.text]))]))
+    // OsmAnd phones cannot be called back: no commands
+    expect(texts.osmand).toEqual({})
+    expect(texts.gt06).toMatchObject({ 'Engine stop': 'RELAY,1#', 'Engine resume': 'RELAY,0#', Position: 'WHERE#', Reboot: 'RESET#', 'Reporting interval': 'TIMER,{seconds}#' })
+    expect(texts.teltonika).toMatchObject({ 'Engine stop': 'setdigout 1', 'Engine resume': 'setdigout 0', Position: 'getgps', Reboot: 'cpureset' })
+    expect(texts.h02).toMatchObject({ 'Engine stop': 'S20,1,1', 'Engine resume': 'S20,1,0', 'Reporting interval': 'S71,22,{seconds}' })
+    // every form field says what it takes
+    for (const model of models) for (const command of model.commands) for (const field of command.widget.fields ?? []) expect(typeof field.pattern).toBe('string')
+
+    // the README's first device needs no model of its own
+    const added = ok(['device', 'add', '--account', 'Acme', '--model', BUILTIN.gt06, '--imei', '359710049099999', '--alias', 'Van'])
+    const device = /\(([0-9a-f-]{36})\)/.exec(added)![1]!
+    const sent = await api<{ text: string }>(`/devices/${device}/commands/${BUILTIN.gt06Position}`, key, { method: 'POST', body: {} })
+    expect(sent).toEqual({ status: 202, body: expect.objectContaining({ text: 'WHERE#' }) })
+  }, 30_000)
+
+  test('a built-in model changed by hand is brought back at the next start (migrate), in the audit log of the accounts using it; the CLI will not change one', () => {
+    ok(['import', file('fleet.json', baseDataset())])
+    ok(['device', 'add', '--account', 'Globex', '--model', 'GT06 / Concox', '--imei', '359710049099998'])
+    const tampered = new Database(databasePath)
+    tampered.run("UPDATE commands SET send = '{\"text\":\"RELAY,1#\"}' WHERE id = ?", [BUILTIN.gt06Position])
+    tampered.run("DELETE FROM commands WHERE id = 'b0000002-0000-4000-8000-000000000007'")
+    tampered.close()
+
+    ok(['migrate'])
+    expect(query('SELECT send FROM commands WHERE id = ?', BUILTIN.gt06Position)).toEqual([{ send: '{"text":"WHERE#"}' }])
+    expect(query<{ n: number }>('SELECT count(*) AS n FROM commands WHERE model_id = ?', BUILTIN.gt06)[0]!.n).toBe(7)
+    expect(modelAudit()).toEqual([{ account_id: ids.globex, actor: 'cli', action: 'update', object_id: BUILTIN.gt06 }])
+    // as declared now: the next start writes nothing
+    ok(['migrate'])
+    expect(modelAudit()).toHaveLength(1)
+
+    for (const args of [['model', 'update', BUILTIN.gt06, '--file', file('rename.json', { name: 'Mine' })], ['model', 'delete', BUILTIN.h02]]) {
+      const run = cli(args)
+      expect(run.code).toBe(2)
+      expect(run.stderr).toContain('built in')
+    }
+    expect(query('SELECT name FROM models WHERE id = ?', BUILTIN.gt06)).toEqual([{ name: 'GT06 / Concox' }])
+  }, 30_000)
+})
+
+describe('tracker model', () => {
+  beforeEach(() => ok(['import', file('fleet.json', baseDataset())]))
+
+  test('model update changes a server-wide model; it is in the audit log of every account whose devices use it, actor cli; the API sees it', async () => {
+    // Bare is used by acme's van and globex's car
+    const locate = { name: 'Locate', widget: { type: 'button', label: 'Locate', confirm: false }, send: { text: 'WHERE#' } }
+    const out = ok(['model', 'update', 'Bare', '--file', file('bare.json', { name: 'Bare v2', commands: [locate] })])
+    expect(out).toContain(`changed model Bare v2 (${ids.bare})`)
+    expect(modelAudit()).toEqual([
+      { account_id: ids.acme, actor: 'cli', action: 'update', object_id: ids.bare },
+      { account_id: ids.globex, actor: 'cli', action: 'update', object_id: ids.bare },
+    ])
+    const { body } = await api<{ name: string; account: null; commands: { name: string; send: { text: string } }[] }>(`/models/${ids.bare}`, keys.carol)
+    expect(body).toMatchObject({ name: 'Bare v2', account: null, commands: [{ name: 'Locate', send: { text: 'WHERE#' } }] })
+    // and GET /audit shows it to each account's admin
+    const audit = await api<{ actor: string; action: string; object_type: string; object_id: string }[]>('/audit', keys.erin)
+    expect(audit.body[0]).toMatchObject({ actor: 'cli', action: 'update', object_type: 'model', object_id: ids.bare })
+  }, 30_000)
+
+  test('model show prints what model update --file takes; a bad file exits 2 naming the field, and nothing changes', () => {
+    const shown = JSON.parse(ok(['model', 'show', ids.gt06])) as { name: string; protocol: string; commands: unknown[] }
+    expect(Object.keys(shown)).toEqual(['name', 'protocol', 'commands'])
+    expect(shown.commands).toHaveLength(2)
+    ok(['model', 'update', 'GT06N', '--file', file('same.json', shown)])
+
+    const bad = cli(['model', 'update', 'GT06N', '--file', file('bad.json', { colour: 'red' })])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('/colour')
+    const badPattern = cli(['model', 'update', 'GT06N', '--file', file('slow.json', { commands: [{ name: 'x', widget: { type: 'form', fields: [{ name: 'v', type: 'text', label: 'V', pattern: '(a+)+$' }] } }] })])
+    expect(badPattern.code).toBe(2)
+    expect(badPattern.stderr).toContain('/commands/0/widget/fields/0/pattern')
+    expect(cli(['model', 'update', 'GT06N', '--file', join(dir, 'missing.json')]).code).toBe(2)
+    expect(JSON.parse(ok(['model', 'show', 'GT06N']))).toEqual(shown)
+  }, 30_000)
+
+  test("model add makes a server-wide model, or an account's with --account; another account cannot give it to a device; model delete", () => {
+    const commands = file('commands.json', [{ name: 'Position', widget: { type: 'button', label: 'Where', confirm: false }, send: { text: 'WHERE#' } }])
+    const shared = /\(([0-9a-f-]{36})\), server-wide, with 1 commands/.exec(ok(['model', 'add', '--name', 'TK103', '--protocol', 'gt06', '--commands', commands]))?.[1]
+    const globexOnly = /\(([0-9a-f-]{36})\), of account Globex/.exec(ok(['model', 'add', '--name', 'Globex tracker', '--account', 'Globex']))?.[1]
+    expect(shared).toBeDefined()
+    expect(globexOnly).toBeDefined()
+    expect(query('SELECT account_id FROM models WHERE id IN (?, ?) ORDER BY name', shared!, globexOnly!)).toEqual([{ account_id: ids.globex }, { account_id: null }])
+    const listed = ok(['model', 'list', '--account', 'Acme Logistics'])
+    expect(listed).toContain('TK103')
+    expect(listed).not.toContain('Globex tracker')
+    expect(ok(['model', 'list'])).toContain('account Globex')
+
+    // acme's device cannot use globex's model, by name or id
+    for (const model of ['Globex tracker', globexOnly!]) {
+      const refused = cli(['device', 'add', '--account', 'Acme Logistics', '--model', model, '--imei', '359710049099997'])
+      expect(refused.code).toBe(2)
+      expect(refused.stderr).toContain("another account's model")
+    }
+    ok(['device', 'add', '--account', 'Globex', '--model', 'Globex tracker', '--imei', '359710049099997'])
+
+    // a model a device uses stays; one none uses goes (a server-wide one no device uses is in no account's log)
+    const inUse = cli(['model', 'delete', 'Globex tracker'])
+    expect(inUse.code).toBe(2)
+    expect(inUse.stderr).toContain('still used by a device')
+    expect(ok(['model', 'delete', 'TK103'])).toContain(`deleted model TK103 (${shared})`)
+    expect(query('SELECT id FROM models WHERE id = ?', shared!)).toEqual([])
+    expect(modelAudit()).toEqual([{ account_id: ids.globex, actor: 'cli', action: 'create', object_id: globexOnly! }])
+  }, 30_000)
+
+  test.each([
+    [['model'], 'missing subcommand'],
+    [['model', 'rename'], 'unknown subcommand rename'],
+    [['model', 'add'], '--name is required'],
+    [['model', 'add', '--name', 'X', '--account', 'Nobody'], '--account: no account'],
+    [['model', 'update', 'GT06N'], '--file is required'],
+    [['model', 'delete', 'Nothing'], 'model: no model named or with id "Nothing"'],
+  ])('%p exits 2 naming what is wrong', (args, message) => {
+    const before = query<{ n: number }>('SELECT count(*) AS n FROM models')[0]!.n
+    const run = cli(args)
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain(message)
+    expect(query<{ n: number }>('SELECT count(*) AS n FROM models')[0]!.n).toBe(before)
+  })
+})
