@@ -17,7 +17,7 @@ import notifications from './0009_notifications.sql' with { type: 'text' }
 import notificationsVersion from './0010_notifications_version.sql' with { type: 'text' }
 import deviceRulesVersion from './0011_device_rules_version.sql' with { type: 'text' }
 import deviceRulesDelete from './0012_device_rules_delete.sql' with { type: 'text' }
-import deliveryChannelDue from './0014_delivery_channel_due.sql' with { type: 'text' }
+import deliveryChannelDue from './0016_delivery_channel_due.sql' with { type: 'text' }
 import modelAccount from './0013_model_account.sql' with { type: 'text' }
 
 export const migrationFiles: Record<string, string> = {
@@ -34,7 +34,7 @@ export const migrationFiles: Record<string, string> = {
   '0010_notifications_version': notificationsVersion,
   '0011_device_rules_version': deviceRulesVersion,
   '0012_device_rules_delete': deviceRulesDelete,
-  '0014_delivery_channel_due': deliveryChannelDue,
+  '0016_delivery_channel_due': deliveryChannelDue,
   '0013_model_account': modelAccount,
 }
 
