@@ -151,15 +151,13 @@ export function createEventStore(database: Db | Database) {
       set: fromExcluded('context', 'speed', 'satellite', 'latitude', 'longitude', 'mcc', 'mnc', 'dbm'),
     })
     .prepare()
-  // after the highest seq of its (device, second, code), and never 0 (the device's own alarm's):
-  // one statement, a seek on the key's index
+  // the seq after the highest of a (device, second, code), and never 0 (the device's own alarm's).
+  // A read of its own: as a scalar subquery of the INSERT it measured 18 µs an event, against
+  // 3 µs for the INSERT and 5 µs for this read
   const nextSeq = db
-    .select({ seq: sql`coalesce(max(${events.seq}), 0) + 1` })
+    .select({ seq: sql<number>`coalesce(max(${events.seq}), 0) + 1` })
     .from(events)
     .where(and(eq(events.device, placeholder('device')), eq(events.ts, placeholder('ts')), eq(events.alarmCode, placeholder('alarm_code'))))
-  const insertNext = db
-    .insert(events)
-    .values({ ...columns, seq: sql`(${nextSeq})` })
     .prepare()
   const oneDevice = db
     .select(storedColumns)
@@ -192,6 +190,10 @@ export function createEventStore(database: Db | Database) {
   const deleteOlder = db.delete(events).where(inArray(events.id, oldest)).prepare()
   const deleteAll = db.delete(events).where(eq(events.device, placeholder('device'))).prepare()
 
+  /** the row, unless its (device, ts, code, seq) is stored; true when it was written */
+  const insertAt = (deviceKey: number, row: EncodedEvent, seq: number): boolean =>
+    (insertOrIgnore.run({ device: deviceKey, ...row, seq }) as unknown as Changes).changes > 0
+
   return {
     /** Deletes up to `limit` of the device's oldest events before `beforeSeconds` (retention); how many. */
     deleteOlder(deviceKey: number, beforeSeconds: number, limit: number): number {
@@ -206,7 +208,7 @@ export function createEventStore(database: Db | Database) {
      * (the default): a device's own alarm, stored once however often it is re-sent.
      */
     insert(deviceKey: number, row: EncodedEvent, seq = 0): boolean {
-      return (insertOrIgnore.run({ device: deviceKey, ...row, seq }) as unknown as Changes).changes > 0
+      return insertAt(deviceKey, row, seq)
     },
     /** Writes the event, replacing a stored one with the same (device, ts, code, seq). */
     upsert(deviceKey: number, row: EncodedEvent, seq = 0): boolean {
@@ -218,7 +220,10 @@ export function createEventStore(database: Db | Database) {
      * derives it decides once, in the transaction that stores it), so nothing is deduplicated.
      */
     append(deviceKey: number, row: EncodedEvent): void {
-      insertNext.run({ device: deviceKey, ...row })
+      // the common case, the first of its code in its second: one statement, as a device's alarm
+      if (insertAt(deviceKey, row, 1)) return
+      const { seq } = nextSeq.get({ device: deviceKey, ts: row.ts, alarm_code: row.alarm_code })!
+      insertAt(deviceKey, row, seq)
     },
     /** One device's events in the window (Unix seconds, both inclusive), oldest first. */
     ofDevice(deviceKey: number, from: number, to: number): StoredEvent[] {
