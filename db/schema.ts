@@ -253,9 +253,16 @@ export const events = sqliteTable(
     mcc: integer('mcc'),
     mnc: integer('mnc'),
     dbm: integer('dbm'),
+    /**
+     * Which event of its (device, second, code) this is. 0: the device's own alarm, so a re-sent
+     * alarm (same device, second and code) lands on the same key and is stored once. 1, 2, …: the
+     * events the server derives (rules, connection changes, commands), each its own row in the
+     * order derived, at its true second. An import numbers a file's events of one (device, second,
+     * code) from 0 in file order, so importing the file again stores nothing twice.
+     */
+    seq: integer('seq').notNull().default(0),
   },
-  // a re-sent alarm (same device, second and code) is the same event
-  (t) => [uniqueIndex('events_device_ts_code').on(t.device, t.ts, t.alarmCode)],
+  (t) => [uniqueIndex('events_device_ts_code_seq').on(t.device, t.ts, t.alarmCode, t.seq)],
 )
 
 /**

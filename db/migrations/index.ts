@@ -19,6 +19,7 @@ import deviceRulesVersion from './0011_device_rules_version.sql' with { type: 't
 import deviceRulesDelete from './0012_device_rules_delete.sql' with { type: 'text' }
 import deliveryChannelDue from './0016_delivery_channel_due.sql' with { type: 'text' }
 import modelAccount from './0013_model_account.sql' with { type: 'text' }
+import eventsSeq from './0014_events_seq.sql' with { type: 'text' }
 
 export const migrationFiles: Record<string, string> = {
   '0000_init': init,
@@ -36,6 +37,7 @@ export const migrationFiles: Record<string, string> = {
   '0012_device_rules_delete': deviceRulesDelete,
   '0016_delivery_channel_due': deliveryChannelDue,
   '0013_model_account': modelAccount,
+  '0014_events_seq': eventsSeq,
 }
 
 export const migrationJournal: { entries: { idx: number; when: number; tag: string; breakpoints: boolean }[] } = journal

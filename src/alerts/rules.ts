@@ -40,9 +40,8 @@
  * its 0.01° cell's candidate geofences (cache.ts): 4–6 µs a 10-fix report against 1,000
  * geofences, through the pipeline (`npm run bench -- alerts`).
  *
- * Beware: events are unique on (device, second, alarm_code) (events_device_ts_code), so two
- * geofence_enter (or exit) events of one fix collapse into one row when the pipeline inserts them
- * with INSERT OR IGNORE: one fix entering two overlapping geofences needs the geofence in that key.
+ * The pipeline stores each event returned with the events store's `append` (a new row at its own
+ * second, whatever else of its code that second holds): never give back an event already stored.
  */
 import { eq, sql } from 'drizzle-orm'
 import type { DatabaseHandle } from '../../db/client'

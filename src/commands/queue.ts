@@ -293,7 +293,8 @@ export function createCommandQueue(deps: CommandQueueDeps) {
     if (updated.length === 0) return null
     const code = `command_${status}`
     const context = { id: row.id, command: row.commandId, name: row.name }
-    const second = events.append(row.deviceKey, code, context, Math.floor(atMs / 1000))
+    const second = Math.floor(atMs / 1000)
+    events.append(row.deviceKey, code, context, second)
     return { deviceKey: row.deviceKey, id: row.id, code, second, context }
   }
 

@@ -381,13 +381,22 @@ function writeDataset(
   })
   onProgress?.(positions.length, positions.length)
 
+  // the n-th event of a (device, second, code) in the file is its seq n - 1 (db/schema.ts): a file
+  // may hold several of one code in one second (a device reconnecting), and importing it again
+  // lands each on its own row, nothing twice
+  const seqs = new Map<string, number>()
   for (const e of data.events ?? []) {
     const [latitude, longitude] = e.coordinates ?? [null, null]
     const event = {
       timestamp: e.timestamp, alarmCode: e.alarm_code, context: e.context, speed: e.speed ?? null, satellites: e.satellite ?? null,
       latitude, longitude, mcc: e.mcc ?? null, mnc: e.mnc ?? null, dbm: e.dbm ?? null,
     }
-    if (writeEvent(keyOf(e.device), encodeEvent(event, latitude !== null && longitude !== null && isPlausiblePosition(latitude, longitude)))) summary.events++
+    const key = keyOf(e.device)
+    const row = encodeEvent(event, latitude !== null && longitude !== null && isPlausiblePosition(latitude, longitude))
+    const occurrence = `${key} ${row.ts} ${row.alarm_code}`
+    const seq = seqs.get(occurrence) ?? 0
+    seqs.set(occurrence, seq + 1)
+    if (writeEvent(key, row, seq)) summary.events++
   }
   if (positions.length > 0) for (const key of locateAfterPositions) locateFromNewest(key)
   return summary

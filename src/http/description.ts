@@ -107,9 +107,10 @@ derived events, stored like device alarms: \`geofence_enter\`/\`geofence_exit\` 
 the geofences' \`speed_limit\`), then again every 5 minutes of continuous overspeed by fix time;
 \`ignition_on\`/\`ignition_off\` on a change of the \`ignition\` attribute (the first reading is not one);
 \`device_offline\` on a disconnection, \`device_online\` on reporting after one. Fixes count by
-timestamp: a late or invalid fix derives nothing. Events are unique per device, second and code:
-when a derived event's second is taken (one fix entering two overlapping geofences), it is stored
-at the newest free second before it, up to 60 s earlier, rather than lost.
+timestamp: a late or invalid fix derives nothing. Each derived event is stored at its own second,
+however many of its code share it (one fix entering two overlapping geofences, a device that
+reconnects several times in a second); a device's own alarm re-sent with the same second and code
+is one event, and is never merged with a derived one.
 
 **Notifications** (admins; a member or share token gets 403). A channel is a webhook for the
 account's events (\`events\`: alarm codes or \`["*"]\`) or, with \`channel.positions: true\`, every
@@ -179,8 +180,8 @@ second one fails it. \`user\` is the sender's user id. A \`password\` field's va
 appears, the device's answer included) shows as \`***\` in every answer, event and log; the real text
 is kept only until the command is answered, failed, expired or cancelled. Events
 \`command_answered\`, \`command_failed\`, \`command_expired\` have \`context\` \`{ id, command, name }\`
-(the sent command, the model's command, its name) and no position; a second one of the same code in
-the same second of a device is filed at the newest free second before it. On the wire: GT06 an online
+(the sent command, the model's command, its name) and no position, at the second of the change (two
+in one second are two events at it). On the wire: GT06 an online
 command (0x80) whose server flag names the command, answered by 0x15 or 0x21 echoing it (printable
 ASCII, at most 243 characters); Teltonika a Codec 12 command, answered by a Codec 12 response (printable
 ASCII, at most 160); H02 \`*<maker>,<id>,<command>,<hhmmss>[,…]#\` from a \`send.text\` of

@@ -113,15 +113,6 @@ export interface PipelineAlerts {
 }
 
 /**
- * How many seconds before its own a derived event may be moved to find a free one. Events are
- * unique on (device, second, code) so that a re-sent device alarm is stored once; a derived event
- * is never a re-send (the rules' persisted state derives each once), so when its second is taken
- * (one fix entering two geofences) it goes to the newest free second before it, as a command's
- * events do, rather than being lost.
- */
-const DERIVED_EVENT_MAX_SHIFT_SECONDS = 60
-
-/**
  * A fix that passed validation, encoded for the store, with what the device state needs. It is
  * itself the position (a TimedPosition) and what the alert rules read (a RuleFix): no copy is
  * made for either.
@@ -459,19 +450,17 @@ export function createIngestPipeline(options: PipelineOptions) {
       published.alarms.push({ deviceKey: key, event })
       if (outbox) outbox.enqueueEvent({ device: key, ...event }, nowMs)
     }
+    /**
+     * Derived events are never re-sends (the rules' persisted state derives each once), so each is
+     * stored, at its own second, however many of its code that second holds already (one fix
+     * entering two geofences, a device reconnecting several times in a second).
+     */
     const storeDerived = (key: number, derived: readonly DerivedEvent[]) => {
       for (const e of derived) {
         const placed = e.latitude !== null && e.longitude !== null && isPlausiblePosition(e.latitude, e.longitude)
         const row = encodeEvent(e, placed)
-        const ts = row.ts
-        for (let shift = 0; shift <= DERIVED_EVENT_MAX_SHIFT_SECONDS; shift++) {
-          row.ts = ts - shift
-          if (events.insert(key, row)) {
-            storedEvent(key, row)
-            break
-          }
-          if (shift === DERIVED_EVENT_MAX_SHIFT_SECONDS) log.warn('derived event dropped: no free second', { device: key, alarm: row.alarm_code, ts })
-        }
+        events.append(key, row)
+        storedEvent(key, row)
       }
     }
     const applyUpdate = (key: number, update: DeviceUpdate) => {

@@ -6,7 +6,11 @@
  * from the access function; this only reads what it is given. The keys go as one JSON array
  * (json_each) rather than one bound parameter each: an admin's account may hold more devices than
  * SQLite binds parameters, and the statement stays one prepared statement. SQLite walks
- * events_device_ts_code once per device over the window, then sorts what it found.
+ * events_device_ts_code_seq once per device over the window, then sorts what it found.
+ *
+ * The key is (device, second, code, seq) (db/schema.ts): a device's own alarm is seq 0, so a
+ * re-sent one is stored once (`insert`); an event the server derives takes the next seq of its
+ * second (`append`), so it is stored at its true second however many of its code share it.
  */
 import type { Changes, Database } from 'bun:sqlite'
 import { and, asc, between, desc, eq, inArray, lt, sql } from 'drizzle-orm'
@@ -136,15 +140,24 @@ export function createEventStore(database: Db | Database) {
     mnc: placeholder('mnc'),
     dbm: placeholder('dbm'),
   }
-  // a re-sent alarm (same device, second and code) is the same event
-  const insertOrIgnore = db.insert(events).values(columns).onConflictDoNothing().prepare()
+  const keyed = { ...columns, seq: placeholder('seq') }
+  // a re-sent alarm (same device, second, code and seq) is the same event
+  const insertOrIgnore = db.insert(events).values(keyed).onConflictDoNothing().prepare()
   const insertOrReplace = db
     .insert(events)
-    .values(columns)
+    .values(keyed)
     .onConflictDoUpdate({
-      target: [events.device, events.ts, events.alarmCode],
+      target: [events.device, events.ts, events.alarmCode, events.seq],
       set: fromExcluded('context', 'speed', 'satellite', 'latitude', 'longitude', 'mcc', 'mnc', 'dbm'),
     })
+    .prepare()
+  // the seq after the highest of a (device, second, code), and never 0 (the device's own alarm's).
+  // A read of its own: as a scalar subquery of the INSERT it measured 18 µs an event, against
+  // 3 µs for the INSERT and 5 µs for this read
+  const nextSeq = db
+    .select({ seq: sql<number>`coalesce(max(${events.seq}), 0) + 1` })
+    .from(events)
+    .where(and(eq(events.device, placeholder('device')), eq(events.ts, placeholder('ts')), eq(events.alarmCode, placeholder('alarm_code'))))
     .prepare()
   const oneDevice = db
     .select(storedColumns)
@@ -177,6 +190,10 @@ export function createEventStore(database: Db | Database) {
   const deleteOlder = db.delete(events).where(inArray(events.id, oldest)).prepare()
   const deleteAll = db.delete(events).where(eq(events.device, placeholder('device'))).prepare()
 
+  /** the row, unless its (device, ts, code, seq) is stored; true when it was written */
+  const insertAt = (deviceKey: number, row: EncodedEvent, seq: number): boolean =>
+    (insertOrIgnore.run({ device: deviceKey, ...row, seq }) as unknown as Changes).changes > 0
+
   return {
     /** Deletes up to `limit` of the device's oldest events before `beforeSeconds` (retention); how many. */
     deleteOlder(deviceKey: number, beforeSeconds: number, limit: number): number {
@@ -186,13 +203,27 @@ export function createEventStore(database: Db | Database) {
     deleteAll(deviceKey: number): number {
       return (deleteAll.run({ device: deviceKey }) as unknown as Changes).changes
     },
-    /** Writes the event unless (device, ts, code) is stored; true when it was written. */
-    insert(deviceKey: number, row: EncodedEvent): boolean {
-      return (insertOrIgnore.run({ device: deviceKey, ...row }) as unknown as Changes).changes > 0
+    /**
+     * Writes the event unless (device, ts, code, seq) is stored; true when it was written. seq 0
+     * (the default): a device's own alarm, stored once however often it is re-sent.
+     */
+    insert(deviceKey: number, row: EncodedEvent, seq = 0): boolean {
+      return insertAt(deviceKey, row, seq)
     },
-    /** Writes the event, replacing a stored one with the same (device, ts, code). */
-    upsert(deviceKey: number, row: EncodedEvent): boolean {
-      return (insertOrReplace.run({ device: deviceKey, ...row }) as unknown as Changes).changes > 0
+    /** Writes the event, replacing a stored one with the same (device, ts, code, seq). */
+    upsert(deviceKey: number, row: EncodedEvent, seq = 0): boolean {
+      return (insertOrReplace.run({ device: deviceKey, ...row, seq }) as unknown as Changes).changes > 0
+    },
+    /**
+     * Writes an event the server derived (rules, connection changes, commands) at its own second,
+     * after any other of its code there: always a new row. Such an event is never a re-send (what
+     * derives it decides once, in the transaction that stores it), so nothing is deduplicated.
+     */
+    append(deviceKey: number, row: EncodedEvent): void {
+      // the common case, the first of its code in its second: one statement, as a device's alarm
+      if (insertAt(deviceKey, row, 1)) return
+      const { seq } = nextSeq.get({ device: deviceKey, ts: row.ts, alarm_code: row.alarm_code })!
+      insertAt(deviceKey, row, seq)
     },
     /** One device's events in the window (Unix seconds, both inclusive), oldest first. */
     ofDevice(deviceKey: number, from: number, to: number): StoredEvent[] {

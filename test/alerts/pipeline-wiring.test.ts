@@ -1,8 +1,9 @@
 /**
  * The alerts wired into the ingest pipeline (the server's wiring, on the test world's database,
  * events read through the API): device_offline from the offline sweep and device_online on the
- * next report, ignition_on from a status packet, a re-sent device alarm stored and queued once,
- * the delivery worker woken after each commit.
+ * next report, ignition_on from a status packet, a re-sent device alarm stored and queued once
+ * (and kept beside a derived event of its code and second), the delivery worker woken after
+ * each commit.
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test'
 import { createGeofenceCache } from '../../src/alerts/cache'
@@ -73,6 +74,22 @@ test('a status packet with ignition derives ignition_on; a re-sent alarm is stor
   const queued = world.database.sqlite.query("SELECT count(*) AS n FROM notification_deliveries WHERE kind = 'event'").get() as { n: number }
   expect(queued.n).toBe(stored.length)
   expect(wakes).toBeGreaterThanOrEqual(4)
+})
+
+test("the device's own alarm and the server's event of the same code in one second are both kept; the device's, re-sent, stays one", async () => {
+  await pipeline.ingest({ uniqueId: 'S-T1', fixes: [], events: [], status: { ignition: false } })
+  world.clock.advance(1000)
+  const second = nowSeconds()
+  // a GT06 sends ignition_on as an alarm of its own; the status in the same report derives one too
+  const own: DecodedEvent = { ...sos(second), alarmCode: 'ignition_on', context: { source: 'device' } }
+  await pipeline.ingest({ uniqueId: 'S-T1', fixes: [], events: [own], status: { ignition: true } })
+  await pipeline.ingest({ uniqueId: 'S-T1', fixes: [], events: [own] })
+  const res = await world.call('GET', `/devices/${ids.truck1}/history/events?from=${second - 60}&to=${second + 60}`, { token: keys.alice })
+  const ignitions = ((await res.json()) as { alarm_code: string; timestamp: number; context: object }[]).filter((e) => e.alarm_code === 'ignition_on')
+  expect(ignitions.map((e) => [e.timestamp, e.context])).toEqual([
+    [second, { source: 'device' }],
+    [second, {}],
+  ])
 })
 
 test('a positions channel gets every stored fix once: a fix the device flagged invalid says valid: false, a re-sent one is not queued again', async () => {

@@ -46,15 +46,27 @@ describe('command line', () => {
     sqlite.close()
   })
 
-  test('a second import of the same file exits 2 naming the duplicate; --upsert succeeds', () => {
+  test('a second import of the same file exits 2 naming the duplicate; --upsert succeeds and stores no event twice', () => {
     const file = join(dir, 'twice.json')
-    writeFileSync(file, JSON.stringify(baseDataset()))
+    // a device that reconnected within one second: two of each code at that second
+    const events = ['device_offline', 'device_online', 'device_offline', 'device_online'].map((alarm_code) => ({ device: ids.truck1, alarm_code, timestamp: 1764000000 }))
+    writeFileSync(file, JSON.stringify({ ...baseDataset(), events }))
     const db = join(dir, 'twice.db')
+    const eventCount = () => {
+      const sqlite = new Database(db, { readonly: true })
+      try {
+        return sqlite.query('SELECT count(*) AS n FROM events').get()
+      } finally {
+        sqlite.close()
+      }
+    }
     expect(cli(['import', file], { DATABASE_PATH: db }).code).toBe(0)
+    expect(eventCount()).toEqual({ n: 4 })
     const again = cli(['import', file], { DATABASE_PATH: db })
     expect(again.code).toBe(2)
     expect(again.stderr).toContain('/accounts/0/id')
     expect(cli(['import', file, '--upsert'], { DATABASE_PATH: db }).code).toBe(0)
+    expect(eventCount()).toEqual({ n: 4 })
   })
 
   test('an invalid dataset exits 2 listing every bad field, one a line, with its path and a plain message, and writes nothing', () => {
