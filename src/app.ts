@@ -110,6 +110,7 @@ export function createApp(deps: AppDeps) {
     tokens: shareTokens,
     appUrl: config.appUrl,
     shortUrlBase: config.shortUrlBase,
+    maxActiveLinksPerUser: config.maxShareLinksPerUser,
   })
   const clientAddress = createClientAddress(config.trustedProxies)
   const keyUsage = createKeyUsage(sqlite, clock, { log, flushMs: deps.keyUseFlushMs })
@@ -137,7 +138,7 @@ export function createApp(deps: AppDeps) {
     intervalMs: config.geocoderIntervalMs,
     maxInFlight: config.geocoderMaxInFlight,
   })
-  const history = createHistoryService({ sqlite, access, geocoder })
+  const history = createHistoryService({ sqlite, access, geocoder, memoryBytes: config.historyMemoryMb * 1024 * 1024 })
   const streams = createLiveStreams({
     sqlite,
     access,
@@ -147,6 +148,7 @@ export function createApp(deps: AppDeps) {
     linkExpiresAt: shares.expiresAt,
     onLinkChange: shares.onChange,
     heartbeatMs: deps.streamHeartbeatMs,
+    maxStreams: config.maxStreams,
   })
 
   return new Elysia({ normalize: false })

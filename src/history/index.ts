@@ -48,12 +48,12 @@ export function historyRoutes(auth: ReturnType<typeof authPlugin>, history: Hist
 
   return new Elysia({ name: 'history', prefix: '/devices' })
     .use(auth)
-    .get('/:id/history/route', async ({ principal, params, query }) => routeResponse(await history.route(principal, params.id, query, query.stop_threshold_time)), route)
-    .get('/:id/route', async ({ principal, params, query }) => routeResponse(await history.route(principal, params.id, query, query.stop_threshold_time)), {
+    .get('/:id/history/route', async ({ principal, params, query, request }) => routeResponse(await history.route(principal, params.id, query, query.stop_threshold_time, request.signal)), route)
+    .get('/:id/route', async ({ principal, params, query, request }) => routeResponse(await history.route(principal, params.id, query, query.stop_threshold_time, request.signal)), {
       ...route,
       detail: { ...route.detail, summary: 'Route points and stops (alias of /history/route)' },
     })
-    .get('/:id/history/travels', ({ principal, params, query }) => history.travels(principal, params.id, query, query.stop_threshold_time), {
+    .get('/:id/history/travels', ({ principal, params, query, request }) => history.travels(principal, params.id, query, query.stop_threshold_time, request.signal), {
       auth: 'any',
       params: IdParams,
       query: RouteQuery,

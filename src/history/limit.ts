@@ -1,14 +1,27 @@
 /**
- * How many history requests one principal may have in flight. A route over 31 days at 1 Hz is
- * 2.7 million fixes, about 125 MB while it is analysed and sent; without a cap, one share token
- * firing requests in parallel held gigabytes. A user counts once whatever key they use; a share
- * link counts once however many people hold its token.
+ * What bounds history requests in flight. A route over 31 days at 1 Hz is 2.7 million fixes,
+ * about 125 MB while it is analysed and sent; without a cap, one share token firing requests in
+ * parallel held gigabytes, and eight share links of one user did as much as eight users.
+ *
+ * - Per user: a few requests at once, whatever key or session, and through every share link the
+ *   user made (a link spends its creator's budget; principal.ts budgetHolder). Beyond: 429.
+ * - Per process: a memory budget. Each request reserves what its window will cost (its fixes ×
+ *   BYTES_PER_FIX_IN_FLIGHT) before it reads anything, and gives it back once its answer has been
+ *   sent or abandoned. A request that does not fit waits its turn (first come, first served); one
+ *   alone always runs, however large. At most `maxWaiting` wait; beyond: 503.
  */
-import { TooManyRequests } from '../errors'
-import type { Principal } from '../principal'
+import { TooManyRequests, Unavailable } from '../errors'
+import { budgetHolder, type Principal } from '../principal'
 
 /** Requests beyond the cap are told to come back after this long (a 1-day route takes ~50 ms, 31 days a few seconds). */
 export const HISTORY_RETRY_AFTER_SECONDS = 1
+
+/**
+ * What one fix in a window costs while its request is in flight, measured (`npm run bench --
+ * budgets`): the columns (33 bytes), the rows read before they are copied there, the analysis'
+ * own arrays and the JSON chunk being written, with garbage not yet collected.
+ */
+export const BYTES_PER_FIX_IN_FLIGHT = 96
 
 export interface InFlightLimit {
   /**
@@ -22,23 +35,96 @@ export function createInFlightLimit(perPrincipal: number): InFlightLimit {
   const inFlight = new Map<string, number>()
   return {
     acquire(principal) {
-      const key = principal.kind === 'user' ? `user:${principal.userId}` : `share:${principal.linkId}`
+      const key = budgetHolder(principal)
       const taken = inFlight.get(key) ?? 0
       if (taken >= perPrincipal) {
         throw new TooManyRequests(
-          `At most ${perPrincipal} history requests may run at once for one user or share link; try again when one has finished`,
+          principal.kind === 'user'
+            ? `At most ${perPrincipal} history requests may run at once for one user (their keys, sessions and share links together); try again when one has finished`
+            : `At most ${perPrincipal} history requests may run at once through the share links and keys of the user who made this link; try again when one has finished`,
           HISTORY_RETRY_AFTER_SECONDS,
         )
       }
       inFlight.set(key, taken + 1)
-      let released = false
-      return () => {
-        if (released) return
-        released = true
+      return once(() => {
         const left = (inFlight.get(key) ?? 1) - 1
         if (left > 0) inFlight.set(key, left)
         else inFlight.delete(key)
-      }
+      })
     },
+  }
+}
+
+export interface MemoryBudget {
+  /**
+   * Resolves once `bytes` fit in the budget (at once when they do), to the release; rejects
+   * with Unavailable when `maxWaiting` requests already wait, or when `signal` aborts meanwhile.
+   */
+  reserve(bytes: number, signal?: AbortSignal): Promise<() => void>
+  /** bytes reserved now */
+  readonly reservedBytes: number
+  /** requests waiting now */
+  readonly waiting: number
+}
+
+interface Waiter {
+  bytes: number
+  grant(): void
+}
+
+export function createMemoryBudget(maxBytes: number, maxWaiting: number): MemoryBudget {
+  let reservedBytes = 0
+  const queue: Waiter[] = []
+  const fits = (bytes: number) => reservedBytes === 0 || reservedBytes + bytes <= maxBytes
+
+  function take(bytes: number): () => void {
+    reservedBytes += bytes
+    return once(() => {
+      reservedBytes -= bytes
+      // first come, first served: a large request at the head is not overtaken by small ones forever
+      while (queue.length > 0 && fits(queue[0].bytes)) queue.shift()!.grant()
+    })
+  }
+
+  return {
+    reserve(bytes, signal) {
+      if (queue.length === 0 && fits(bytes)) return Promise.resolve(take(bytes))
+      if (signal?.aborted) return Promise.reject(new Unavailable('The request was abandoned', HISTORY_RETRY_AFTER_SECONDS))
+      if (queue.length >= maxWaiting) {
+        return Promise.reject(new Unavailable('The server is answering as many history requests as its memory allows, and more wait; try again shortly', HISTORY_RETRY_AFTER_SECONDS))
+      }
+      return new Promise((resolve, reject) => {
+        const onAbort = () => {
+          const at = queue.indexOf(waiter)
+          if (at >= 0) queue.splice(at, 1)
+          reject(new Unavailable('The request was abandoned while it waited', HISTORY_RETRY_AFTER_SECONDS))
+        }
+        const waiter: Waiter = {
+          bytes,
+          grant() {
+            signal?.removeEventListener('abort', onAbort)
+            resolve(take(bytes))
+          },
+        }
+        queue.push(waiter)
+        signal?.addEventListener('abort', onAbort, { once: true })
+      })
+    },
+    get reservedBytes() {
+      return reservedBytes
+    },
+    get waiting() {
+      return queue.length
+    },
+  }
+}
+
+/** `release` once: later calls do nothing. */
+function once(release: () => void): () => void {
+  let released = false
+  return () => {
+    if (released) return
+    released = true
+    release()
   }
 }

@@ -4,8 +4,9 @@
  * function; a share link also needs the matching permission.
  *
  * Memory is bounded per request: fixes are read in chunks straight into columns (33 bytes a fix,
- * no object per fix), the route is written out a chunk at a time (route-body.ts), and each user
- * or share link may have HISTORY_REQUESTS_PER_PRINCIPAL route or travels requests in flight.
+ * no object per fix), the route is written out a chunk at a time (route-body.ts), each user (their
+ * keys, sessions and share links together) may have HISTORY_REQUESTS_PER_PRINCIPAL route or
+ * travels requests in flight, and the process as a whole a memory budget of them (limit.ts).
  */
 import type { Database } from 'bun:sqlite'
 import type { DeviceAccess } from '../devices/access'
@@ -17,7 +18,7 @@ import { PERMISSION, requirePermission } from '../share/permissions'
 import { createEventStore, eventBody } from '../store/events'
 import { COORDINATE_SCALE, createPositionStore, FLAG_UNLOCATABLE, SPEED_SCALE, type EncodedFixRow } from '../store/positions'
 import { allocateColumns, analyseTrack, fillMissingSpeedColumn, selectColumns, truncateColumns, type TrackAnalysis, type TrackColumns } from '../track'
-import { createInFlightLimit } from './limit'
+import { BYTES_PER_FIX_IN_FLIGHT, createInFlightLimit, createMemoryBudget } from './limit'
 import { MAX_RANGE_SECONDS, type EventBody, type TravelBody } from './model'
 import { nextTurn, routeBody } from './route-body'
 
@@ -25,10 +26,18 @@ export interface HistoryServiceDeps {
   sqlite: Database
   access: DeviceAccess
   geocoder: Geocoder
+  /** bytes the route and travels requests in flight may hold together (HISTORY_MEMORY_MB); default DEFAULT_HISTORY_MEMORY_BYTES */
+  memoryBytes?: number
 }
 
-/** Route and travels requests one user or share link may have in flight; more are 429. */
+/** Route and travels requests one user may have in flight (their keys, sessions and share links together); more are 429. */
 export const HISTORY_REQUESTS_PER_PRINCIPAL = 2
+
+/** The process' history memory budget by default: two 31-day routes of a fix every 5 s at once. */
+export const DEFAULT_HISTORY_MEMORY_BYTES = 64 * 1024 * 1024
+
+/** Requests that may wait for the memory budget; more are 503 (each user has at most HISTORY_REQUESTS_PER_PRINCIPAL waiting). */
+export const MAX_HISTORY_WAITING = 64
 
 /** Fixes read by one statement (about 10 ms); other requests are served between reads. */
 export const FIXES_PER_READ = 32_768
@@ -51,22 +60,43 @@ function checkRange({ from, to }: Range): void {
   if (to - from > MAX_RANGE_SECONDS) throw Invalid.field('/to', `the window may span at most 31 days (${MAX_RANGE_SECONDS} s); got ${to - from} s`)
 }
 
-export function createHistoryService({ sqlite, access, geocoder }: HistoryServiceDeps) {
+export function createHistoryService({ sqlite, access, geocoder, memoryBytes = DEFAULT_HISTORY_MEMORY_BYTES }: HistoryServiceDeps) {
   const limit = createInFlightLimit(HISTORY_REQUESTS_PER_PRINCIPAL)
+  const memory = createMemoryBudget(memoryBytes, MAX_HISTORY_WAITING)
   const positions = createPositionStore(sqlite)
   const events = createEventStore(sqlite)
 
   /**
+   * Takes one of the principal's slots (429 when they are taken), counts the window's fixes and
+   * waits for the memory they will cost (503 when too many wait). The release gives both back.
+   */
+  async function admit(principal: Principal, deviceKey: number, range: Range, signal?: AbortSignal): Promise<{ fixes: number; release: () => void }> {
+    const releaseSlot = limit.acquire(principal)
+    try {
+      const fixes = positions.countIn(deviceKey, range.from, range.to)
+      const releaseMemory = await memory.reserve(fixes * BYTES_PER_FIX_IN_FLIGHT, signal)
+      return {
+        fixes,
+        release: () => {
+          releaseMemory()
+          releaseSlot()
+        },
+      }
+    } catch (error) {
+      releaseSlot()
+      throw error
+    }
+  }
+
+  /**
    * Every stored fix in the window, read FIXES_PER_READ at a time (from the last one read on;
    * a fix stored meanwhile before that point is not seen, as if it came after the request).
+   * Sized once from the count `admit` made: counting costs less than growing and copying (3 ms
+   * for a day at 1 Hz).
    */
-  async function readFixes(deviceKey: number, range: Range): Promise<StoredFixes> {
+  async function readFixes(deviceKey: number, range: Range, counted: number): Promise<StoredFixes> {
     let rows: EncodedFixRow[] = positions.fixesIn(deviceKey, range.from, range.to, FIXES_PER_READ)
-    // Sized once: counting the rest costs less than growing and copying (3 ms for a day at 1 Hz).
-    let capacity = rows.length
-    if (rows.length === FIXES_PER_READ) {
-      capacity += positions.countIn(deviceKey, rows[rows.length - 1][0] + 1, range.to)
-    }
+    let capacity = Math.max(counted, rows.length)
     let points = allocateColumns(capacity)
     let deviceValid = new Uint8Array(capacity)
     let n = 0
@@ -105,8 +135,8 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
   }
 
   /** Every stored fix, and the analysis of the fixes the device called valid. */
-  async function analyse(deviceKey: number, range: Range, stopThresholdSeconds: number): Promise<{ points: TrackColumns; analysis: TrackAnalysis }> {
-    const { points, deviceValid, deviceInvalidCount } = await readFixes(deviceKey, range)
+  async function analyse(deviceKey: number, range: Range, counted: number, stopThresholdSeconds: number): Promise<{ points: TrackColumns; analysis: TrackAnalysis }> {
+    const { points, deviceValid, deviceInvalidCount } = await readFixes(deviceKey, range, counted)
     const tracked = deviceInvalidCount === 0 ? points : selectColumns(points, deviceValid)
     return { points, analysis: analyseTrack(tracked, { stopThresholdSeconds }) }
   }
@@ -118,13 +148,13 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
 
   return {
     /** The route's JSON body (see route-body.ts); its slot is held until it has been sent. */
-    async route(principal: Principal, deviceId: string, range: Range, stopThresholdSeconds: number): Promise<string | ReadableStream<Uint8Array>> {
+    async route(principal: Principal, deviceId: string, range: Range, stopThresholdSeconds: number, signal?: AbortSignal): Promise<string | ReadableStream<Uint8Array>> {
       checkRange(range)
       const device = requireDevice(access, principal, deviceId)
       requirePermission(principal, PERMISSION.history)
-      const release = limit.acquire(principal)
+      const { fixes, release } = await admit(principal, device.key, range, signal)
       try {
-        const { points, analysis } = await analyse(device.key, range, stopThresholdSeconds)
+        const { points, analysis } = await analyse(device.key, range, fixes, stopThresholdSeconds)
         fillMissingSpeedColumn(points)
         const { timestamp, length } = points
         const body = {
@@ -141,13 +171,13 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
       }
     },
 
-    async travels(principal: Principal, deviceId: string, range: Range, stopThresholdSeconds: number): Promise<TravelBody> {
+    async travels(principal: Principal, deviceId: string, range: Range, stopThresholdSeconds: number, signal?: AbortSignal): Promise<TravelBody> {
       checkRange(range)
       const device = requireDevice(access, principal, deviceId)
       requirePermission(principal, PERMISSION.history)
-      const release = limit.acquire(principal)
+      const { fixes, release } = await admit(principal, device.key, range, signal)
       try {
-        const { analysis } = await analyse(device.key, range, stopThresholdSeconds)
+        const { analysis } = await analyse(device.key, range, fixes, stopThresholdSeconds)
         const places = analysis.travels.flatMap((travel) => [travel.start, travel.end])
         const addresses = await geocoder.addresses(places)
         const travels = analysis.travels.map((travel, i) => ({
