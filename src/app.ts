@@ -65,6 +65,8 @@ export interface AppDeps {
   throttle?: AuthThrottleOptions
   /** heartbeat interval of live streams (default 15 s); tests shorten it */
   streamHeartbeatMs?: number
+  /** how long a history request may wait for the memory budget (default 5 s); tests shorten it */
+  historyMaxWaitMs?: number
   /** how soon share-link views are written in the background (default 1 s); tests shorten it */
   shareAccessFlushMs?: number
   /** how soon API keys' last use is written in the background (default 1 s); tests shorten it */
@@ -138,7 +140,7 @@ export function createApp(deps: AppDeps) {
     intervalMs: config.geocoderIntervalMs,
     maxInFlight: config.geocoderMaxInFlight,
   })
-  const history = createHistoryService({ sqlite, access, geocoder, memoryBytes: config.historyMemoryMb * 1024 * 1024 })
+  const history = createHistoryService({ sqlite, access, geocoder, memoryBytes: config.historyMemoryMb * 1024 * 1024, maxWaitMs: deps.historyMaxWaitMs })
   const streams = createLiveStreams({
     sqlite,
     access,

@@ -19,6 +19,28 @@ function historyResponses(success: Parameters<typeof responses>[0]) {
 /** A long route's body streams: it is never one string in memory (see route-body.ts). */
 const routeResponse = (body: string | ReadableStream<Uint8Array>) => new Response(body, { headers: { 'content-type': 'application/json;charset=utf-8' } })
 
+/** Bun's default idle timeout, which the API server keeps: a client that stops reading a route is cut off after it. */
+const SEND_IDLE_TIMEOUT_SECONDS = 10
+
+interface ServerTimeout {
+  timeout(request: Request, seconds: number): void
+}
+
+/**
+ * The answer of `prepare`, with the connection's idle timer off while it is prepared: a request
+ * may wait its turn for the memory budget, or share the event loop with other routes, longer
+ * than Bun's idle timeout, which would close the connection with nothing said. Once the answer
+ * goes out the timer is back, so a client that stops reading frees its budget.
+ */
+async function patiently<T>(server: ServerTimeout | null, request: Request, prepare: () => Promise<T>): Promise<T> {
+  server?.timeout(request, 0)
+  try {
+    return await prepare()
+  } finally {
+    server?.timeout(request, SEND_IDLE_TIMEOUT_SECONDS)
+  }
+}
+
 export function historyRoutes(auth: ReturnType<typeof authPlugin>, history: HistoryService) {
   const route = {
     auth: 'any' as const,
@@ -48,12 +70,12 @@ export function historyRoutes(auth: ReturnType<typeof authPlugin>, history: Hist
 
   return new Elysia({ name: 'history', prefix: '/devices' })
     .use(auth)
-    .get('/:id/history/route', async ({ principal, params, query, request }) => routeResponse(await history.route(principal, params.id, query, query.stop_threshold_time, request.signal)), route)
-    .get('/:id/route', async ({ principal, params, query, request }) => routeResponse(await history.route(principal, params.id, query, query.stop_threshold_time, request.signal)), {
+    .get('/:id/history/route', async ({ principal, params, query, request, server }) => routeResponse(await patiently(server, request, () => history.route(principal, params.id, query, query.stop_threshold_time, request.signal))), route)
+    .get('/:id/route', async ({ principal, params, query, request, server }) => routeResponse(await patiently(server, request, () => history.route(principal, params.id, query, query.stop_threshold_time, request.signal))), {
       ...route,
       detail: { ...route.detail, summary: 'Route points and stops (alias of /history/route)' },
     })
-    .get('/:id/history/travels', ({ principal, params, query, request }) => history.travels(principal, params.id, query, query.stop_threshold_time, request.signal), {
+    .get('/:id/history/travels', ({ principal, params, query, request, server }) => patiently(server, request, () => history.travels(principal, params.id, query, query.stop_threshold_time, request.signal)), {
       auth: 'any',
       params: IdParams,
       query: RouteQuery,

@@ -8,7 +8,8 @@
  * - Per process: a memory budget. Each request reserves what its window will cost (its fixes ×
  *   BYTES_PER_FIX_IN_FLIGHT) before it reads anything, and gives it back once its answer has been
  *   sent or abandoned. A request that does not fit waits its turn (first come, first served); one
- *   alone always runs, however large. At most `maxWaiting` wait; beyond: 503.
+ *   alone always runs, however large. At most `maxWaiting` wait, each at most `maxWaitMs`;
+ *   beyond: 503.
  */
 import { TooManyRequests, Unavailable } from '../errors'
 import { budgetHolder, type Principal } from '../principal'
@@ -58,13 +59,22 @@ export function createInFlightLimit(perPrincipal: number): InFlightLimit {
 export interface MemoryBudget {
   /**
    * Resolves once `bytes` fit in the budget (at once when they do), to the release; rejects
-   * with Unavailable when `maxWaiting` requests already wait, or when `signal` aborts meanwhile.
+   * with Unavailable when `maxWaiting` requests already wait, when the wait passes `maxWaitMs`,
+   * or when `signal` aborts meanwhile.
    */
   reserve(bytes: number, signal?: AbortSignal): Promise<() => void>
-  /** bytes reserved now */
-  readonly reservedBytes: number
-  /** requests waiting now */
-  readonly waiting: number
+}
+
+export interface MemoryBudgetOptions {
+  maxBytes: number
+  /** requests that may wait at once */
+  maxWaiting: number
+  /**
+   * How long one may wait. Bounded, and well below the server's idle timeout: a client that
+   * holds one route's body unread until another's headers arrive (`Promise.all` of fetches)
+   * would otherwise wait on itself; it gets a 503 for the second, reads the first, and retries.
+   */
+  maxWaitMs: number
 }
 
 interface Waiter {
@@ -72,36 +82,49 @@ interface Waiter {
   grant(): void
 }
 
-export function createMemoryBudget(maxBytes: number, maxWaiting: number): MemoryBudget {
+export function createMemoryBudget({ maxBytes, maxWaiting, maxWaitMs }: MemoryBudgetOptions): MemoryBudget {
   let reservedBytes = 0
   const queue: Waiter[] = []
   const fits = (bytes: number) => reservedBytes === 0 || reservedBytes + bytes <= maxBytes
+  // first come, first served: a large request at the head is not overtaken by small ones forever
+  const grantWhatFits = () => {
+    while (queue.length > 0 && fits(queue[0].bytes)) queue.shift()!.grant()
+  }
 
   function take(bytes: number): () => void {
     reservedBytes += bytes
     return once(() => {
       reservedBytes -= bytes
-      // first come, first served: a large request at the head is not overtaken by small ones forever
-      while (queue.length > 0 && fits(queue[0].bytes)) queue.shift()!.grant()
+      grantWhatFits()
     })
   }
 
   return {
     reserve(bytes, signal) {
-      if (queue.length === 0 && fits(bytes)) return Promise.resolve(take(bytes))
       if (signal?.aborted) return Promise.reject(new Unavailable('The request was abandoned', HISTORY_RETRY_AFTER_SECONDS))
+      if (queue.length === 0 && fits(bytes)) return Promise.resolve(take(bytes))
       if (queue.length >= maxWaiting) {
         return Promise.reject(new Unavailable('The server is answering as many history requests as its memory allows, and more wait; try again shortly', HISTORY_RETRY_AFTER_SECONDS))
       }
       return new Promise((resolve, reject) => {
-        const onAbort = () => {
+        const leave = (error: Unavailable) => {
+          clearTimeout(timer)
+          signal?.removeEventListener('abort', onAbort)
           const at = queue.indexOf(waiter)
           if (at >= 0) queue.splice(at, 1)
-          reject(new Unavailable('The request was abandoned while it waited', HISTORY_RETRY_AFTER_SECONDS))
+          // the head leaving may let those behind it in
+          grantWhatFits()
+          reject(error)
         }
+        const onAbort = () => leave(new Unavailable('The request was abandoned while it waited', HISTORY_RETRY_AFTER_SECONDS))
+        const timer = setTimeout(
+          () => leave(new Unavailable(`The server's history memory stayed taken for ${maxWaitMs / 1000} s while this request waited; try again shortly`, HISTORY_RETRY_AFTER_SECONDS)),
+          maxWaitMs,
+        )
         const waiter: Waiter = {
           bytes,
           grant() {
+            clearTimeout(timer)
             signal?.removeEventListener('abort', onAbort)
             resolve(take(bytes))
           },
@@ -109,12 +132,6 @@ export function createMemoryBudget(maxBytes: number, maxWaiting: number): Memory
         queue.push(waiter)
         signal?.addEventListener('abort', onAbort, { once: true })
       })
-    },
-    get reservedBytes() {
-      return reservedBytes
-    },
-    get waiting() {
-      return queue.length
     },
   }
 }

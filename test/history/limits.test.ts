@@ -7,11 +7,12 @@ import { POINTS_PER_CHUNK } from '../../src/history/route-body'
 import { loadConfig } from '../../src/config'
 import { BYTES_PER_FIX_IN_FLIGHT } from '../../src/history/limit'
 import { HISTORY_REQUESTS_PER_PRINCIPAL, MAX_HISTORY_WAITING } from '../../src/history/service'
+import type { AppDeps } from '../../src/app'
 import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
 
 const T0 = 1764000000
 /** more than one chunk, so the body streams and the slot is held until it is read */
-const FIXES = POINTS_PER_CHUNK + 500
+const FIXES = 2 * POINTS_PER_CHUNK + 500
 const RANGE = `from=${T0}&to=${T0 + FIXES}`
 /** fixes whose window costs more than 1 MiB */
 const LARGER_THAN_BUDGET = 12_000
@@ -95,7 +96,7 @@ describe('the history memory budget of the process (HISTORY_MEMORY_MB)', () => {
     id: `0c000000-0000-4000-8000-${String(100 + i).padStart(12, '0')}`,
     key: `crowd-key-${i}-0123456789abcdef`,
   }))
-  function crowdedWorld() {
+  function crowdedWorld(deps: Partial<AppDeps> = {}) {
     world.close()
     const dataset = baseDataset()
     const positions = [
@@ -104,7 +105,7 @@ describe('the history memory budget of the process (HISTORY_MEMORY_MB)', () => {
     ]
     const users = [...dataset.users, ...crowd.map((u, i) => ({ id: u.id, account: ids.acme, name: `crowd${i}`, groups: [ids.vans], api_keys: [u.key] }))]
     // 1 MiB: one route of FIXES fits, a second does not
-    world = makeWorld({ ...dataset, users, positions }, { config: loadConfig({ HISTORY_MEMORY_MB: '1' }) })
+    world = makeWorld({ ...dataset, users, positions }, { config: loadConfig({ HISTORY_MEMORY_MB: '1' }), ...deps })
   }
 
   test('a route that does not fit waits for the one in flight, then is served; what waits is bounded (503 beyond)', async () => {
@@ -160,5 +161,17 @@ describe('the history memory budget of the process (HISTORY_MEMORY_MB)', () => {
     expect(smallAnswered).toBe(false)
     expect(await pointsIn(large)).toBe(LARGER_THAN_BUDGET)
     expect(await pointsIn(await after)).toBe(100)
+  })
+
+  test('a request waits a bounded time (5 s; shortened here), then is 503: a client holding one body unread while it waits for another is not stuck on itself', async () => {
+    crowdedWorld({ historyMaxWaitMs: 50 })
+    const first = await history(keys.alice)
+    expect(first.status).toBe(200)
+    const waited = await history(keys.bob)
+    expect(waited.headers.get('retry-after')).toBe('1')
+    expect((await problem(waited, 503)).detail).toContain('waited')
+    // it left the queue: once the first is read, the next is served at once
+    expect(await pointsIn(first)).toBe(FIXES)
+    expect(await pointsIn(await history(keys.bob))).toBe(FIXES)
   })
 })
