@@ -17,6 +17,7 @@ import notifications from './0009_notifications.sql' with { type: 'text' }
 import notificationsVersion from './0010_notifications_version.sql' with { type: 'text' }
 import deviceRulesVersion from './0011_device_rules_version.sql' with { type: 'text' }
 import deviceRulesDelete from './0012_device_rules_delete.sql' with { type: 'text' }
+import shareLinksEndWithCreator from './0015_share_links_end_with_creator.sql' with { type: 'text' }
 
 export const migrationFiles: Record<string, string> = {
   '0000_init': init,
@@ -32,6 +33,7 @@ export const migrationFiles: Record<string, string> = {
   '0010_notifications_version': notificationsVersion,
   '0011_device_rules_version': deviceRulesVersion,
   '0012_device_rules_delete': deviceRulesDelete,
+  '0015_share_links_end_with_creator': shareLinksEndWithCreator,
 }
 
 export const migrationJournal: { entries: { idx: number; when: number; tag: string; breakpoints: boolean }[] } = journal

@@ -6,9 +6,9 @@ const url = process.argv[2]
 const samples: number[] = []
 let running = true
 void (async () => {
-  for await (const _ of Bun.stdin.stream()) {
-    // nothing is sent: the stream ends when the benchmark closes it
-  }
+  // nothing is sent: the stream ends when the benchmark closes it
+  const reader = Bun.stdin.stream().getReader()
+  while (!(await reader.read()).done) {}
   running = false
 })()
 while (running) {
@@ -20,3 +20,5 @@ while (running) {
 samples.sort((a, b) => a - b)
 const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]
 console.log(JSON.stringify({ count: samples.length, p50: at(0.5), p99: at(0.99), max: samples[samples.length - 1] }))
+
+export {}

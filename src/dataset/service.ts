@@ -14,6 +14,7 @@
 import type { Database, SQLQueryBindings } from 'bun:sqlite'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { hashKey } from '../keys/service'
+import { endLinksBeyondCreatorsReach } from '../share/creators'
 import { removeFromOtherAccountsLinks } from '../share/service'
 import { createEventStore, encodeEvent } from '../store/events'
 import { createPositionStore, encodePosition } from '../store/positions'
@@ -319,6 +320,10 @@ function writeDataset(
     }
     if (d.location === undefined) locateAfterPositions.push(key)
   }
+  // once every user's and device's groups, roles and accounts are as the document says (never
+  // between a group cleared and the same group given back): share links keep only what their
+  // creators reach (share/creators.ts). Only --upsert can take reach away.
+  if (upsert) endLinksBeyondCreatorsReach(sqlite, null, now)
   const keyOf = (id: string) => {
     let key = keys.get(id)
     if (key === undefined) {

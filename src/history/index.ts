@@ -4,16 +4,24 @@ import { IdParams, responses } from '../http/model'
 import { EventRecord, RangeQuery, RouteQuery, RouteResult, TravelResult } from './model'
 import { HISTORY_REQUESTS_PER_PRINCIPAL, type HistoryService } from './service'
 
-const ERRORS = [400, 401, 403, 404, 429, 500, 504]
+const ERRORS = [400, 401, 403, 404, 429, 500, 503, 504]
 const RANGE_RULES = '`from` and `to` are required integer Unix seconds, `from` ≤ `to`, at most 31 days apart; otherwise 400.'
 const IN_FLIGHT_RULE =
-  `At most ${HISTORY_REQUESTS_PER_PRINCIPAL} route or travels requests may be in flight at once for one user (whatever key) or one share link ` +
-  '(however many people hold its token), a route counting until its body has been sent; more are 429 with `Retry-After: 1`.'
+  `At most ${HISTORY_REQUESTS_PER_PRINCIPAL} route or travels requests may be in flight at once for one user: their keys, sessions and every ` +
+  'share link they made together (a share token spends the budget of the user who made its link, however many links or holders), ' +
+  'a route counting until its body has been sent; more are 429 with `Retry-After: 1`. The server as a whole holds at most ' +
+  'HISTORY_MEMORY_MB (default 64 MiB) of them, reckoned from the window\'s fixes (96 bytes a fix) before anything is read: a request ' +
+  'that does not fit waits its turn, first come first served (one alone always runs), at most 5 s and with at most 64 waiting; ' +
+  'beyond, 503 with `Retry-After: 1`. The work of every request in flight is cut into steps that take turns, so other requests are answered meanwhile.'
 
 /** The documented responses, with what a 429 means here (the shared text speaks of authentication). */
 function historyResponses(success: Parameters<typeof responses>[0]) {
   const documented = responses(success, ...ERRORS)
-  return { ...documented, 429: { ...documented[429], description: 'Too many history requests in flight for this user or share link, or too many failed authentications' } }
+  return {
+    ...documented,
+    429: { ...documented[429], description: 'Too many history requests in flight for this user (or the user who made the share link), or too many failed authentications' },
+    503: { ...documented[503], description: 'The history memory budget of the server stayed taken (HISTORY_MEMORY_MB), or too many requests wait for it' },
+  }
 }
 
 /** A long route's body streams: it is never one string in memory (see route-body.ts). */
