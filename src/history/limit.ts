@@ -18,9 +18,10 @@ import { budgetHolder, type Principal } from '../principal'
 export const HISTORY_RETRY_AFTER_SECONDS = 1
 
 /**
- * What one fix in a window costs while its request is in flight, measured (`npm run bench --
- * budgets`): the columns (33 bytes), the rows read before they are copied there, the analysis'
- * own arrays and the JSON chunk being written, with garbage not yet collected.
+ * What one fix in a window is reckoned to cost while its request is in flight: the columns (33
+ * bytes), the analysis' own arrays (about 14), and a share of the rows read and the JSON chunks
+ * written before they are collected. An estimate, not a measure: with the default 64 MiB, eight
+ * 31-day routes at once peak about 90 MiB above the idle server (`npm run bench -- budgets`).
  */
 export const BYTES_PER_FIX_IN_FLIGHT = 96
 

@@ -85,11 +85,16 @@ export function createHistoryService({ sqlite, access, geocoder, memoryBytes = D
     try {
       const fixes = await countFixes(deviceKey, range)
       const releaseMemory = await memory.reserve(fixes * BYTES_PER_FIX_IN_FLIGHT, signal)
+      let released = false
       return {
         fixes,
         release: () => {
+          if (released) return
+          released = true
           releaseMemory()
           releaseSlot()
+          // a window read in steps leaves tens of MB of garbage: collected now, on a turn of its own
+          if (fixes > FIXES_PER_READ) turns.collectGarbage()
         },
       }
     } catch (error) {
