@@ -93,8 +93,8 @@ export function createHistoryService({ sqlite, access, geocoder, memoryBytes = D
           released = true
           releaseMemory()
           releaseSlot()
-          // a window read in steps leaves tens of MB of garbage: collected now, on a turn of its own
-          if (fixes > FIXES_PER_READ) turns.collectGarbage()
+          // a large window leaves tens of MB of garbage: collected soon, on a turn of its own
+          turns.sent(fixes * BYTES_PER_FIX_IN_FLIGHT)
         },
       }
     } catch (error) {

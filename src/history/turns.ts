@@ -11,14 +11,19 @@ export interface StepTurns {
   /** resolves on a later turn of the event loop, one in which no other history step runs; first come, first served */
   next(): Promise<void>
   /**
-   * A full garbage collection as a step of its own (12–16 ms with a 60 MB heap), once however
-   * often it is asked before it runs: after a large answer has been sent, its garbage (the rows
-   * read, the JSON chunks: ~80 MB for a month of fixes every 5 s) goes at once. Left to the
-   * engine, eight such routes one after the other piled up 80 MB of it and the peak reached
-   * 260 MiB, against 187 MiB collected after each (`npm run bench -- budgets` measures the server).
+   * Tells that an answer reckoned at `bytes` has been sent: once those told since the last
+   * collection reach GARBAGE_COLLECT_AFTER_BYTES, a full garbage collection runs as a step of its
+   * own (12–16 ms with a 60 MB heap). A large answer's garbage (the rows read, the JSON chunks:
+   * ~80 MB for a month of fixes every 5 s) then goes at once; left to the engine, eight such
+   * routes one after the other piled up 80 MB of it and the peak reached 260 MiB, against 187 MiB
+   * collected after each. Small answers add up to one collection now and then, so a string of
+   * one-day routes is not slowed by one each (`npm run bench -- budgets | history`).
    */
-  collectGarbage(): void
+  sent(bytes: number): void
 }
+
+/** Answers reckoned at this much, sent since the last collection, call for the next one. */
+export const GARBAGE_COLLECT_AFTER_BYTES = 24 * 1024 * 1024
 
 export function createStepTurns(): StepTurns {
   const waiting: (() => void)[] = []
@@ -35,6 +40,7 @@ export function createStepTurns(): StepTurns {
     if (waiting.length > 0) schedule()
   }
   let collecting = false
+  let sentBytes = 0
   const turns: StepTurns = {
     next() {
       return new Promise((resolve) => {
@@ -42,9 +48,11 @@ export function createStepTurns(): StepTurns {
         schedule()
       })
     },
-    collectGarbage() {
-      if (collecting) return
+    sent(bytes) {
+      sentBytes += bytes
+      if (collecting || sentBytes < GARBAGE_COLLECT_AFTER_BYTES) return
       collecting = true
+      sentBytes = 0
       void turns.next().then(() => {
         collecting = false
         Bun.gc(true)
