@@ -285,7 +285,8 @@ export const deviceStatus = sqliteTable('device_status', {
  * (an import). Row 1 (migration 0001): user_groups and device_groups, read by the access function
  * in the same statement as the device. Row 2 (migration 0002): a device's IMEI, serial, or
  * entering or leaving `unlink`, read by the ingest pipeline's device cache. Row 3 (migration
- * 0003): a device leaving a share link, read by the share token cache. Row 4 (migration 0005):
+ * 0003): a device leaving a share link, or (migration 0015) a link revoked, read by the share token
+ * cache and live streams. Row 4 (migration 0005):
  * credentials. Row 5 (migration 0008): geofences, read by the alert rules' geofence cache.
  */
 export const accessVersion = sqliteTable('access_version', {
@@ -305,6 +306,11 @@ export const shareLinks = sqliteTable(
   {
     id: text('id').primaryKey(),
     accountId: text('account_id').notNull().references(() => accounts.id),
+    /**
+     * who made it: the link spends their stream and history budget, and ends with them (migration
+     * 0015's triggers: the user deleted revokes it; a device they no longer reach leaves it, and
+     * a link left with none is revoked). Null only on a revoked link whose creator was deleted.
+     */
     createdBy: text('created_by').references(() => users.id, { onDelete: 'set null' }),
     /** the bearer token itself: the spec's list operation returns it */
     token: text('token').notNull(),
@@ -322,6 +328,8 @@ export const shareLinks = sqliteTable(
     uniqueIndex('share_links_token').on(t.token),
     uniqueIndex('share_links_short_code').on(t.shortCode),
     index('share_links_account').on(t.accountId),
+    // a user's links: counted against MAX_SHARE_LINKS_PER_USER, and ended with the user's access (migration 0015)
+    index('share_links_created_by').on(t.createdBy),
   ],
 )
 

@@ -68,6 +68,8 @@ export interface AppDeps {
   passwordChecks?: Partial<PasswordCheckLimits>
   /** heartbeat interval of live streams (default 15 s); tests shorten it */
   streamHeartbeatMs?: number
+  /** how long a history request may wait for the memory budget (default 5 s); tests shorten it */
+  historyMaxWaitMs?: number
   /** how soon share-link views are written in the background (default 1 s); tests shorten it */
   shareAccessFlushMs?: number
   /** how soon API keys' last use is written in the background (default 1 s); tests shorten it */
@@ -113,6 +115,7 @@ export function createApp(deps: AppDeps) {
     tokens: shareTokens,
     appUrl: config.appUrl,
     shortUrlBase: config.shortUrlBase,
+    maxActiveLinksPerUser: config.maxShareLinksPerUser,
   })
   const forwardedFor = createForwardedForWatch({ log, clock })
   const clientAddress = createClientAddress(config.trustedProxies, forwardedFor)
@@ -142,7 +145,7 @@ export function createApp(deps: AppDeps) {
     intervalMs: config.geocoderIntervalMs,
     maxInFlight: config.geocoderMaxInFlight,
   })
-  const history = createHistoryService({ sqlite, access, geocoder })
+  const history = createHistoryService({ sqlite, access, geocoder, memoryBytes: config.historyMemoryMb * 1024 * 1024, maxWaitMs: deps.historyMaxWaitMs })
   const streams = createLiveStreams({
     sqlite,
     access,
@@ -152,6 +155,7 @@ export function createApp(deps: AppDeps) {
     linkExpiresAt: shares.expiresAt,
     onLinkChange: shares.onChange,
     heartbeatMs: deps.streamHeartbeatMs,
+    maxStreams: config.maxStreams,
   })
 
   return new Elysia({ normalize: false })

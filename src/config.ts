@@ -50,6 +50,12 @@ export interface Config {
   synchronous: 'NORMAL' | 'FULL'
   /** seconds a command sent to a device may wait to go out before it expires (COMMAND_TTL) */
   commandTtl: number
+  /** open live streams of the whole process (MAX_STREAMS); one more is 503 */
+  maxStreams: number
+  /** active (unexpired, unrevoked) share links one user may have made (MAX_SHARE_LINKS_PER_USER); one more is 409 */
+  maxShareLinksPerUser: number
+  /** MiB the route and travels requests in flight may hold together (HISTORY_MEMORY_MB); beyond, they wait their turn */
+  historyMemoryMb: number
 }
 
 export class ConfigError extends Error {}
@@ -138,5 +144,8 @@ export function loadConfig(env: Env = process.env): Config {
     trustedProxies: proxyList(env, 'TRUSTED_PROXIES'),
     synchronous,
     commandTtl: integer(env, 'COMMAND_TTL', 86_400, 1, 86_400 * 365),
+    maxStreams: integer(env, 'MAX_STREAMS', 2000, 1, 1_000_000),
+    maxShareLinksPerUser: integer(env, 'MAX_SHARE_LINKS_PER_USER', 100, 1, 1_000_000),
+    historyMemoryMb: integer(env, 'HISTORY_MEMORY_MB', 64, 1, 1_048_576),
   }
 }

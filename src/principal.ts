@@ -25,6 +25,17 @@ export interface SharePrincipal {
   deviceKeys: readonly number[]
   /** permission ids the link grants (see share/permissions.ts) */
   acl: ReadonlySet<string>
+  /** the user who made the link: its requests spend their stream and history budget */
+  creatorId: string
 }
 
 export type Principal = UserPrincipal | SharePrincipal
+
+/**
+ * Whose budget a request spends (live streams, history in flight): a user's own, whatever key or
+ * session; a share link's creator's, however many links they made or people hold the token. A
+ * link therefore never adds to what its creator may hold at once.
+ */
+export function budgetHolder(principal: Principal): string {
+  return principal.kind === 'user' ? principal.userId : principal.creatorId
+}

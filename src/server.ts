@@ -82,7 +82,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   const listenerOptions = (protocol: string) => ({ pipeline: countingPipeline(pipeline, protocol, metrics), clock, log, hostname: config.host })
   // one gate for every TCP listener: the caps are on file descriptors, whatever the protocol
   const gate = createConnectionGate({ maxConnections: config.tcpMaxConnections, maxConnectionsPerAddress: config.tcpMaxConnectionsPerAddress })
-  warnIfDescriptorsShort(config.tcpMaxConnections, log)
+  warnIfDescriptorsShort(config.tcpMaxConnections, config.maxStreams, log)
   const garbage = metrics.ingestDiscardedBytes
   const startListener = (protocol: Protocol, port: number): Listener | TcpListener =>
     protocol.transport === 'http'
@@ -211,10 +211,11 @@ function bind<T>(variable: string, port: number, start: () => T): T {
 const DESCRIPTOR_HEADROOM = 1024
 
 /**
- * TCP_MAX_CONNECTIONS protects the API only below the process's open-file limit: say so at start
- * when it is not (Linux tells us in /proc; elsewhere nothing is said).
+ * TCP_MAX_CONNECTIONS and MAX_STREAMS (each live stream holds a socket) protect the API only below
+ * the process's open-file limit: say so at start when they are not (Linux tells us in /proc;
+ * elsewhere nothing is said).
  */
-function warnIfDescriptorsShort(maxConnections: number, log: Logger): void {
+function warnIfDescriptorsShort(maxConnections: number, maxStreams: number, log: Logger): void {
   let limit: number
   try {
     const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'))
@@ -222,9 +223,10 @@ function warnIfDescriptorsShort(maxConnections: number, log: Logger): void {
   } catch {
     return
   }
-  if (Number.isFinite(limit) && maxConnections + DESCRIPTOR_HEADROOM > limit) {
-    log.warn('TCP_MAX_CONNECTIONS leaves too few file descriptors for the API: lower it or raise the open-file limit (ulimit -n)', {
+  if (Number.isFinite(limit) && maxConnections + maxStreams + DESCRIPTOR_HEADROOM > limit) {
+    log.warn('TCP_MAX_CONNECTIONS and MAX_STREAMS leave too few file descriptors for the API: lower them or raise the open-file limit (ulimit -n)', {
       maxConnections,
+      maxStreams,
       openFileLimit: limit,
     })
   }

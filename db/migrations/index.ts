@@ -20,6 +20,7 @@ import deviceRulesDelete from './0012_device_rules_delete.sql' with { type: 'tex
 import deliveryChannelDue from './0016_delivery_channel_due.sql' with { type: 'text' }
 import modelAccount from './0013_model_account.sql' with { type: 'text' }
 import eventsSeq from './0014_events_seq.sql' with { type: 'text' }
+import shareLinksEndWithCreator from './0015_share_links_end_with_creator.sql' with { type: 'text' }
 
 export const migrationFiles: Record<string, string> = {
   '0000_init': init,
@@ -38,6 +39,7 @@ export const migrationFiles: Record<string, string> = {
   '0016_delivery_channel_due': deliveryChannelDue,
   '0013_model_account': modelAccount,
   '0014_events_seq': eventsSeq,
+  '0015_share_links_end_with_creator': shareLinksEndWithCreator,
 }
 
 export const migrationJournal: { entries: { idx: number; when: number; tag: string; breakpoints: boolean }[] } = journal

@@ -4,6 +4,7 @@
  */
 const benches: Record<string, string> = {
   alerts: './alerts.ts',
+  budgets: './budgets.ts',
   console: './console.ts',
   devices: './devices.ts',
   geofences: './geofences.ts',

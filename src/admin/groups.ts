@@ -9,6 +9,7 @@ import { and, eq, inArray } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import { deviceGroups, devices, groups, userGroups, users } from '../../db/schema'
 import { Forbidden, NotFound } from '../errors'
+import { endLinksBeyondCreatorsReach } from '../share/creators'
 import { accountScope, type Actor, type AdminDeps, checkName, distinctIds, type Page, requireKnown } from './actor'
 import type { GroupBody } from './model'
 
@@ -143,6 +144,8 @@ export function updateGroup(deps: AdminDeps, by: Actor, groupId: string, changes
       if (name !== undefined) deps.db.update(groups).set({ name }).where(eq(groups.id, group.id)).run()
       if (keys !== undefined) replaceDevices(deps.db, group.id, keys)
       if (userIds !== undefined) replaceUsers(deps.db, group.id, userIds)
+      // after both lists: share links keep only what their creators reach once the whole change is made
+      if (keys !== undefined || userIds !== undefined) endLinksBeyondCreatorsReach(deps.db, by.accountId, now)
       if (name !== undefined || keys !== undefined || userIds !== undefined) {
         deps.audit.record({ accountId: by.accountId, actor: by.id, action: 'update', objectType: 'group', objectId: group.id, requestId: by.requestId }, now)
       }
@@ -161,6 +164,7 @@ export function deleteGroup(deps: AdminDeps, by: Actor, groupId: string): void {
     () => {
       const group = requireGroup(deps.db, by, groupId)
       deps.db.delete(groups).where(eq(groups.id, group.id)).run()
+      endLinksBeyondCreatorsReach(deps.db, by.accountId, now)
       deps.audit.record({ accountId: by.accountId, actor: by.id, action: 'delete', objectType: 'group', objectId: group.id, requestId: by.requestId }, now)
     },
     { behavior: 'immediate' },

@@ -40,6 +40,10 @@ export interface AdminRoutesDeps extends AdminDeps {
 }
 
 const TAGS = ['Administration']
+/** what a change of reach does to share links (share/creators.ts) */
+const LINKS_FOLLOW =
+  'A share link serves only what the user who made it still reaches: a device one no longer reaches leaves the links they made, for good, ' +
+  'and a link left with none is revoked, at once.'
 const ADMIN_ONLY = 'For account admins: a member gets 403, a share token 403 (401 once expired or revoked); another account\'s anything is 404.'
 const LISTS = 'Ordered by name, then id; `limit` 1–1000 (default 99), `offset`; an empty page is `[]`.'
 const BODIES = 'Unknown fields are 400; ids named in the body that are not of your account are 404 naming their place (`errors[].path`, e.g. `/devices/2`); a repeated id is 400. One transaction: a refused request changes nothing.'
@@ -120,7 +124,7 @@ export function adminRoutes(auth: ReturnType<typeof authPlugin>, deps: AdminRout
         detail: {
           tags: TAGS,
           summary: 'Rename a group, or replace its devices or users',
-          description: `Only the fields sent change; \`devices\` and \`users\` replace the lists. Reach follows at once. ${BODIES} ${ADMIN_ONLY}`,
+          description: `Only the fields sent change; \`devices\` and \`users\` replace the lists. Reach follows at once. ${LINKS_FOLLOW} ${BODIES} ${ADMIN_ONLY}`,
           responses: responses({ 200: { schema: Group, description: 'The group' } }, 400, 401, 403, 404, 429, 504),
         },
       })
@@ -136,7 +140,7 @@ export function adminRoutes(auth: ReturnType<typeof authPlugin>, deps: AdminRout
           detail: {
             tags: TAGS,
             summary: 'Delete a group',
-            description: `204. Its devices and users stay; its members no longer reach its devices through it. ${ADMIN_ONLY}`,
+            description: `204. Its devices and users stay; its members no longer reach its devices through it. ${LINKS_FOLLOW} ${ADMIN_ONLY}`,
             responses: responses({ 204: { description: 'Deleted' } }, 400, 401, 403, 404, 429, 504),
           },
         },
@@ -202,7 +206,7 @@ export function adminRoutes(auth: ReturnType<typeof authPlugin>, deps: AdminRout
             description:
               'Only the fields sent change; `groups` replaces the list. A new password ends the user\'s console sessions (their keys ' +
               "stay). Demoting the account's last admin is 409, as is a name already taken. A role change applies from the user's next " +
-              `request. ${BODIES} ${ADMIN_ONLY}`,
+              `request. ${LINKS_FOLLOW} ${BODIES} ${ADMIN_ONLY}`,
             responses: responses({ 200: { schema: User, description: 'The user' } }, 400, 401, 403, 404, 409, 429, 504),
           },
         },
@@ -220,7 +224,7 @@ export function adminRoutes(auth: ReturnType<typeof authPlugin>, deps: AdminRout
             tags: TAGS,
             summary: 'Delete a user',
             description:
-              "204. Their keys and sessions go with them: the next request with one is 401. Their share links stay. Deleting the account's " +
+              "204. Their keys and sessions go with them: the next request with one is 401. The share links they made are revoked: their tokens are 401 at once, their live streams end. Deleting the account's " +
               `last admin is 409. ${ADMIN_ONLY}`,
             responses: responses({ 204: { description: 'Deleted' } }, 400, 401, 403, 404, 409, 429, 504),
           },

@@ -12,6 +12,7 @@ import type { Db } from '../../db/client'
 import { accounts, groups, sessions, userGroups, users } from '../../db/schema'
 import { Conflict, Forbidden, Invalid, NotFound } from '../errors'
 import { iso } from '../http/model'
+import { endLinksBeyondCreatorsReach } from '../share/creators'
 import { type Actor, type AdminDeps, checkName, distinctIds, type Page, requireKnown } from './actor'
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, type Role, type UserBody } from './model'
 
@@ -178,6 +179,8 @@ export function updateUser(deps: AdminDeps, by: Actor, userId: string, changes: 
         deps.db.update(users).set({ name, role: changes.role }).where(eq(users.id, user.id)).run()
       }
       if (groupIds !== undefined) replaceGroups(deps.db, user.id, groupIds)
+      // after both: the links they made keep only what they reach once the whole change is made
+      if (changes.role !== undefined || groupIds !== undefined) endLinksBeyondCreatorsReach(deps.db, user.accountId, now)
       if (name !== undefined || changes.role !== undefined || groupIds !== undefined) {
         deps.audit.record({ accountId: user.accountId, actor: by.id, action: 'update', objectType: 'user', objectId: user.id, requestId: by.requestId }, now)
       }
@@ -196,7 +199,10 @@ export function setPassword(deps: AdminDeps, by: Actor, userId: string, password
   deps.db.transaction(() => setHash(deps, by, requireUser(deps.db, by, userId), password, now), { behavior: 'immediate' })
 }
 
-/** Deletes the user; their keys, sessions and memberships go with them (foreign keys cascade). */
+/**
+ * Deletes the user; their keys, sessions and memberships go with them (foreign keys cascade), and
+ * the share links they made are revoked (migration 0015's trigger, whichever process deletes them).
+ */
 export function deleteUser(deps: AdminDeps, by: Actor, userId: string): void {
   requireAdmin(by)
   const now = deps.clock.now()

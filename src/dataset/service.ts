@@ -28,6 +28,7 @@ import { accountsUsingModel, modelBody, recordModelChange } from '../admin/model
 import { BUILTIN_COMMAND_IDS, BUILTIN_MODEL_IDS } from '../commands/catalogue'
 import { patternProblems } from '../commands/patterns'
 import { hashKey } from '../keys/service'
+import { endLinksBeyondCreatorsReach } from '../share/creators'
 import { removeFromOtherAccountsLinks } from '../share/service'
 import { createEventStore, encodeEvent } from '../store/events'
 import { createPositionStore, encodePosition } from '../store/positions'
@@ -362,6 +363,10 @@ function writeDataset(
     recordModelChange(db, { modelId: before.id, action: 'update', actor: CLI_ACTOR, accounts }, now)
   }
 
+  // once every user's and device's groups, roles and accounts are as the document says (never
+  // between a group cleared and the same group given back): share links keep only what their
+  // creators reach (share/creators.ts). Only --upsert can take reach away.
+  if (upsert) endLinksBeyondCreatorsReach(sqlite, null, now)
   const keyOf = (id: string) => {
     let key = keys.get(id)
     if (key === undefined) {

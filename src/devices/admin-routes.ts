@@ -67,7 +67,8 @@ export function deviceAdminRoutes(auth: ReturnType<typeof authPlugin>, { admin, 
           summary: 'Change a device of your account',
           description:
             `Any of the creation fields; only those sent change (\`groups\` and \`properties\` replace). The device must keep an \`imei\` or a \`serial\`. ` +
-            `${IDENTIFIERS} A new identifier is checked; one left as it is is not. ${ADMIN}`,
+            `${IDENTIFIERS} A new identifier is checked; one left as it is is not. New \`groups\`: a share link keeps the device only where the user ` +
+            `who made it still reaches it (a link left with no device is revoked). ${ADMIN}`,
           responses: responses({ 200: { schema: Device, description: 'The device' } }, 400, 401, 403, 404, 409, 429, 504),
         },
       },

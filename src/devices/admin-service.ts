@@ -15,6 +15,7 @@ import { and, eq, inArray, isNull, ne, or } from 'drizzle-orm'
 import { connectionOf, type Db } from '../../db/client'
 import { deviceGroups, devices, groups, models, shareLinkDevices, shareLinks } from '../../db/schema'
 import { createAuditLog } from '../admin/audit'
+import { endLinksBeyondCreatorsReach } from '../share/creators'
 import { createEventStore } from '../store/events'
 import { createPositionStore } from '../store/positions'
 import type { Clock } from '../clock'
@@ -253,6 +254,8 @@ export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDe
             if (groupIds !== null) {
               tx.delete(deviceGroups).where(eq(deviceGroups.deviceKey, row.key)).run()
               if (groupIds.length > 0) tx.insert(deviceGroups).values(groupIds.map((groupId) => ({ groupId, deviceKey: row.key }))).run()
+              // share links keep the device only where their creator still reaches it
+              endLinksBeyondCreatorsReach(tx, accountId, now)
             }
             createAuditLog(tx).record({ accountId, actor, action: 'update', objectType: 'device', objectId: row.id, requestId }, now)
             return shape(tx, updated)

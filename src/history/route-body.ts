@@ -7,8 +7,8 @@
 import type { TrackColumns } from '../track'
 import type { RoutePointBody, StopBody } from './model'
 
-/** ~78 bytes each: chunks of about 640 kB */
-export const POINTS_PER_CHUNK = 8192
+/** ~78 bytes each: chunks of about 320 kB, each 5–20 ms of work */
+export const POINTS_PER_CHUNK = 4096
 
 /** Resolves on a later turn of the event loop, after the I/O waiting in this one. */
 export function nextTurn(): Promise<void> {
@@ -44,10 +44,11 @@ function tail(route: RouteColumns): string {
 /**
  * `{"points":[…],"stops":[…],"total_distance":…,"total_duration":…}`, byte for byte what
  * JSON.stringify gives for the same object: one string when it is a single chunk (a stream
- * costs a few milliseconds more over HTTP), else a stream. `onEnd` runs once, when the body has
- * been read to its end or abandoned (at once for a string).
+ * costs a few milliseconds more over HTTP), else a stream, each chunk written when `turn`
+ * resolves (turns.ts). `onEnd` runs once, when the body has been read to its end or abandoned
+ * (at once for a string).
  */
-export function routeBody(route: RouteColumns, onEnd: () => void): string | ReadableStream<Uint8Array> {
+export function routeBody(route: RouteColumns, onEnd: () => void, turn: () => Promise<void> = nextTurn): string | ReadableStream<Uint8Array> {
   const count = route.points.length
   if (count <= POINTS_PER_CHUNK) {
     onEnd()
@@ -59,7 +60,7 @@ export function routeBody(route: RouteColumns, onEnd: () => void): string | Read
     {
       async pull(controller) {
         try {
-          if (next > 0) await nextTurn()
+          await turn()
           const end = Math.min(count, next + POINTS_PER_CHUNK)
           // the chunk's array without its brackets, after a comma unless it is the first
           const elements = pointsJson(route.points, next, end).slice(1, -1)

@@ -4,8 +4,9 @@
  * function; a share link also needs the matching permission.
  *
  * Memory is bounded per request: fixes are read in chunks straight into columns (33 bytes a fix,
- * no object per fix), the route is written out a chunk at a time (route-body.ts), and each user
- * or share link may have HISTORY_REQUESTS_PER_PRINCIPAL route or travels requests in flight.
+ * no object per fix), the route is written out a chunk at a time (route-body.ts), each user (their
+ * keys, sessions and share links together) may have HISTORY_REQUESTS_PER_PRINCIPAL route or
+ * travels requests in flight, and the process as a whole a memory budget of them (limit.ts).
  */
 import type { Database } from 'bun:sqlite'
 import type { DeviceAccess } from '../devices/access'
@@ -16,22 +17,39 @@ import type { Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
 import { createEventStore, eventBody } from '../store/events'
 import { COORDINATE_SCALE, createPositionStore, FLAG_UNLOCATABLE, SPEED_SCALE, type EncodedFixRow } from '../store/positions'
-import { allocateColumns, analyseTrack, fillMissingSpeedColumn, selectColumns, truncateColumns, type TrackAnalysis, type TrackColumns } from '../track'
-import { createInFlightLimit } from './limit'
+import { allocateColumns, analyseTrackInPasses, fillMissingSpeedColumn, selectColumns, truncateColumns, type TrackAnalysis, type TrackColumns } from '../track'
+import { BYTES_PER_FIX_IN_FLIGHT, createInFlightLimit, createMemoryBudget } from './limit'
 import { MAX_RANGE_SECONDS, type EventBody, type TravelBody } from './model'
 import { nextTurn, routeBody } from './route-body'
+import { createStepTurns } from './turns'
 
 export interface HistoryServiceDeps {
   sqlite: Database
   access: DeviceAccess
   geocoder: Geocoder
+  /** bytes the route and travels requests in flight may hold together (HISTORY_MEMORY_MB); default DEFAULT_HISTORY_MEMORY_BYTES */
+  memoryBytes?: number
+  /** how long a request may wait for the memory budget; default MAX_HISTORY_WAIT_MS */
+  maxWaitMs?: number
 }
 
-/** Route and travels requests one user or share link may have in flight; more are 429. */
+/** Route and travels requests one user may have in flight (their keys, sessions and share links together); more are 429. */
 export const HISTORY_REQUESTS_PER_PRINCIPAL = 2
 
-/** Fixes read by one statement (about 10 ms); other requests are served between reads. */
-export const FIXES_PER_READ = 32_768
+/** The process' history memory budget by default: two 31-day routes of a fix every 5 s at once. */
+export const DEFAULT_HISTORY_MEMORY_BYTES = 64 * 1024 * 1024
+
+/** Requests that may wait for the memory budget; more are 503 (each user has at most HISTORY_REQUESTS_PER_PRINCIPAL waiting). */
+export const MAX_HISTORY_WAITING = 64
+
+/** How long one may wait for it, then 503: half the server's idle timeout (10 s). */
+export const MAX_HISTORY_WAIT_MS = 5000
+
+/** Fixes read by one statement (about 5 ms, 20 under load); other requests are served between reads. */
+export const FIXES_PER_READ = 16_384
+
+/** A window's fixes are counted this many seconds at a time (a day: under 3 ms at 1 Hz). */
+const COUNT_SLICE_SECONDS = 86_400
 
 /** A window's stored fixes, as columns. */
 interface StoredFixes {
@@ -51,22 +69,64 @@ function checkRange({ from, to }: Range): void {
   if (to - from > MAX_RANGE_SECONDS) throw Invalid.field('/to', `the window may span at most 31 days (${MAX_RANGE_SECONDS} s); got ${to - from} s`)
 }
 
-export function createHistoryService({ sqlite, access, geocoder }: HistoryServiceDeps) {
+export function createHistoryService({ sqlite, access, geocoder, memoryBytes = DEFAULT_HISTORY_MEMORY_BYTES, maxWaitMs = MAX_HISTORY_WAIT_MS }: HistoryServiceDeps) {
   const limit = createInFlightLimit(HISTORY_REQUESTS_PER_PRINCIPAL)
+  const memory = createMemoryBudget({ maxBytes: memoryBytes, maxWaiting: MAX_HISTORY_WAITING, maxWaitMs })
+  const turns = createStepTurns()
   const positions = createPositionStore(sqlite)
   const events = createEventStore(sqlite)
 
   /**
+   * Takes one of the principal's slots (429 when they are taken), counts the window's fixes and
+   * waits for the memory they will cost (503 when too many wait). The release gives both back.
+   */
+  async function admit(principal: Principal, deviceKey: number, range: Range, signal?: AbortSignal): Promise<{ fixes: number; release: () => void }> {
+    const releaseSlot = limit.acquire(principal)
+    try {
+      const fixes = await countFixes(deviceKey, range)
+      const releaseMemory = await memory.reserve(fixes * BYTES_PER_FIX_IN_FLIGHT, signal)
+      let released = false
+      return {
+        fixes,
+        release: () => {
+          if (released) return
+          released = true
+          releaseMemory()
+          releaseSlot()
+          // a large window leaves tens of MB of garbage: collected soon, on a turn of its own
+          turns.sent(fixes * BYTES_PER_FIX_IN_FLIGHT)
+        },
+      }
+    } catch (error) {
+      releaseSlot()
+      throw error
+    }
+  }
+
+  /**
+   * How many fixes the window holds, counted a day at a time with a turn of the event loop
+   * between: a 31-day count is 10–90 ms, and eight arriving at once were a 100 ms stall.
+   */
+  async function countFixes(deviceKey: number, range: Range): Promise<number> {
+    let fixes = 0
+    for (let from = range.from; from <= range.to; from += COUNT_SLICE_SECONDS) {
+      if (from > range.from) await nextTurn()
+      fixes += positions.countIn(deviceKey, from, Math.min(range.to, from + COUNT_SLICE_SECONDS - 1))
+    }
+    return fixes
+  }
+
+  /**
    * Every stored fix in the window, read FIXES_PER_READ at a time (from the last one read on;
    * a fix stored meanwhile before that point is not seen, as if it came after the request).
+   * Sized once from the count `admit` made: counting costs less than growing and copying (3 ms
+   * for a day at 1 Hz).
    */
-  async function readFixes(deviceKey: number, range: Range): Promise<StoredFixes> {
+  async function readFixes(deviceKey: number, range: Range, counted: number): Promise<StoredFixes> {
+    // a window read in one statement is a step too short to queue behind the others: it goes at once
+    if (counted > FIXES_PER_READ) await turns.next()
     let rows: EncodedFixRow[] = positions.fixesIn(deviceKey, range.from, range.to, FIXES_PER_READ)
-    // Sized once: counting the rest costs less than growing and copying (3 ms for a day at 1 Hz).
-    let capacity = rows.length
-    if (rows.length === FIXES_PER_READ) {
-      capacity += positions.countIn(deviceKey, rows[rows.length - 1][0] + 1, range.to)
-    }
+    let capacity = Math.max(counted, rows.length)
     let points = allocateColumns(capacity)
     let deviceValid = new Uint8Array(capacity)
     let n = 0
@@ -98,17 +158,25 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
       if (rows.length < FIXES_PER_READ) break
       const after = rows[rows.length - 1][0] + 1
       rows = []
-      await nextTurn()
+      await turns.next()
       rows = positions.fixesIn(deviceKey, after, range.to, FIXES_PER_READ)
     }
     return { points: truncateColumns(points, n), deviceValid: deviceValid.subarray(0, n), deviceInvalidCount }
   }
 
   /** Every stored fix, and the analysis of the fixes the device called valid. */
-  async function analyse(deviceKey: number, range: Range, stopThresholdSeconds: number): Promise<{ points: TrackColumns; analysis: TrackAnalysis }> {
-    const { points, deviceValid, deviceInvalidCount } = await readFixes(deviceKey, range)
+  async function analyse(deviceKey: number, range: Range, counted: number, stopThresholdSeconds: number): Promise<{ points: TrackColumns; analysis: TrackAnalysis }> {
+    const { points, deviceValid, deviceInvalidCount } = await readFixes(deviceKey, range, counted)
+    const stepwise = counted > FIXES_PER_READ
+    if (stepwise) await turns.next()
     const tracked = deviceInvalidCount === 0 ? points : selectColumns(points, deviceValid)
-    return { points, analysis: analyseTrack(tracked, { stopThresholdSeconds }) }
+    // a pass at a time, each on its own turn, unless the window is small enough for all at once
+    const passes = analyseTrackInPasses(tracked, { stopThresholdSeconds })
+    for (;;) {
+      const pass = passes.next()
+      if (pass.done) return { points, analysis: pass.value }
+      if (stepwise) await turns.next()
+    }
   }
 
   /**
@@ -118,13 +186,13 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
 
   return {
     /** The route's JSON body (see route-body.ts); its slot is held until it has been sent. */
-    async route(principal: Principal, deviceId: string, range: Range, stopThresholdSeconds: number): Promise<string | ReadableStream<Uint8Array>> {
+    async route(principal: Principal, deviceId: string, range: Range, stopThresholdSeconds: number, signal?: AbortSignal): Promise<string | ReadableStream<Uint8Array>> {
       checkRange(range)
       const device = requireDevice(access, principal, deviceId)
       requirePermission(principal, PERMISSION.history)
-      const release = limit.acquire(principal)
+      const { fixes, release } = await admit(principal, device.key, range, signal)
       try {
-        const { points, analysis } = await analyse(device.key, range, stopThresholdSeconds)
+        const { points, analysis } = await analyse(device.key, range, fixes, stopThresholdSeconds)
         fillMissingSpeedColumn(points)
         const { timestamp, length } = points
         const body = {
@@ -134,20 +202,20 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
           // every listed point counts here, those the device itself called invalid included
           total_duration: length > 0 ? timestamp[length - 1] - timestamp[0] : 0,
         }
-        return routeBody(body, release)
+        return routeBody(body, release, turns.next)
       } catch (error) {
         release()
         throw error
       }
     },
 
-    async travels(principal: Principal, deviceId: string, range: Range, stopThresholdSeconds: number): Promise<TravelBody> {
+    async travels(principal: Principal, deviceId: string, range: Range, stopThresholdSeconds: number, signal?: AbortSignal): Promise<TravelBody> {
       checkRange(range)
       const device = requireDevice(access, principal, deviceId)
       requirePermission(principal, PERMISSION.history)
-      const release = limit.acquire(principal)
+      const { fixes, release } = await admit(principal, device.key, range, signal)
       try {
-        const { analysis } = await analyse(device.key, range, stopThresholdSeconds)
+        const { analysis } = await analyse(device.key, range, fixes, stopThresholdSeconds)
         const places = analysis.travels.flatMap((travel) => [travel.start, travel.end])
         const addresses = await geocoder.addresses(places)
         const travels = analysis.travels.map((travel, i) => ({

@@ -58,9 +58,11 @@ without any, the highest over 10 s and 50 m); \`avg_speed\` = distance / duratio
 \`address\`: "City, CC" from a world-cities table shipped with the server, or a street address when
 \`GEOCODER_URL\` answers within its timeout and the server's request budget for it allows (by default one
 request a second, two in flight; over budget, the offline answer at once). Events come in time order.
-One user (whatever key) or one share link (whoever holds its token) may have at most 2 route or
-travels requests in flight; a route counts until its body has been sent. More are 429 with
-\`Retry-After: 1\`. A long route's body is sent in chunks (chunked transfer, no Content-Length).
+One user may have at most 2 route or travels requests in flight, whatever key or session, and
+through every share link they made (a share token spends its creator's budget); a route counts
+until its body has been sent. More are 429 with \`Retry-After: 1\`. The server holds at most
+\`HISTORY_MEMORY_MB\` (64 MiB) of them, reckoned from each window's fixes: more wait their turn (at
+most 5 s, at most 64 waiting), then 503 with \`Retry-After: 1\`. A long route's body is sent in chunks (chunked transfer, no Content-Length).
 
 **Share links.** \`devices\` holds 1–1,000 distinct ids you can reach (else 404); \`ttl\` is an
 integer from 60 to 31,536,000 seconds; the token is 256 random bits, base64url. \`acl\` holds ids
@@ -71,7 +73,11 @@ links, newest first; \`GET /devices/share/{id}\` also shows revoked and expired 
 \`short_url\`); \`PATCH\` sets only what it is sent (\`ttl\` → expires_at = now + ttl; a revoked link
 stays revoked); \`DELETE\` revokes (204). Another account's link is 404; managing links with a
 share token is 403. A share token reads its link's devices as its acl allows; expired or revoked
-→ 401; every change applies from the next request. \`unique_views\` counts distinct viewers (the
+→ 401; every change applies from the next request. A link ends with its creator: deleting the
+user revokes it; a device they no longer reach leaves it for good (a link left with none is
+revoked). A user may have made at most \`MAX_SHARE_LINKS_PER_USER\` (100) active links: one more,
+or a \`ttl\` reviving an expired one beyond that, is 409. Live streams: 16 per user (keys, sessions
+and their links' tokens together), 429 beyond; \`MAX_STREAMS\` (2,000) per server, 503 beyond. \`unique_views\` counts distinct viewers (the
 page's viewer cookie, else client address + user agent), best-effort: a read with a share token
 writes nothing, its view is written in the background (at most 1,000 new viewers a link between two
 writes) and shows in a link read at once. \`GET /s/{code}\` → 302 to

@@ -11,7 +11,10 @@ const MANAGE =
   'links of your account whose every device you reach now (through your groups); any other link, another account\'s ' +
   'included, is 404 and its token is never shown. Reach is decided on each request: a link whose devices you no longer ' +
   'all reach (a group change) leaves your list and is 404 at once. An account admin sees all of the account\'s links ' +
-  '(users have no role yet: today everyone is a member).'
+  '(users have no role yet: today everyone is a member). ' +
+  'A link ends with the user who made it: deleting them revokes it; a device they no longer reach (a group, role or ' +
+  'account change) leaves it for good, and a link left with none is revoked. A share token spends the budget of the user who ' +
+  'made the link, with that user\'s own keys and sessions: live streams and history requests in flight (see those routes).'
 
 /** The share-link API under /devices/share, and the short links under /s. */
 export function shareRoutes(auth: ReturnType<typeof authPlugin>, shares: ShareService) {
@@ -33,12 +36,14 @@ export function shareRoutes(auth: ReturnType<typeof authPlugin>, shares: ShareSe
         body: CreateShareBody,
         detail: {
           tags: ['Share links'],
-          responses: responses({ 200: { schema: ShareCreated, description: 'The new link' } }, 400, 401, 403, 404, 429, 504),
+          responses: responses({ 200: { schema: ShareCreated, description: 'The new link' } }, 400, 401, 403, 404, 409, 429, 504),
           summary: 'Create a share link',
           description:
             'Shares devices you can reach (else 404) until now + ttl. The token is random (256 bits, base64url); ' +
             '`original_url` is the web page, `short_url` redirects to it while the link is active. Without `acl`, the link grants ' +
-            `all three permissions. Unknown fields, a repeated device, an unknown permission id are 400. ${MANAGE}`,
+            'all three permissions. Unknown fields, a repeated device, an unknown permission id are 400. A user may have made at most ' +
+            'MAX_SHARE_LINKS_PER_USER (default 100) active links (neither revoked nor expired): one more is 409 until one is revoked ' +
+            `or expires. ${MANAGE}`,
         },
       })
       .get('/devices/share/:id', ({ principal, params }) => shares.get(asUser(principal), params.id), {
@@ -57,11 +62,12 @@ export function shareRoutes(auth: ReturnType<typeof authPlugin>, shares: ShareSe
         body: UpdateShareBody,
         detail: {
           tags: ['Share links'],
-          responses: responses({ 200: { schema: ShareLink, description: 'The updated link' } }, 400, 401, 403, 404, 429, 504),
+          responses: responses({ 200: { schema: ShareLink, description: 'The updated link' } }, 400, 401, 403, 404, 409, 429, 504),
           summary: 'Change the devices, lifetime or permissions of a share link',
           description:
             'Only the fields sent change: `devices` replaces the list, `ttl` recomputes expires_at = now + ttl (an expired link ' +
-            'comes back to life; a revoked one stays revoked), `acl` replaces the permissions. The token\'s cache entry is dropped, ' +
+            'comes back to life, counting again against its creator\'s MAX_SHARE_LINKS_PER_USER: 409 when they are at it; a revoked one ' +
+            'stays revoked), `acl` replaces the permissions. The token\'s cache entry is dropped, ' +
             `so the change applies from the next request; open live streams of the link are closed. ${MANAGE}`,
         },
       })

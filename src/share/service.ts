@@ -11,11 +11,19 @@
  *
  * Writes wait for another process's write lock (an import) asynchronously, up to 5 s, then
  * Timeout (504): store/busy.ts. Reads never wait for it.
+ *
+ * A user may have made at most `maxActiveLinksPerUser` active (unexpired, unrevoked) links: a
+ * link spends its creator's stream and history budget, and this bounds what one user can hand
+ * out. One more, created or brought back to life by a PATCH of its ttl, is 409.
  */
 import type { Database } from 'bun:sqlite'
+import { and, count, eq, gt, sql } from 'drizzle-orm'
+import { drizzle } from 'drizzle-orm/bun-sqlite'
+import * as schema from '../../db/schema'
+import { shareLinks } from '../../db/schema'
 import type { Clock } from '../clock'
 import { type DeviceAccess, isAccountAdmin } from '../devices/access'
-import { Invalid, NotFound, type FieldError } from '../errors'
+import { Conflict, Invalid, NotFound, type FieldError } from '../errors'
 import { isoOrNull } from '../http/model'
 import type { SharePrincipal, UserPrincipal } from '../principal'
 import { retryWhileBusy } from '../store/busy'
@@ -31,11 +39,16 @@ export interface ShareServiceDeps {
   /** APP_URL and SHORT_URL_BASE, without a trailing slash */
   appUrl: string
   shortUrlBase: string
+  /** active links one user may have made (MAX_SHARE_LINKS_PER_USER); default DEFAULT_MAX_ACTIVE_LINKS_PER_USER */
+  maxActiveLinksPerUser?: number
 }
+
+export const DEFAULT_MAX_ACTIVE_LINKS_PER_USER = 100
 
 interface LinkRow {
   id: string
   account_id: string
+  created_by: string | null
   token: string
   short_code: string
   acl: string
@@ -58,7 +71,7 @@ export interface OpenLink {
   expiresAt: number
 }
 
-const LINK_COLUMNS = 'id, account_id, token, short_code, acl, revoked, expires_at, unique_views, last_accessed_at, created_at'
+const LINK_COLUMNS = 'id, account_id, created_by, token, short_code, acl, revoked, expires_at, unique_views, last_accessed_at, created_at'
 
 /**
  * Takes a device out of the share links of every account but `accountId`, the one it now
@@ -80,12 +93,38 @@ export function removeFromOtherAccountsLinks(sqlite: Database, deviceKey: number
   for (const { link_id } of left) revokeIfEmpty.run(now, link_id)
 }
 
-export function createShareService({ sqlite, access, clock, tokens, appUrl, shortUrlBase }: ShareServiceDeps) {
+export function createShareService({
+  sqlite,
+  access,
+  clock,
+  tokens,
+  appUrl,
+  shortUrlBase,
+  maxActiveLinksPerUser = DEFAULT_MAX_ACTIVE_LINKS_PER_USER,
+}: ShareServiceDeps) {
+  const db = drizzle(sqlite, { schema })
+  const activeLinksMadeBy = db
+    .select({ n: count() })
+    .from(shareLinks)
+    .where(and(eq(shareLinks.createdBy, sql.placeholder('user')), eq(shareLinks.revoked, false), gt(shareLinks.expiresAt, sql.placeholder('now'))))
+    .prepare()
+  /** Conflict when `userId` already has the most active links allowed: run inside the write's transaction, so two at once cannot both pass. */
+  function checkRoomForLink(userId: string, now: number): void {
+    const made = activeLinksMadeBy.get({ user: userId, now })?.n ?? 0
+    if (made >= maxActiveLinksPerUser) {
+      throw new Conflict(
+        `The user who makes this link already has ${made} active share links, the most allowed (${maxActiveLinksPerUser}); revoke one, or let one expire, first`,
+      )
+    }
+  }
+
   const linkById = sqlite.query<LinkRow, [string, string]>(`SELECT ${LINK_COLUMNS} FROM share_links WHERE id = ? AND account_id = ?`)
   const activeLinks = sqlite.query<LinkRow, [string, number]>(
     `SELECT ${LINK_COLUMNS} FROM share_links WHERE account_id = ? AND revoked = 0 AND expires_at > ? ORDER BY created_at DESC, id`,
   )
-  const linkState = sqlite.query<{ revoked: number; expires_at: number }, [string]>('SELECT revoked, expires_at FROM share_links WHERE id = ?')
+  const linkState = sqlite.query<{ revoked: number; expires_at: number; created_by: string | null }, [string]>(
+    'SELECT revoked, expires_at, created_by FROM share_links WHERE id = ?',
+  )
   const linkByCode = sqlite.query<{ token: string; revoked: number; expires_at: number }, [string]>(
     'SELECT token, revoked, expires_at FROM share_links WHERE short_code = ?',
   )
@@ -203,7 +242,7 @@ export function createShareService({ sqlite, access, clock, tokens, appUrl, shor
     if (!tokens.isActive(link)) return 'inactive'
     tokens.recordAccess(link, viewer)
     return {
-      principal: { kind: 'share', linkId: link.linkId, accountId: link.accountId, deviceKeys: link.deviceKeys, acl: link.acl },
+      principal: { kind: 'share', linkId: link.linkId, accountId: link.accountId, deviceKeys: link.deviceKeys, acl: link.acl, creatorId: link.creatorId },
       expiresAt: link.expiresAt,
     }
   }
@@ -218,6 +257,7 @@ export function createShareService({ sqlite, access, clock, tokens, appUrl, shor
       const expiresAt = now + input.ttl * 1000
 
       const write = sqlite.transaction((code: string) => {
+        checkRoomForLink(user.userId, now)
         insertLink.run({ id, account: user.accountId, user: user.userId, token, code, acl: JSON.stringify(acl), expires: expiresAt, now })
         keys.forEach((key, i) => insertDevice.run(id, key, i))
       })
@@ -254,7 +294,10 @@ export function createShareService({ sqlite, access, clock, tokens, appUrl, shor
       const keys = input.devices === undefined ? null : reachableDevices(user, input.devices)
       const acl = input.acl === undefined ? null : checkAcl(input.acl)
       const now = clock.now()
+      // a ttl brings an expired link back to life: it counts again against its creator's links
+      const revives = input.ttl !== undefined && row.revoked === 0 && row.expires_at <= now && row.created_by !== null
       const write = sqlite.transaction(() => {
+        if (revives) checkRoomForLink(row.created_by!, now)
         updateLink.run({ id: row.id, expires: input.ttl === undefined ? null : now + input.ttl * 1000, acl: acl && JSON.stringify(acl), now })
         if (keys) {
           deleteDevices.run(row.id)
@@ -292,10 +335,10 @@ export function createShareService({ sqlite, access, clock, tokens, appUrl, shor
       return opened === null || opened === 'inactive' ? opened : opened.principal
     },
 
-    /** whether the link is neither revoked nor expired (read from the database: for long-lived streams) */
+    /** whether the link is neither revoked nor expired, its creator still there (read from the database: for long-lived streams) */
     isActive(linkId: string): boolean {
       const row = linkState.get(linkId)
-      return row !== null && row.revoked === 0 && clock.now() < row.expires_at
+      return row !== null && row.revoked === 0 && row.created_by !== null && clock.now() < row.expires_at
     },
 
     /** when the link expires (Unix ms), null when there is no such link: live streams end then */

@@ -53,6 +53,8 @@ const MAX_PENDING_LINKS = 10_000
 export interface CachedLink {
   linkId: string
   accountId: string
+  /** null once the user who made it was deleted (the link was revoked with them, migration 0015) */
+  creatorId: string | null
   deviceKeys: readonly number[]
   acl: ReadonlySet<string>
   revoked: boolean
@@ -81,8 +83,8 @@ export interface ShareTokenCacheOptions {
 export function createShareTokenCache(sqlite: Database, clock: Clock, options: ShareTokenCacheOptions = {}) {
   const accessFlushMs = options.accessFlushMs ?? 1000
   const log = options.log ?? silentLogger
-  const linkByToken = sqlite.query<{ id: string; account_id: string; acl: string; revoked: number; expires_at: number }, [string]>(
-    'SELECT id, account_id, acl, revoked, expires_at FROM share_links WHERE token = ?',
+  const linkByToken = sqlite.query<{ id: string; account_id: string; created_by: string | null; acl: string; revoked: number; expires_at: number }, [string]>(
+    'SELECT id, account_id, created_by, acl, revoked, expires_at FROM share_links WHERE token = ?',
   )
   const deviceKeysOf = sqlite.query<{ device_key: number }, [string]>(
     'SELECT device_key FROM share_link_devices WHERE link_id = ? ORDER BY ordinal',
@@ -136,6 +138,7 @@ export function createShareTokenCache(sqlite: Database, clock: Clock, options: S
     return {
       linkId: row.id,
       accountId: row.account_id,
+      creatorId: row.created_by,
       deviceKeys: deviceKeysOf.all(row.id).map((d) => d.device_key),
       acl: new Set(JSON.parse(row.acl) as string[]),
       revoked: row.revoked === 1,
@@ -162,8 +165,9 @@ export function createShareTokenCache(sqlite: Database, clock: Clock, options: S
       return link
     },
 
-    isActive(link: CachedLink): boolean {
-      return !link.revoked && clock.now() < link.expiresAt
+    /** neither revoked nor expired, and its creator still there (a link ends with them) */
+    isActive(link: CachedLink): link is CachedLink & { creatorId: string } {
+      return !link.revoked && link.creatorId !== null && clock.now() < link.expiresAt
     },
 
     /** counts `viewer` once per link and notes the access time, in memory: the next flush writes them */

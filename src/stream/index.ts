@@ -3,6 +3,16 @@ import type { authPlugin } from '../http/auth'
 import { responses } from '../http/model'
 import { MAX_STREAMS_PER_PRINCIPAL, type LiveStreams } from './service'
 
+/** The documented responses, with what a 429 and a 503 mean here. */
+function streamResponses() {
+  const documented = responses({ 200: { schema: t.String(), description: 'The event stream', contentType: 'text/event-stream' } }, 401, 403, 429, 503, 504)
+  return {
+    ...documented,
+    429: { ...documented[429], description: 'The user (or, for a share token, the user who made the link) holds as many streams as allowed, or too many failed authentications' },
+    503: { ...documented[503], description: 'The server holds MAX_STREAMS streams' },
+  }
+}
+
 /** GET /devices/stream: Server-Sent Events of live fixes, alarms and device status. */
 export function streamRoutes(auth: ReturnType<typeof authPlugin>, streams: LiveStreams) {
   return new Elysia({ name: 'stream' }).use(auth).get(
@@ -43,10 +53,13 @@ export function streamRoutes(auth: ReturnType<typeof authPlugin>, streams: LiveS
           'and devices newly reached start (their newest known fix first). ' +
           'The stream ends when a share link is patched or revoked, and at its `expires_at` exactly (no event after it): reconnect ' +
           '(a revoked or expired token then gets 401). ' +
-          `At most ${MAX_STREAMS_PER_PRINCIPAL} streams may be open at once per user (all of their keys together) or per share link; ` +
-          'the next is 429 with `Retry-After` (the heartbeat interval, in seconds). A stream frees its slot as soon as its connection closes. ' +
+          `At most ${MAX_STREAMS_PER_PRINCIPAL} streams may be open at once per user: their keys, sessions and every share link they made together ` +
+          '(a share token spends the budget of the user who made its link, so links do not multiply it); ' +
+          'the next is 429 with `Retry-After` (the heartbeat interval, in seconds). The server as a whole holds at most MAX_STREAMS (default 2,000); ' +
+          'beyond, 503 with the same `Retry-After`. A stream frees its slot as soon as its connection closes. ' +
+          'A share link\'s stream also ends when the link is revoked by any process (its creator deleted, say), at the next fix or heartbeat. ' +
           'Authenticate with the Authorization header, as everywhere (read it with fetch; EventSource cannot send headers).',
-        responses: responses({ 200: { schema: t.String(), description: 'The event stream', contentType: 'text/event-stream' } }, 401, 403, 429, 504),
+        responses: streamResponses(),
       },
     },
   )

@@ -19,9 +19,9 @@
 import type { Database } from 'bun:sqlite'
 import type { Clock } from '../clock'
 import type { DeviceAccess } from '../devices/access'
-import { TooManyRequests } from '../errors'
+import { TooManyRequests, Unavailable } from '../errors'
 import type { LiveAlarm, LiveFix, LivePositions, LiveStatus } from '../ingest/live'
-import type { Principal } from '../principal'
+import { budgetHolder, type Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
 import { createPositionStore } from '../store/positions'
 
@@ -37,6 +37,8 @@ export interface LiveStreamDeps {
   /** calls back with the id of each share link that is patched or revoked */
   onLinkChange(listener: (linkId: string) => void): () => void
   heartbeatMs?: number
+  /** open streams the whole process may hold (MAX_STREAMS, default DEFAULT_MAX_STREAMS); the next one is 503 */
+  maxStreams?: number
 }
 
 /** The body of an `event: fix`. */
@@ -78,8 +80,13 @@ export interface StatusEvent {
   updated_at: string
 }
 
-/** Open streams one user, or one share link, may hold at once; the next one is 429. */
+/**
+ * Open streams one user may hold at once, through their keys, sessions and share links together
+ * (a link spends its creator's budget: links do not multiply it); the next one is 429.
+ */
 export const MAX_STREAMS_PER_PRINCIPAL = 16
+/** Open streams of the whole process: each holds a socket (a file descriptor) and a subscription. */
+export const DEFAULT_MAX_STREAMS = 2000
 /** Far more devices than any principal reaches; the stream follows all of them. */
 const ALL_DEVICES = 1_000_000
 /** A client this far behind is cut off; it reconnects and starts from a fresh snapshot. */
@@ -89,8 +96,19 @@ const MAX_TIMER_MS = 2 ** 31 - 1
 
 const encoder = new TextEncoder()
 
-export function createLiveStreams({ sqlite, access, live, clock, linkActive, linkExpiresAt, onLinkChange, heartbeatMs = 15_000 }: LiveStreamDeps) {
+export function createLiveStreams({
+  sqlite,
+  access,
+  live,
+  clock,
+  linkActive,
+  linkExpiresAt,
+  onLinkChange,
+  heartbeatMs = 15_000,
+  maxStreams = DEFAULT_MAX_STREAMS,
+}: LiveStreamDeps) {
   const openByHolder = new Map<string, number>()
+  let openInProcess = 0
   const positions = createPositionStore(sqlite)
   /** what a stream starts a device with: the fix held in memory, else the newest stored one */
   function newestFix(deviceKey: number): LiveFix | undefined {
@@ -117,14 +135,19 @@ export function createLiveStreams({ sqlite, access, live, clock, linkActive, lin
     /** the event stream for `principal`; it ends when `signal` aborts, or when the share link changes or ends */
     open(principal: Principal, signal: AbortSignal): ReadableStream<Uint8Array> {
       requirePermission(principal, PERMISSION.location)
-      const holder = principal.kind === 'user' ? `user:${principal.userId}` : `share:${principal.linkId}`
+      const holder = budgetHolder(principal)
       const held = openByHolder.get(holder) ?? 0
+      // a closed connection frees its slot at once (Bun aborts the request); the waits are polite guesses
       if (held >= MAX_STREAMS_PER_PRINCIPAL) {
-        // a closed connection frees its slot at once (Bun aborts the request); the wait is a polite guess
         throw new TooManyRequests(
-          `At most ${MAX_STREAMS_PER_PRINCIPAL} live streams may be open at once for one ${principal.kind === 'user' ? 'user' : 'share link'}; close one first`,
+          principal.kind === 'user'
+            ? `At most ${MAX_STREAMS_PER_PRINCIPAL} live streams may be open at once for one user (their keys, sessions and share links together); close one first`
+            : `At most ${MAX_STREAMS_PER_PRINCIPAL} live streams may be open at once through the share links and keys of the user who made this link; close one first`,
           heartbeatMs / 1000,
         )
+      }
+      if (openInProcess >= maxStreams) {
+        throw new Unavailable(`The server holds as many live streams as it may (${maxStreams}); try again later`, heartbeatMs / 1000)
       }
 
       const reachable = () => new Map(access.list(principal, { groups: null, limit: ALL_DEVICES, offset: 0 }).map((d) => [d.key, d.id]))
@@ -135,6 +158,7 @@ export function createLiveStreams({ sqlite, access, live, clock, linkActive, lin
       // a link gone since the token resolved has ended: the stream closes at once
       const expiresAt = linkId === null ? null : (linkExpiresAt(linkId) ?? 0)
       openByHolder.set(holder, held + 1)
+      openInProcess++
       let stop = () => {}
 
       return new ReadableStream<Uint8Array>(
@@ -155,6 +179,8 @@ export function createLiveStreams({ sqlite, access, live, clock, linkActive, lin
             const sendEvent = (id: string, fix: LiveFix) => send(fixText(id, fix))
             /** reads the devices again; one that came into reach starts with its newest fix, as at the start */
             const rescope = (version: number, publishedKey: number) => {
+              // a link revoked by another process (its creator deleted, by any process) bumps the version too: end now, not at the heartbeat
+              if (linkId !== null && !linkActive(linkId)) return close()
               const before = idByKey
               idByKey = reachable()
               scopeVersion = version
@@ -174,6 +200,7 @@ export function createLiveStreams({ sqlite, access, live, clock, linkActive, lin
               try {
                 const version = listVersion()
                 if (version !== scopeVersion) rescope(version, fixKey)
+                if (!open) return undefined
               } catch {
                 // access cannot be checked (database busy): end rather than send on stale access; the client reconnects
                 close()
@@ -229,6 +256,7 @@ export function createLiveStreams({ sqlite, access, live, clock, linkActive, lin
             function close() {
               if (!open) return
               open = false
+              openInProcess--
               const left = (openByHolder.get(holder) ?? 1) - 1
               if (left > 0) openByHolder.set(holder, left)
               else openByHolder.delete(holder)

@@ -39,9 +39,24 @@ export interface TrackAnalysis {
  * about 14 bytes a fix.
  */
 export function analyseTrack(fixes: Fixes, options: AnalyseOptions = {}): TrackAnalysis {
+  const passes = analyseTrackInPasses(fixes, options)
+  for (;;) {
+    const pass = passes.next()
+    if (pass.done) return pass.value
+  }
+}
+
+/**
+ * analyseTrack, pausing between its passes (filter, measure, stops and travels): each `next()`
+ * runs one, so a caller serving others meanwhile (history/turns.ts) holds the thread for one
+ * pass at a time — at most ~35 ms for a month of fixes every 5 s, where the whole was up to 90.
+ */
+export function* analyseTrackInPasses(fixes: Fixes, options: AnalyseOptions = {}): Generator<void, TrackAnalysis, void> {
   const track = columnsOf(fixes)
   const { valid, rejected } = filterFixes(track, options)
+  yield
   const movement = measureMovement(track, valid)
+  yield
   const stops = detectStops(track, valid, movement, {
     thresholdSeconds: options.stopThresholdSeconds ?? DEFAULT_STOP_THRESHOLD_SECONDS,
     radiusMetres: options.stopRadiusMetres,

@@ -13,7 +13,7 @@ export {
   type Fixes,
   type TrackColumns,
 } from './columns'
-export { analyseTrack, DEFAULT_STOP_THRESHOLD_SECONDS, type AnalyseOptions, type TrackAnalysis } from './analyse'
+export { analyseTrack, analyseTrackInPasses, DEFAULT_STOP_THRESHOLD_SECONDS, type AnalyseOptions, type TrackAnalysis } from './analyse'
 export {
   filterFixes,
   MAX_SPEED_KMH,

@@ -55,8 +55,8 @@ async function newContext(viewport: { width: number; height: number }) {
   /** paths asked of this server */
   const asked: string[] = []
   const watched = await watchedPage(browser, base, { viewport, timezoneId: ZONE, locale: 'en-GB' }, {
-    // the 429 and the 404 this test asks for on purpose
-    expectedConsoleErrors: /status of (404|429)/,
+    // the 429, the 503 and the 404 this test asks for on purpose
+    expectedConsoleErrors: /status of (404|429|503)/,
     onPage: (page) => page.on('request', (request) => request.url().startsWith(base) && asked.push(new URL(request.url()).pathname)),
   })
   return { ...watched, watch: { ...watched.watch, asked } }
@@ -202,7 +202,7 @@ describe.skipIf(!hasChromium)('History in chromium', () => {
     await context.close()
   }, 120_000)
 
-  test('a 429 from the history cap is waited out; a range too long and an unknown device are said plainly', async () => {
+  test('a 429 from the history cap and a 503 from the server\'s history memory are waited out; a range too long and an unknown device are said plainly', async () => {
     const { context, page, watch } = await newContext({ width: 1280, height: 800 })
     await signIn(page, base, 'alice')
     // the server answers the first travels request as it does when two others are in flight
@@ -215,10 +215,21 @@ describe.skipIf(!hasChromium)('History in chromium', () => {
         body: JSON.stringify({ type: 'about:blank', title: 'Too Many Requests', status: 429, detail: 'At most 2 history requests may run at once' }),
       })
     })
+    // and the first route request as it does when its history memory stayed taken
+    let unavailable = 0
+    await page.route(/\/history\/route\?/, (route) => {
+      if (unavailable++ > 0) return route.continue()
+      return route.fulfill({
+        status: 503,
+        headers: { 'retry-after': '1', 'content-type': 'application/problem+json' },
+        body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: "The server's history memory stayed taken" }),
+      })
+    })
     await page.goto(`${base}/#/history/${ids.truck1}/${DAY}`)
     await page.getByText('The server is busy with other history requests. Trying again in 1 s…').waitFor()
     await page.locator('table.travels tbody tr').first().waitFor()
     expect(refused).toBe(2)
+    expect(unavailable).toBe(2)
     expect(await page.locator('.history-lists .alert').count()).toBe(0)
 
     // more than 31 days

@@ -209,9 +209,10 @@ describe('a database from before this rule', () => {
       ids.truck1, globex, ids.bare, ids.truck2, acme, ids.bare,
     ])
     old.run('INSERT INTO device_groups (group_id, device_key) VALUES (?, 1), (?, 2), (?, 1)', [ids.trucks, ids.trucks, ids.globexGroup])
-    const link = (id: string) => [id, acme, id.slice(-8), id.slice(-10)]
+    // made by alice, as the API records (migration 0015 revokes a link whose creator is gone)
+    const link = (id: string) => [id, acme, ids.alice, id.slice(-8), id.slice(-10)]
     const [both, only] = ['1c000000-0000-4000-8000-000000000001', '1c000000-0000-4000-8000-000000000002']
-    old.run(`INSERT INTO share_links (id, account_id, token, short_code, acl, expires_at) VALUES (?, ?, ?, ?, '[]', 9e15), (?, ?, ?, ?, '[]', 9e15)`, [
+    old.run(`INSERT INTO share_links (id, account_id, created_by, token, short_code, acl, expires_at) VALUES (?, ?, ?, ?, ?, '[]', 9e15), (?, ?, ?, ?, ?, '[]', 9e15)`, [
       ...link(both), ...link(only),
     ])
     old.run('INSERT INTO share_link_devices (link_id, device_key, ordinal) VALUES (?, 1, 0), (?, 2, 1), (?, 1, 0)', [both, both, only])

@@ -4,13 +4,18 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { POINTS_PER_CHUNK } from '../../src/history/route-body'
-import { HISTORY_REQUESTS_PER_PRINCIPAL } from '../../src/history/service'
+import { loadConfig } from '../../src/config'
+import { BYTES_PER_FIX_IN_FLIGHT } from '../../src/history/limit'
+import { HISTORY_REQUESTS_PER_PRINCIPAL, MAX_HISTORY_WAITING } from '../../src/history/service'
+import type { AppDeps } from '../../src/app'
 import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
 
 const T0 = 1764000000
 /** more than one chunk, so the body streams and the slot is held until it is read */
-const FIXES = POINTS_PER_CHUNK + 500
+const FIXES = 2 * POINTS_PER_CHUNK + 500
 const RANGE = `from=${T0}&to=${T0 + FIXES}`
+/** fixes whose window costs more than 1 MiB */
+const LARGER_THAN_BUDGET = 12_000
 
 let world: World
 beforeEach(() => {
@@ -26,6 +31,10 @@ beforeEach(() => {
 afterEach(() => world.close())
 
 const history = (token: string, path = 'history/route', range = RANGE) => world.call('GET', `/devices/${ids.truck2}/${path}?${range}`, { token })
+
+async function turnsOfTheEventLoop(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve))
+}
 
 async function pointsIn(response: Response): Promise<number> {
   expect(response.status).toBe(200)
@@ -65,13 +74,104 @@ describe('history requests in flight per principal', () => {
     expect(await pointsIn(await history(keys.alice))).toBe(FIXES)
   })
 
-  test('a share link is one principal, whoever holds its token, apart from the user who made it', async () => {
-    const token = await shareToken()
-    const mine = await Promise.all([history(keys.alice), history(keys.alice)])
-    const theirs = await Promise.all([history(token), history(token, 'route')])
-    for (const res of theirs) expect(res.status).toBe(200)
-    await problem(await history(token), 429)
-    for (const res of [...mine, ...theirs]) expect(await pointsIn(res)).toBe(FIXES)
-    expect(await pointsIn(await history(token))).toBe(FIXES)
+  test('links do not multiply the budget: every link of a user, and the user\'s own keys, share its slots; another user keeps theirs', async () => {
+    const links = [await shareToken(), await shareToken(), await shareToken()]
+    const held = await Promise.all([history(links[0]), history(links[1], 'route')])
+    for (const res of held) expect(res.status).toBe(200)
+    // alice's 2 are taken through two links: a third link, and her own key, are 429
+    const refused = await history(links[2])
+    expect((await problem(refused, 429)).detail).toContain('the user who made this link')
+    await problem(await history(keys.alice), 429)
+    await problem(await history(links[0], 'history/travels'), 429)
+    expect(await pointsIn(await history(keys.bob))).toBe(FIXES)
+
+    for (const res of held) expect(await pointsIn(res)).toBe(FIXES)
+    expect(await pointsIn(await history(links[2]))).toBe(FIXES)
+  })
+})
+
+describe('the history memory budget of the process (HISTORY_MEMORY_MB)', () => {
+  /** 40 users of acme in the vans group, each with a key: more principals than may wait */
+  const crowd = Array.from({ length: 40 }, (_, i) => ({
+    id: `0c000000-0000-4000-8000-${String(100 + i).padStart(12, '0')}`,
+    key: `crowd-key-${i}-0123456789abcdef`,
+  }))
+  function crowdedWorld(deps: Partial<AppDeps> = {}) {
+    world.close()
+    const dataset = baseDataset()
+    const positions = [
+      ...Array.from({ length: FIXES }, (_, i) => ({ device: ids.truck2, timestamp: T0 + i, latitude: 45.75 + i * 1e-4, longitude: 4.85, speed: 40 })),
+      ...Array.from({ length: LARGER_THAN_BUDGET }, (_, i) => ({ device: ids.truck1, timestamp: T0 + i, latitude: 48.85 + i * 1e-4, longitude: 2.35, speed: 40 })),
+    ]
+    const users = [...dataset.users, ...crowd.map((u, i) => ({ id: u.id, account: ids.acme, name: `crowd${i}`, groups: [ids.vans], api_keys: [u.key] }))]
+    // 1 MiB: one route of FIXES fits, a second does not
+    world = makeWorld({ ...dataset, users, positions }, { config: loadConfig({ HISTORY_MEMORY_MB: '1' }), ...deps })
+  }
+
+  test('a route that does not fit waits for the one in flight, then is served; what waits is bounded (503 beyond)', async () => {
+    crowdedWorld()
+    expect(FIXES * BYTES_PER_FIX_IN_FLIGHT).toBeLessThan(1024 * 1024)
+    expect(2 * FIXES * BYTES_PER_FIX_IN_FLIGHT).toBeGreaterThan(1024 * 1024)
+    const first = await history(keys.alice)
+    expect(first.status).toBe(200)
+
+    // bob's does not fit while alice's body is unread: it waits, and is not answered yet
+    let bobAnswered = false
+    const bob = history(keys.bob).then((res) => ((bobAnswered = true), res))
+    // MAX_HISTORY_WAITING in all wait, two per user at most (the per-user cap); the last one's client will go away
+    const waiting = [bob]
+    for (let i = 0; waiting.length < MAX_HISTORY_WAITING - 1; i++) waiting.push(history(crowd[i >> 1].key))
+    const gone = new AbortController()
+    const abandoned = world.app.handle(
+      new Request(`http://localhost/devices/${ids.truck2}/history/route?${RANGE}`, { headers: { authorization: `Bearer ${crowd[38].key}` }, signal: gone.signal }),
+    )
+    const refused = await history(crowd[39].key)
+    expect(refused.headers.get('retry-after')).toBe('1')
+    expect((await problem(refused, 503)).detail).toContain('memory')
+    // a waiter whose client goes away leaves the queue: there is room for one more again
+    gone.abort()
+    await problem(await abandoned, 503)
+    waiting.push(history(crowd[39].key))
+    await turnsOfTheEventLoop(20)
+    expect(bobAnswered).toBe(false)
+
+    // reading alice's route frees the budget: the waiters are served in turn, each once the one before has been read
+    expect(await pointsIn(first)).toBe(FIXES)
+    for (const pending of waiting) expect(await pointsIn(await pending)).toBe(FIXES)
+    expect(bobAnswered).toBe(true)
+  })
+
+  test('routes that fit together run together; a window larger than the whole budget runs alone', async () => {
+    crowdedWorld()
+    const small = `from=${T0}&to=${T0 + 99}`
+    // two 100-fix routes fit at once, both beside a big one
+    const big = await history(keys.alice)
+    const both = await Promise.all([history(keys.bob, 'history/route', small), history(keys.dana, 'history/travels', small)])
+    for (const res of both) expect(res.status).toBe(200)
+    expect(await pointsIn(big)).toBe(FIXES)
+
+    // truck 1's window costs more than the whole budget: served once nothing else is in flight
+    expect(LARGER_THAN_BUDGET * BYTES_PER_FIX_IN_FLIGHT).toBeGreaterThan(1024 * 1024)
+    const large = await world.call('GET', `/devices/${ids.truck1}/history/route?from=${T0}&to=${T0 + LARGER_THAN_BUDGET}`, { token: keys.alice })
+    expect(large.status).toBe(200)
+    // and alone: even a small one waits until it has been read
+    let smallAnswered = false
+    const after = history(keys.bob, 'history/route', small).then((res) => ((smallAnswered = true), res))
+    await turnsOfTheEventLoop(20)
+    expect(smallAnswered).toBe(false)
+    expect(await pointsIn(large)).toBe(LARGER_THAN_BUDGET)
+    expect(await pointsIn(await after)).toBe(100)
+  })
+
+  test('a request waits a bounded time (5 s; shortened here), then is 503: a client holding one body unread while it waits for another is not stuck on itself', async () => {
+    crowdedWorld({ historyMaxWaitMs: 50 })
+    const first = await history(keys.alice)
+    expect(first.status).toBe(200)
+    const waited = await history(keys.bob)
+    expect(waited.headers.get('retry-after')).toBe('1')
+    expect((await problem(waited, 503)).detail).toContain('waited')
+    // it left the queue: once the first is read, the next is served at once
+    expect(await pointsIn(first)).toBe(FIXES)
+    expect(await pointsIn(await history(keys.bob))).toBe(FIXES)
   })
 })

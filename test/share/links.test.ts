@@ -359,3 +359,41 @@ describe('who sees a link: only a user who reaches every one of its devices', ()
     }
   })
 })
+
+describe('active links per user (MAX_SHARE_LINKS_PER_USER, default 100)', () => {
+  test('the 101st active link of a user is 409 and creates nothing; revoked and expired ones make room; another user has their own', async () => {
+    const made: Created[] = []
+    for (let i = 0; i < 100; i++) made.push(await create({ devices: [ids.truck1], ttl: HOUR }))
+    const refused = await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1], ttl: HOUR } })
+    expect((await problem(refused, 409)).detail).toContain('100')
+    expect(world.database.sqlite.query('SELECT count(*) AS n FROM share_links').get()).toEqual({ n: 100 })
+
+    // another user of the account is not counted against alice
+    await create({ devices: [ids.truck2], ttl: HOUR }, keys.bob)
+
+    // a revoked link makes room for one
+    expect((await world.call('DELETE', `/devices/share/${made[0].id}`, { token: keys.alice })).status).toBe(204)
+    await create({ devices: [ids.truck1], ttl: 2 * HOUR })
+    await problem(await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1], ttl: HOUR } }), 409)
+
+    // the 99 one-hour links expire: room again, and a ttl bringing one back counts as a new one
+    world.clock.advance(HOUR * 1000)
+    for (let i = 0; i < 98; i++) await create({ devices: [ids.truck1], ttl: HOUR })
+    expect((await world.call('PATCH', `/devices/share/${made[1].id}`, { token: keys.alice, body: { ttl: HOUR } })).status).toBe(200)
+    const revive = await world.call('PATCH', `/devices/share/${made[2].id}`, { token: keys.alice, body: { ttl: HOUR } })
+    expect((await problem(revive, 409)).detail).toContain('100')
+    // nor by an admin on the creator's behalf; a patch that revives nothing passes
+    await problem(await world.call('PATCH', `/devices/share/${made[2].id}`, { token: keys.dana, body: { ttl: HOUR } }), 409)
+    expect((await world.call('PATCH', `/devices/share/${made[1].id}`, { token: keys.alice, body: { ttl: 2 * HOUR } })).status).toBe(200)
+    expect((await world.call('PATCH', `/devices/share/${made[2].id}`, { token: keys.alice, body: { devices: [ids.truck2] } })).status).toBe(200)
+    expect((await list()).length).toBe(100) // alice's (bob's has expired too)
+  })
+
+  test('is MAX_SHARE_LINKS_PER_USER when set', async () => {
+    world.close()
+    world = makeWorld(undefined, { config: loadConfig({ MAX_SHARE_LINKS_PER_USER: '2' }) })
+    await create({ devices: [ids.truck1], ttl: HOUR })
+    await create({ devices: [ids.truck1], ttl: HOUR })
+    await problem(await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1], ttl: HOUR } }), 409)
+  })
+})

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { loadConfig } from '../../src/config'
 import { LivePositions, type LiveFix, type LiveListener } from '../../src/ingest/live'
 import { MAX_STREAMS_PER_PRINCIPAL } from '../../src/stream/service'
 import { ids, keys, makeWorld, problem, type World } from '../support/world'
@@ -181,23 +182,79 @@ describe('GET /devices/stream', () => {
     expect(refused.headers.get('retry-after')).toBe('15')
     expect((await problem(refused, 429)).detail).toContain(`${MAX_STREAMS_PER_PRINCIPAL}`)
 
-    // other principals have their own slots: another user, and a share link alice made
+    // another user has slots of their own; a share link alice made spends alice's
     const bob = await world.call('GET', '/devices/stream', { token: keys.bob })
     expect(bob.status).toBe(200)
     const link = await share([ids.truck1])
-    const shared = await world.call('GET', '/devices/stream', { token: link.token })
-    expect(shared.status).toBe(200)
+    await problem(await world.call('GET', '/devices/stream', { token: link.token }), 429)
 
     await streams.pop()!.cancel()
     const again = await open()
     expect(again.status).toBe(200)
     await problem(await open(), 429)
-    for (const stream of [...streams, events(again), events(bob), events(shared)]) await stream.cancel()
+    for (const stream of [...streams, events(again), events(bob)]) await stream.cancel()
     expect(live.subscribers).toBe(0)
     expect((await open()).status).toBe(200)
   })
 
   test('without a token it is 401', async () => {
     await problem(await world.call('GET', '/devices/stream'), 401)
+  })
+})
+
+describe('live stream budgets: links do not multiply them', () => {
+  test(`the links of one user share that user's ${MAX_STREAMS_PER_PRINCIPAL} streams, with the user's own key; another user keeps theirs`, async () => {
+    const links = await Promise.all(Array.from({ length: 8 }, () => share([ids.truck1, ids.truck2])))
+    const streams = []
+    // two streams through each of 8 links: the creator's 16
+    for (const link of links) {
+      for (let i = 0; i < 2; i++) {
+        const res = await world.call('GET', '/devices/stream', { token: link.token })
+        expect(res.status).toBe(200)
+        streams.push(events(res))
+      }
+    }
+    expect(MAX_STREAMS_PER_PRINCIPAL).toBe(16)
+    // the 17th: through a link, a fresh link, or the creator's own key
+    const refused = await world.call('GET', '/devices/stream', { token: links[0].token })
+    expect(refused.headers.get('retry-after')).toBe('15')
+    expect((await problem(refused, 429)).detail).toContain('the user who made this link')
+    await problem(await world.call('GET', '/devices/stream', { token: (await share([ids.truck1])).token }), 429)
+    await problem(await world.call('GET', '/devices/stream', { token: keys.alice }), 429)
+
+    const bob = await world.call('GET', '/devices/stream', { token: keys.bob })
+    expect(bob.status).toBe(200)
+    // one closed through any link frees a slot for any of them
+    await streams.pop()!.cancel()
+    const again = await world.call('GET', '/devices/stream', { token: keys.alice })
+    expect(again.status).toBe(200)
+    for (const stream of [...streams, events(again), events(bob)]) await stream.cancel()
+    expect(live.subscribers).toBe(0)
+  })
+})
+
+describe('MAX_STREAMS', () => {
+  test('the process holds at most MAX_STREAMS live streams, whoever opens them; the next is 503 with Retry-After', async () => {
+    world.close()
+    live = new CountingLive()
+    world = makeWorld(undefined, { live, config: loadConfig({ MAX_STREAMS: '3' }) })
+    const link = await share([ids.truck1])
+    const first = [keys.alice, keys.bob, link.token]
+    const streams = []
+    for (const token of first) {
+      const res = await world.call('GET', '/devices/stream', { token })
+      expect(res.status).toBe(200)
+      streams.push(events(res))
+    }
+    for (const token of [keys.carol, keys.alice, link.token]) {
+      const refused = await world.call('GET', '/devices/stream', { token })
+      expect(refused.headers.get('retry-after')).toBe('15')
+      expect((await problem(refused, 503)).detail).toContain('3')
+    }
+    await streams.pop()!.cancel()
+    const carol = await world.call('GET', '/devices/stream', { token: keys.carol })
+    expect(carol.status).toBe(200)
+    for (const stream of [...streams, events(carol)]) await stream.cancel()
+    expect(live.subscribers).toBe(0)
   })
 })

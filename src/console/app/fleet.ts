@@ -225,7 +225,7 @@ export class Fleet {
           if (!first) void this.reload()
           first = false
           await this.read(response.body)
-        } else if (response.status === 429) {
+        } else if (response.status === 429 || response.status === 503) {
           retryAfterMs = (Number(response.headers.get('retry-after')) || 15) * 1000
         }
       } catch {

@@ -2,7 +2,8 @@
  * The History view's data: which window a pick of days means in the browser's time zone, the three
  * requests that fill the view (route, travels, events), and the playback's arithmetic over the
  * route's fixes. The server lets one person have two route or travels requests in flight; a third
- * (another tab, the device panel) is a 429 with Retry-After, and is asked again after that wait.
+ * (another tab, the device panel) is a 429 with Retry-After, and is asked again after that wait, as
+ * is a 503 (the server's history memory stayed taken while the request waited).
  */
 import { ApiError, getJson } from './api'
 import { strings } from './strings'
@@ -14,7 +15,7 @@ const MAX_RANGE_SECONDS = MAX_RANGE_DAYS * 86_400
 /** `stop_threshold_time` choices, seconds; the API's default is 300. */
 export const STOP_THRESHOLDS_S = [60, 120, 300, 600, 900, 1800] as const
 export const DEFAULT_STOP_THRESHOLD_S = 300
-/** How often a 429 is asked again before the view says it failed. */
+/** How often a 429 or 503 is asked again before the view says it failed. */
 const BUSY_RETRIES = 8
 
 // ---- days in the browser's time zone
@@ -113,13 +114,13 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   })
 }
 
-/** GET, asked again after Retry-After (a little more each time, spread) while the server says 429 */
+/** GET, asked again after Retry-After (a little more each time, spread) while the server says 429 (the user's own budget) or 503 (its history memory) */
 async function getPolitely<T>(path: string, signal: AbortSignal, onBusy: (seconds: number) => void): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await getJson<T>(path, signal)
     } catch (error) {
-      if (!(error instanceof ApiError) || error.status !== 429 || attempt >= BUSY_RETRIES) throw error
+      if (!(error instanceof ApiError) || (error.status !== 429 && error.status !== 503) || attempt >= BUSY_RETRIES) throw error
       const seconds = Math.min(10, (error.retryAfterSeconds ?? 1) * (1 + attempt / 2))
       onBusy(Math.ceil(seconds))
       await sleep(seconds * 1000 + Math.random() * 250, signal)

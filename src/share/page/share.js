@@ -133,7 +133,8 @@
   }
 
   // Today's track, when the link grants history; without it (or without data) the marker is enough.
-  // A link may have 2 history requests in flight (everyone holding it together): on 429, wait and retry.
+  // A link spends the history budget of the user who made it (2 requests in flight, with their own keys and other
+  // links), and the server's history memory may be taken for a moment: on 429 or 503, wait and retry.
   function loadTrack(device, attempt) {
     var midnight = new Date()
     midnight.setHours(0, 0, 0, 0)
@@ -141,7 +142,7 @@
     var to = Math.floor(Date.now() / 1000)
     return api('devices/' + encodeURIComponent(device.body.id) + '/history/route?from=' + from + '&to=' + to)
       .then(function (response) {
-        if (response.status === 429 && (attempt || 0) < 5) {
+        if ((response.status === 429 || response.status === 503) && (attempt || 0) < 5) {
           var seconds = Number(response.headers.get('Retry-After')) || 1
           return new Promise(function (resolve) { setTimeout(resolve, seconds * 1000) }).then(function () {
             return loadTrack(device, (attempt || 0) + 1)
