@@ -21,7 +21,9 @@
  * EDGE_TOLERANCE_M.
  */
 import Flatbush from 'flatbush'
+import { buildEdgeGrid, crossesEast, type EdgeGrid, gridContains, onEdge } from './edge-grid'
 
+/** points a polygon may have, all rings together, unless the caller says otherwise (MAX_GEOFENCE_VERTICES) */
 export const MAX_POLYGON_POINTS = 1000
 export const MIN_CIRCLE_RADIUS_M = 10
 export const MAX_CIRCLE_RADIUS_M = 100_000
@@ -60,6 +62,10 @@ interface PreparedPolygon {
   kind: 'polygon'
   /** each ring as unwrapped x (longitude, continuous across the antimeridian) and y (latitude) */
   rings: { xs: Float64Array; ys: Float64Array }[]
+  /** every ring's edges in a grid (edge-grid.ts); null when a hole lies inside another hole (tested ring by ring) */
+  grid: EdgeGrid | null
+  /** the rings' points, all together */
+  points: number
   minX: number
   maxX: number
   minY: number
@@ -115,12 +121,13 @@ export function haversineMetres(lat1: number, lon1: number, lat2: number, lon2: 
 
 /**
  * Everything wrong with an area, each problem named with its place; [] when it may be stored.
- * Takes anything (it is the API's last word on geometry) and never throws.
+ * Takes anything (it is the API's last word on geometry) and never throws. `maxPoints`: the
+ * points a polygon may have, all rings together.
  */
-export function checkArea(area: unknown): AreaProblem[] {
+export function checkArea(area: unknown, { maxPoints = MAX_POLYGON_POINTS }: { maxPoints?: number } = {}): AreaProblem[] {
   if (typeof area !== 'object' || area === null || Array.isArray(area)) return [{ path: '', message: 'must be an object: a GeoJSON Polygon or a Circle' }]
   const type = (area as { type?: unknown }).type
-  if (type === 'Polygon') return checkPolygon(area as Record<string, unknown>)
+  if (type === 'Polygon') return checkPolygon(area as Record<string, unknown>, maxPoints)
   if (type === 'Circle') return checkCircle(area as Record<string, unknown>)
   return [{ path: '/type', message: 'must be "Polygon" (GeoJSON) or "Circle"' }]
 }
@@ -154,7 +161,7 @@ interface Ring {
   at: number[]
 }
 
-function checkPolygon(area: Record<string, unknown>): AreaProblem[] {
+function checkPolygon(area: Record<string, unknown>, maxPoints: number): AreaProblem[] {
   const problems: AreaProblem[] = []
   for (const key of Object.keys(area)) {
     if (key !== 'type' && key !== 'coordinates' && key !== 'bbox') problems.push({ path: `/${key}`, message: 'is not a field of a Polygon (type, coordinates)' })
@@ -165,8 +172,8 @@ function checkPolygon(area: Record<string, unknown>): AreaProblem[] {
   }
   let points = 0
   for (const ring of coordinates) if (Array.isArray(ring)) points += ring.length
-  if (points > MAX_POLYGON_POINTS) {
-    return [...problems, { path: '/coordinates', message: `holds ${points} points; at most ${MAX_POLYGON_POINTS.toLocaleString('en')} (all rings together)` }]
+  if (points > maxPoints) {
+    return [...problems, { path: '/coordinates', message: `holds ${points} points; at most ${maxPoints.toLocaleString('en')} (all rings together)` }]
   }
 
   // positions: numbers, in range
@@ -375,53 +382,37 @@ function ringSide(xs: ArrayLike<number>, ys: ArrayLike<number>, x: number, y: nu
   const n = xs.length
   for (let i = 0, j = n - 1; i < n; j = i++) {
     const xi = xs[i]!, yi = ys[i]!, xj = xs[j]!, yj = ys[j]!
-    // on the edge: within its box (widened) and close to its line
-    if (
-      x >= Math.min(xi, xj) - tolerance &&
-      x <= Math.max(xi, xj) + tolerance &&
-      y >= Math.min(yi, yj) - tolerance &&
-      y <= Math.max(yi, yj) + tolerance
-    ) {
-      const dx = xj - xi
-      const dy = yj - yi
-      const cross = dx * (y - yi) - dy * (x - xi)
-      const length = Math.hypot(dx, dy)
-      if (Math.abs(cross) <= tolerance * length) {
-        // past an end of the segment by more than the tolerance is not on it
-        const t = length === 0 ? 0 : ((x - xi) * dx + (y - yi) * dy) / (length * length)
-        const reach = length === 0 ? 0 : tolerance / length
-        if (t >= -reach && t <= 1 + reach) return 0
-      }
-    }
-    if (yi > y !== yj > y && x < xi + ((y - yi) * (xj - xi)) / (yj - yi)) inside = !inside
+    if (onEdge(xi, yi, xj, yj, x, y, tolerance)) return 0
+    if (crossesEast(xi, yi, xj, yj, x, y)) inside = !inside
   }
   return inside ? 1 : -1
 }
 
-function polygonContains(p: PreparedPolygon, lat: number, lon: number): boolean {
+function polygonContains(p: PreparedPolygon, lat: number, lon: number, meter?: { work: number }): boolean {
   if (lat < p.minY - EDGE_TOLERANCE_DEGREES || lat > p.maxY + EDGE_TOLERANCE_DEGREES) return false
   // the polygon's longitudes are continuous and less than a turn wide: the point is in its frame
   // as lon, lon + 360 or lon - 360
-  for (const shift of [0, 360, -360]) {
-    const x = lon + shift
-    if (x < p.minX - EDGE_TOLERANCE_DEGREES || x > p.maxX + EDGE_TOLERANCE_DEGREES) continue
-    const outer = p.rings[0]!
-    const side = ringSide(outer.xs, outer.ys, x, lat, EDGE_TOLERANCE_DEGREES)
-    if (side < 0) continue
-    if (side === 0) return true
-    let inHole = false
-    for (let h = 1; h < p.rings.length; h++) {
-      const hole = p.rings[h]!
-      const holeSide = ringSide(hole.xs, hole.ys, x, lat, EDGE_TOLERANCE_DEGREES)
-      if (holeSide === 0) return true
-      if (holeSide > 0) {
-        inHole = true
-        break
-      }
-    }
-    if (!inHole) return true
+  const west = p.minX - EDGE_TOLERANCE_DEGREES
+  const east = p.maxX + EDGE_TOLERANCE_DEGREES
+  if (lon >= west && lon <= east && polygonContainsAt(p, lon, lat, meter)) return true
+  if (lon + 360 >= west && lon + 360 <= east && polygonContainsAt(p, lon + 360, lat, meter)) return true
+  return lon - 360 >= west && lon - 360 <= east && polygonContainsAt(p, lon - 360, lat, meter)
+}
+
+/** the test at x, the point's longitude in the polygon's frame */
+function polygonContainsAt(p: PreparedPolygon, x: number, lat: number, meter?: { work: number }): boolean {
+  if (p.grid !== null) return gridContains(p.grid, x, lat, EDGE_TOLERANCE_DEGREES, meter)
+  if (meter) meter.work += p.points
+  const outer = p.rings[0]!
+  const side = ringSide(outer.xs, outer.ys, x, lat, EDGE_TOLERANCE_DEGREES)
+  if (side <= 0) return side === 0
+  for (let h = 1; h < p.rings.length; h++) {
+    const hole = p.rings[h]!
+    const holeSide = ringSide(hole.xs, hole.ys, x, lat, EDGE_TOLERANCE_DEGREES)
+    if (holeSide === 0) return true
+    if (holeSide > 0) return false
   }
-  return false
+  return true
 }
 
 function circleContains(c: PreparedCircle, lat: number, lon: number): boolean {
@@ -462,6 +453,10 @@ export function prepareArea(area: Area): PreparedArea {
   return {
     kind: 'polygon',
     rings,
+    // one even-odd count over every ring is the polygon's answer when no hole holds another (a
+    // point in both would count as inside); the edge-by-edge test keeps the ring-by-ring rule then
+    grid: nestedHoles(rings) ? null : buildEdgeGrid(rings, EDGE_TOLERANCE_DEGREES),
+    points: rings.reduce((sum, ring) => sum + ring.xs.length, 0),
     minX: Math.min(...rings[0]!.xs),
     maxX: Math.max(...rings[0]!.xs),
     minY: Math.min(...rings[0]!.ys),
@@ -469,9 +464,25 @@ export function prepareArea(area: Area): PreparedArea {
   }
 }
 
-/** Whether a position (degrees) is inside the area, its boundary included. */
-export function areaContains(area: PreparedArea, latitude: number, longitude: number): boolean {
-  return area.kind === 'circle' ? circleContains(area, latitude, longitude) : polygonContains(area, latitude, longitude)
+/** Whether a hole lies inside another (holes never cross or touch: checkArea refuses it). */
+function nestedHoles(rings: readonly { xs: Float64Array; ys: Float64Array }[]): boolean {
+  const boxes = rings.map((ring) => ({ minX: Math.min(...ring.xs), maxX: Math.max(...ring.xs), minY: Math.min(...ring.ys), maxY: Math.max(...ring.ys) }))
+  for (let a = 1; a < rings.length; a++) {
+    for (let b = 1; b < rings.length; b++) {
+      const inner = boxes[a]!, outer = boxes[b]!
+      if (a === b || inner.minX < outer.minX || inner.maxX > outer.maxX || inner.minY < outer.minY || inner.maxY > outer.maxY) continue
+      if (ringSide(rings[b]!.xs, rings[b]!.ys, rings[a]!.xs[0]!, rings[a]!.ys[0]!, 0) > 0) return true
+    }
+  }
+  return false
+}
+
+/**
+ * Whether a position (degrees) is inside the area, its boundary included. `meter.work` grows by
+ * what the test read beyond a lookup (a polygon's edges near the point), for callers that bound it.
+ */
+export function areaContains(area: PreparedArea, latitude: number, longitude: number, meter?: { work: number }): boolean {
+  return area.kind === 'circle' ? circleContains(area, latitude, longitude) : polygonContains(area, latitude, longitude, meter)
 }
 
 /**
