@@ -4,6 +4,7 @@
  */
 import { parseProxyEntry } from './http/client'
 import { PROTOCOLS } from './ingest/protocols'
+import { MAX_POLYGON_POINTS } from './track/geofence'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 
@@ -48,6 +49,10 @@ export interface Config {
   synchronous: 'NORMAL' | 'FULL'
   /** seconds a command sent to a device may wait to go out before it expires (COMMAND_TTL) */
   commandTtl: number
+  /** geofences an account may have; creating one more is refused (MAX_GEOFENCES_PER_ACCOUNT) */
+  maxGeofencesPerAccount: number
+  /** points a geofence's polygon may have, all rings together (MAX_GEOFENCE_VERTICES) */
+  maxGeofenceVertices: number
 }
 
 export class ConfigError extends Error {}
@@ -134,5 +139,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustedProxies: proxyList(env, 'TRUSTED_PROXIES'),
     synchronous,
     commandTtl: integer(env, 'COMMAND_TTL', 86_400, 1, 86_400 * 365),
+    maxGeofencesPerAccount: integer(env, 'MAX_GEOFENCES_PER_ACCOUNT', 1000, 1, 100_000),
+    maxGeofenceVertices: integer(env, 'MAX_GEOFENCE_VERTICES', MAX_POLYGON_POINTS, 4, 10_000),
   }
 }

@@ -50,7 +50,7 @@ export interface EdgeGrid {
   cells: Int32Array
   /** a cell's edges: edgeIds[edgeStart[c] … edgeStart[c + 1]) */
   edgeStart: Uint32Array
-  edgeIds: Uint32Array
+  edgeIds: Uint16Array | Uint32Array
   /** the parity of the other edges east of the cell that span its row's bottom line */
   eastParity: Uint8Array
   /** the latitudes within the row where that parity flips: flips[flipStart[c] … flipEnd[c]) */
@@ -93,16 +93,19 @@ function crossingX(xi: number, yi: number, xj: number, yj: number, y: number): n
 export function buildEdgeGrid(rings: readonly { xs: Float64Array; ys: Float64Array }[], tolerance: number): EdgeGrid {
   let n = 0
   for (const ring of rings) n += ring.xs.length
-  const xs = new Float64Array(n)
-  const ys = new Float64Array(n)
+  // one ring (most polygons) is read where it is; several are put one after another
+  const xs = rings.length === 1 ? rings[0]!.xs : new Float64Array(n)
+  const ys = rings.length === 1 ? rings[0]!.ys : new Float64Array(n)
   const next = new Int32Array(n)
   const previous = new Int32Array(n)
   const ringOffsets: number[] = []
   let offset = 0
   for (const ring of rings) {
     const m = ring.xs.length
-    xs.set(ring.xs, offset)
-    ys.set(ring.ys, offset)
+    if (rings.length > 1) {
+      xs.set(ring.xs, offset)
+      ys.set(ring.ys, offset)
+    }
     for (let k = 0; k < m; k++) {
       next[offset + k] = offset + (k + 1 === m ? 0 : k + 1)
       previous[offset + k] = offset + (k === 0 ? m - 1 : k - 1)
@@ -200,7 +203,7 @@ export function buildEdgeGrid(rings: readonly { xs: Float64Array; ys: Float64Arr
     at += counts[c]!
     edgeStart[cells[c]! + 1] = at
   }
-  const edgeIds = new Uint32Array(pairCount / 2)
+  const edgeIds = n <= 0xffff ? new Uint16Array(pairCount / 2) : new Uint32Array(pairCount / 2)
   const filled = new Uint32Array(boundary)
   for (let p = 0; p < pairCount; p += 2) {
     const b = cells[pairs[p]!]!
