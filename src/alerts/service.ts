@@ -165,9 +165,10 @@ export function createGeofenceService({ db, clock, onChange, maxPerAccount = MAX
           }
           if (Object.keys(changes).length === 0) return current
           changed = true
+          // on by a millisecond at least: the rules' cache tells a changed area by it (alerts/cache.ts)
           const updated = db
             .update(geofences)
-            .set({ ...changes, updatedAt: now })
+            .set({ ...changes, updatedAt: Math.max(now, current.updatedAt + 1) })
             .where(eq(geofences.id, current.id))
             .returning()
             .get()!

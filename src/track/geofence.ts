@@ -62,8 +62,12 @@ interface PreparedPolygon {
   kind: 'polygon'
   /** each ring as unwrapped x (longitude, continuous across the antimeridian) and y (latitude) */
   rings: { xs: Float64Array; ys: Float64Array }[]
-  /** every ring's edges in a grid (edge-grid.ts); null when a hole lies inside another hole (tested ring by ring) */
-  grid: EdgeGrid | null
+  /**
+   * every ring's edges in a grid (edge-grid.ts), built at the first test that reaches the
+   * polygon's box (most of an account's geofences are never near most fixes); null when a hole
+   * lies inside another hole (tested ring by ring)
+   */
+  grid: EdgeGrid | null | undefined
   /** the rings' points, all together */
   points: number
   minX: number
@@ -401,6 +405,7 @@ function polygonContains(p: PreparedPolygon, lat: number, lon: number, meter?: {
 
 /** the test at x, the point's longitude in the polygon's frame */
 function polygonContainsAt(p: PreparedPolygon, x: number, lat: number, meter?: { work: number }): boolean {
+  if (p.grid === undefined) p.grid = buildEdgeGrid(p.rings, EDGE_TOLERANCE_DEGREES)
   if (p.grid !== null) return gridContains(p.grid, x, lat, EDGE_TOLERANCE_DEGREES, meter)
   if (meter) meter.work += p.points
   const outer = p.rings[0]!
@@ -444,29 +449,42 @@ export function prepareArea(area: Area): PreparedArea {
     if (typeof result === 'string') throw new Error(`prepareArea: a ring ${result}`)
     return result
   })
-  const outer = unwrapped[0]!
-  const centre = (Math.min(...outer.xs) + Math.max(...outer.xs)) / 2
+  const outerBox = boxOf(unwrapped[0]!)
+  const centre = (outerBox.minX + outerBox.maxX) / 2
   const rings = unwrapped.map((ring, r) => {
     const shift = r === 0 ? 0 : Math.round((centre - ring.xs[0]!) / 360) * 360
-    return { xs: Float64Array.from(ring.xs, (x) => x + shift), ys: Float64Array.from(ring.ys) }
+    const xs = new Float64Array(ring.xs.length)
+    for (let i = 0; i < xs.length; i++) xs[i] = ring.xs[i]! + shift
+    return { xs, ys: new Float64Array(ring.ys) }
   })
+  const box = boxOf(rings[0]!)
   return {
     kind: 'polygon',
     rings,
     // one even-odd count over every ring is the polygon's answer when no hole holds another (a
     // point in both would count as inside); the edge-by-edge test keeps the ring-by-ring rule then
-    grid: nestedHoles(rings) ? null : buildEdgeGrid(rings, EDGE_TOLERANCE_DEGREES),
+    grid: nestedHoles(rings) ? null : undefined,
     points: rings.reduce((sum, ring) => sum + ring.xs.length, 0),
-    minX: Math.min(...rings[0]!.xs),
-    maxX: Math.max(...rings[0]!.xs),
-    minY: Math.min(...rings[0]!.ys),
-    maxY: Math.max(...rings[0]!.ys),
+    ...box,
   }
+}
+
+function boxOf(ring: { xs: ArrayLike<number>; ys: ArrayLike<number> }): { minX: number; maxX: number; minY: number; maxY: number } {
+  let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity
+  for (let i = 0; i < ring.xs.length; i++) {
+    const x = ring.xs[i]!, y = ring.ys[i]!
+    if (x < minX) minX = x
+    if (x > maxX) maxX = x
+    if (y < minY) minY = y
+    if (y > maxY) maxY = y
+  }
+  return { minX, maxX, minY, maxY }
 }
 
 /** Whether a hole lies inside another (holes never cross or touch: checkArea refuses it). */
 function nestedHoles(rings: readonly { xs: Float64Array; ys: Float64Array }[]): boolean {
-  const boxes = rings.map((ring) => ({ minX: Math.min(...ring.xs), maxX: Math.max(...ring.xs), minY: Math.min(...ring.ys), maxY: Math.max(...ring.ys) }))
+  if (rings.length < 3) return false
+  const boxes = rings.map(boxOf)
   for (let a = 1; a < rings.length; a++) {
     for (let b = 1; b < rings.length; b++) {
       const inner = boxes[a]!, outer = boxes[b]!
