@@ -16,7 +16,7 @@ import type { Db } from '../../db/client'
 import { accessVersion, geofences } from '../../db/schema'
 import type { Clock } from '../clock'
 import { type Logger, silentLogger } from '../log'
-import { type Area, areaBoxes, areaContains, type Box, createGeofenceIndex, type GeofenceIndex, type PreparedArea, prepareArea } from '../track/geofence'
+import { type Area, areaBoxes, areaContains, type Box, createGeofenceIndex, type GeofenceIndex, type PreparedArea, prepareArea, type WorkMeter } from '../track/geofence'
 
 /** the access_version row that migration 0008's triggers bump on every geofence change */
 export const GEOFENCES_VERSION_ROW = 5
@@ -45,7 +45,7 @@ export interface AccountGeofences {
    * `meter.work` grows by what it cost: a unit for each geofence whose box was compared or that
    * was tested, and each polygon edge read (for the rules, which bound a report's work).
    */
-  containing(latitude: number, longitude: number, meter?: { work: number }): readonly CachedGeofence[]
+  containing(latitude: number, longitude: number, meter?: WorkMeter): readonly CachedGeofence[]
   /** whether any applies to some groups only (else a device's groups need not be read) */
   readonly grouped: boolean
 }

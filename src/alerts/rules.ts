@@ -280,7 +280,7 @@ export function createAlertRules({ database, clock, geofences, log = silentLogge
   function contextFor(deviceKey: number, loaded: Loaded): RuleContext {
     const account = geofences.forAccount(loaded.accountId)
     // this report's geofence work, bounded
-    const meter = { work: 0 }
+    const meter = { work: 0, limit: MAX_GEOFENCE_WORK_PER_REPORT }
     let groups: Set<string> | null = null
     const applies = (g: CachedGeofence) => {
       if (g.groups.size === 0) return true

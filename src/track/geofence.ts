@@ -90,6 +90,20 @@ interface PreparedCircle {
   reachHaversine: number
 }
 
+/**
+ * What a caller counts a test's cost in: `work` grows by what the test read beyond a lookup (a
+ * polygon's edges near the point, or all of them), and by GRID_BUILD_WORK_PER_POINT a point for
+ * a grid built; with a `limit`, a grid is not built past it (the polygon is tested edge by edge
+ * then, as exactly, and its grid built by a later test).
+ */
+export interface WorkMeter {
+  work: number
+  limit?: number
+}
+
+/** a grid's building cost in work units a point, as measured against the units of a test (~10 a point) */
+export const GRID_BUILD_WORK_PER_POINT = 10
+
 /** A box in longitude/latitude, never crossing the antimeridian (an area crossing it has two). */
 export interface Box {
   minLon: number
@@ -392,7 +406,7 @@ function ringSide(xs: ArrayLike<number>, ys: ArrayLike<number>, x: number, y: nu
   return inside ? 1 : -1
 }
 
-function polygonContains(p: PreparedPolygon, lat: number, lon: number, meter?: { work: number }): boolean {
+function polygonContains(p: PreparedPolygon, lat: number, lon: number, meter?: WorkMeter): boolean {
   if (lat < p.minY - EDGE_TOLERANCE_DEGREES || lat > p.maxY + EDGE_TOLERANCE_DEGREES) return false
   // the polygon's longitudes are continuous and less than a turn wide: the point is in its frame
   // as lon, lon + 360 or lon - 360
@@ -404,10 +418,28 @@ function polygonContains(p: PreparedPolygon, lat: number, lon: number, meter?: {
 }
 
 /** the test at x, the point's longitude in the polygon's frame */
-function polygonContainsAt(p: PreparedPolygon, x: number, lat: number, meter?: { work: number }): boolean {
-  if (p.grid === undefined) p.grid = buildEdgeGrid(p.rings, EDGE_TOLERANCE_DEGREES)
-  if (p.grid !== null) return gridContains(p.grid, x, lat, EDGE_TOLERANCE_DEGREES, meter)
+function polygonContainsAt(p: PreparedPolygon, x: number, lat: number, meter?: WorkMeter): boolean {
+  if (p.grid === undefined) {
+    const cost = p.points * GRID_BUILD_WORK_PER_POINT
+    if (meter?.limit === undefined || meter.work + cost <= meter.limit) {
+      if (meter) meter.work += cost
+      p.grid = buildEdgeGrid(p.rings, EDGE_TOLERANCE_DEGREES)
+    }
+  }
+  if (p.grid) return gridContains(p.grid, x, lat, EDGE_TOLERANCE_DEGREES, meter)
   if (meter) meter.work += p.points
+  if (p.grid === undefined) {
+    // no grid yet: every edge, as the grid would answer (on any ring's edge, else the even-odd count of them all)
+    let inside = false
+    for (const { xs, ys } of p.rings) {
+      for (let i = 0, j = xs.length - 1; i < xs.length; j = i++) {
+        if (onEdge(xs[i]!, ys[i]!, xs[j]!, ys[j]!, x, lat, EDGE_TOLERANCE_DEGREES)) return true
+        if (crossesEast(xs[i]!, ys[i]!, xs[j]!, ys[j]!, x, lat)) inside = !inside
+      }
+    }
+    return inside
+  }
+  // a hole inside another: ring by ring, in a hole is outside
   const outer = p.rings[0]!
   const side = ringSide(outer.xs, outer.ys, x, lat, EDGE_TOLERANCE_DEGREES)
   if (side <= 0) return side === 0
@@ -499,7 +531,7 @@ function nestedHoles(rings: readonly { xs: Float64Array; ys: Float64Array }[]): 
  * Whether a position (degrees) is inside the area, its boundary included. `meter.work` grows by
  * what the test read beyond a lookup (a polygon's edges near the point), for callers that bound it.
  */
-export function areaContains(area: PreparedArea, latitude: number, longitude: number, meter?: { work: number }): boolean {
+export function areaContains(area: PreparedArea, latitude: number, longitude: number, meter?: WorkMeter): boolean {
   return area.kind === 'circle' ? circleContains(area, latitude, longitude) : polygonContains(area, latitude, longitude, meter)
 }
 
