@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- geofences`: point tests per second against 1,000 geofences of one account,
+ * `npm run bench -- geofence-points`: point tests per second against 1,000 geofences of one account,
  * with the bounding-box prefilter (src/track/geofence.ts: a flatbush index, then exact tests of
  * the areas whose boxes hold the point) and without it (the exact test of every geofence), side
  * by side in one run.

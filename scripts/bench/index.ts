@@ -7,6 +7,7 @@ const benches: Record<string, string> = {
   console: './console.ts',
   devices: './devices.ts',
   geofences: './geofences.ts',
+  'geofence-points': './geofence-points.ts',
   history: './history.ts',
   ingest: './ingest.ts',
 }
