@@ -25,8 +25,8 @@
 /** what a grid may cost, in cells for each edge, and at most (a polygon has at most a few thousand edges) */
 const CELLS_PER_EDGE = 2
 const MAX_CELLS = 1 << 14
-/** cells an edge may be entered in, on average, before the grid is made coarser (a comb's long teeth) */
-const MAX_ENTRIES_PER_EDGE = 24
+/** cells an edge may be entered in, on average, before the grid is made coarser (a comb's long teeth): memory */
+const MAX_ENTRIES_PER_EDGE = 16
 
 const OUTSIDE = -1
 const INSIDE = -2
@@ -46,17 +46,21 @@ export interface EdgeGrid {
   /** the east side of each column (`columns` of them) and the south side of each row, then the north edge (`rows + 1`) */
   columnEast: Float64Array
   rowSouth: Float64Array
-  /** each cell (row by row): OUTSIDE, INSIDE, or the index of its entry in the tables below */
-  cells: Int32Array
-  /** a cell's edges: edgeIds[edgeStart[c] … edgeStart[c + 1]) */
-  edgeStart: Uint32Array
+  /**
+   * each cell (row by row, west to east): OUTSIDE, INSIDE, or the number of its entry in the
+   * tables below (entries are numbered row by row, east to west, as they are filled)
+   */
+  cells: Int16Array
+  /** an entry's edges: edgeIds[edgeStart[b] … edgeStart[b + 1]) */
+  edgeStart: Uint16Array | Uint32Array
   edgeIds: Uint16Array | Uint32Array
   /** the parity of the other edges east of the cell that span its row's bottom line */
   eastParity: Uint8Array
-  /** the latitudes within the row where that parity flips: flips[flipStart[c] … flipEnd[c]) */
-  flipStart: Uint32Array
-  flipEnd: Uint32Array
+  /** the latitudes within the row where that parity flips: flips[flipStart[b] … flipStart[b + 1]) */
+  flipStart: Uint16Array | Uint32Array
   flips: Float64Array
+  /** the entries' edges, all cells together (what a build cost) */
+  entries: number
 }
 
 /**
@@ -192,18 +196,18 @@ export function buildEdgeGrid(rings: readonly { xs: Float64Array; ys: Float64Arr
   }
   const counts = new Uint32Array(cellCount)
   for (let p = 0; p < pairCount; p += 2) counts[pairs[p]!]!++
-  // the cells that hold edges get an entry each, in cell order
-  const cells = new Int32Array(cellCount)
+  // the cells that hold edges get an entry each, numbered row by row, east to west (the order
+  // the flips are found in below); a grid has fewer than 2^15 cells
+  const cells = new Int16Array(cellCount)
   let boundary = 0
-  for (let c = 0; c < cellCount; c++) cells[c] = counts[c]! > 0 ? boundary++ : OUTSIDE
-  const edgeStart = new Uint32Array(boundary + 1)
-  for (let c = 0, at = 0; c < cellCount; c++) {
-    if (cells[c]! < 0) continue
-    edgeStart[cells[c]!] = at
-    at += counts[c]!
-    edgeStart[cells[c]! + 1] = at
+  for (let r = 0; r < rows; r++) {
+    for (let c = columns - 1; c >= 0; c--) cells[r * columns + c] = counts[r * columns + c]! > 0 ? boundary++ : OUTSIDE
   }
-  const edgeIds = n <= 0xffff ? new Uint16Array(pairCount / 2) : new Uint32Array(pairCount / 2)
+  const entries = pairCount / 2
+  const edgeStart = entries <= 0xffff ? new Uint16Array(boundary + 1) : new Uint32Array(boundary + 1)
+  for (let c = 0; c < cellCount; c++) if (cells[c]! >= 0) edgeStart[cells[c]! + 1] = counts[c]!
+  for (let b = 0; b < boundary; b++) edgeStart[b + 1]! += edgeStart[b]!
+  const edgeIds = n <= 0xffff ? new Uint16Array(entries) : new Uint32Array(entries)
   const filled = new Uint32Array(boundary)
   for (let p = 0; p < pairCount; p += 2) {
     const b = cells[pairs[p]!]!
@@ -263,9 +267,8 @@ export function buildEdgeGrid(rings: readonly { xs: Float64Array; ys: Float64Arr
 
   // each cell: wholly inside or outside, or the parity of the other edges east of it and where it flips
   const eastParity = new Uint8Array(boundary)
-  const flipStart = new Uint32Array(boundary)
-  const flipEnd = new Uint32Array(boundary)
   const flipList: number[] = []
+  const flipAt = new Uint32Array(boundary + 1)
   const edgeMark = new Int32Array(n).fill(-1)
   const runMark = new Int32Array(runFirst.length).fill(-1)
   for (let r = 0; r < rows; r++) {
@@ -296,7 +299,7 @@ export function buildEdgeGrid(rings: readonly { xs: Float64Array; ys: Float64Arr
       // Up the row, the count of the other eastern edges flips at a run of which one leaving edge
       // is among them and the other not (the other edges at a run lie on one side of the cell
       // unless the run crosses it): only runs at the cell's own edges can.
-      flipStart[b] = flipList.length
+      flipAt[b] = flipList.length
       for (let e = from; e < to; e++) {
         const k = edgeIds[e]!
         for (let end = 0; end < 2; end++) {
@@ -315,12 +318,13 @@ export function buildEdgeGrid(rings: readonly { xs: Float64Array; ys: Float64Arr
           if (eastInto !== eastOut) flipList.push(yv)
         }
       }
-      flipEnd[b] = flipList.length
     }
   }
+  flipAt[boundary] = flipList.length
+  const flipStart = flipList.length <= 0xffff ? Uint16Array.from(flipAt) : flipAt
   return {
     xs, ys, next, columns, rows, west, south, cellWidth, cellHeight, columnEast, rowSouth, cells,
-    edgeStart, edgeIds, eastParity, flipStart, flipEnd, flips: Float64Array.from(flipList),
+    edgeStart, edgeIds, eastParity, flipStart, flips: Float64Array.from(flipList), entries,
   }
 }
 
@@ -339,7 +343,7 @@ export function gridContains(g: EdgeGrid, x: number, y: number, tolerance: numbe
   const b = g.cells[r * g.columns + c]!
   if (b < 0) return b === INSIDE
   let inside = g.eastParity[b] === 1
-  const flipEnd = g.flipEnd[b]!
+  const flipEnd = g.flipStart[b + 1]!
   for (let f = g.flipStart[b]!; f < flipEnd; f++) if (g.flips[f]! <= y) inside = !inside
   const xs = g.xs
   const ys = g.ys

@@ -92,8 +92,8 @@ interface PreparedCircle {
 
 /**
  * What a caller counts a test's cost in: `work` grows by what the test read beyond a lookup (a
- * polygon's edges near the point, or all of them), and by GRID_BUILD_WORK_PER_POINT a point for
- * a grid built; with a `limit`, a grid is not built past it (the polygon is tested edge by edge
+ * polygon's edges near the point, or all of them), and by a grid's building cost when one is
+ * built; with a `limit`, a grid is not built past it (the polygon is tested edge by edge
  * then, as exactly, and its grid built by a later test).
  */
 export interface WorkMeter {
@@ -101,8 +101,11 @@ export interface WorkMeter {
   limit?: number
 }
 
-/** a grid's building cost in work units a point, as measured against the units of a test (~10 a point) */
-export const GRID_BUILD_WORK_PER_POINT = 10
+/**
+ * a grid's building cost in work units, as measured against a test's: about 9 a point, and 1
+ * for each cell an edge is entered in (a comb's long teeth are entered in many)
+ */
+const GRID_BUILD_WORK_PER_POINT = 9
 
 /** A box in longitude/latitude, never crossing the antimeridian (an area crossing it has two). */
 export interface Box {
@@ -419,12 +422,9 @@ function polygonContains(p: PreparedPolygon, lat: number, lon: number, meter?: W
 
 /** the test at x, the point's longitude in the polygon's frame */
 function polygonContainsAt(p: PreparedPolygon, x: number, lat: number, meter?: WorkMeter): boolean {
-  if (p.grid === undefined) {
-    const cost = p.points * GRID_BUILD_WORK_PER_POINT
-    if (meter?.limit === undefined || meter.work + cost <= meter.limit) {
-      if (meter) meter.work += cost
-      p.grid = buildEdgeGrid(p.rings, EDGE_TOLERANCE_DEGREES)
-    }
+  if (p.grid === undefined && (meter?.limit === undefined || meter.work + p.points * GRID_BUILD_WORK_PER_POINT <= meter.limit)) {
+    p.grid = buildEdgeGrid(p.rings, EDGE_TOLERANCE_DEGREES)
+    if (meter) meter.work += p.points * GRID_BUILD_WORK_PER_POINT + p.grid.entries
   }
   if (p.grid) return gridContains(p.grid, x, lat, EDGE_TOLERANCE_DEGREES, meter)
   if (meter) meter.work += p.points
