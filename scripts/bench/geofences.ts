@@ -6,7 +6,7 @@
  * The server (geofences-server.ts: startServer, as `serve` runs it) gets a database with two
  * accounts: one with BENCH_GEOFENCES (1,000) polygons of BENCH_VERTICES (1,000) points each, all
  * overlapping where its device drives, and one with none. Each device sends the largest report
- * the OsmAnd listener takes: 1,000 Traccar Client locations in one JSON body (about 96 KB), a
+ * the OsmAnd listener takes: 1,000 Traccar Client locations in one JSON body (105 KB), a
  * drive across every polygon's boundary, new timestamps each time (a re-sent fix derives
  * nothing). While a report is handled, a second connection asks /health in a loop: its slowest
  * answer is how long the event loop was blocked. Each side sends BENCH_ROUNDS (7) reports, in
