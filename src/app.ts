@@ -146,6 +146,13 @@ export function createApp(deps: AppDeps) {
     maxInFlight: config.geocoderMaxInFlight,
   })
   const history = createHistoryService({ sqlite, access, geocoder, memoryBytes: config.historyMemoryMb * 1024 * 1024, maxWaitMs: deps.historyMaxWaitMs })
+  const geofences = createGeofenceService({
+    db: deps.database.db,
+    clock,
+    onChange: deps.onGeofencesChanged,
+    maxPerAccount: config.maxGeofencesPerAccount,
+    maxPoints: config.maxGeofenceVertices,
+  })
   const streams = createLiveStreams({
     sqlite,
     access,
@@ -186,7 +193,7 @@ export function createApp(deps: AppDeps) {
     .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, me: { db: deps.database.db, access, linkExpiresAt: shares.expiresAt } }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
     .use(modelRoutes(auth, { models: modelAdmin, write }))
-    .use(geofenceRoutes(auth, { geofences: createGeofenceService({ db: deps.database.db, clock, onChange: deps.onGeofencesChanged }), write }))
+    .use(geofenceRoutes(auth, { geofences, write }))
     .use(notificationRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), allowPrivate: config.webhookAllowPrivate }))
     .use(sessionRoutes(auth, sessions, { guard: passwordGuard, clientAddress, appUrl: config.appUrl }))
     .use(setupRoutes({ db: deps.database.db, firstRun: deps.firstRun ?? createFirstRun(deps.database.db), sessions, clock, appUrl: config.appUrl }))

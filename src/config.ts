@@ -4,6 +4,7 @@
  */
 import { parseProxyEntry } from './http/client'
 import { PROTOCOLS } from './ingest/protocols'
+import { MAX_POLYGON_POINTS } from './track/geofence'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 
@@ -56,6 +57,10 @@ export interface Config {
   maxShareLinksPerUser: number
   /** MiB the route and travels requests in flight may hold together (HISTORY_MEMORY_MB); beyond, they wait their turn */
   historyMemoryMb: number
+  /** geofences an account may have; creating one more is refused (MAX_GEOFENCES_PER_ACCOUNT) */
+  maxGeofencesPerAccount: number
+  /** points a geofence's polygon may have, all rings together (MAX_GEOFENCE_VERTICES) */
+  maxGeofenceVertices: number
 }
 
 export class ConfigError extends Error {}
@@ -147,5 +152,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxStreams: integer(env, 'MAX_STREAMS', 2000, 1, 1_000_000),
     maxShareLinksPerUser: integer(env, 'MAX_SHARE_LINKS_PER_USER', 100, 1, 1_000_000),
     historyMemoryMb: integer(env, 'HISTORY_MEMORY_MB', 64, 1, 1_048_576),
+    maxGeofencesPerAccount: integer(env, 'MAX_GEOFENCES_PER_ACCOUNT', 1000, 1, 100_000),
+    maxGeofenceVertices: integer(env, 'MAX_GEOFENCE_VERTICES', MAX_POLYGON_POINTS, 4, 10_000),
   }
 }

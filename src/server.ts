@@ -52,7 +52,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   // alerts: the rules derive events inside ingest's transaction; the outbox rows written with them
   // are sent by the delivery worker (started below), woken after each commit
   const geofenceCache = createGeofenceCache({ db: database.db, clock, log })
-  const alertRules = createAlertRules({ database, clock, geofences: geofenceCache })
+  const alertRules = createAlertRules({ database, clock, geofences: geofenceCache, log })
   const notificationDelivery = createDeliveryWorker({ database, clock, log, metrics, allowPrivate: config.webhookAllowPrivate })
   const pipeline = createIngestPipeline({
     alerts: { rules: alertRules, wake: () => notificationDelivery.wake() },

@@ -8,6 +8,7 @@ const benches: Record<string, string> = {
   console: './console.ts',
   devices: './devices.ts',
   geofences: './geofences.ts',
+  'geofence-points': './geofence-points.ts',
   history: './history.ts',
   signin: './signin.ts',
   ingest: './ingest.ts',

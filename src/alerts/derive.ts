@@ -16,6 +16,11 @@
  *   grown, or newly applying to the device) around a device gives an enter on its next fix. A
  *   geofence deleted, or no longer applying to the device, is forgotten without an exit. Exits
  *   come before enters; each set in the order of the geofences (name, then id).
+ *   One report's geofence work is bounded: after MAX_GEOFENCE_EVENTS_PER_REPORT such events, or
+ *   once the context says its work is spent (rules.ts counts the tests), its fixes are not tested
+ *   until its newest, which is: a device's geofences are then where its newest fix is, the
+ *   crossings in between dated at that fix (and an untested fix's overspeed is judged against the
+ *   limits of the geofences the device was last found in).
  * - `overspeed`: a valid fix faster than the lowest limit that applies to it, among the device's
  *   `properties.speed_limit` and the `speed_limit` of each geofence it is inside. The first such
  *   fix of a continuous overspeed derives one, then one more for each further 5 minutes (by fix
@@ -30,9 +35,16 @@
  *   whose state predates the rules was online if it was connected). Repeats derive nothing.
  */
 
-/** one more `overspeed` event for each further this many seconds of continuous overspeed */
 import { isPlausiblePosition } from '../track/validate'
+
+/** one more `overspeed` event for each further this many seconds of continuous overspeed */
 export const OVERSPEED_REPEAT_SECONDS = 300
+/**
+ * geofence_enter/exit events one report may derive: past them, its fixes are no longer tested
+ * against geofences but for its newest, which settles where the device is (its events dated there).
+ * A fleet's report derives a handful; thousands are an account drawing to slow the server down.
+ */
+export const MAX_GEOFENCE_EVENTS_PER_REPORT = 1000
 
 export interface RuleState {
   /** Unix seconds of the newest valid fix seen; null: none yet */
@@ -87,6 +99,11 @@ export interface RuleContext {
   applicable(geofenceId: string): RuleGeofence | null
   /** the device's `properties.speed_limit` (km/h), or null */
   deviceSpeedLimit: number | null
+  /**
+   * Whether this report's geofence work is spent: its fixes are then not tested against
+   * geofences but for the newest. Absent: never.
+   */
+  geofenceWorkSpent?(): boolean
 }
 
 /**
@@ -111,6 +128,8 @@ export interface DerivedEvent {
 export interface Derived {
   state: RuleState
   events: DerivedEvent[]
+  /** new valid fixes that were not tested against geofences (the report's geofence work was bounded) */
+  untested?: number
 }
 
 /** the device's own speed limit from its properties: a number above 0, else none */
@@ -164,35 +183,59 @@ function sameGeofences(here: readonly RuleGeofence[], inside: readonly string[])
   return true
 }
 
-/** One valid fix, newer than any seen; the caller moves `lastFixTs`. Returns `state` itself when nothing else changed. */
-function applyFix(state: RuleState, fix: RuleFix, context: RuleContext, events: DerivedEvent[]): RuleState {
+/** the geofences the device was last found in that still apply to it (for an untested fix's speed limits) */
+function lastFound(state: RuleState, context: RuleContext): RuleGeofence[] {
+  const found: RuleGeofence[] = []
+  for (const id of state.inside) {
+    const g = context.applicable(id)
+    if (g !== null) found.push(g)
+  }
+  return found
+}
+
+/**
+ * One valid fix, newer than any seen; the caller moves `lastFixTs`. Returns `state` itself when
+ * nothing else changed. `tested`: whether it is tested against geofences (else the device is
+ * taken to be where it was); `tally.geofenceEvents` counts the enters and exits.
+ */
+function applyFix(state: RuleState, fix: RuleFix, context: RuleContext, events: DerivedEvent[], tested: boolean, tally: { geofenceEvents: number }): RuleState {
   const ts = fix.timestamp
-  const here = context.geofencesAt(fix.latitude, fix.longitude)
+  const hasSpeed = fix.speed !== null && Number.isFinite(fix.speed)
+  let here: readonly RuleGeofence[]
   let next: RuleState
-  if (sameGeofences(here, state.inside)) {
-    // the common cases, on the road outside every geofence or still in the same ones: no sets,
-    // no new state
+  if (!tested) {
+    here = hasSpeed && state.inside.length > 0 ? lastFound(state, context) : []
     next = state
   } else {
-    const hereIds = new Set(here.map((g) => g.id))
-    // geofences: exits (of those still applying), then enters
-    for (const id of state.inside) {
-      if (hereIds.has(id)) continue
-      const left = context.applicable(id)
-      if (left !== null) events.push(event('geofence_exit', fix, ts, { geofence: id, name: left.name }))
+    here = context.geofencesAt(fix.latitude, fix.longitude)
+    if (sameGeofences(here, state.inside)) {
+      // the common cases, on the road outside every geofence or still in the same ones: no sets,
+      // no new state
+      next = state
+    } else {
+      const hereIds = new Set(here.map((g) => g.id))
+      const before = events.length
+      // geofences: exits (of those still applying), then enters
+      for (const id of state.inside) {
+        if (hereIds.has(id)) continue
+        const left = context.applicable(id)
+        if (left !== null) events.push(event('geofence_exit', fix, ts, { geofence: id, name: left.name }))
+      }
+      const was = new Set(state.inside)
+      for (const g of here) if (!was.has(g.id)) events.push(event('geofence_enter', fix, ts, { geofence: g.id, name: g.name }))
+      tally.geofenceEvents += events.length - before
+      next = { ...state, inside: here.map((g) => g.id) }
     }
-    const before = new Set(state.inside)
-    for (const g of here) if (!before.has(g.id)) events.push(event('geofence_enter', fix, ts, { geofence: g.id, name: g.name }))
-    next = { ...state, inside: here.map((g) => g.id) }
   }
 
   // overspeed: the lowest limit exceeded
-  if (fix.speed !== null && Number.isFinite(fix.speed)) {
+  if (hasSpeed) {
+    const speed = fix.speed as number
     let limit: number | null = null
     let geofence: string | undefined
-    if (context.deviceSpeedLimit !== null && fix.speed > context.deviceSpeedLimit) limit = context.deviceSpeedLimit
+    if (context.deviceSpeedLimit !== null && speed > context.deviceSpeedLimit) limit = context.deviceSpeedLimit
     for (const g of here) {
-      if (g.speedLimit !== null && fix.speed > g.speedLimit && (limit === null || g.speedLimit < limit)) {
+      if (g.speedLimit !== null && speed > g.speedLimit && (limit === null || g.speedLimit < limit)) {
         limit = g.speedLimit
         geofence = g.id
       }
@@ -201,7 +244,7 @@ function applyFix(state: RuleState, fix: RuleFix, context: RuleContext, events: 
       if (next.overspeedSince !== null || next.overspeedReportedTs !== null) next = { ...next, overspeedSince: null, overspeedReportedTs: null }
     }
     else if (next.overspeedSince === null || next.overspeedReportedTs === null || ts - next.overspeedReportedTs >= OVERSPEED_REPEAT_SECONDS) {
-      events.push(event('overspeed', fix, ts, { limit, speed: Math.round(fix.speed * 10) / 10, ...(geofence === undefined ? {} : { geofence }) }))
+      events.push(event('overspeed', fix, ts, { limit, speed: Math.round(speed * 10) / 10, ...(geofence === undefined ? {} : { geofence }) }))
       next = { ...next, overspeedSince: next.overspeedSince ?? ts, overspeedReportedTs: ts }
     }
   }
@@ -216,14 +259,20 @@ export function deriveFromFixes(state: RuleState, fixes: readonly RuleFix[], con
   let inOrder = true
   for (let i = 0; i < fixes.length && inOrder; i++) inOrder = usable(fixes[i]) && (i === 0 || fixes[i - 1].timestamp <= fixes[i].timestamp)
   const ordered = inOrder ? fixes : fixes.filter(usable).sort((a, b) => a.timestamp - b.timestamp)
+  // the newest fix is always tested: it settles where the device is
+  const newest = ordered.length > 0 ? ordered[ordered.length - 1]!.timestamp : null
+  const tally = { geofenceEvents: 0 }
+  let untested = 0
   let next = state
   let lastFixTs = state.lastFixTs
   for (const fix of ordered) {
     if (lastFixTs !== null && fix.timestamp <= lastFixTs) continue
-    next = applyFix(next, fix, context, events)
+    const tested = fix.timestamp === newest || (tally.geofenceEvents < MAX_GEOFENCE_EVENTS_PER_REPORT && context.geofenceWorkSpent?.() !== true)
+    if (!tested) untested++
+    next = applyFix(next, fix, context, events, tested, tally)
     lastFixTs = fix.timestamp
   }
-  return { state: lastFixTs === next.lastFixTs ? next : { ...next, lastFixTs }, events }
+  return { state: lastFixTs === next.lastFixTs ? next : { ...next, lastFixTs }, events, ...(untested > 0 ? { untested } : {}) }
 }
 
 /** A report without a fix that carries attributes (a status packet): only ignition is read from it. */

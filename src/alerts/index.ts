@@ -25,7 +25,8 @@ const WRITE =
   'For account admins: a member or a share token gets 403; another account\'s geofence is 404. Each change is in the audit log ' +
   '(GET /audit, `object_type: geofence`). A refused request changes nothing.'
 const RULES =
-  '`area` is a GeoJSON Polygon (`[longitude, latitude]` points; rings closed, at most 1,000 points in all, not self-intersecting, ' +
+  '`area` is a GeoJSON Polygon (`[longitude, latitude]` points; rings closed, at most 1,000 points in all (the server\'s ' +
+  '`MAX_GEOFENCE_VERTICES`: more is 400 at `/area/coordinates`; a geofence stored before the limit was lowered is kept and works as it is), not self-intersecting, ' +
   'holes inside the outer ring; an edge spanning more than 180° of longitude crosses the antimeridian the short way round; a ring ' +
   'winding around a pole is refused: use a Circle there) or a Circle (`center: [latitude, longitude]`, `radius` 10 to 100,000 m, ' +
   'great-circle distance). A fix exactly on the boundary (within 1 cm) is inside. Bad geometry is 400 naming the place at fault ' +
@@ -78,8 +79,11 @@ export function geofenceRoutes(auth: ReturnType<typeof authPlugin>, { geofences,
         detail: {
           tags: TAGS,
           summary: 'Add a geofence',
-          description: `201 with the geofence and \`Location: /geofences/{id}\`. ${RULES} ${WRITE}`,
-          responses: responses({ 201: { schema: Geofence, description: 'The new geofence' } }, 400, 401, 403, 404, 429, 504),
+          description:
+            `201 with the geofence and \`Location: /geofences/{id}\`. An account has at most 1,000 geofences (the server's ` +
+            '`MAX_GEOFENCES_PER_ACCOUNT`): one more is 409, nothing stored, until one is deleted (409, not 400: the request is ' +
+            `right, the account is full). ${RULES} ${WRITE}`,
+          responses: responses({ 201: { schema: Geofence, description: 'The new geofence' } }, 400, 401, 403, 404, 409, 429, 504),
         },
       },
     )

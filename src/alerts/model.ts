@@ -17,13 +17,13 @@ const Position = t.Array(t.Number(), { minItems: 2, maxItems: 3, description: '[
 export const PolygonArea = t.Object(
   {
     type: t.Literal('Polygon'),
-    coordinates: t.Array(t.Array(Position, { maxItems: MAX_POLYGON_POINTS }), {
+    // no maxItems: the limit is the server's MAX_GEOFENCE_VERTICES, and a geofence stored under a higher one is kept as it is
+    coordinates: t.Array(t.Array(Position), {
       minItems: 1,
-      maxItems: MAX_POLYGON_POINTS,
       description:
         `GeoJSON rings: the outer ring first, then any holes; each closed (its last point repeats its first), at most ` +
-        `${MAX_POLYGON_POINTS.toLocaleString('en')} points in all, not self-intersecting. An edge whose longitudes differ by more than 180° ` +
-        'crosses the antimeridian (the short way round).',
+        `${MAX_POLYGON_POINTS.toLocaleString('en')} points in all (the server's MAX_GEOFENCE_VERTICES; a new or changed area with more is 400 ` +
+        'at `/area/coordinates`), not self-intersecting. An edge whose longitudes differ by more than 180° crosses the antimeridian (the short way round).',
     }),
   },
   {

@@ -38,7 +38,10 @@
  * the account is limited to groups, a write of the state
  * only when it changed (just the newest fix's timestamp on most reports), and per fix a lookup of
  * its 0.01° cell's candidate geofences (cache.ts): 4–6 µs a 10-fix report against 1,000
- * geofences, through the pipeline (`npm run bench -- alerts`).
+ * geofences, through the pipeline (`npm run bench -- alerts`). Whatever an account draws, one
+ * report's geofence work is bounded (MAX_GEOFENCE_WORK_PER_REPORT tests, and
+ * MAX_GEOFENCE_EVENTS_PER_REPORT events in derive.ts): past either, its fixes are tested only at
+ * its newest (`npm run bench -- geofences`).
  *
  * The pipeline stores each event returned with the events store's `append` (a new row at its own
  * second, whatever else of its code that second holds): never give back an event already stored.
@@ -47,6 +50,7 @@ import { eq, sql } from 'drizzle-orm'
 import type { DatabaseHandle } from '../../db/client'
 import { deviceGroups } from '../../db/schema'
 import type { Clock } from '../clock'
+import { type Logger, silentLogger } from '../log'
 import type { CachedGeofence, GeofenceCache } from './cache'
 import {
   type Derived,
@@ -67,7 +71,19 @@ export interface AlertRulesDeps {
   database: Pick<DatabaseHandle, 'db' | 'sqlite'>
   clock: Clock
   geofences: GeofenceCache
+  /** told, a line a minute at most, when reports' geofence work was bounded */
+  log?: Logger
 }
+
+/**
+ * The geofence work one report may cost (its fixes' tests: a unit for each geofence a fix is
+ * compared with, and each polygon edge read; cache.ts counts them), about 20 ms: 1,000 fixes
+ * against 400 geofences at each. Past it, the report's fixes are not tested but for its newest
+ * (derive.ts): whatever an account draws, one report stays well under 50 ms.
+ */
+export const MAX_GEOFENCE_WORK_PER_REPORT = 1_000_000
+/** how often at most the log says reports' geofence work was bounded */
+const BOUNDED_LOG_INTERVAL_MS = 60_000
 
 /** What the rules read of a device: its account, and its `properties.speed_limit` (km/h) */
 interface DeviceFacts {
@@ -107,7 +123,7 @@ function sameIds(a: readonly string[], b: readonly string[]): boolean {
   return true
 }
 
-export function createAlertRules({ database, clock, geofences }: AlertRulesDeps) {
+export function createAlertRules({ database, clock, geofences, log = silentLogger }: AlertRulesDeps) {
   const { db, sqlite } = database
   const placeholder = sql.placeholder
   // Plain prepared statements bound positionally, not Drizzle's: this runs for every report
@@ -242,8 +258,28 @@ export function createAlertRules({ database, clock, geofences }: AlertRulesDeps)
     return derived.events
   }
 
+  /** reports whose geofence work was bounded since the last log line, and their untested fixes */
+  const bounded = { reports: 0, fixes: 0, loggedAt: -Infinity }
+  function noteBounded(deviceKey: number, accountId: string, untested: number): void {
+    bounded.reports++
+    bounded.fixes += untested
+    const now = clock.now()
+    if (now - bounded.loggedAt < BOUNDED_LOG_INTERVAL_MS) return
+    log.warn('geofence work bounded: fixes of a report were not tested against geofences, but its newest (too many geofence events, or tests, in one report)', {
+      reports: bounded.reports,
+      untested_fixes: bounded.fixes,
+      device: deviceKey,
+      account: accountId,
+    })
+    bounded.reports = 0
+    bounded.fixes = 0
+    bounded.loggedAt = now
+  }
+
   function contextFor(deviceKey: number, loaded: Loaded): RuleContext {
     const account = geofences.forAccount(loaded.accountId)
+    // this report's geofence work, bounded
+    const meter = { work: 0, limit: MAX_GEOFENCE_WORK_PER_REPORT }
     let groups: Set<string> | null = null
     const applies = (g: CachedGeofence) => {
       if (g.groups.size === 0) return true
@@ -253,9 +289,10 @@ export function createAlertRules({ database, clock, geofences }: AlertRulesDeps)
     }
     return {
       geofencesAt: (latitude, longitude) => {
-        const here = account.containing(latitude, longitude)
+        const here = account.containing(latitude, longitude, meter)
         return here.length === 0 || !account.grouped ? here : here.filter(applies)
       },
+      geofenceWorkSpent: () => meter.work >= MAX_GEOFENCE_WORK_PER_REPORT,
       applicable: (id) => {
         const g = account.byId.get(id)
         return g !== undefined && applies(g) ? g : null
@@ -269,7 +306,9 @@ export function createAlertRules({ database, clock, geofences }: AlertRulesDeps)
     if (fixes.length === 0) return []
     const loaded = load(scope, deviceKey)
     if (loaded === null) return []
-    return save(scope, deviceKey, loaded, deriveFromFixes(loaded.state, fixes, contextFor(deviceKey, loaded)))
+    const derived = deriveFromFixes(loaded.state, fixes, contextFor(deviceKey, loaded))
+    if (derived.untested !== undefined) noteBounded(deviceKey, loaded.accountId, derived.untested)
+    return save(scope, deviceKey, loaded, derived)
   }
 
   function onAttributes(scope: Scope, deviceKey: number, attributes: Record<string, unknown>, timestampSeconds: number): DerivedEvent[] {

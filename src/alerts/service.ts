@@ -5,29 +5,36 @@
  * (the alert rules' geofence cache drops the account's geofences). Another account's geofence is
  * 404, as one that does not exist.
  */
-import { and, asc, eq, inArray } from 'drizzle-orm'
+import { and, asc, count, eq, inArray } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import { geofences, groups } from '../../db/schema'
 import { type Actor, checkName, distinctIds, type Page, requireKnown } from '../admin/actor'
 import { createAuditLog } from '../admin/audit'
 import type { Clock } from '../clock'
-import { Forbidden, Invalid, NotFound } from '../errors'
+import { Conflict, Forbidden, Invalid, NotFound } from '../errors'
 import { iso } from '../http/model'
-import { type Area, checkArea } from '../track/geofence'
+import { type Area, checkArea, MAX_POLYGON_POINTS } from '../track/geofence'
 import type { CreateGeofenceInput, GeofenceBody, UpdateGeofenceInput } from './model'
+
+/** an account's geofences at most, unless the operator says otherwise (MAX_GEOFENCES_PER_ACCOUNT) */
+export const MAX_GEOFENCES_PER_ACCOUNT = 1000
 
 export interface GeofenceServiceDeps {
   db: Db
   clock: Clock
   /** told after a change has committed, with the account whose geofences changed */
   onChange?: (accountId: string) => void
+  /** geofences an account may have (MAX_GEOFENCES_PER_ACCOUNT) */
+  maxPerAccount?: number
+  /** points a new or changed polygon may have, all rings together (MAX_GEOFENCE_VERTICES); stored ones are kept as they are */
+  maxPoints?: number
 }
 
 type GeofenceRow = typeof geofences.$inferSelect
 
 /** The area as stored: only its own fields (a Polygon's `bbox` is dropped: the server computes its own). */
-function checkedArea(input: Record<string, unknown>): Area {
-  const problems = checkArea(input)
+function checkedArea(input: Record<string, unknown>, maxPoints: number): Area {
+  const problems = checkArea(input, { maxPoints })
   if (problems.length > 0) {
     const errors = problems.slice(0, 20).map((p) => ({ path: `/area${p.path}`, message: p.message }))
     throw new Invalid(`Invalid area: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, errors)
@@ -49,7 +56,7 @@ export function toGeofenceBody(row: GeofenceRow): GeofenceBody {
   }
 }
 
-export function createGeofenceService({ db, clock, onChange }: GeofenceServiceDeps) {
+export function createGeofenceService({ db, clock, onChange, maxPerAccount = MAX_GEOFENCES_PER_ACCOUNT, maxPoints = MAX_POLYGON_POINTS }: GeofenceServiceDeps) {
   const audit = createAuditLog(db)
 
   function requireAdmin(by: Actor): void {
@@ -103,11 +110,18 @@ export function createGeofenceService({ db, clock, onChange }: GeofenceServiceDe
     create(by: Actor, input: CreateGeofenceInput): GeofenceBody {
       requireAdmin(by)
       const name = checkName(input.name)
-      const area = checkedArea(input.area)
+      const area = checkedArea(input.area, maxPoints)
       const now = clock.now()
       const id = crypto.randomUUID()
       const row = db.transaction(
         () => {
+          // counted in the write transaction: two creations at once cannot both take the last place
+          const held = db.select({ n: count() }).from(geofences).where(eq(geofences.accountId, by.accountId)).get()?.n ?? 0
+          if (held >= maxPerAccount) {
+            throw new Conflict(
+              `The account has ${held.toLocaleString('en')} geofences, the most it may have (${maxPerAccount.toLocaleString('en')}, MAX_GEOFENCES_PER_ACCOUNT): delete one first`,
+            )
+          }
           const groupIds = checkedGroups(by.accountId, input.groups ?? [])
           const inserted = db
             .insert(geofences)
@@ -136,7 +150,7 @@ export function createGeofenceService({ db, clock, onChange }: GeofenceServiceDe
     update(by: Actor, id: string, input: UpdateGeofenceInput): GeofenceBody {
       requireAdmin(by)
       const name = input.name === undefined ? undefined : checkName(input.name)
-      const area = input.area === undefined ? undefined : checkedArea(input.area)
+      const area = input.area === undefined ? undefined : checkedArea(input.area, maxPoints)
       const now = clock.now()
       let changed = false
       const row = db.transaction(
@@ -151,9 +165,10 @@ export function createGeofenceService({ db, clock, onChange }: GeofenceServiceDe
           }
           if (Object.keys(changes).length === 0) return current
           changed = true
+          // on by a millisecond at least: the rules' cache tells a changed area by it (alerts/cache.ts)
           const updated = db
             .update(geofences)
-            .set({ ...changes, updatedAt: now })
+            .set({ ...changes, updatedAt: Math.max(now, current.updatedAt + 1) })
             .where(eq(geofences.id, current.id))
             .returning()
             .get()!

@@ -106,7 +106,12 @@ when empty. \`/audit\`: newest first; \`from\`/\`to\` Unix seconds, inclusive; n
 (\`[longitude, latitude]\`, closed rings, at most 1,000 points, not self-intersecting; an edge more
 than 180° wide crosses the antimeridian the short way round; a ring around a pole is refused) or
 \`{ "type": "Circle", "center": [latitude, longitude], "radius": 10–100000 }\` (great-circle
-metres); a fix on the boundary (within 1 cm) is inside; bad geometry is 400 naming the place. The
+metres); a fix on the boundary (within 1 cm) is inside; bad geometry is 400 naming the place. An
+account has at most 1,000 geofences (the server's \`MAX_GEOFENCES_PER_ACCOUNT\`; one more is 409,
+nothing stored) and a polygon at most 1,000 points (\`MAX_GEOFENCE_VERTICES\`; more is 400 at
+\`/area/coordinates\`); a geofence stored under a higher limit is kept as it is. One report's
+geofence work is bounded: past 1,000 geofence events, or about a million units of tests, its
+fixes are tested only at its newest (the crossings in between dated there). The
 derived events, stored like device alarms: \`geofence_enter\`/\`geofence_exit\` \`{ geofence, name }\`
 (the first fix a device ever sends inside is an enter; a deleted geofence gives no exit);
 \`overspeed\` \`{ limit, speed, geofence? }\` above the lowest applicable limit (\`properties.speed_limit\`,

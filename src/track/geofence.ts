@@ -21,7 +21,9 @@
  * EDGE_TOLERANCE_M.
  */
 import Flatbush from 'flatbush'
+import { buildEdgeGrid, crossesEast, type EdgeGrid, gridContains, onEdge } from './edge-grid'
 
+/** points a polygon may have, all rings together, unless the caller says otherwise (MAX_GEOFENCE_VERTICES) */
 export const MAX_POLYGON_POINTS = 1000
 export const MIN_CIRCLE_RADIUS_M = 10
 export const MAX_CIRCLE_RADIUS_M = 100_000
@@ -60,6 +62,14 @@ interface PreparedPolygon {
   kind: 'polygon'
   /** each ring as unwrapped x (longitude, continuous across the antimeridian) and y (latitude) */
   rings: { xs: Float64Array; ys: Float64Array }[]
+  /**
+   * every ring's edges in a grid (edge-grid.ts), built at the first test that reaches the
+   * polygon's box (most of an account's geofences are never near most fixes); null when a hole
+   * lies inside another hole (tested ring by ring)
+   */
+  grid: EdgeGrid | null | undefined
+  /** the rings' points, all together */
+  points: number
   minX: number
   maxX: number
   minY: number
@@ -79,6 +89,23 @@ interface PreparedCircle {
   /** the haversine of that angle: a point is inside when its haversine from the centre is no more */
   reachHaversine: number
 }
+
+/**
+ * What a caller counts a test's cost in: `work` grows by what the test read beyond a lookup (a
+ * polygon's edges near the point, or all of them), and by a grid's building cost when one is
+ * built; with a `limit`, a grid is not built past it (the polygon is tested edge by edge
+ * then, as exactly, and its grid built by a later test).
+ */
+export interface WorkMeter {
+  work: number
+  limit?: number
+}
+
+/**
+ * a grid's building cost in work units, as measured against a test's: about 9 a point, and 1
+ * for each cell an edge is entered in (a comb's long teeth are entered in many)
+ */
+const GRID_BUILD_WORK_PER_POINT = 9
 
 /** A box in longitude/latitude, never crossing the antimeridian (an area crossing it has two). */
 export interface Box {
@@ -115,12 +142,13 @@ export function haversineMetres(lat1: number, lon1: number, lat2: number, lon2: 
 
 /**
  * Everything wrong with an area, each problem named with its place; [] when it may be stored.
- * Takes anything (it is the API's last word on geometry) and never throws.
+ * Takes anything (it is the API's last word on geometry) and never throws. `maxPoints`: the
+ * points a polygon may have, all rings together.
  */
-export function checkArea(area: unknown): AreaProblem[] {
+export function checkArea(area: unknown, { maxPoints = MAX_POLYGON_POINTS }: { maxPoints?: number } = {}): AreaProblem[] {
   if (typeof area !== 'object' || area === null || Array.isArray(area)) return [{ path: '', message: 'must be an object: a GeoJSON Polygon or a Circle' }]
   const type = (area as { type?: unknown }).type
-  if (type === 'Polygon') return checkPolygon(area as Record<string, unknown>)
+  if (type === 'Polygon') return checkPolygon(area as Record<string, unknown>, maxPoints)
   if (type === 'Circle') return checkCircle(area as Record<string, unknown>)
   return [{ path: '/type', message: 'must be "Polygon" (GeoJSON) or "Circle"' }]
 }
@@ -154,7 +182,7 @@ interface Ring {
   at: number[]
 }
 
-function checkPolygon(area: Record<string, unknown>): AreaProblem[] {
+function checkPolygon(area: Record<string, unknown>, maxPoints: number): AreaProblem[] {
   const problems: AreaProblem[] = []
   for (const key of Object.keys(area)) {
     if (key !== 'type' && key !== 'coordinates' && key !== 'bbox') problems.push({ path: `/${key}`, message: 'is not a field of a Polygon (type, coordinates)' })
@@ -165,8 +193,8 @@ function checkPolygon(area: Record<string, unknown>): AreaProblem[] {
   }
   let points = 0
   for (const ring of coordinates) if (Array.isArray(ring)) points += ring.length
-  if (points > MAX_POLYGON_POINTS) {
-    return [...problems, { path: '/coordinates', message: `holds ${points} points; at most ${MAX_POLYGON_POINTS.toLocaleString('en')} (all rings together)` }]
+  if (points > maxPoints) {
+    return [...problems, { path: '/coordinates', message: `holds ${points} points; at most ${maxPoints.toLocaleString('en')} (all rings together)` }]
   }
 
   // positions: numbers, in range
@@ -375,53 +403,53 @@ function ringSide(xs: ArrayLike<number>, ys: ArrayLike<number>, x: number, y: nu
   const n = xs.length
   for (let i = 0, j = n - 1; i < n; j = i++) {
     const xi = xs[i]!, yi = ys[i]!, xj = xs[j]!, yj = ys[j]!
-    // on the edge: within its box (widened) and close to its line
-    if (
-      x >= Math.min(xi, xj) - tolerance &&
-      x <= Math.max(xi, xj) + tolerance &&
-      y >= Math.min(yi, yj) - tolerance &&
-      y <= Math.max(yi, yj) + tolerance
-    ) {
-      const dx = xj - xi
-      const dy = yj - yi
-      const cross = dx * (y - yi) - dy * (x - xi)
-      const length = Math.hypot(dx, dy)
-      if (Math.abs(cross) <= tolerance * length) {
-        // past an end of the segment by more than the tolerance is not on it
-        const t = length === 0 ? 0 : ((x - xi) * dx + (y - yi) * dy) / (length * length)
-        const reach = length === 0 ? 0 : tolerance / length
-        if (t >= -reach && t <= 1 + reach) return 0
-      }
-    }
-    if (yi > y !== yj > y && x < xi + ((y - yi) * (xj - xi)) / (yj - yi)) inside = !inside
+    if (onEdge(xi, yi, xj, yj, x, y, tolerance)) return 0
+    if (crossesEast(xi, yi, xj, yj, x, y)) inside = !inside
   }
   return inside ? 1 : -1
 }
 
-function polygonContains(p: PreparedPolygon, lat: number, lon: number): boolean {
+function polygonContains(p: PreparedPolygon, lat: number, lon: number, meter?: WorkMeter): boolean {
   if (lat < p.minY - EDGE_TOLERANCE_DEGREES || lat > p.maxY + EDGE_TOLERANCE_DEGREES) return false
   // the polygon's longitudes are continuous and less than a turn wide: the point is in its frame
   // as lon, lon + 360 or lon - 360
-  for (const shift of [0, 360, -360]) {
-    const x = lon + shift
-    if (x < p.minX - EDGE_TOLERANCE_DEGREES || x > p.maxX + EDGE_TOLERANCE_DEGREES) continue
-    const outer = p.rings[0]!
-    const side = ringSide(outer.xs, outer.ys, x, lat, EDGE_TOLERANCE_DEGREES)
-    if (side < 0) continue
-    if (side === 0) return true
-    let inHole = false
-    for (let h = 1; h < p.rings.length; h++) {
-      const hole = p.rings[h]!
-      const holeSide = ringSide(hole.xs, hole.ys, x, lat, EDGE_TOLERANCE_DEGREES)
-      if (holeSide === 0) return true
-      if (holeSide > 0) {
-        inHole = true
-        break
+  const west = p.minX - EDGE_TOLERANCE_DEGREES
+  const east = p.maxX + EDGE_TOLERANCE_DEGREES
+  if (lon >= west && lon <= east && polygonContainsAt(p, lon, lat, meter)) return true
+  if (lon + 360 >= west && lon + 360 <= east && polygonContainsAt(p, lon + 360, lat, meter)) return true
+  return lon - 360 >= west && lon - 360 <= east && polygonContainsAt(p, lon - 360, lat, meter)
+}
+
+/** the test at x, the point's longitude in the polygon's frame */
+function polygonContainsAt(p: PreparedPolygon, x: number, lat: number, meter?: WorkMeter): boolean {
+  if (p.grid === undefined && (meter?.limit === undefined || meter.work + p.points * GRID_BUILD_WORK_PER_POINT <= meter.limit)) {
+    p.grid = buildEdgeGrid(p.rings, EDGE_TOLERANCE_DEGREES)
+    if (meter) meter.work += p.points * GRID_BUILD_WORK_PER_POINT + p.grid.entries
+  }
+  if (p.grid) return gridContains(p.grid, x, lat, EDGE_TOLERANCE_DEGREES, meter)
+  if (meter) meter.work += p.points
+  if (p.grid === undefined) {
+    // no grid yet: every edge, as the grid would answer (on any ring's edge, else the even-odd count of them all)
+    let inside = false
+    for (const { xs, ys } of p.rings) {
+      for (let i = 0, j = xs.length - 1; i < xs.length; j = i++) {
+        if (onEdge(xs[i]!, ys[i]!, xs[j]!, ys[j]!, x, lat, EDGE_TOLERANCE_DEGREES)) return true
+        if (crossesEast(xs[i]!, ys[i]!, xs[j]!, ys[j]!, x, lat)) inside = !inside
       }
     }
-    if (!inHole) return true
+    return inside
   }
-  return false
+  // a hole inside another: ring by ring, in a hole is outside
+  const outer = p.rings[0]!
+  const side = ringSide(outer.xs, outer.ys, x, lat, EDGE_TOLERANCE_DEGREES)
+  if (side <= 0) return side === 0
+  for (let h = 1; h < p.rings.length; h++) {
+    const hole = p.rings[h]!
+    const holeSide = ringSide(hole.xs, hole.ys, x, lat, EDGE_TOLERANCE_DEGREES)
+    if (holeSide === 0) return true
+    if (holeSide > 0) return false
+  }
+  return true
 }
 
 function circleContains(c: PreparedCircle, lat: number, lon: number): boolean {
@@ -453,25 +481,58 @@ export function prepareArea(area: Area): PreparedArea {
     if (typeof result === 'string') throw new Error(`prepareArea: a ring ${result}`)
     return result
   })
-  const outer = unwrapped[0]!
-  const centre = (Math.min(...outer.xs) + Math.max(...outer.xs)) / 2
+  const outerBox = boxOf(unwrapped[0]!)
+  const centre = (outerBox.minX + outerBox.maxX) / 2
   const rings = unwrapped.map((ring, r) => {
     const shift = r === 0 ? 0 : Math.round((centre - ring.xs[0]!) / 360) * 360
-    return { xs: Float64Array.from(ring.xs, (x) => x + shift), ys: Float64Array.from(ring.ys) }
+    const xs = new Float64Array(ring.xs.length)
+    for (let i = 0; i < xs.length; i++) xs[i] = ring.xs[i]! + shift
+    return { xs, ys: new Float64Array(ring.ys) }
   })
+  const box = boxOf(rings[0]!)
   return {
     kind: 'polygon',
     rings,
-    minX: Math.min(...rings[0]!.xs),
-    maxX: Math.max(...rings[0]!.xs),
-    minY: Math.min(...rings[0]!.ys),
-    maxY: Math.max(...rings[0]!.ys),
+    // one even-odd count over every ring is the polygon's answer when no hole holds another (a
+    // point in both would count as inside); the edge-by-edge test keeps the ring-by-ring rule then
+    grid: nestedHoles(rings) ? null : undefined,
+    points: rings.reduce((sum, ring) => sum + ring.xs.length, 0),
+    ...box,
   }
 }
 
-/** Whether a position (degrees) is inside the area, its boundary included. */
-export function areaContains(area: PreparedArea, latitude: number, longitude: number): boolean {
-  return area.kind === 'circle' ? circleContains(area, latitude, longitude) : polygonContains(area, latitude, longitude)
+function boxOf(ring: { xs: ArrayLike<number>; ys: ArrayLike<number> }): { minX: number; maxX: number; minY: number; maxY: number } {
+  let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity
+  for (let i = 0; i < ring.xs.length; i++) {
+    const x = ring.xs[i]!, y = ring.ys[i]!
+    if (x < minX) minX = x
+    if (x > maxX) maxX = x
+    if (y < minY) minY = y
+    if (y > maxY) maxY = y
+  }
+  return { minX, maxX, minY, maxY }
+}
+
+/** Whether a hole lies inside another (holes never cross or touch: checkArea refuses it). */
+function nestedHoles(rings: readonly { xs: Float64Array; ys: Float64Array }[]): boolean {
+  if (rings.length < 3) return false
+  const boxes = rings.map(boxOf)
+  for (let a = 1; a < rings.length; a++) {
+    for (let b = 1; b < rings.length; b++) {
+      const inner = boxes[a]!, outer = boxes[b]!
+      if (a === b || inner.minX < outer.minX || inner.maxX > outer.maxX || inner.minY < outer.minY || inner.maxY > outer.maxY) continue
+      if (ringSide(rings[b]!.xs, rings[b]!.ys, rings[a]!.xs[0]!, rings[a]!.ys[0]!, 0) > 0) return true
+    }
+  }
+  return false
+}
+
+/**
+ * Whether a position (degrees) is inside the area, its boundary included. `meter.work` grows by
+ * what the test read beyond a lookup (a polygon's edges near the point), for callers that bound it.
+ */
+export function areaContains(area: PreparedArea, latitude: number, longitude: number, meter?: WorkMeter): boolean {
+  return area.kind === 'circle' ? circleContains(area, latitude, longitude) : polygonContains(area, latitude, longitude, meter)
 }
 
 /**
