@@ -46,6 +46,12 @@ export interface Range {
   to: number
 }
 
+/** `stop_threshold_time` and `gap_threshold_time`, seconds */
+export interface Thresholds {
+  stopThresholdSeconds: number
+  gapThresholdSeconds: number
+}
+
 function checkRange({ from, to }: Range): void {
   if (from > to) throw Invalid.field('/from', `must not be after to (${from} > ${to})`)
   if (to - from > MAX_RANGE_SECONDS) throw Invalid.field('/to', `the window may span at most 31 days (${MAX_RANGE_SECONDS} s); got ${to - from} s`)
@@ -105,10 +111,10 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
   }
 
   /** Every stored fix, and the analysis of the fixes the device called valid. */
-  async function analyse(deviceKey: number, range: Range, stopThresholdSeconds: number): Promise<{ points: TrackColumns; analysis: TrackAnalysis }> {
+  async function analyse(deviceKey: number, range: Range, thresholds: Thresholds): Promise<{ points: TrackColumns; analysis: TrackAnalysis }> {
     const { points, deviceValid, deviceInvalidCount } = await readFixes(deviceKey, range)
     const tracked = deviceInvalidCount === 0 ? points : selectColumns(points, deviceValid)
-    return { points, analysis: analyseTrack(tracked, { stopThresholdSeconds }) }
+    return { points, analysis: analyseTrack(tracked, thresholds) }
   }
 
   /**
@@ -118,13 +124,13 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
 
   return {
     /** The route's JSON body (see route-body.ts); its slot is held until it has been sent. */
-    async route(principal: Principal, deviceId: string, range: Range, stopThresholdSeconds: number): Promise<string | ReadableStream<Uint8Array>> {
+    async route(principal: Principal, deviceId: string, range: Range, thresholds: Thresholds): Promise<string | ReadableStream<Uint8Array>> {
       checkRange(range)
       const device = requireDevice(access, principal, deviceId)
       requirePermission(principal, PERMISSION.history)
       const release = limit.acquire(principal)
       try {
-        const { points, analysis } = await analyse(device.key, range, stopThresholdSeconds)
+        const { points, analysis } = await analyse(device.key, range, thresholds)
         fillMissingSpeedColumn(points)
         const { timestamp, length } = points
         const body = {
@@ -133,6 +139,7 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
           total_distance: analysis.totalDistance,
           // every listed point counts here, those the device itself called invalid included
           total_duration: length > 0 ? timestamp[length - 1] - timestamp[0] : 0,
+          gaps: analysis.gaps.map((g) => ({ start: g.start, end: g.end, duration: g.duration, displacement: g.displacement })),
         }
         return routeBody(body, release)
       } catch (error) {
@@ -141,13 +148,13 @@ export function createHistoryService({ sqlite, access, geocoder }: HistoryServic
       }
     },
 
-    async travels(principal: Principal, deviceId: string, range: Range, stopThresholdSeconds: number): Promise<TravelBody> {
+    async travels(principal: Principal, deviceId: string, range: Range, thresholds: Thresholds): Promise<TravelBody> {
       checkRange(range)
       const device = requireDevice(access, principal, deviceId)
       requirePermission(principal, PERMISSION.history)
       const release = limit.acquire(principal)
       try {
-        const { analysis } = await analyse(device.key, range, stopThresholdSeconds)
+        const { analysis } = await analyse(device.key, range, thresholds)
         const places = analysis.travels.flatMap((travel) => [travel.start, travel.end])
         const addresses = await geocoder.addresses(places)
         const travels = analysis.travels.map((travel, i) => ({
