@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { authPlugin } from '../http/auth'
 import { IdParams, responses } from '../http/model'
+import { DEFAULT_GAP_THRESHOLD_SECONDS } from '../track'
 import { EventRecord, RangeQuery, RouteQuery, RouteResult, TravelResult } from './model'
 import { HISTORY_REQUESTS_PER_PRINCIPAL, type HistoryService, type Thresholds } from './service'
 
@@ -11,7 +12,8 @@ const IN_FLIGHT_RULE =
   '(however many people hold its token), a route counting until its body has been sent; more are 429 with `Retry-After: 1`.'
 
 const GAP_RULE =
-  'A silence longer than `gap_threshold_time` (default 3600 s) after which the device reports from farther than the stop radius is a gap: ' +
+  `A silence longer than \`gap_threshold_time\` (default ${DEFAULT_GAP_THRESHOLD_SECONDS} s) after which` +
+  ' the device reports from farther than the stop radius is a gap: ' +
   'it ends the travel before it and counts as neither driving time nor distance; within the radius it is part of a stop. '
 
 const thresholds = (query: { stop_threshold_time: number; gap_threshold_time: number }): Thresholds => ({
