@@ -1,8 +1,9 @@
 import { Elysia, t } from 'elysia'
 import type { authPlugin } from '../http/auth'
 import { IdParams, responses } from '../http/model'
+import { DEFAULT_GAP_THRESHOLD_SECONDS } from '../track'
 import { EventRecord, RangeQuery, RouteQuery, RouteResult, TravelResult } from './model'
-import { HISTORY_REQUESTS_PER_PRINCIPAL, type HistoryService } from './service'
+import { HISTORY_REQUESTS_PER_PRINCIPAL, type HistoryService, type Thresholds } from './service'
 
 const ERRORS = [400, 401, 403, 404, 429, 500, 503, 504]
 const RANGE_RULES = '`from` and `to` are required integer Unix seconds, `from` ≤ `to`, at most 31 days apart; otherwise 400.'
@@ -13,6 +14,16 @@ const IN_FLIGHT_RULE =
   'HISTORY_MEMORY_MB (default 64 MiB) of them, reckoned from the window\'s fixes (96 bytes a fix) before anything is read: a request ' +
   'that does not fit waits its turn, first come first served (one alone always runs), at most 5 s and with at most 64 waiting; ' +
   'beyond, 503 with `Retry-After: 1`. The work of every request in flight is cut into steps that take turns, so other requests are answered meanwhile.'
+
+const GAP_RULE =
+  `A silence longer than \`gap_threshold_time\` (default ${DEFAULT_GAP_THRESHOLD_SECONDS} s) after which` +
+  ' the device reports from farther than the stop radius is a gap: ' +
+  'it ends the travel before it and counts as neither driving time nor distance; within the radius it is part of a stop. '
+
+const thresholds = (query: { stop_threshold_time: number; gap_threshold_time: number }): Thresholds => ({
+  stopThresholdSeconds: query.stop_threshold_time,
+  gapThresholdSeconds: query.gap_threshold_time,
+})
 
 /** The documented responses, with what a 429 means here (the shared text speaks of authentication). */
 function historyResponses(success: Parameters<typeof responses>[0]) {
@@ -60,6 +71,8 @@ export function historyRoutes(auth: ReturnType<typeof authPlugin>, history: Hist
       description:
         `${RANGE_RULES} A stop is a span of at least \`stop_threshold_time\` seconds (default 300) during which the device stays within ` +
         'a small radius, a gap in reporting included. `total_distance` counts movement only and equals the travels\' total over the same window. ' +
+        GAP_RULE +
+        'Such gaps are listed in `gaps`, which is left out when there is none. ' +
         IN_FLIGHT_RULE,
       responses: historyResponses({ 200: { schema: RouteResult, description: 'The route' } }),
     },
@@ -78,12 +91,12 @@ export function historyRoutes(auth: ReturnType<typeof authPlugin>, history: Hist
 
   return new Elysia({ name: 'history', prefix: '/devices' })
     .use(auth)
-    .get('/:id/history/route', async ({ principal, params, query, request, server }) => routeResponse(await patiently(server, request, () => history.route(principal, params.id, query, query.stop_threshold_time, request.signal))), route)
-    .get('/:id/route', async ({ principal, params, query, request, server }) => routeResponse(await patiently(server, request, () => history.route(principal, params.id, query, query.stop_threshold_time, request.signal))), {
+    .get('/:id/history/route', async ({ principal, params, query, request, server }) => routeResponse(await patiently(server, request, () => history.route(principal, params.id, query, thresholds(query), request.signal))), route)
+    .get('/:id/route', async ({ principal, params, query, request, server }) => routeResponse(await patiently(server, request, () => history.route(principal, params.id, query, thresholds(query), request.signal))), {
       ...route,
       detail: { ...route.detail, summary: 'Route points and stops (alias of /history/route)' },
     })
-    .get('/:id/history/travels', ({ principal, params, query, request, server }) => patiently(server, request, () => history.travels(principal, params.id, query, query.stop_threshold_time, request.signal)), {
+    .get('/:id/history/travels', ({ principal, params, query, request, server }) => patiently(server, request, () => history.travels(principal, params.id, query, thresholds(query), request.signal)), {
       auth: 'any',
       params: IdParams,
       query: RouteQuery,
@@ -93,6 +106,7 @@ export function historyRoutes(auth: ReturnType<typeof authPlugin>, history: Hist
         description:
           `${RANGE_RULES} Travels are the movements between stops (\`stop_threshold_time\`, default 300 s, as for the route). ` +
           '`distance` in metres along the fixes, `duration` in seconds, `max_speed` and `avg_speed` (distance / duration) in km/h. ' +
+          GAP_RULE +
           'Each place has an `address`: "City, CC" from the offline geocoder, or a street address when GEOCODER_URL answers in time. ' +
           IN_FLIGHT_RULE,
         responses: historyResponses({ 200: { schema: TravelResult, description: 'The travels' } }),

@@ -5,7 +5,7 @@
  * requests are served between chunks.
  */
 import type { TrackColumns } from '../track'
-import type { RoutePointBody, StopBody } from './model'
+import type { GapBody, RoutePointBody, StopBody } from './model'
 
 /** ~78 bytes each: chunks of about 320 kB, each 5–20 ms of work */
 export const POINTS_PER_CHUNK = 4096
@@ -21,6 +21,8 @@ export interface RouteColumns {
   stops: StopBody[]
   total_distance: number
   total_duration: number
+  /** left out of the body when empty (the spec's four fields, as they were) */
+  gaps: GapBody[]
 }
 
 /**
@@ -37,12 +39,14 @@ function pointsJson(points: TrackColumns, from: number, to: number): string {
 function tail(route: RouteColumns): string {
   return (
     `],"stops":${JSON.stringify(route.stops)},"total_distance":${JSON.stringify(route.total_distance)},` +
-    `"total_duration":${JSON.stringify(route.total_duration)}}`
+    `"total_duration":${JSON.stringify(route.total_duration)}` +
+    (route.gaps.length > 0 ? `,"gaps":${JSON.stringify(route.gaps)}}` : '}')
   )
 }
 
 /**
- * `{"points":[…],"stops":[…],"total_distance":…,"total_duration":…}`, byte for byte what
+ * `{"points":[…],"stops":[…],"total_distance":…,"total_duration":…}` (and `"gaps":[…]` when
+ * there are any), byte for byte what
  * JSON.stringify gives for the same object: one string when it is a single chunk (a stream
  * costs a few milliseconds more over HTTP), else a stream, each chunk written when `turn`
  * resolves (turns.ts). `onEnd` runs once, when the body has been read to its end or abandoned

@@ -64,6 +64,12 @@ export interface Range {
   to: number
 }
 
+/** `stop_threshold_time` and `gap_threshold_time`, seconds */
+export interface Thresholds {
+  stopThresholdSeconds: number
+  gapThresholdSeconds: number
+}
+
 function checkRange({ from, to }: Range): void {
   if (from > to) throw Invalid.field('/from', `must not be after to (${from} > ${to})`)
   if (to - from > MAX_RANGE_SECONDS) throw Invalid.field('/to', `the window may span at most 31 days (${MAX_RANGE_SECONDS} s); got ${to - from} s`)
@@ -165,13 +171,13 @@ export function createHistoryService({ sqlite, access, geocoder, memoryBytes = D
   }
 
   /** Every stored fix, and the analysis of the fixes the device called valid. */
-  async function analyse(deviceKey: number, range: Range, counted: number, stopThresholdSeconds: number): Promise<{ points: TrackColumns; analysis: TrackAnalysis }> {
+  async function analyse(deviceKey: number, range: Range, counted: number, thresholds: Thresholds): Promise<{ points: TrackColumns; analysis: TrackAnalysis }> {
     const { points, deviceValid, deviceInvalidCount } = await readFixes(deviceKey, range, counted)
     const stepwise = counted > FIXES_PER_READ
     if (stepwise) await turns.next()
     const tracked = deviceInvalidCount === 0 ? points : selectColumns(points, deviceValid)
     // a pass at a time, each on its own turn, unless the window is small enough for all at once
-    const passes = analyseTrackInPasses(tracked, { stopThresholdSeconds })
+    const passes = analyseTrackInPasses(tracked, thresholds)
     for (;;) {
       const pass = passes.next()
       if (pass.done) return { points, analysis: pass.value }
@@ -186,13 +192,13 @@ export function createHistoryService({ sqlite, access, geocoder, memoryBytes = D
 
   return {
     /** The route's JSON body (see route-body.ts); its slot is held until it has been sent. */
-    async route(principal: Principal, deviceId: string, range: Range, stopThresholdSeconds: number, signal?: AbortSignal): Promise<string | ReadableStream<Uint8Array>> {
+    async route(principal: Principal, deviceId: string, range: Range, thresholds: Thresholds, signal?: AbortSignal): Promise<string | ReadableStream<Uint8Array>> {
       checkRange(range)
       const device = requireDevice(access, principal, deviceId)
       requirePermission(principal, PERMISSION.history)
       const { fixes, release } = await admit(principal, device.key, range, signal)
       try {
-        const { points, analysis } = await analyse(device.key, range, fixes, stopThresholdSeconds)
+        const { points, analysis } = await analyse(device.key, range, fixes, thresholds)
         fillMissingSpeedColumn(points)
         const { timestamp, length } = points
         const body = {
@@ -201,6 +207,7 @@ export function createHistoryService({ sqlite, access, geocoder, memoryBytes = D
           total_distance: analysis.totalDistance,
           // every listed point counts here, those the device itself called invalid included
           total_duration: length > 0 ? timestamp[length - 1] - timestamp[0] : 0,
+          gaps: analysis.gaps.map((g) => ({ start: g.start, end: g.end, duration: g.duration, displacement: g.displacement })),
         }
         return routeBody(body, release, turns.next)
       } catch (error) {
@@ -209,13 +216,13 @@ export function createHistoryService({ sqlite, access, geocoder, memoryBytes = D
       }
     },
 
-    async travels(principal: Principal, deviceId: string, range: Range, stopThresholdSeconds: number, signal?: AbortSignal): Promise<TravelBody> {
+    async travels(principal: Principal, deviceId: string, range: Range, thresholds: Thresholds, signal?: AbortSignal): Promise<TravelBody> {
       checkRange(range)
       const device = requireDevice(access, principal, deviceId)
       requirePermission(principal, PERMISSION.history)
       const { fixes, release } = await admit(principal, device.key, range, signal)
       try {
-        const { analysis } = await analyse(device.key, range, fixes, stopThresholdSeconds)
+        const { analysis } = await analyse(device.key, range, fixes, thresholds)
         const places = analysis.travels.flatMap((travel) => [travel.start, travel.end])
         const addresses = await geocoder.addresses(places)
         const travels = analysis.travels.map((travel, i) => ({

@@ -51,6 +51,12 @@ stay in the points but count in neither distances nor stops. A stop is a span of
 device stays within 10 m of where it stands, a gap in reporting included; stands at the same place
 (within 30 m) are merged first. GPS jitter while standing is not movement; slow movement (a walker)
 is. Travels are the movements between stops; \`travels\` also takes \`stop_threshold_time\`.
+Silence is not driving: a silence longer than \`gap_threshold_time\` (route and travels; default
+3600 s, at least 60) after which the device reports from farther than 30 m from where it went quiet
+is a gap: the travel before it ends at the last fix before the silence, the next starts at the first
+fix after it, and its time and its jump count in no travel and no distance (within 30 m it is part of
+a stop). The route lists such gaps in \`gaps\` (\`start\`, \`end\`, \`duration\`, \`displacement\` in
+metres), a field left out when there is none.
 \`total_distance\` (metres of movement) is the same number for the route and the travels, whatever
 the threshold, and the travels' distances add up to it. Route \`total_duration\` is last − first
 point; travels \`total_duration\` sums the travels. \`max_speed\` is the highest reported speed (or,

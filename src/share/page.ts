@@ -15,6 +15,7 @@ import markerIcon from 'leaflet/dist/images/marker-icon.png' with { type: 'file'
 import markerShadow from 'leaflet/dist/images/marker-shadow.png' with { type: 'file' }
 import { NotFound } from '../errors'
 import { responses } from '../http/model'
+import { DEFAULT_GAP_THRESHOLD_SECONDS } from '../track'
 import endedHtml from './page/ended.html' with { type: 'file' }
 import pageHtml from './page/index.html' with { type: 'file' }
 import pageCss from './page/share.css' with { type: 'file' }
@@ -122,7 +123,7 @@ export function sharePageRoutes(shares: ShareService, { tileUrl, appUrl }: Share
         const opened = token === '' ? null : shares.open(token, fresh?.viewer ?? viewerOf(request, ''))
         if (opened === null) return linkPage('unknown')
         if (opened === 'inactive') return linkPage('ended')
-        const html = fill(pageTemplate(), { tileUrl, attribution, expiresAt: new Date(opened.expiresAt).toISOString() })
+        const html = fill(pageTemplate(), { tileUrl, attribution, expiresAt: new Date(opened.expiresAt).toISOString(), gapThreshold: String(DEFAULT_GAP_THRESHOLD_SECONDS) })
         return new Response(html, { headers: pageHeaders(tileUrl, fresh ? { 'set-cookie': fresh.setCookie } : {}) })
       },
       {

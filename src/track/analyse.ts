@@ -1,12 +1,15 @@
 /**
- * The one entry point for the history service: filter, measure, find stops, build travels.
+ * The one entry point for the history service: filter, measure, find stops and reporting gaps,
+ * build travels.
  *
  * The route's total distance is defined as the sum of the travels' distances, so the route and
- * the travels over the same range give the same number by construction.
+ * the travels over the same range give the same number by construction; a gap's displacement is
+ * in neither.
  */
 import { columnsOf, type Fixes } from './columns'
-import { measureMovement } from './distance'
+import { DEFAULT_GAP_THRESHOLD_SECONDS, measureMovement } from './distance'
 import { filterFixes, type FilterOptions } from './filters'
+import { reportingGaps, type Gap } from './gaps'
 import { detectStops, type Stop } from './stops'
 import { buildTravels, type Travel } from './travels'
 
@@ -18,6 +21,8 @@ export interface AnalyseOptions extends FilterOptions {
   stopThresholdSeconds?: number
   /** stop radius in metres (default STOP_RADIUS_M) */
   stopRadiusMetres?: number
+  /** a silence longer than this (seconds, > 0), after which the device was elsewhere, is a gap (default DEFAULT_GAP_THRESHOLD_SECONDS) */
+  gapThresholdSeconds?: number
 }
 
 export interface TrackAnalysis {
@@ -26,6 +31,8 @@ export interface TrackAnalysis {
   /** input indices of fixes ignored as impossible, ascending */
   rejected: number[]
   stops: Stop[]
+  /** silences after which the device was elsewhere (gaps.ts): in no stop and no travel */
+  gaps: Gap[]
   travels: Travel[]
   /** metres of movement: exactly the sum of the travels' distances */
   totalDistance: number
@@ -55,18 +62,19 @@ export function* analyseTrackInPasses(fixes: Fixes, options: AnalyseOptions = {}
   const track = columnsOf(fixes)
   const { valid, rejected } = filterFixes(track, options)
   yield
-  const movement = measureMovement(track, valid)
+  const movement = measureMovement(track, valid, options.gapThresholdSeconds ?? DEFAULT_GAP_THRESHOLD_SECONDS)
   yield
   const stops = detectStops(track, valid, movement, {
     thresholdSeconds: options.stopThresholdSeconds ?? DEFAULT_STOP_THRESHOLD_SECONDS,
     radiusMetres: options.stopRadiusMetres,
   })
-  const travels = buildTravels(track, valid, movement, stops)
+  const gaps = reportingGaps(track, movement, stops)
+  const travels = buildTravels(track, valid, movement, stops, gaps)
 
   let totalDistance = 0
   for (const travel of travels) totalDistance += travel.distance
   const { timestamp, length } = track
   const totalDuration = length > 0 ? timestamp[length - 1] - timestamp[0] : 0
 
-  return { valid, rejected, stops, travels, totalDistance, totalDuration }
+  return { valid, rejected, stops, gaps, travels, totalDistance, totalDuration }
 }

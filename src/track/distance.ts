@@ -15,6 +15,12 @@
  *
  * Distance is returned as a running total per fix, so the distance between any two fixes is a
  * subtraction, and travels add up to the route's total exactly.
+ *
+ * Silence is not movement: when the device said nothing for longer than the no-data threshold
+ * (DEFAULT_GAP_THRESHOLD_SECONDS) and then reports from somewhere else, nothing is known of how it
+ * got there, so the jump counts no distance (as a new segment's does) and the silence is recorded
+ * as a reporting gap (gaps.ts decides which are reported). A silence after which it reports from
+ * the same place is part of the stay, as before: a parked tracker that sleeps is standing still.
  */
 import { FIX_NEW_SEGMENT } from './filters'
 import { metresBetween, rulerAt, wrapLongitude } from './geo'
@@ -62,6 +68,23 @@ export const OUTLIER_LIMIT_M = 30
  */
 export const PATH_STEP_M = 2
 
+/**
+ * A silence longer than this, after which the device reports from somewhere else, ends the
+ * movement: it counts no distance and no travel spans it (Traccar's reports end a trip on the
+ * same default, its "minimal no data duration" of an hour). An hour is longer than any tracker's
+ * reporting interval while it moves (seconds to a few minutes), even in a tunnel or a dead zone,
+ * and shorter than the silence of a tracker that was switched off or lost its power.
+ */
+export const DEFAULT_GAP_THRESHOLD_SECONDS = 3600
+
+/** A silence after which the device was elsewhere: the fixes either side of it (indices). */
+export interface Silence {
+  /** the last valid fix before it */
+  beforeIndex: number
+  /** the first valid fix after it */
+  afterIndex: number
+}
+
 /** A span of fixes where the device stood still, with where it stood. */
 export interface StillSpan {
   /** index of the first fix (where it arrived) */
@@ -84,6 +107,8 @@ export interface Movement {
   cumulative: Float64Array
   /** Where the device stood still, in time order, not overlapping. */
   stillSpans: StillSpan[]
+  /** Silences longer than the threshold after which the device was elsewhere, in time order. */
+  silences: Silence[]
 }
 
 /** Metres moved between two fixes, by the movement logic (indices into the analysed points). */
@@ -108,16 +133,19 @@ export function pathLength(points: readonly TrackPoint[], valid?: Uint8Array): n
 
 /**
  * One linear pass over the valid fixes (`valid[i] !== 0`; FIX_NEW_SEGMENT restarts without
- * counting the jump): movement distance per fix and the spans where the device stood still.
+ * counting the jump): movement distance per fix, the spans where the device stood still, and the
+ * silences longer than `gapThresholdSeconds` (> 0) after which it was elsewhere (no distance).
  */
-export function measureMovement(fixes: Fixes, valid: Uint8Array): Movement {
-  return new MovementPass(columnsOf(fixes), valid).run()
+export function measureMovement(fixes: Fixes, valid: Uint8Array, gapThresholdSeconds = DEFAULT_GAP_THRESHOLD_SECONDS): Movement {
+  if (!(gapThresholdSeconds > 0)) throw new RangeError(`gap threshold must be > 0 seconds, got ${gapThresholdSeconds}`)
+  return new MovementPass(columnsOf(fixes), valid, gapThresholdSeconds).run()
 }
 
 /** The state of the pass: the current stay and the running total (a class, for speed). */
 class MovementPass {
   readonly cumulative: Float64Array
   readonly stillSpans: StillSpan[] = []
+  readonly silences: Silence[] = []
   travelled = 0
 
   // The current stay: its anchor fix and a local metric frame there (metres east/north of it).
@@ -151,6 +179,7 @@ class MovementPass {
   constructor(
     readonly track: TrackColumns,
     readonly valid: Uint8Array,
+    readonly gapSeconds: number,
   ) {
     this.timestamp = track.timestamp
     this.latitude = track.latitude
@@ -159,7 +188,7 @@ class MovementPass {
   }
 
   run(): Movement {
-    const { latitude, longitude, valid, cumulative } = this
+    const { timestamp, latitude, longitude, valid, cumulative } = this
     const n = this.track.length
     for (let i = 0; i < n; i++) {
       const flag = valid[i]
@@ -169,7 +198,7 @@ class MovementPass {
       }
       if (this.anchor < 0 || flag === FIX_NEW_SEGMENT) {
         // A new segment: the jump to it is not movement, but the stay before it may have been.
-        if (this.anchor >= 0 && this.lastStill > this.anchor) this.travelled = this.settle(this.lastStill)
+        if (this.anchor >= 0) this.breakAt(i)
         this.startStay(i)
         cumulative[i] = this.travelled
         continue
@@ -192,13 +221,30 @@ class MovementPass {
         cumulative[i] = this.travelled
         continue
       }
-      // It left the radius: the stay is over, and this fix anchors the next one.
+      // It left the radius: the stay is over, and this fix anchors the next one. After a long
+      // silence the way it went is unknown: like a new segment, the jump counts nothing.
+      if (timestamp[i] - timestamp[this.lastStill] > this.gapSeconds) {
+        this.breakAt(i)
+        this.startStay(i)
+        cumulative[i] = this.travelled
+        continue
+      }
       this.travelled = this.settle(i)
       this.startStay(i)
     }
     // The track ends inside the last stay: if that was slow movement, it still counts.
     if (this.anchor >= 0 && this.lastStill > this.anchor) this.travelled = this.settle(this.lastStill)
-    return { cumulative, stillSpans: this.stillSpans }
+    return { cumulative, stillSpans: this.stillSpans, silences: this.silences }
+  }
+
+  /**
+   * The track breaks before fix i (a new segment, or somewhere else after a silence): the current
+   * stay ends at its own last fix, and a silence longer than the threshold is noted.
+   */
+  breakAt(i: number): void {
+    const before = this.lastStill
+    if (this.timestamp[i] - this.timestamp[before] > this.gapSeconds) this.silences.push({ beforeIndex: before, afterIndex: i })
+    if (before > this.anchor) this.travelled = this.settle(before)
   }
 
   startStay(i: number): void {

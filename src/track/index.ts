@@ -29,8 +29,10 @@ export {
   type FixFilter,
   type FilterOptions,
 } from './filters'
+export { reportingGaps, type Gap } from './gaps'
 export {
   measureMovement,
+  DEFAULT_GAP_THRESHOLD_SECONDS,
   movedBetween,
   pathLength,
   MOVEMENT_RADIUS_M,
@@ -41,6 +43,7 @@ export {
   OUTLIER_LIMIT_M,
   PATH_STEP_M,
   type Movement,
+  type Silence,
   type StillSpan,
 } from './distance'
 export { detectStops, STOP_RADIUS_M, BRIEF_EXCURSION_SECONDS, type Stop, type StopOptions } from './stops'

@@ -4,8 +4,12 @@
  * Built on the still spans of the movement pass (distance.ts), so a stop starts at the fix where
  * the device arrived and ends at the last fix before it moved away; a gap in reporting while it
  * stays put is inside the span (two fixes at the same place 20 minutes apart are 20 minutes of
- * stop). Still spans at the same place (within STOP_RADIUS_M, with every fix between them within
- * it too) are one stop: a parked receiver's slow drift, a car moving across a car park, a bus
+ * stop). A silence longer than the no-data threshold (distance.ts) after which the device reports
+ * from within the stop radius of where it went quiet is a stand too, from the fix before the
+ * silence to the fix after (a parked tracker that sleeps and wakes with a first fix a few metres
+ * off); farther away, the silence is a reporting gap (gaps.ts), no stop.
+ * Still spans at the same place (within STOP_RADIUS_M, with every fix between them within it too)
+ * are one stop: a parked receiver's slow drift, a car moving across a car park, a bus
  * inching forward in a queue; so are spans at the very same spot around a brief excursion (see
  * BRIEF_EXCURSION_SECONDS). Only then is the threshold applied, so the threshold decides which
  * stops are reported, never where they begin or end.
@@ -63,7 +67,7 @@ export function detectStops(
   const { timestamp, latitude, longitude } = columnsOf(fixes)
 
   const stops: Stop[] = []
-  const spans = movement.stillSpans
+  const spans = withSilencesInPlace(movement, timestamp, latitude, longitude, radius)
   if (spans.length === 0) return stops
 
   // The stop being grown, starting from the first still span.
@@ -122,4 +126,35 @@ export function detectStops(
   }
   flush()
   return stops
+}
+
+/**
+ * The still spans, with the silences after which the device was still within `radius` of where
+ * it went quiet as spans of their own (placed halfway, weighted by their time), in time order.
+ * A silence starts at the last fix of the span before it at the earliest, so the order is by start.
+ */
+function withSilencesInPlace(
+  movement: Movement,
+  timestamp: Float64Array,
+  latitude: Float64Array,
+  longitude: Float64Array,
+  radius: number,
+): StillSpan[] {
+  const { stillSpans, silences } = movement
+  if (silences.length === 0) return stillSpans
+  const spans: StillSpan[] = []
+  let k = 0
+  for (const { beforeIndex, afterIndex } of silences) {
+    if (metresBetween(latitude[beforeIndex], longitude[beforeIndex], latitude[afterIndex], longitude[afterIndex]) > radius) continue
+    while (k < stillSpans.length && stillSpans[k].startIndex <= beforeIndex) spans.push(stillSpans[k++])
+    spans.push({
+      startIndex: beforeIndex,
+      endIndex: afterIndex,
+      latitude: (latitude[beforeIndex] + latitude[afterIndex]) / 2,
+      longitude: wrapLongitude(longitude[beforeIndex] + wrapLongitude(longitude[afterIndex] - longitude[beforeIndex]) / 2),
+      weight: timestamp[afterIndex] - timestamp[beforeIndex],
+    })
+  }
+  while (k < stillSpans.length) spans.push(stillSpans[k++])
+  return spans
 }

@@ -1,7 +1,8 @@
 /**
  * Travels: the movements between stops. A travel runs from the last fix of one stop to the first
- * fix of the next (or from the track's first valid fix, or to its last), so stops and travels
- * partition the track. Its distance is the movement distance (distance.ts) between those fixes,
+ * fix of the next (or from the track's first valid fix, or to its last), so stops, travels and
+ * reporting gaps partition the track: a gap (gaps.ts) ends a travel at the last fix before the
+ * silence, and the next one starts at the first fix after it, so no travel spans a silence. Its distance is the movement distance (distance.ts) between those fixes,
  * so jitter is excluded exactly as in the route's total. The few metres from a stop's first fix
  * to where it stood count in the travel that leaves the stop, so a route's total distance does
  * not depend on the threshold unless stops merge (movement inside a stop is not travel).
@@ -10,6 +11,7 @@
  * than the threshold) is no travel.
  */
 import type { Movement } from './distance'
+import type { Gap } from './gaps'
 import type { Stop } from './stops'
 import { columnsOf, type Fixes, type TrackColumns } from './columns'
 
@@ -48,6 +50,7 @@ export function buildTravels(
   valid: Uint8Array,
   movement: Movement,
   stops: readonly Stop[],
+  gaps: readonly Gap[] = [],
 ): Travel[] {
   const track = columnsOf(fixes)
   const travels: Travel[] = []
@@ -57,10 +60,15 @@ export function buildTravels(
   let last = track.length - 1
   while (valid[last] === 0) last--
 
+  // Stops and gaps, in time order (neither overlaps another): each ends the travel before it.
   let from = first
-  for (const stop of stops) {
-    if (stop.startIndex > from) addTravel(travels, track, valid, movement, from, stop.startIndex)
-    from = stop.endIndex
+  let s = 0
+  let g = 0
+  while (s < stops.length || g < gaps.length) {
+    const nextIsStop = g >= gaps.length || (s < stops.length && stops[s].startIndex < gaps[g].startIndex)
+    const { startIndex, endIndex } = nextIsStop ? stops[s++] : gaps[g++]
+    if (startIndex > from) addTravel(travels, track, valid, movement, from, startIndex)
+    from = endIndex
   }
   if (last > from) addTravel(travels, track, valid, movement, from, last)
   return travels

@@ -94,14 +94,14 @@ describe('OpenAPI', () => {
   })
 
   test('parameters with a default are optional; from and to are required', () => {
-    for (const [path, name] of [['/devices', 'limit'], ['/devices', 'offset'], ['/devices/{id}/history/route', 'stop_threshold_time'], ['/devices/{id}/history/travels', 'stop_threshold_time']]) {
+    for (const [path, name] of [['/devices', 'limit'], ['/devices', 'offset'], ['/devices/{id}/history/route', 'stop_threshold_time'], ['/devices/{id}/history/travels', 'stop_threshold_time'], ['/devices/{id}/history/route', 'gap_threshold_time'], ['/devices/{id}/history/travels', 'gap_threshold_time']]) {
       expect({ path, name, required: parameter(path, name).required }).toEqual({ path, name, required: false })
     }
     for (const name of ['from', 'to']) expect(parameter('/devices/{id}/history/route', name).required).toBe(true)
   })
 
   test('integers are documented as integers, not as the string | integer union Elysia coerces with', () => {
-    for (const [path, name] of [['/devices', 'limit'], ['/devices', 'offset'], ['/devices/{id}/history/route', 'from'], ['/devices/{id}/history/route', 'stop_threshold_time']]) {
+    for (const [path, name] of [['/devices', 'limit'], ['/devices', 'offset'], ['/devices/{id}/history/route', 'from'], ['/devices/{id}/history/route', 'stop_threshold_time'], ['/devices/{id}/history/route', 'gap_threshold_time']]) {
       const { schema } = parameter(path, name)
       expect({ name, type: schema.type, anyOf: schema.anyOf }).toEqual({ name, type: 'integer', anyOf: undefined })
     }

@@ -266,6 +266,7 @@ describe('edge cases', () => {
       valid: new Uint8Array(0),
       rejected: [],
       stops: [],
+      gaps: [],
       travels: [],
       totalDistance: 0,
       totalDuration: 0,

@@ -24,15 +24,24 @@ export function expectConsistent(points: readonly TrackPoint[], result: TrackAna
     expect(travel.start.timestamp).toBe(points[travel.start.index].timestamp)
     expect(travel.end.latitude).toBe(points[travel.end.index].latitude)
   }
-  // Stops and travels alternate in time without overlapping: each travel runs from the end of a
-  // stop (or the first valid fix) to the start of the next stop (or the last valid fix).
+  for (const gap of result.gaps) {
+    expect(gap.duration).toBe(gap.end - gap.start)
+    expect(gap.start).toBe(points[gap.startIndex].timestamp)
+    expect(gap.end).toBe(points[gap.endIndex].timestamp)
+    // no valid fix inside the silence
+    for (let i = gap.startIndex + 1; i < gap.endIndex; i++) expect(valid[i]).toBe(0)
+  }
+  // Stops, gaps and travels follow each other in time without overlapping: each travel runs from
+  // the end of a stop or a gap (or the first valid fix) to the start of the next stop or gap (or
+  // the last valid fix). No travel spans a gap.
   const events = [
     ...stops.map((stop) => ({ from: stop.startIndex, to: stop.endIndex, kind: 'stop' })),
+    ...result.gaps.map((gap) => ({ from: gap.startIndex, to: gap.endIndex, kind: 'gap' })),
     ...travels.map((travel) => ({ from: travel.start.index, to: travel.end.index, kind: 'travel' })),
   ].sort((a, b) => a.from - b.from || a.to - b.to)
   for (let k = 1; k < events.length; k++) {
     expect(events[k].from).toBeGreaterThanOrEqual(events[k - 1].to)
-    if (events[k].kind === 'travel' && events[k - 1].kind === 'stop') expect(events[k].from).toBe(events[k - 1].to)
-    if (events[k].kind === 'stop' && events[k - 1].kind === 'travel') expect(events[k].from).toBe(events[k - 1].to)
+    if (events[k].kind === 'travel' && events[k - 1].kind !== 'travel') expect(events[k].from).toBe(events[k - 1].to)
+    if (events[k].kind !== 'travel' && events[k - 1].kind === 'travel') expect(events[k].from).toBe(events[k - 1].to)
   }
 }

@@ -7,7 +7,7 @@
  */
 import { ApiError, getJson } from './api'
 import { strings } from './strings'
-import type { DeviceEvent, HistoryRoute, HistoryTravels } from './types'
+import type { DeviceEvent, HistoryGap, HistoryRoute, HistoryTravels } from './types'
 
 /** The longest window the API answers (31 days). */
 export const MAX_RANGE_DAYS = 31
@@ -165,11 +165,13 @@ export interface Track {
   latitude: Float64Array
   longitude: Float64Array
   speed: Float64Array
+  /** the server's reporting gaps, in time order: no line is drawn across one */
+  gaps: HistoryGap[]
 }
 
 export function toTrack(route: HistoryRoute): Track {
   const n = route.points.length
-  const track: Track = { time: new Float64Array(n), latitude: new Float64Array(n), longitude: new Float64Array(n), speed: new Float64Array(n) }
+  const track: Track = { time: new Float64Array(n), latitude: new Float64Array(n), longitude: new Float64Array(n), speed: new Float64Array(n), gaps: route.gaps ?? [] }
   route.points.forEach((p, i) => {
     track.time[i] = p.timestamp
     track.latitude[i] = p.latitude
@@ -177,6 +179,29 @@ export function toTrack(route: HistoryRoute): Track {
     track.speed[i] = p.speed
   })
   return track
+}
+
+/**
+ * The stretches of fixes the route's line joins, as [first, last] indices: every fix, split where
+ * the server found a reporting gap (two consecutive points both within one gap's start..end are
+ * never joined: nothing is known of the way between them).
+ */
+export function lineRuns(track: Track): [number, number][] {
+  const { time, gaps } = track
+  const n = time.length
+  if (n === 0) return []
+  const runs: [number, number][] = []
+  let from = 0
+  let g = 0
+  for (let i = 1; i < n; i++) {
+    while (g < gaps.length && gaps[g].end < time[i]) g++
+    if (g < gaps.length && time[i - 1] >= gaps[g].start && time[i] <= gaps[g].end) {
+      runs.push([from, i - 1])
+      from = i
+    }
+  }
+  runs.push([from, n - 1])
+  return runs
 }
 
 /** the last fix at or before `t` (0 before the first) */

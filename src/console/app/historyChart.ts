@@ -5,7 +5,7 @@
  * point of the chart moves the playback there.
  */
 import type uPlot from 'uplot'
-import { PLAYBACK_SKIP_GAP_S, type Track } from './history'
+import { lineRuns, PLAYBACK_SKIP_GAP_S, type Track } from './history'
 import { strings } from './strings'
 
 export interface SpeedChart {
@@ -16,17 +16,22 @@ export interface SpeedChart {
 
 const HEIGHT = 160
 
-/** x (seconds) and speeds, with a break where the device did not report for a while (no line across it) */
+/**
+ * x (seconds) and speeds, with a break (a null: uPlot draws no line across it) at each of the
+ * server's reporting gaps and wherever the device did not report for a while.
+ */
 function series(track: Track): [number[], (number | null)[]] {
   const x: number[] = []
   const y: (number | null)[] = []
-  for (let i = 0; i < track.time.length; i++) {
-    if (i > 0 && track.time[i] - track.time[i - 1] > PLAYBACK_SKIP_GAP_S) {
-      x.push(track.time[i - 1] + 1)
-      y.push(null)
+  for (const [first, last] of lineRuns(track)) {
+    for (let i = first; i <= last; i++) {
+      if (i > 0 && (i === first || track.time[i] - track.time[i - 1] > PLAYBACK_SKIP_GAP_S)) {
+        x.push(track.time[i - 1] + 1)
+        y.push(null)
+      }
+      x.push(track.time[i])
+      y.push(Math.round(track.speed[i] * 10) / 10)
     }
-    x.push(track.time[i])
-    y.push(Math.round(track.speed[i] * 10) / 10)
   }
   return [x, y]
 }
@@ -58,6 +63,40 @@ export async function drawSpeedChart(container: HTMLElement, track: Track, onPic
     ctx.stroke()
     ctx.restore()
   }
+  // The server's reporting gaps: shaded under the grid (drawClear), named over it (draw). No data,
+  // which a blank stretch alone would not tell from a stop with few fixes.
+  const gapSpans = (u: uPlot) => {
+    const { bbox } = u
+    return track.gaps
+      .map((gap) => [Math.max(bbox.left, Math.round(u.valToPos(gap.start, 'x', true))), Math.min(bbox.left + bbox.width, Math.round(u.valToPos(gap.end, 'x', true)))])
+      .filter(([left, right]) => right > left)
+  }
+  const shadeGaps = (u: uPlot) => {
+    const { ctx, bbox } = u
+    ctx.save()
+    ctx.fillStyle = 'rgba(101, 109, 118, 0.14)'
+    for (const [left, right] of gapSpans(u)) ctx.fillRect(left, bbox.top, right - left, bbox.height)
+    ctx.restore()
+  }
+  const nameGaps = (u: uPlot) => {
+    const { ctx, bbox } = u
+    const label = strings.historyChartNoData
+    ctx.save()
+    ctx.font = `${12 * devicePixelRatio}px system-ui, sans-serif`
+    ctx.textAlign = 'center'
+    ctx.textBaseline = 'middle'
+    const width = ctx.measureText(label).width + 8 * devicePixelRatio
+    const height = 16 * devicePixelRatio
+    for (const [left, right] of gapSpans(u)) {
+      if (right - left < width + 8 * devicePixelRatio) continue
+      const [x, y] = [(left + right) / 2, bbox.top + bbox.height / 2]
+      ctx.fillStyle = '#ecedef' // the shade over white, opaque: the grid does not cross the word
+      ctx.fillRect(x - width / 2, y - height / 2, width, height)
+      ctx.fillStyle = '#57606a'
+      ctx.fillText(label, x, y)
+    }
+    ctx.restore()
+  }
   const axis = { stroke: '#3d444d', grid: { stroke: '#eaeef2', width: 1 }, ticks: { stroke: '#d0d7de', width: 1 } }
   const chart = new UPlot(
     {
@@ -81,7 +120,7 @@ export async function drawSpeedChart(container: HTMLElement, track: Track, onPic
         { ...axis, space: 70, values: (u, splits) => timeLabels(splits, (u.scales.x.max ?? 0) - (u.scales.x.min ?? 0)) },
         { ...axis, size: 44, label: 'km/h', labelSize: 16, values: (_u, values) => values.map((v) => String(v)) },
       ],
-      hooks: { draw: [drawPlayback] },
+      hooks: { drawClear: [shadeGaps], draw: [nameGaps, drawPlayback] },
     },
     series(track),
     container,

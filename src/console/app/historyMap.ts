@@ -4,7 +4,7 @@
  * travel is drawn over the route, thicker. Leaflet as on the live map (and the same tiles).
  */
 import L from 'leaflet'
-import { formatDuration, formatTime, type Track } from './history'
+import { formatDuration, formatTime, lineRuns, type Track } from './history'
 import { removeMap } from './mapTeardown'
 import { alarmName } from './notices'
 import { strings } from './strings'
@@ -56,9 +56,13 @@ export class HistoryMap {
     if (!track || track.time.length === 0) return
     const n = track.time.length
     const step = Math.ceil(n / MAX_LINE_VERTICES)
-    const line: L.LatLngExpression[] = []
-    for (let i = 0; i < n; i += step) line.push([track.latitude[i], track.longitude[i]])
-    line.push([track.latitude[n - 1], track.longitude[n - 1]])
+    // one part a stretch between reporting gaps: a gap is not drawn as if it were driven
+    const line: L.LatLngExpression[][] = lineRuns(track).map(([first, last]) => {
+      const part: L.LatLngExpression[] = []
+      for (let i = first; i < last; i += step) part.push([track.latitude[i], track.longitude[i]])
+      part.push([track.latitude[last], track.longitude[last]])
+      return part
+    })
     // a white casing under the line keeps it readable on any tile
     L.polyline(line, { color: '#fff', weight: 8, opacity: 0.9, interactive: false }).addTo(this.drawn)
     const route = L.polyline(line, { color: '#1756a9', weight: 4, opacity: 0.95, interactive: false }).addTo(this.drawn)
@@ -159,6 +163,18 @@ export class HistoryMap {
     if (line.length < 2) return
     this.highlight = L.polyline(line, { color: '#e36209', weight: 6, opacity: 0.95, interactive: false }).addTo(this.drawn)
     this.map.fitBounds(this.highlight.getBounds(), { padding: [40, 40], maxZoom: 16 })
+  }
+
+  /** shows where a reporting gap began and where the device reappeared */
+  focusGap(start: number, end: number) {
+    const track = this.track
+    if (!track) return
+    const at = (t: number) => {
+      const i = track.time.indexOf(t)
+      return i < 0 ? null : L.latLng(track.latitude[i], track.longitude[i])
+    }
+    const [from, to] = [at(start), at(end)]
+    if (from && to) this.map.fitBounds(L.latLngBounds(from, to), { padding: [60, 60], maxZoom: 16 })
   }
 
   focusPoint(latitude: number, longitude: number) {

@@ -130,6 +130,18 @@ export interface HistoryStop {
   end: number
 }
 
+/** a span without data after which the device was elsewhere: the route is not joined across it */
+export interface HistoryGap {
+  /** the last fix before the silence */
+  start: number
+  /** the first fix after it */
+  end: number
+  /** seconds */
+  duration: number
+  /** metres between those two fixes, in a straight line */
+  displacement: number
+}
+
 export interface HistoryRoute {
   points: RoutePoint[]
   stops: HistoryStop[]
@@ -137,6 +149,8 @@ export interface HistoryRoute {
   total_distance: number
   /** seconds from the first point to the last */
   total_duration: number
+  /** left out when there is none */
+  gaps?: HistoryGap[]
 }
 
 export interface HistoryPlace {

@@ -9,6 +9,8 @@
   var auth = { Authorization: 'Bearer ' + token }
   var COLORS = ['#1565c0', '#c62828', '#2e7d32', '#6a1b9a', '#ef6c00', '#00838f', '#ad1457', '#4e342e']
   var ENDED = new Error('ended')
+  // the server's no-data threshold (src/track, DEFAULT_GAP_THRESHOLD_SECONDS), for fixes that arrive live
+  var GAP_THRESHOLD_S = Number(body.dataset.gapThreshold) || 3600
 
   var listEl = document.getElementById('devices')
   var noticeEl = document.getElementById('notice')
@@ -153,12 +155,7 @@
       .then(function (route) {
         if (!route || !route.points || route.points.length === 0) return
         var points = route.points
-        device.track = L.polyline(
-          points.map(function (p) {
-            return [p.latitude, p.longitude]
-          }),
-          { color: device.color, weight: 4, opacity: 0.8 },
-        ).addTo(map)
+        device.track = L.polyline(lineParts(points, route.gaps || []), { color: device.color, weight: 4, opacity: 0.8 }).addTo(map)
         var last = points[points.length - 1]
         if (!device.fix || device.fix.timestamp < last.timestamp) update(device, last)
       })
@@ -167,17 +164,36 @@
       })
   }
 
+  // The route's points as the line's parts: never joined across one of the server's reporting gaps
+  // (two points both within a gap's start..end), where nothing is known of the way between them.
+  function lineParts(points, gaps) {
+    var parts = [[]]
+    var g = 0
+    points.forEach(function (p, i) {
+      while (g < gaps.length && gaps[g].end < p.timestamp) g++
+      if (i > 0 && g < gaps.length && points[i - 1].timestamp >= gaps[g].start && p.timestamp <= gaps[g].end) parts.push([])
+      parts[parts.length - 1].push([p.latitude, p.longitude])
+    })
+    return parts
+  }
+
   function update(device, fix) {
     if (device.fix && device.fix.timestamp > fix.timestamp) return
+    // a fix after a silence longer than the server's no-data threshold starts a new part of the line
+    var silent = device.fix && fix.timestamp - device.fix.timestamp > GAP_THRESHOLD_S
     device.fix = { latitude: fix.latitude, longitude: fix.longitude, speed: fix.speed, timestamp: fix.timestamp }
     place(device, fix.latitude, fix.longitude)
     var midnight = new Date()
     midnight.setHours(0, 0, 0, 0)
     if (fix.timestamp * 1000 >= midnight.getTime()) {
-      if (!device.track) device.track = L.polyline([], { color: device.color, weight: 4, opacity: 0.8 }).addTo(map)
-      var latlngs = device.track.getLatLngs()
-      var tail = latlngs[latlngs.length - 1]
-      if (!tail || tail.lat !== fix.latitude || tail.lng !== fix.longitude) device.track.addLatLng([fix.latitude, fix.longitude])
+      if (!device.track) device.track = L.polyline([[]], { color: device.color, weight: 4, opacity: 0.8 }).addTo(map)
+      var parts = device.track.getLatLngs()
+      if (parts.length === 0 || !Array.isArray(parts[0])) parts = [parts]
+      var part = parts[parts.length - 1]
+      var tail = part[part.length - 1]
+      if (silent && part.length > 0) parts.push((part = []))
+      if (!tail || silent || tail.lat !== fix.latitude || tail.lng !== fix.longitude) part.push(L.latLng(fix.latitude, fix.longitude))
+      device.track.setLatLngs(parts)
     }
     render(device)
   }

@@ -35,7 +35,7 @@ import { HistoryMap } from '../historyMap'
 import { alarmName } from '../notices'
 import { go, historyHref, type Route } from '../router'
 import { strings } from '../strings'
-import type { HistoryStop, HistoryTravel } from '../types'
+import type { HistoryGap, HistoryStop, HistoryTravel } from '../types'
 
 type HistoryRouteState = Extract<Route, { view: 'history' }>
 
@@ -208,6 +208,7 @@ export function HistoryView({ fleet, route }: { fleet: Fleet; route: HistoryRout
 
   const data = ready?.data
   const stops = data?.route.stops ?? []
+  const gaps = data?.route.gaps ?? []
   const travels = data?.travels.travels ?? []
   const events = data?.events ?? []
   const withDate = ready?.withDate ?? false
@@ -290,14 +291,23 @@ export function HistoryView({ fleet, route }: { fleet: Fleet; route: HistoryRout
                 <dt>{strings.historyDuration}</dt>
                 <dd class="sum-span">{formatDuration(data.route.total_duration)}</dd>
               </div>
+              {gaps.length > 0 && (
+                <div>
+                  <dt>{strings.historyNoDataTotal}</dt>
+                  <dd class="sum-gaps">{formatDuration(gaps.reduce((sum, gap) => sum + gap.duration, 0))}</dd>
+                </div>
+              )}
             </dl>
             <TravelsTable travels={travels} withDate={withDate} selected={selected} onPick={(travel, i) => {
               pick(travel.start.timestamp, `travel-${i + 1}`)
               historyMap.current?.highlightSpan(travel.start.timestamp, travel.end.timestamp)
             }} />
-            <StopsList stops={stops} travels={travels} withDate={withDate} threshold={threshold} selected={selected} onPick={(stop, i) => {
+            <StopsList stops={stops} gaps={gaps} travels={travels} withDate={withDate} threshold={threshold} selected={selected} onPick={(stop, i) => {
               pick(stop.start, `stop-${i + 1}`)
               historyMap.current?.focusPoint(stop.latitude, stop.longitude)
+            }} onPickGap={(gap, i) => {
+              pick(gap.end, `gap-${i + 1}`)
+              historyMap.current?.focusGap(gap.start, gap.end)
             }} />
             <section class="history-section" aria-labelledby="hist-events-h">
               <h2 id="hist-events-h">
@@ -565,31 +575,69 @@ function stopAddress(stop: HistoryStop, travels: HistoryTravel[]): string | null
   return travels.find((t) => t.end.timestamp === stop.start)?.end.address ?? travels.find((t) => t.start.timestamp === stop.end)?.start.address ?? null
 }
 
+/** "15.2 km", "350 m" */
+const formatAway = (metres: number) => (metres < 1000 ? `${Math.round(metres / 10) * 10} m` : formatKm(metres))
+
+/** The stops, and between them in time the reporting gaps (no data: neither stopped nor driving, as far as anyone knows). */
 function StopsList({
   stops,
+  gaps,
   travels,
   withDate,
   threshold,
   selected,
   onPick,
+  onPickGap,
 }: {
   stops: HistoryStop[]
+  gaps: HistoryGap[]
   travels: HistoryTravel[]
   withDate: boolean
   threshold: number
   selected: Signal<string | null>
   onPick: (stop: HistoryStop, i: number) => void
+  onPickGap: (gap: HistoryGap, i: number) => void
 }) {
+  const rows = [...stops.map((stop, i) => ({ stop, i, at: stop.start })), ...gaps.map((gap, i) => ({ gap, i, at: gap.start }))].sort((a, b) => a.at - b.at)
   return (
     <section class="history-section" aria-labelledby="hist-stops-h">
       <h2 id="hist-stops-h">
         {strings.historyStops} <span class="count-badge">{stops.length}</span>
       </h2>
-      {stops.length === 0 ? (
-        <p class="muted">{strings.historyNoStops(formatDuration(threshold))}</p>
-      ) : (
+      {stops.length === 0 && <p class="muted">{strings.historyNoStops(formatDuration(threshold))}</p>}
+      {rows.length > 0 && (
         <ol class="history-rows stops" onKeyDown={rowKeys}>
-          {stops.map((stop, i) => {
+          {rows.map((row) => {
+            if ('gap' in row) {
+              const { gap, i } = row
+              const id = `gap-${i + 1}`
+              const current = selected.value === id
+              const [from, to, away] = [formatTime(gap.start, withDate), formatTime(gap.end, withDate), formatAway(gap.displacement)]
+              return (
+                <li key={`gap-${gap.start}`} class={current ? 'gap-row selected' : 'gap-row'}>
+                  <button
+                    type="button"
+                    class="row-button"
+                    data-row
+                    aria-current={current ? 'true' : undefined}
+                    aria-label={strings.historyGapTitle(from, to, formatDuration(gap.duration), away)}
+                    onClick={() => onPickGap(gap, i)}
+                  >
+                    <span class="gap-mark" aria-hidden="true">
+                      ⋯
+                    </span>
+                    <span class="row-main">
+                      <span>
+                        <strong>{strings.historyNoData}</strong> {from} – {to}
+                      </span>
+                      <span class="muted small">{strings.historyGapAway(away)}</span>
+                    </span>
+                    <span class="stop-duration">{formatDuration(gap.duration)}</span>
+                  </button>
+                </li>
+              )
+            }
+            const { stop, i } = row
             const id = `stop-${i + 1}`
             const current = selected.value === id
             const address = stopAddress(stop, travels)
