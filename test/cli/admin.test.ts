@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { baseDataset } from '../support/world'
+import { runCli } from '../support/process'
 
-const root = join(import.meta.dir, '../..')
 let dir: string
 let databasePath: string
 beforeAll(() => {
@@ -22,14 +22,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 export function cli(args: string[], stdin?: string) {
-  const result = Bun.spawnSync([process.execPath, join(root, 'src/main.ts'), ...args], {
-    cwd: dir,
-    env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_PATH: databasePath },
-    stdin: stdin === undefined ? 'ignore' : Buffer.from(stdin),
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }
+  return runCli(args, { cwd: dir, env: { DATABASE_PATH: databasePath }, stdin })
 }
 
 function query<T>(sql: string, ...params: string[]): T[] {
@@ -160,15 +153,7 @@ describe('user and key', () => {
 
 describe('init', () => {
   const fresh = () => join(mkdtempSync(join(tmpdir(), 'tracker-init-')), 'tracker.db')
-  const initCli = (path: string, args: string[], stdin?: string) => {
-    const result = Bun.spawnSync([process.execPath, join(root, 'src/main.ts'), 'init', ...args], {
-      env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_PATH: path },
-      stdin: stdin === undefined ? 'ignore' : Buffer.from(stdin),
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
-    return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }
-  }
+  const initCli = (path: string, args: string[], stdin?: string) => runCli(['init', ...args], { cwd: dirname(path), env: { DATABASE_PATH: path }, stdin })
   const read = <T>(path: string, sql: string) => {
     const sqlite = new Database(path, { readonly: true })
     try {

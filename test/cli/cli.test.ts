@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { createApp } from '../../src/app'
 import { baseDataset, ids } from '../support/world'
+import { runCli } from '../support/process'
 
 const root = join(import.meta.dir, '../..')
 let dir: string
@@ -15,13 +16,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 function cli(args: string[], env: Record<string, string> = {}) {
-  const result = Bun.spawnSync([process.execPath, join(root, 'src/main.ts'), ...args], {
-    cwd: dir,
-    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }
+  return runCli(args, { cwd: dir, env })
 }
 
 describe('command line', () => {

@@ -11,8 +11,8 @@ import { openDatabase } from '../../db/client'
 import { createApp } from '../../src/app'
 import { manualClock } from '../../src/clock'
 import { baseDataset, ids, keys } from '../support/world'
+import { runCli } from '../support/process'
 
-const root = join(import.meta.dir, '../..')
 let dir: string
 let databasePath: string
 beforeEach(() => {
@@ -22,14 +22,7 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }))
 
 function cli(args: string[], stdin?: string) {
-  const result = Bun.spawnSync([process.execPath, join(root, 'src/main.ts'), ...args], {
-    cwd: dir,
-    env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_PATH: databasePath },
-    stdin: stdin === undefined ? 'ignore' : Buffer.from(stdin),
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }
+  return runCli(args, { cwd: dir, env: { DATABASE_PATH: databasePath }, stdin })
 }
 
 function ok(args: string[], stdin?: string): string {

@@ -11,8 +11,8 @@ import { embeddedMigrations, openDatabase } from '../../db/client'
 import { DatasetError, importDataset } from '../../src/dataset/service'
 import { LivePositions } from '../../src/ingest/live'
 import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
+import { runCli } from '../support/process'
 
-const root = join(import.meta.dir, '../..')
 const HOUR = 3600
 
 let world: World
@@ -47,14 +47,9 @@ function moveToGlobex(device: string, groups?: string[]) {
 function cliImport(document: object) {
   const file = join(world.dir, 'move.json')
   writeFileSync(file, JSON.stringify(document))
-  const run = Bun.spawnSync([process.execPath, join(root, 'src/main.ts'), 'import', file, '--upsert'], {
-    cwd: world.dir,
-    env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_PATH: join(world.dir, 'tracker.db') },
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  expect(run.stderr.toString()).toBe('')
-  expect(run.exitCode).toBe(0)
+  const run = runCli(['import', file, '--upsert'], { cwd: world.dir, env: { DATABASE_PATH: join(world.dir, 'tracker.db') } })
+  expect(run.stderr).toBe('')
+  expect(run.code).toBe(0)
 }
 
 describe('a device moved to another account by import --upsert', () => {

@@ -94,3 +94,27 @@ export function serverEnv(
     LOG_LEVEL: logLevel,
   }
 }
+
+/** The repository's root, where src/main.ts is. */
+const ROOT = new URL('../..', import.meta.url).pathname
+
+export interface CliRun {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+/**
+ * The command line as an operator runs it (`tracker <args>`), in a child process, waiting for it:
+ * quiet logs, `cwd`, the variables in `env` (DATABASE_PATH above all) and `stdin` if given.
+ */
+export function runCli(args: string[], options: { cwd: string; env?: Record<string, string>; stdin?: string }): CliRun {
+  const result = Bun.spawnSync([process.execPath, `${ROOT}src/main.ts`, ...args], {
+    cwd: options.cwd,
+    env: { ...process.env, LOG_LEVEL: 'silent', ...options.env },
+    stdin: options.stdin === undefined ? 'ignore' : Buffer.from(options.stdin),
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() }
+}
