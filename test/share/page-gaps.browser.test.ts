@@ -67,6 +67,8 @@ describe.skipIf(!hasChromium)('the shared-link page and reporting gaps', () => {
     await page.goto(base + link.pathname + link.search)
     await page.locator('path.leaflet-interactive').first().waitFor()
     await page.locator('#status.live').waitFor()
+    // the route arrives after the stream's first fix may have begun a line: wait for the route's line
+    await page.waitForFunction(() => document.querySelectorAll('path.leaflet-interactive').length === 1 && (document.querySelector('path.leaflet-interactive')?.getAttribute('d') ?? '').split('M').length - 1 >= 2)
     expect(await trackParts(page)).toBe(2)
     await page.waitForTimeout(500)
     await page.screenshot({ path: join(OUTPUT, 'share-gap-desktop.png') })

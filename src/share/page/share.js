@@ -155,7 +155,10 @@
       .then(function (route) {
         if (!route || !route.points || route.points.length === 0) return
         var points = route.points
-        device.track = L.polyline(lineParts(points, route.gaps || []), { color: device.color, weight: 4, opacity: 0.8 }).addTo(map)
+        // a live fix may have drawn the start of a line already: the route replaces it (one line a device)
+        var parts = lineParts(points, route.gaps || [])
+        if (device.track) device.track.setLatLngs(parts)
+        else device.track = L.polyline(parts, { color: device.color, weight: 4, opacity: 0.8 }).addTo(map)
         var last = points[points.length - 1]
         if (!device.fix || device.fix.timestamp < last.timestamp) update(device, last)
       })
