@@ -45,7 +45,7 @@ import { motionOf, type MotionState, type TimedPosition } from '../track/motion'
 import { DEFAULT_MAX_FIX_AGE_DAYS, isPlausiblePosition, isTimely, judgeFix, timeWindow, type TimeWindow } from '../track/validate'
 import { createDeviceIdentifier, MaskedUnknownDevice, type DeviceRef, type ReportOrigin } from './identify'
 import type { LivePositions } from './live'
-import { withKnownAlarmCode } from './protocols/events'
+import { deviceAlarmSeq, withKnownAlarmCode } from './protocols/events'
 import type { UnknownIdentifierLimits } from './sources'
 import type { DecodedReport } from './types'
 
@@ -141,6 +141,8 @@ interface CheckedReport {
   /** fixes refused as impossible */
   rejected: number
   events: EncodedEvent[]
+  /** each event's seq in its second (deviceAlarmSeq), in the order of `events` */
+  eventSeqs: number[]
   /** attributes to merge into the device's status; null when the report said nothing of it */
   status: Record<string, unknown> | null
 }
@@ -215,6 +217,7 @@ function validateReport(report: DecodedReport, window: TimeWindow): CheckedRepor
     })
   }
   const events: EncodedEvent[] = []
+  const eventSeqs: number[] = []
   for (const decoded of report.events) {
     if (typeof decoded.alarmCode !== 'string' || decoded.alarmCode === '') continue
     if (!isTimely(Math.floor(decoded.timestamp), window)) continue
@@ -223,6 +226,7 @@ function validateReport(report: DecodedReport, window: TimeWindow): CheckedRepor
     const latitude = finiteOrNull(event.latitude)
     const longitude = finiteOrNull(event.longitude)
     events.push(encodeEvent(event, latitude !== null && longitude !== null && isPlausiblePosition(latitude, longitude)))
+    eventSeqs.push(deviceAlarmSeq(event))
   }
   let status: Record<string, unknown> | null = null
   if (hasKeys(report.status)) {
@@ -230,7 +234,7 @@ function validateReport(report: DecodedReport, window: TimeWindow): CheckedRepor
     JSON.stringify(report.status)
     status = report.status
   }
-  return { fixes, rejected, events, status }
+  return { fixes, rejected, events, eventSeqs, status }
 }
 
 export function createIngestPipeline(options: PipelineOptions) {
@@ -507,8 +511,8 @@ export function createIngestPipeline(options: PipelineOptions) {
         } else updates.set(key, { at: op.at, fix, state })
       }
       let written = 0
-      for (const event of checked.events) {
-        if (!events.insert(key, event)) continue
+      for (const [i, event] of checked.events.entries()) {
+        if (!events.insert(key, event, checked.eventSeqs[i])) continue
         written++
         storedEvent(key, event)
       }

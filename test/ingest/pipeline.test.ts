@@ -372,6 +372,18 @@ describe('events', () => {
     // live streams hear the stored code
     expect(published).toEqual(['alarm', 'alarm', 'alarm', 'alarm', 'alarm', 'sos'])
   })
+
+  test('two different unknown alarms in one second are both kept as `alarm`; each re-sent is still one row', async () => {
+    const report = { uniqueId: DEVICES.parked.imei, fixes: [], events: [event(T - 3, 'fuelTheft'), event(T - 3, 'doorOpenedWhileParked'), event(T - 3, 'sos')] }
+    expect((await pipeline.ingest(report)).events).toBe(3)
+    expect((await pipeline.ingest(report)).events).toBe(0)
+    const rows = db.database.sqlite.query<{ alarm_code: string; context: string }, []>('SELECT alarm_code, context FROM events ORDER BY alarm_code, context').all()
+    expect(rows.map((row) => ({ code: row.alarm_code, context: JSON.parse(row.context) }))).toEqual([
+      { code: 'alarm', context: { raw_alarm: 'doorOpenedWhileParked' } },
+      { code: 'alarm', context: { raw_alarm: 'fuelTheft' } },
+      { code: 'sos', context: {} },
+    ])
+  })
 })
 
 describe('group commit', () => {

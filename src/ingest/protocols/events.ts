@@ -70,6 +70,21 @@ export function withKnownAlarmCode(event: DecodedEvent): DecodedEvent {
 }
 
 /**
+ * The key a device's own alarm is stored under in its second (events are unique on device, second,
+ * code and seq; store/events.ts): 0 for a code the product knows, so a re-sent alarm is stored
+ * once. Generic `alarm`s of different raw codes share their code, so each takes a negative seq
+ * drawn from its raw code (FNV-1a, 31 bits): two different ones in one second are both kept, a
+ * re-sent one is still stored once, and the server's own events (seq 1, 2, …) never meet them.
+ */
+export function deviceAlarmSeq(event: Pick<DecodedEvent, 'alarmCode' | 'context'>): number {
+  const raw = event.context?.[RAW_ALARM_KEY]
+  if (event.alarmCode !== GENERIC_ALARM_CODE || typeof raw !== 'string') return 0
+  let hash = 0x811c9dc5
+  for (let i = 0; i < raw.length; i++) hash = Math.imul(hash ^ raw.charCodeAt(i), 0x01000193)
+  return -1 - (hash & 0x7fffffff)
+}
+
+/**
  * An alarm at a fix: its time, speed and satellites, and its place only when the fix is valid
  * (without a lock the coordinates are stale or zero, not a place worth showing).
  */
