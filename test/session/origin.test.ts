@@ -100,3 +100,26 @@ describe('APP_URL set', () => {
     expect(signIn403.detail).toContain(`open the console at ${APP}`)
   })
 })
+
+describe('behind a trusted proxy (TRUSTED_PROXIES), over a real socket', () => {
+  test("the proxy's X-Forwarded-Proto and X-Forwarded-Host say the origin; the Host it sends does not", async () => {
+    const world = await worldWith({ TRUSTED_PROXIES: '127.0.0.1' })
+    const server = world.app.listen({ port: 0, hostname: '127.0.0.1' }).server!
+    try {
+      const base = `http://127.0.0.1:${server.port}`
+      // what a TLS proxy at https://fleet.example.org passes on, talking plain HTTP to the server
+      const proxied = { 'content-type': 'application/json', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'fleet.example.org' }
+      const post = (path: string, body: unknown, headers: Record<string, string>) => fetch(`${base}${path}`, { method: 'POST', headers: { ...proxied, ...headers }, body: JSON.stringify(body) })
+      const signedIn = await post('/session', { name: 'dana', password: PASSWORD }, { origin: 'https://fleet.example.org' })
+      expect(signedIn.status).toBe(200)
+      const cookie = cookieOf(signedIn)
+      expect((await post('/devices', device('PROXY-1'), { cookie, origin: 'https://fleet.example.org' })).status).toBe(201)
+      // the socket's own address is not where the browser is: refused, naming the proxy's origin
+      const refused = await post('/devices', device('PROXY-2'), { cookie, origin: base })
+      expect(refused.status).toBe(403)
+      expect((await refused.json()).detail).toContain('open the console at https://fleet.example.org')
+    } finally {
+      await world.app.stop(true)
+    }
+  })
+})
