@@ -154,7 +154,7 @@ connects to the checked address), unless the server runs with \`WEBHOOK_ALLOW_PR
 
 **Signing in (people, the console).** \`POST /session\` \`{name, password}\` (the name in any case)
 answers \`{user}\` and sets the \`tracker_session\` cookie (HttpOnly, SameSite=Strict, Path=/, Secure
-when APP_URL is https, Max-Age 14 days), which then authenticates every route as the user's key
+when APP_URL is https or the request came over https, Max-Age 14 days), which then authenticates every route as the user's key
 would, when no Authorization header is sent. A change made with the cookie must carry an \`Origin\`
 (or \`Referer\`) equal to the address the request was sent to (its scheme and \`Host\`, so the console
 works at whatever address it was opened: \`http://192.168.1.20:3000\`; behind TRUSTED_PROXIES, their

@@ -26,6 +26,12 @@ export function sessionCookieHeader(sessionId: string, secure: boolean, maxAgeSe
 
 const SIGN_IN_FAILED = 'Wrong name or password'
 
+/** whether a cookie set in answer to this request is Secure: APP_URL is https, or the browser came over https */
+function secureCookie(appUrl: string, requestOrigin: RequestOrigin) {
+  const always = appUrl.startsWith('https:')
+  return (request: Request, server: unknown) => always || (requestOrigin(request, server as PeerSource | null)?.startsWith('https:') ?? false)
+}
+
 export interface SessionRouteOptions {
   /** every password check passes it: the failed-authentication throttle (where bad keys count too) and the caps on checks in flight */
   guard: PasswordGuard
@@ -43,7 +49,8 @@ const ORIGIN_RULE =
   'their X-Forwarded-Proto and X-Forwarded-Host), or of APP_URL when APP_URL is set'
 
 export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: SessionService, { guard, clientAddress, requestOrigin, appUrl, appUrlSet }: SessionRouteOptions) {
-  const secure = appUrl.startsWith('https:')
+  // Secure when APP_URL is https or the request came over https, or the browser reached the server over https (a TLS proxy named in TRUSTED_PROXIES)
+  const secure = secureCookie(appUrl, requestOrigin)
   const appOrigin = appUrlSet ? new URL(appUrl).origin : null
   const noStore = { 'cache-control': 'no-store' }
 
@@ -62,7 +69,7 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
         // counted before the password is verified: passwords, unlike keys, can be guessed
         const signedIn = await guard.attempt(client, body.name, () => sessions.signIn(body.name, body.password))
         if (signedIn === null) throw new Unauthorized(SIGN_IN_FAILED, false)
-        Object.assign(set.headers, noStore, { 'set-cookie': sessionCookieHeader(signedIn.sessionId, secure) })
+        Object.assign(set.headers, noStore, { 'set-cookie': sessionCookieHeader(signedIn.sessionId, secure(request, server)) })
         return { user: signedIn.user }
       },
       {
@@ -73,7 +80,7 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
           summary: 'Sign in (a person, for the console)',
           description:
             `Checks the name (any case) and password and answers the user, with a new session in the \`${SESSION_COOKIE}\` cookie ` +
-            '(HttpOnly, SameSite=Strict, Path=/, Secure when APP_URL is https, Max-Age 14 days). The cookie then authenticates every ' +
+            '(HttpOnly, SameSite=Strict, Path=/, Secure when APP_URL is https or the request came over https, Max-Age 14 days). The cookie then authenticates every ' +
             `route as the user's API key would; a request that changes something with it must send ${ORIGIN_RULE}, else 403 naming where to open the console. ` +
             'A wrong name and a wrong password get the same 401, after the same work (a user without a password cannot sign in). ' +
             'Each attempt is counted as a failure before its password is checked (and given back when it was right), in the throttle ' +
@@ -128,13 +135,13 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
     )
     .get(
       '/session',
-      async ({ principal, request, set }) => {
+      async ({ principal, request, server, set }) => {
         const user = asUser(principal)
         Object.assign(set.headers, noStore)
         // the console asks at each visit: a day-old session gets a new id, and the cookie 14 more days
         const sessionId = user.via === 'session' ? sessionCookie(request) : null
         const renewed = sessionId === null ? null : await sessions.renew(sessionId)
-        if (renewed !== null) set.headers['set-cookie'] = sessionCookieHeader(renewed, secure)
+        if (renewed !== null) set.headers['set-cookie'] = sessionCookieHeader(renewed, secure(request, server))
         return { user: sessions.userOf(user) }
       },
       {
@@ -153,7 +160,7 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
     )
     .delete(
       '/session',
-      async ({ principal, request }) => {
+      async ({ principal, request, server }) => {
         const user = asUser(principal)
         const sessionId = user.via === 'session' ? sessionCookie(request) : null
         if (sessionId === null) {
@@ -162,7 +169,7 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
         await sessions.end(sessionId)
         return new Response(null, {
           status: 204,
-          headers: { ...noStore, 'set-cookie': sessionCookieHeader('', secure, 0) },
+          headers: { ...noStore, 'set-cookie': sessionCookieHeader('', secure(request, server), 0) },
         })
       },
       {
@@ -186,10 +193,11 @@ export interface SetupRouteOptions {
   sessions: SessionService
   clock: Clock
   appUrl: string
+  requestOrigin: RequestOrigin
 }
 
-export function setupRoutes({ db, firstRun, sessions, clock, appUrl }: SetupRouteOptions) {
-  const secure = appUrl.startsWith('https:')
+export function setupRoutes({ db, firstRun, sessions, clock, appUrl, requestOrigin }: SetupRouteOptions) {
+  const secure = secureCookie(appUrl, requestOrigin)
 
   return new Elysia({ name: 'setup' })
     .get('/setup', ({ query }) => setupPage(firstRun, query.token ?? ''), {
@@ -213,7 +221,7 @@ export function setupRoutes({ db, firstRun, sessions, clock, appUrl }: SetupRout
     .get('/setup/assets/:name', ({ params }) => setupAssetRoute(params.name), { detail: { hide: true } })
     .post(
       '/setup',
-      async ({ body, set }) => {
+      async ({ body, request, server, set }) => {
         const check = firstRun.check(body.token)
         if (check === 'used') throw new Forbidden('This setup link has been used; sign in with POST /session')
         if (check === 'wrong') {
@@ -230,7 +238,7 @@ export function setupRoutes({ db, firstRun, sessions, clock, appUrl }: SetupRout
         }
         firstRun.invalidate()
         const sessionId = await sessions.open(user.id)
-        Object.assign(set.headers, { 'cache-control': 'no-store', 'set-cookie': sessionCookieHeader(sessionId, secure) })
+        Object.assign(set.headers, { 'cache-control': 'no-store', 'set-cookie': sessionCookieHeader(sessionId, secure(request, server)) })
         return { user }
       },
       {

@@ -38,6 +38,8 @@ describe('APP_URL not set (the default http://localhost:PORT)', () => {
     world = await worldWith({})
     const signedIn = await signIn(world, { ...lanHost, origin: LAN })
     expect(signedIn.status).toBe(200)
+    // over plain http the cookie cannot be Secure
+    expect(signedIn.headers.get('set-cookie')).not.toContain('Secure')
     cookie = cookieOf(signedIn)
   })
 
@@ -113,6 +115,8 @@ describe('behind a trusted proxy (TRUSTED_PROXIES), over a real socket', () => {
       const signedIn = await post('/session', { name: 'dana', password: PASSWORD }, { origin: 'https://fleet.example.org' })
       expect(signedIn.status).toBe(200)
       const cookie = cookieOf(signedIn)
+      // the browser came over https: the cookie is Secure, though APP_URL is not set
+      expect(signedIn.headers.get('set-cookie')).toContain('; Secure')
       expect((await post('/devices', device('PROXY-1'), { cookie, origin: 'https://fleet.example.org' })).status).toBe(201)
       // the socket's own address is not where the browser is: refused, naming the proxy's origin
       const refused = await post('/devices', device('PROXY-2'), { cookie, origin: base })
