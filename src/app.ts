@@ -31,7 +31,7 @@ import { createHistoryService } from './history/service'
 import { API_DESCRIPTION } from './http/description'
 import { apiDocs } from './http/docs'
 import { authPlugin } from './http/auth'
-import { createClientAddress, createForwardedForWatch, forwardedForPlugin } from './http/client'
+import { createClientAddress, createRequestOrigin, createForwardedForWatch, forwardedForPlugin } from './http/client'
 import { headerLimit } from './http/headers'
 import { createAuthThrottle, defaultThrottle, type AuthThrottleOptions } from './http/limits'
 import { problemDetails } from './http/problem'
@@ -119,6 +119,7 @@ export function createApp(deps: AppDeps) {
   })
   const forwardedFor = createForwardedForWatch({ log, clock })
   const clientAddress = createClientAddress(config.trustedProxies, forwardedFor)
+  const requestOrigin = createRequestOrigin(config.trustedProxies)
   const keyUsage = createKeyUsage(sqlite, clock, { log, flushMs: deps.keyUseFlushMs })
   // one throttle: bad keys, bad session cookies and wrong passwords count together
   const throttle = createAuthThrottle(clock, deps.throttle ?? defaultThrottle)
@@ -128,7 +129,8 @@ export function createApp(deps: AppDeps) {
     clientAddress,
     findUserByKey: createKeyLookup(sqlite, clock, keyUsage),
     findUserBySession: sessions.findUserBySession,
-    appOrigin: new URL(config.appUrl).origin,
+    appOrigin: config.appUrlSet ? new URL(config.appUrl).origin : null,
+    requestOrigin,
     resolveShareToken: (token, request, client) => shares.resolve(token, viewerOf(request, client)),
     throttle,
   })
@@ -195,8 +197,8 @@ export function createApp(deps: AppDeps) {
     .use(modelRoutes(auth, { models: modelAdmin, write }))
     .use(geofenceRoutes(auth, { geofences, write }))
     .use(notificationRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), allowPrivate: config.webhookAllowPrivate }))
-    .use(sessionRoutes(auth, sessions, { guard: passwordGuard, clientAddress, appUrl: config.appUrl }))
-    .use(setupRoutes({ db: deps.database.db, firstRun: deps.firstRun ?? createFirstRun(deps.database.db), sessions, clock, appUrl: config.appUrl }))
+    .use(sessionRoutes(auth, sessions, { guard: passwordGuard, clientAddress, requestOrigin, appUrl: config.appUrl, appUrlSet: config.appUrlSet }))
+    .use(setupRoutes({ db: deps.database.db, firstRun: deps.firstRun ?? createFirstRun(deps.database.db), sessions, clock, appUrl: config.appUrl, requestOrigin }))
     // share-link views still in memory are written before the server closes the database
     .onStop(() => {
       commandQueue.stop()

@@ -12,7 +12,10 @@ export interface Config {
   port: number
   host: string
   databasePath: string
+  /** APP_URL, else http://localhost:PORT (share links' base) */
   appUrl: string
+  /** whether APP_URL was set: only then is its origin, besides the request's own, one the console may write from */
+  appUrlSet: boolean
   shortUrlBase: string
   /** each device protocol's port, by protocol name (ingest/protocols); 0 turns its listener off */
   devicePorts: Record<string, number>
@@ -125,6 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST || '0.0.0.0',
     databasePath: env.DATABASE_PATH || './data/tracker.db',
     appUrl,
+    appUrlSet: (env.APP_URL ?? '') !== '',
     shortUrlBase: url(env, 'SHORT_URL_BASE', `${appUrl}/s`)!,
     // OSMAND_PORT, GT06_PORT, TELTONIKA_PORT, H02_PORT, …: each protocol names its own
     devicePorts: Object.fromEntries(PROTOCOLS.map((protocol) => [protocol.name, integer(env, protocol.portVariable, protocol.defaultPort, 0, 65535)])),

@@ -231,7 +231,7 @@ export async function runDemo(options: DemoOptions): Promise<{ sent: number; ref
   print(RECORDINGS_CREDIT)
   print(`API key (shown once): ${key}`)
   print(`try: curl -H "Authorization: Bearer ${key}" ${api}/devices`)
-  // the console must be opened at APP_URL (its cookie's writes are checked against it); PORT=0 (tests) has none to name
+  // the console works at any address that reaches the server; APP_URL is the one to name. PORT=0 (tests) has none
   const consoleUrl = new URL(config.appUrl).port === '0' ? api : config.appUrl.replace(/\/+$/, '')
   print(`console: ${consoleUrl}/ — sign in as "${DEMO_USER_NAME}" with password ${password} (shown once; new at every demo run)`)
   print(`replaying ${tracks.reduce((n, t) => n + t.points.length, 0)} fixes at ${speed}× over OsmAnd (${osmand})…`)

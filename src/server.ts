@@ -22,7 +22,7 @@ import type { ServerStatus } from './ops/health'
 import { startRetention } from './ops/retention'
 import { createDeliveryWorker } from './alerts/delivery'
 import { countingPipeline, createServerMetrics, type ServerMetrics } from './ops/server-metrics'
-import { createFirstRun, setupUrl } from './session/setup'
+import { consoleAddresses, createFirstRun, setupUrl } from './session/setup'
 import pkg from '../package.json'
 
 /** how long in-flight HTTP requests get to finish at shutdown before their connections are cut (live streams never finish) */
@@ -131,10 +131,22 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   log.info('serving', { url: `http://${config.host}:${port}`, port, database: config.databasePath, version: pkg.version })
   status.listening = true
   status.listeners = Object.fromEntries([...listeners].map(([name, listener]) => [name, listener ? 'up' : 'off']))
+  const addresses = consoleAddresses(config, port)
   if (firstRun.token !== null) {
     // the one log line that carries a secret, on purpose: whoever reads the server's log is its operator
-    const url = setupUrl(config.appUrl, firstRun.token)
-    log.warn(`first run: no user yet; open ${url} to create the first account and its admin (the link works once; a new one at every start until then), or run \`tracker init\``, { setup_url: url })
+    const urls = addresses.map((address) => setupUrl(address, firstRun.token!))
+    const where = urls.length === 1 ? urls[0] : `${urls.join(' or ')} (whichever reaches this server from your browser)`
+    log.warn(
+      `first run: no user yet; open ${where} to create the first account and its admin (the link works once; a new one at every start until then), or run \`tracker init\``,
+      { setup_url: urls[0], setup_urls: urls },
+    )
+  }
+  if (!config.appUrlSet && !isLoopback(config.host)) {
+    // the console works at any of them; a share link must name one address that works from anywhere
+    log.warn(
+      `APP_URL is not set: share links begin with ${config.appUrl}, which opens only on this machine; set APP_URL to the address people reach the server at (such as https://fleet.example.org)`,
+      { console_urls: addresses },
+    )
   }
   metrics.bind({
     connectedDevices: () => pipeline.stats.connected,
@@ -230,4 +242,9 @@ function warnIfDescriptorsShort(maxConnections: number, maxStreams: number, log:
       openFileLimit: limit,
     })
   }
+}
+
+/** 127.0.0.0/8, ::1 and localhost: only this machine reaches the server, so APP_URL's default is right */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host)
 }

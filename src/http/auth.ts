@@ -10,7 +10,7 @@ import { Elysia } from 'elysia'
 import { Forbidden, TooManyRequests, Unauthorized } from '../errors'
 import type { Principal, SharePrincipal, UserPrincipal } from '../principal'
 import { readJsonBody, type BodyLimits } from './body'
-import type { ClientAddress, PeerSource } from './client'
+import type { ClientAddress, PeerSource, RequestOrigin } from './client'
 import type { AuthThrottle } from './limits'
 
 export interface ShareTokenResolver {
@@ -27,8 +27,12 @@ export interface AuthDeps {
   findUserByKey(key: string): UserPrincipal | null
   /** the user behind a session id from the cookie, or null (unknown, expired, ended) */
   findUserBySession?(sessionId: string): UserPrincipal | null
-  /** APP_URL's origin: a request that changes something with a session cookie must come from it (CSRF) */
-  appOrigin?: string
+  /**
+   * A request that changes something with a session cookie must come from the origin it was sent
+   * to (`requestOrigin`, CSRF) or, when APP_URL is set, from APP_URL's origin (`appOrigin`)
+   */
+  appOrigin?: string | null
+  requestOrigin?: RequestOrigin
   resolveShareToken?: ShareTokenResolver
   throttle: AuthThrottle
   /** the address the throttle counts against (http/client.ts) */
@@ -56,15 +60,27 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /**
  * A cookie is sent by the browser whoever made the page: a request that changes something with
- * one must say it comes from the console's own origin (Origin, else Referer). A bearer key is
- * never sent by a browser on its own, so it needs no such check.
+ * one must say it comes from the page of the server it was sent to (Origin, else Referer, equal
+ * to the request's own scheme and Host), or from APP_URL when that is set. A bearer key is never
+ * sent by a browser on its own, so it needs no such check.
  */
-function checkOrigin(request: Request, appOrigin: string | undefined): void {
+function checkOrigin(request: Request, deps: AuthDeps, ownOrigin: () => string | null): void {
   if (SAFE_METHODS.has(request.method)) return
   const origin = request.headers.get('origin') ?? originOf(request.headers.get('referer'))
-  if (appOrigin === undefined || origin !== appOrigin) {
-    throw new Forbidden(`A change made with the session cookie must come from ${appOrigin ?? 'the console'} (Origin or Referer); use an API key from elsewhere`)
+  if (origin === null) {
+    throw new Forbidden('A change made with the session cookie must say where its page is (an Origin or Referer header, as browsers send); from a script, use an API key')
   }
+  if (deps.appOrigin && origin === deps.appOrigin) return
+  const own = deps.requestOrigin ? ownOrigin() : null
+  if (own !== null && origin === own) return
+  throw new Forbidden(crossOrigin(origin, own, deps.appOrigin ?? null))
+}
+
+/** what a refused origin is told: where to open the console instead */
+export function crossOrigin(origin: string, own: string | null, appOrigin: string | null): string {
+  const at = appOrigin ?? own
+  return `This page (${origin}) is not the console of the server it wrote to${at ? `: open the console at ${at}` : ''}` +
+    ' and sign in there (from a script, use an API key)'
 }
 
 function originOf(url: string | null): string | null {
@@ -85,7 +101,7 @@ function originOf(url: string | null): string | null {
  * address). Keys and tokens are 256-bit random, so the throttle is not what stops guessing; it
  * slows and then refuses the failures of one client, and a success erases nothing.
  */
-export function authenticate(deps: AuthDeps, request: Request, clientOf: () => string): Principal | Promise<Principal> {
+export function authenticate(deps: AuthDeps, request: Request, clientOf: () => string, ownOriginOf: () => string | null = () => null): Principal | Promise<Principal> {
   let address: string | undefined
   const client = () => (address ??= clientOf())
 
@@ -98,7 +114,7 @@ export function authenticate(deps: AuthDeps, request: Request, clientOf: () => s
   if (sessionId !== null) {
     const user = deps.findUserBySession!(sessionId)
     if (user !== null) {
-      checkOrigin(request, deps.appOrigin)
+      checkOrigin(request, deps, ownOriginOf)
       return user
     }
   }
@@ -139,7 +155,7 @@ export function authPlugin(deps: AuthDeps) {
   function decide({ request, server }: AuthContext, mode: AuthMode): Principal | Promise<Principal> {
     const known = principals.get(request)
     if (known !== undefined) return known
-    const decided = authenticate(deps, request, () => deps.clientAddress(request, server))
+    const decided = authenticate(deps, request, () => deps.clientAddress(request, server), () => deps.requestOrigin?.(request, server) ?? null)
     if (decided instanceof Promise) return decided.then((principal) => remember(request, principal, mode))
     return remember(request, decided, mode)
   }

@@ -92,13 +92,19 @@ export function forwardedForPlugin(trustedProxies: readonly string[], watch: For
 }
 
 /** The client address of a request: `(request, server) → address`; 'local' when there is no socket (app.handle in tests). */
-export function createClientAddress(trustedProxies: readonly string[], watch?: ForwardedForWatch) {
+/** `address → whether it is one of TRUSTED_PROXIES` */
+function trustedBy(trustedProxies: readonly string[]): (address: string) => boolean {
   const ranges = trustedProxies.map(parseProxyEntry)
-  const trusted = (address: string): boolean => {
-    if (!ipaddr.isValid(address)) return false
+  return (address) => {
+    if (ranges.length === 0 || !ipaddr.isValid(address)) return false
     const parsed = normalise(ipaddr.parse(address))
     return ranges.some(([range, bits]) => range.kind() === parsed.kind() && parsed.match(range, bits))
   }
+}
+
+export function createClientAddress(trustedProxies: readonly string[], watch?: ForwardedForWatch) {
+  const ranges = trustedProxies.map(parseProxyEntry)
+  const trusted = trustedBy(trustedProxies)
   return function clientAddress(request: Request, server: PeerSource | null | undefined): string {
     const peer = server?.requestIP(request)?.address
     if (peer === undefined) return 'local'
@@ -121,3 +127,47 @@ export function createClientAddress(trustedProxies: readonly string[], watch?: F
 }
 
 export type ClientAddress = ReturnType<typeof createClientAddress>
+
+/** a name or address with an optional port, and nothing else (no path, no user) */
+const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/
+
+export type RequestOrigin = (request: Request, server: PeerSource | null | undefined) => string | null
+
+/** the first value of a proxy's header ("https, http" → "https"), or null */
+function firstValue(header: string | null): string | null {
+  const value = header?.split(',')[0]?.trim()
+  return value ? value : null
+}
+
+/**
+ * The origin a request was sent to, as the browser that sent it saw it: the scheme and the Host
+ * header (`http://192.168.1.20:3000`), or null when the Host is not a host. Behind one of
+ * TRUSTED_PROXIES the proxy's X-Forwarded-Proto and X-Forwarded-Host say it instead (a TLS
+ * proxy talks plain HTTP to the server); from any other peer they are ignored. A page elsewhere
+ * cannot make a browser send another site's Host, so this is the origin a CSRF check compares
+ * the Origin header with.
+ */
+export function createRequestOrigin(trustedProxies: readonly string[]): RequestOrigin {
+  const trusted = trustedBy(trustedProxies)
+  const proxied = trustedProxies.length > 0
+  return function requestOrigin(request, server) {
+    const url = new URL(request.url)
+    let scheme = url.protocol.slice(0, -1)
+    let host = request.headers.get('host') ?? url.host
+    if (proxied) {
+      const peer = server?.requestIP(request)?.address
+      if (peer !== undefined && trusted(peer)) {
+        const proto = firstValue(request.headers.get('x-forwarded-proto'))?.toLowerCase()
+        if (proto === 'http' || proto === 'https') scheme = proto
+        host = firstValue(request.headers.get('x-forwarded-host')) ?? host
+      }
+    }
+    if (!HOST.test(host)) return null
+    // the URL parser lower-cases the host and drops a default port, as browsers write Origin
+    try {
+      return new URL(`${scheme}://${host}`).origin
+    } catch {
+      return null
+    }
+  }
+}

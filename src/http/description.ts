@@ -154,9 +154,12 @@ connects to the checked address), unless the server runs with \`WEBHOOK_ALLOW_PR
 
 **Signing in (people, the console).** \`POST /session\` \`{name, password}\` (the name in any case)
 answers \`{user}\` and sets the \`tracker_session\` cookie (HttpOnly, SameSite=Strict, Path=/, Secure
-when APP_URL is https, Max-Age 14 days), which then authenticates every route as the user's key
+when APP_URL is https or the request came over https, Max-Age 14 days), which then authenticates every route as the user's key
 would, when no Authorization header is sent. A change made with the cookie must carry an \`Origin\`
-(or \`Referer\`) of APP_URL, else 403; a browser's \`POST /session\` from another origin is 403 too.
+(or \`Referer\`) equal to the address the request was sent to (its scheme and \`Host\`, so the console
+works at whatever address it was opened: \`http://192.168.1.20:3000\`; behind TRUSTED_PROXIES, their
+\`X-Forwarded-Proto\` and \`X-Forwarded-Host\`) or, when APP_URL is set, to APP_URL's origin; else 403,
+its detail naming where to open the console. A browser's \`POST /session\` from another origin is 403 too.
 A wrong name and a wrong password get the same 401. Each attempt is counted as a failure before
 its password is checked (given back when it was right): with bad keys, 20 in 60 s from one client,
 and 50 in 60 s at one name from anywhere; past either, 429 with \`Retry-After\`, at once and

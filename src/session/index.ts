@@ -7,9 +7,9 @@ import type { Db } from '../../db/client'
 import type { Clock } from '../clock'
 import { Me } from '../admin/model'
 import { Conflict, Forbidden, Invalid, Unauthorized } from '../errors'
-import { asUser, SESSION_COOKIE, sessionCookie, type authPlugin } from '../http/auth'
+import { asUser, crossOrigin, SESSION_COOKIE, sessionCookie, type authPlugin } from '../http/auth'
 import { boundedJson } from '../http/body'
-import type { ClientAddress, PeerSource } from '../http/client'
+import type { ClientAddress, PeerSource, RequestOrigin } from '../http/client'
 import { responses } from '../http/model'
 import { REQUEST_ID_HEADER } from '../ops/requests'
 import type { PasswordGuard } from './guard'
@@ -26,17 +26,32 @@ export function sessionCookieHeader(sessionId: string, secure: boolean, maxAgeSe
 
 const SIGN_IN_FAILED = 'Wrong name or password'
 
+/** whether a cookie set in answer to this request is Secure: APP_URL is https, or the browser came over https */
+function secureCookie(appUrl: string, requestOrigin: RequestOrigin) {
+  const always = appUrl.startsWith('https:')
+  return (request: Request, server: unknown) => always || (requestOrigin(request, server as PeerSource | null)?.startsWith('https:') ?? false)
+}
+
 export interface SessionRouteOptions {
   /** every password check passes it: the failed-authentication throttle (where bad keys count too) and the caps on checks in flight */
   guard: PasswordGuard
   clientAddress: ClientAddress
-  /** APP_URL: its origin is the only one a browser may sign in from; https makes the cookie Secure */
+  /** the origin a request was sent to (scheme and Host): a browser may sign in from it */
+  requestOrigin: RequestOrigin
+  /** APP_URL: https makes the cookie Secure; when set, a browser may sign in from its origin too */
   appUrl: string
+  appUrlSet: boolean
 }
 
-export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: SessionService, { guard, clientAddress, appUrl }: SessionRouteOptions) {
-  const secure = appUrl.startsWith('https:')
-  const appOrigin = new URL(appUrl).origin
+/** said wherever the rule applies (OpenAPI text) */
+const ORIGIN_RULE =
+  'an Origin (or Referer) of the address the request was sent to (its scheme and Host, as the browser shows it; behind TRUSTED_PROXIES, ' +
+  'their X-Forwarded-Proto and X-Forwarded-Host), or of APP_URL when APP_URL is set'
+
+export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: SessionService, { guard, clientAddress, requestOrigin, appUrl, appUrlSet }: SessionRouteOptions) {
+  // Secure when APP_URL is https or the request came over https, or the browser reached the server over https (a TLS proxy named in TRUSTED_PROXIES)
+  const secure = secureCookie(appUrl, requestOrigin)
+  const appOrigin = appUrlSet ? new URL(appUrl).origin : null
   const noStore = { 'cache-control': 'no-store' }
 
   return new Elysia({ name: 'session' })
@@ -46,12 +61,15 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
       async ({ body, request, server, set }) => {
         // login CSRF: another site must not sign a visitor in to someone else's account
         const origin = request.headers.get('origin')
-        if (origin !== null && origin !== appOrigin) throw new Forbidden(`Sign in from ${appOrigin}; a page elsewhere may not sign you in`)
+        if (origin !== null && origin !== appOrigin) {
+          const own = requestOrigin(request, server as PeerSource | null)
+          if (origin !== own) throw new Forbidden(crossOrigin(origin, own, appOrigin))
+        }
         const client = clientAddress(request, server as PeerSource | null)
         // counted before the password is verified: passwords, unlike keys, can be guessed
         const signedIn = await guard.attempt(client, body.name, () => sessions.signIn(body.name, body.password))
         if (signedIn === null) throw new Unauthorized(SIGN_IN_FAILED, false)
-        Object.assign(set.headers, noStore, { 'set-cookie': sessionCookieHeader(signedIn.sessionId, secure) })
+        Object.assign(set.headers, noStore, { 'set-cookie': sessionCookieHeader(signedIn.sessionId, secure(request, server)) })
         return { user: signedIn.user }
       },
       {
@@ -62,14 +80,15 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
           summary: 'Sign in (a person, for the console)',
           description:
             `Checks the name (any case) and password and answers the user, with a new session in the \`${SESSION_COOKIE}\` cookie ` +
-            '(HttpOnly, SameSite=Strict, Path=/, Secure when APP_URL is https, Max-Age 14 days). The cookie then authenticates every ' +
-            'route as the user\'s API key would; a request that changes something with it must send an Origin (or Referer) of APP_URL. ' +
+            '(HttpOnly, SameSite=Strict, Path=/, Secure when APP_URL is https or the request came over https, Max-Age 14 days). The cookie then authenticates every ' +
+            `route as the user's API key would; a request that changes something with it must send ${ORIGIN_RULE}, else 403 naming where to open the console. ` +
             'A wrong name and a wrong password get the same 401, after the same work (a user without a password cannot sign in). ' +
             'Each attempt is counted as a failure before its password is checked (and given back when it was right), in the throttle ' +
             'of bad keys (20 a minute from one client address or IPv6 /64) and against the name tried, whoever tries it (50 a minute); ' +
             'past either limit, 429 with Retry-After, answered at once without checking any password. A client may have 4 password ' +
             'checks in flight (429 with Retry-After: 1 beyond), and the server runs 2 at once with 32 waiting (503 with Retry-After: 1 beyond). ' +
-            'A browser request from another origin (Origin header) is 403. No Authorization header is needed or read.',
+            'A browser request from another origin (an Origin header that is neither of those) is 403, its detail naming where to open the console. ' +
+            'No Authorization header is needed or read.',
           security: [],
           responses: responses({ 200: { schema: SessionAnswer, description: 'Signed in; the cookie is set' } }, 400, 401, 403, 429, 503, 504),
         },
@@ -109,20 +128,20 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
             'API keys are untouched. Recorded in the audit log (action `password`, object the user, by the user). A user without a ' +
             'password (keys only) has none to change: 403 (an admin sets the first one). If the password changed meanwhile (another ' +
             'request, an admin), 409 and nothing changes. A share token gets 403. Answers as GET /me. ' +
-            'Like every change made with the cookie, it needs an Origin (or Referer) of APP_URL, else 403.',
+            `Like every change made with the cookie, it needs ${ORIGIN_RULE}, else 403.`,
           responses: responses({ 200: { schema: Me, description: 'Changed; who you are, as GET /me answers' } }, 400, 401, 403, 409, 429, 503, 504),
         },
       },
     )
     .get(
       '/session',
-      async ({ principal, request, set }) => {
+      async ({ principal, request, server, set }) => {
         const user = asUser(principal)
         Object.assign(set.headers, noStore)
         // the console asks at each visit: a day-old session gets a new id, and the cookie 14 more days
         const sessionId = user.via === 'session' ? sessionCookie(request) : null
         const renewed = sessionId === null ? null : await sessions.renew(sessionId)
-        if (renewed !== null) set.headers['set-cookie'] = sessionCookieHeader(renewed, secure)
+        if (renewed !== null) set.headers['set-cookie'] = sessionCookieHeader(renewed, secure(request, server))
         return { user: sessions.userOf(user) }
       },
       {
@@ -141,7 +160,7 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
     )
     .delete(
       '/session',
-      async ({ principal, request }) => {
+      async ({ principal, request, server }) => {
         const user = asUser(principal)
         const sessionId = user.via === 'session' ? sessionCookie(request) : null
         if (sessionId === null) {
@@ -150,7 +169,7 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
         await sessions.end(sessionId)
         return new Response(null, {
           status: 204,
-          headers: { ...noStore, 'set-cookie': sessionCookieHeader('', secure, 0) },
+          headers: { ...noStore, 'set-cookie': sessionCookieHeader('', secure(request, server), 0) },
         })
       },
       {
@@ -160,7 +179,7 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
           summary: 'Sign out',
           description:
             'Ends the session of the cookie on the server (every process stops accepting it at once) and clears the cookie ' +
-            '(Max-Age=0). Like every change made with the cookie, it needs an Origin (or Referer) of APP_URL, else 403. ' +
+            `(Max-Age=0). Like every change made with the cookie, it needs ${ORIGIN_RULE}, else 403. ` +
             'A request authenticated by an API key has no session: 400. An ended or unknown session: 401.',
           responses: responses({ 204: { description: 'Signed out; the cookie is cleared' } }, 400, 401, 403, 429, 504),
         },
@@ -174,10 +193,11 @@ export interface SetupRouteOptions {
   sessions: SessionService
   clock: Clock
   appUrl: string
+  requestOrigin: RequestOrigin
 }
 
-export function setupRoutes({ db, firstRun, sessions, clock, appUrl }: SetupRouteOptions) {
-  const secure = appUrl.startsWith('https:')
+export function setupRoutes({ db, firstRun, sessions, clock, appUrl, requestOrigin }: SetupRouteOptions) {
+  const secure = secureCookie(appUrl, requestOrigin)
 
   return new Elysia({ name: 'setup' })
     .get('/setup', ({ query }) => setupPage(firstRun, query.token ?? ''), {
@@ -201,7 +221,7 @@ export function setupRoutes({ db, firstRun, sessions, clock, appUrl }: SetupRout
     .get('/setup/assets/:name', ({ params }) => setupAssetRoute(params.name), { detail: { hide: true } })
     .post(
       '/setup',
-      async ({ body, set }) => {
+      async ({ body, request, server, set }) => {
         const check = firstRun.check(body.token)
         if (check === 'used') throw new Forbidden('This setup link has been used; sign in with POST /session')
         if (check === 'wrong') {
@@ -218,7 +238,7 @@ export function setupRoutes({ db, firstRun, sessions, clock, appUrl }: SetupRout
         }
         firstRun.invalidate()
         const sessionId = await sessions.open(user.id)
-        Object.assign(set.headers, { 'cache-control': 'no-store', 'set-cookie': sessionCookieHeader(sessionId, secure) })
+        Object.assign(set.headers, { 'cache-control': 'no-store', 'set-cookie': sessionCookieHeader(sessionId, secure(request, server)) })
         return { user }
       },
       {

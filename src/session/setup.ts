@@ -6,6 +6,7 @@
  */
 import { sql } from 'drizzle-orm'
 import { timingSafeEqual } from 'node:crypto'
+import { networkInterfaces } from 'node:os'
 import { connectionOf, type Db } from '../../db/client'
 import { accounts, users } from '../../db/schema'
 import { checkName } from '../admin/actor'
@@ -120,4 +121,27 @@ export function createFirstRun(db: Db, token: string = Buffer.from(crypto.getRan
 /** where the setup page is, for the start's log line */
 export function setupUrl(appUrl: string, token: string): string {
   return `${appUrl.replace(/\/+$/, '')}/setup?token=${token}`
+}
+
+type Interfaces = ReturnType<typeof networkInterfaces>
+
+/**
+ * The addresses the console can be opened at, for the start's log: APP_URL when it is set; else
+ * the address the server listens on, or, listening on every address (HOST 0.0.0.0 or ::), each
+ * address of this machine's network interfaces (IPv6 ones only for ::, never link-local, which a
+ * browser cannot open without a zone) and then localhost.
+ */
+export function consoleAddresses(
+  { appUrl, appUrlSet, host }: { appUrl: string; appUrlSet: boolean; host: string },
+  port: number,
+  interfaces: Interfaces = networkInterfaces(),
+): string[] {
+  if (appUrlSet) return [appUrl.replace(/\/+$/, '')]
+  const at = (address: string) => `http://${address.includes(':') ? `[${address}]` : address}:${port}`
+  if (host !== '0.0.0.0' && host !== '::') return [at(host)]
+  const addresses = Object.values(interfaces)
+    .flatMap((entries) => entries ?? [])
+    .filter((entry) => !entry.internal && (entry.family === 'IPv4' || (host === '::' && !/^fe[89ab]/i.test(entry.address))))
+    .map((entry) => at(entry.address))
+  return [...new Set(addresses), at('localhost')]
 }

@@ -52,7 +52,8 @@ export async function signIn(name: string, password: string): Promise<string | n
   if (error.status === 401) return strings.signInWrong
   if (error.status === 429) return strings.signInThrottled(error.retryAfterSeconds ?? 60)
   if (error.status === 400) return strings.signInMissing
-  return strings.signInFailed(error.status)
+  // a 403 says why (another origin: where to open the console); never "try again later" for it
+  return strings.signInFailed(error.status, error.problem?.detail ?? null)
 }
 
 export async function signOut(): Promise<void> {

@@ -21,7 +21,9 @@ export const strings = {
   signInWrong: 'Wrong name or password.',
   signInMissing: 'Enter your name and password.',
   signInThrottled: (seconds: number) => `Too many attempts. Try again in ${seconds} s.`,
-  signInFailed: (status: number) => `Signing in failed (HTTP ${status}). Try again later.`,
+  /** the server's own reason (problem details' detail) when it gave one; "later" only for its own trouble (5xx) */
+  signInFailed: (status: number, reason: string | null) =>
+    reason ? `Signing in failed: ${reason}` : `Signing in failed (HTTP ${status}).${status >= 500 ? ' Try again later.' : ''}`,
   sessionEnded: 'Your session has ended. Sign in again.',
   signedOut: 'You have signed out.',
   networkDown: 'The server cannot be reached. Check the connection and try again.',
