@@ -131,6 +131,7 @@ export function sharePageRoutes(shares: ShareService, { tileUrl, appUrl }: Share
           expiresAt: new Date(opened.expiresAt).toISOString(),
           gapThreshold: String(DEFAULT_GAP_THRESHOLD_SECONDS),
           company: opened.accountName,
+          title: opened.accountName ? `Shared vehicles · ${opened.accountName}` : 'Shared vehicles',
           // what the page offers; the API still decides each request (a link patched later gets 403, and the page hides the part)
           history: String(acl.has(PERMISSION.history)),
           events: String(acl.has(PERMISSION.events)),

@@ -18,6 +18,8 @@ const PHONE = { width: 390, height: 844 }
 // a third account with no device: its admin and its member see an empty live map
 const EMPTY = { account: '0b7c1d2e-3f40-4a51-8b62-000000000e01', admin: '0b7c1d2e-3f40-4a51-8b62-000000000e02', member: '0b7c1d2e-3f40-4a51-8b62-000000000e03' }
 const NOW = Math.floor(Date.now() / 1000)
+// the Events page shows today: an event a minute ago is today's even just after midnight
+const TODAY = (ago: number) => Math.max(NOW - ago, Math.floor(new Date().setHours(0, 0, 0, 0) / 1000))
 
 let server: ConsoleServer
 let base: string
@@ -39,9 +41,9 @@ beforeAll(async () => {
         { id: EMPTY.member, account: EMPTY.account, name: 'mia', role: 'member', groups: [] as string[] },
       ],
       events: [
-        { device: ids.truck1, alarm_code: 'overspeed', coordinates: [48.8566, 2.3522], timestamp: NOW - 120 },
-        { device: ids.truck2, alarm_code: 'power_cut', coordinates: [45.75, 4.85], timestamp: NOW - 60 },
-        { device: ids.truck2, alarm_code: 'sos', timestamp: NOW - 30 },
+        { device: ids.truck1, alarm_code: 'overspeed', coordinates: [48.8566, 2.3522], timestamp: TODAY(120) },
+        { device: ids.truck2, alarm_code: 'power_cut', coordinates: [45.75, 4.85], timestamp: TODAY(60) },
+        { device: ids.truck2, alarm_code: 'sos', timestamp: TODAY(30) },
       ],
     },
     signIn: [ids.dana, EMPTY.admin, EMPTY.member],

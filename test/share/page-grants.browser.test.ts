@@ -51,7 +51,8 @@ beforeAll(async () => {
       ...baseDataset(),
       positions: yesterdaysTrack,
       events: [
-        { device: ids.truck1, alarm_code: 'sos', coordinates: [45.76, 4.86], timestamp: now - 600 },
+        // today's, even just after midnight
+        { device: ids.truck1, alarm_code: 'sos', coordinates: [45.76, 4.86], timestamp: Math.max(now - 600, Math.floor(new Date().setHours(0, 0, 0, 0) / 1000)) },
         { device: ids.truck1, alarm_code: 'overspeed', coordinates: [45.77, 4.87], timestamp: YESTERDAY_NOON + 300 },
       ],
     },
