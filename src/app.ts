@@ -186,7 +186,7 @@ export function createApp(deps: AppDeps) {
     .use(apiDocs(API_DESCRIPTION, pkg.version))
     .use(commandsRoutes(auth, commands))
     .use(historyRoutes(auth, history))
-    .use(eventsRoutes(auth, createEventsService({ access, store: createEventStore(deps.database.db), clock })))
+    .use(eventsRoutes(auth, createEventsService({ access, store: createEventStore(deps.database.db), clock, geocoder })))
     .use(shareRoutes(auth, shares))
     .use(sharePageRoutes(shares, { tileUrl: config.tileUrl, appUrl: config.appUrl }))
     .use(consoleRoutes({ tileUrl: config.tileUrl }))

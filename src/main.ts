@@ -18,6 +18,7 @@ import { stopOnSignals } from './ops/shutdown'
 import { adminCommands, ArgumentError, type AdminCommandContext } from './cli/admin'
 import { PortInUse, startServer } from './server'
 import pkg from '../package.json'
+import { PROTOCOLS } from './ingest/protocols'
 
 const USAGE = `Usage: tracker <command>
 
@@ -29,7 +30,7 @@ const USAGE = `Usage: tracker <command>
   account create --name NAME create an account
   user create --account A --name N [--role admin|member] [--groups G,G] [--password-stdin]
   user passwd N              set a user's password (from standard input); ends their sessions
-  user list [--account A]    users (id, name, role, account)
+  user list [--account A]    users (id, name, role, account id, account name)
   key create --user U [--name LABEL]   issue an API key; it is printed once
   key list --user U          a user's keys (id, name, created, last used, expiry)
   key revoke ID              the key fails from the next request
@@ -47,8 +48,8 @@ const USAGE = `Usage: tracker <command>
   demo [--speed N] [--exit]  demo fleet: nine real bus recordings (built in) replayed over OsmAnd
                              (N× real time, default 10)
 
-Environment: PORT, HOST, DATABASE_PATH, APP_URL, SHORT_URL_BASE, OSMAND_PORT, GT06_PORT,
-TELTONIKA_PORT, LOG_LEVEL, … (see README.md)
+Environment: PORT, HOST, DATABASE_PATH, APP_URL, SHORT_URL_BASE, LOG_LEVEL, … (see README.md)
+Device ports (0 turns a listener off): ${PROTOCOLS.map((p) => `${p.portVariable} (${p.title}, default ${p.defaultPort})`).join(', ')}
 API reference: /openapi on the running server; its conventions and choices:
 docs/api-decisions.md`
 

@@ -15,7 +15,7 @@ import { adminDeps, operator } from '../admin/actor'
 import { createKey, keyOwner, listKeys, revokeKey } from '../admin/keys'
 import { createUser, hashPassword, listUsers, setPassword } from '../admin/users'
 import { setupFirstAccount } from '../session/setup'
-import { users as usersTable } from '../../db/schema'
+import { accounts as accountsTable, users as usersTable } from '../../db/schema'
 import { modelCommand } from './models'
 import { ArgumentError, list, resolveAccount, resolveGroup, resolveModel, resolveUser } from './resolve'
 
@@ -117,9 +117,13 @@ export const adminCommands = {
       const rows = context.withDatabase((database) => {
         const accounts = values.account === undefined ? null : [resolveAccount(database.db, values.account).id]
         const ids = accounts ?? database.db.selectDistinct({ id: usersTable.accountId }).from(usersTable).all().map((row) => row.id)
-        return ids.flatMap((accountId) => listUsers(adminDeps(database, clock), operator(accountId), { limit: 100_000, offset: 0 }).map((user) => ({ ...user, accountId })))
+        return ids.flatMap((accountId) => {
+          const accountName = database.db.select({ name: accountsTable.name }).from(accountsTable).where(eq(accountsTable.id, accountId)).get()?.name ?? ''
+          return listUsers(adminDeps(database, clock), operator(accountId), { limit: 100_000, offset: 0 }).map((user) => ({ ...user, accountId, accountName }))
+        })
       })
-      for (const user of rows) context.print([user.id, user.name, user.role, user.accountId].join('\t'))
+      // the account's id stays the fourth column (scripts read it); its name follows, for people
+      for (const user of rows) context.print([user.id, user.name, user.role, user.accountId, user.accountName].join('\t'))
       return 0
     }
     if (name === 'passwd') {

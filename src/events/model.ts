@@ -19,6 +19,10 @@ export const EventsQuery = t.Object(
     to: t.Optional(
       t.Integer({ title: 'to', minimum: 0, maximum: LATEST, description: 'End, Unix seconds (inclusive); default now. `from` ≤ `to`, at most 31 days apart', examples: [1764086400] }),
     ),
+    device: t.Optional(t.String({ format: 'uuid', title: 'device', description: 'Only this device\'s events (its id). A device you do not reach, or none, gives `[]`, as any filter that matches nothing' })),
+    alarm_code: t.Optional(
+      t.String({ title: 'alarm_code', pattern: '^[a-z0-9_]{1,64}$', description: 'Only events with this code (`sos`, `overspeed`, …)', examples: ['sos'] }),
+    ),
     ...pageFields('events'),
   },
   { additionalProperties: true },
@@ -27,6 +31,10 @@ export const EventsQuery = t.Object(
 export const FleetEvent = t.Object({
   device: t.Object({ id: Uuid, alias: t.String({ examples: ['Truck 1'] }) }, { description: 'The device the event is of' }),
   ...EventRecord.properties,
+  address: t.Union([t.String(), t.Null()], {
+    description: '"City, CC" of the nearest populated place, from the offline geocoder (never the online one: a list stays fast); null without coordinates',
+    examples: ['Montreuil, FR'],
+  }),
 })
 
 export type EventsQueryInput = typeof EventsQuery.static

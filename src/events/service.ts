@@ -5,6 +5,7 @@
  */
 import type { Clock } from '../clock'
 import type { DeviceAccess } from '../devices/access'
+import type { Geocoder } from '../geocode'
 import { Invalid } from '../errors'
 import type { Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
@@ -15,9 +16,11 @@ export interface EventsServiceDeps {
   access: DeviceAccess
   store: EventStore
   clock: Clock
+  /** the offline "City, CC" of each event */
+  geocoder: Pick<Geocoder, 'reverseOffline'>
 }
 
-export function createEventsService({ access, store, clock }: EventsServiceDeps) {
+export function createEventsService({ access, store, clock, geocoder }: EventsServiceDeps) {
   return {
     list(principal: Principal, query: EventsQueryInput): FleetEventBody[] {
       const to = query.to ?? Math.floor(clock.now() / 1000)
@@ -26,11 +29,14 @@ export function createEventsService({ access, store, clock }: EventsServiceDeps)
       if (to - from > MAX_RANGE_SECONDS) throw Invalid.field('/to', `the window may span at most 31 days (${MAX_RANGE_SECONDS} s); got ${to - from} s`)
       requirePermission(principal, PERMISSION.events)
 
-      const devices = new Map(access.reachableDevices(principal).map((d) => [d.key, d]))
-      const rows = store.newestFirst([...devices.keys()], { from, to, limit: query.limit, offset: query.offset })
+      const reachable = access.reachableDevices(principal).filter((d) => query.device === undefined || d.id === query.device.toLowerCase())
+      const devices = new Map(reachable.map((d) => [d.key, d]))
+      const rows = store.newestFirst([...devices.keys()], { from, to, limit: query.limit, offset: query.offset, alarmCode: query.alarm_code ?? null })
       return rows.map((e) => {
         const device = devices.get(e.device)!
-        return { device: { id: device.id, alias: device.alias }, ...eventBody(e) }
+        const body = eventBody(e)
+        const address = body.coordinates === null ? null : geocoder.reverseOffline(body.coordinates[0], body.coordinates[1])
+        return { device: { id: device.id, alias: device.alias }, ...body, address }
       })
     },
   }

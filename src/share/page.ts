@@ -20,6 +20,7 @@ import endedHtml from './page/ended.html' with { type: 'file' }
 import pageHtml from './page/index.html' with { type: 'file' }
 import pageCss from './page/share.css' with { type: 'file' }
 import pageJs from './page/share.js' with { type: 'file' }
+import { PERMISSION } from './permissions'
 import type { ShareService } from './service'
 import { newViewer, viewerCookie, viewerOf } from './viewer'
 
@@ -123,7 +124,18 @@ export function sharePageRoutes(shares: ShareService, { tileUrl, appUrl }: Share
         const opened = token === '' ? null : shares.open(token, fresh?.viewer ?? viewerOf(request, ''))
         if (opened === null) return linkPage('unknown')
         if (opened === 'inactive') return linkPage('ended')
-        const html = fill(pageTemplate(), { tileUrl, attribution, expiresAt: new Date(opened.expiresAt).toISOString(), gapThreshold: String(DEFAULT_GAP_THRESHOLD_SECONDS) })
+        const { acl } = opened.principal
+        const html = fill(pageTemplate(), {
+          tileUrl,
+          attribution,
+          expiresAt: new Date(opened.expiresAt).toISOString(),
+          gapThreshold: String(DEFAULT_GAP_THRESHOLD_SECONDS),
+          company: opened.accountName,
+          title: opened.accountName ? `Shared vehicles · ${opened.accountName}` : 'Shared vehicles',
+          // what the page offers; the API still decides each request (a link patched later gets 403, and the page hides the part)
+          history: String(acl.has(PERMISSION.history)),
+          events: String(acl.has(PERMISSION.events)),
+        })
         return new Response(html, { headers: pageHeaders(tileUrl, fresh ? { 'set-cookie': fresh.setCookie } : {}) })
       },
       {
@@ -132,7 +144,9 @@ export function sharePageRoutes(shares: ShareService, { tileUrl, appUrl }: Share
           tags: ['Share links'],
           summary: 'The shared-link web page',
           description:
-            'HTML: a map of the link\'s devices with their live positions, for a person with no account. No Authorization header: ' +
+            'HTML: a map of the link\'s devices with their live positions, for a person with no account, under the name of the account that shares them. ' +
+            'With the history permission the page has a day picker and draws the chosen day\'s route (never joined across a reporting gap); with the ' +
+            'events permission it lists the events of that day (of the last 24 h without history). No Authorization header: ' +
             'the token is in the URL (original_url); the page then calls the API with it as a Bearer token. 410 with a page saying so ' +
             'when the link has expired or was revoked; 404 for an unknown token. Sends `Referrer-Policy: no-referrer` and `Cache-Control: no-store`.',
           security: [],

@@ -69,6 +69,8 @@ interface LinkDevices {
 export interface OpenLink {
   principal: SharePrincipal
   expiresAt: number
+  /** the name of the account that shares the vehicles, shown on the page */
+  accountName: string
 }
 
 const LINK_COLUMNS = 'id, account_id, created_by, token, short_code, acl, revoked, expires_at, unique_views, last_accessed_at, created_at'
@@ -117,6 +119,8 @@ export function createShareService({
       )
     }
   }
+
+  const accountNameOf = db.select({ name: schema.accounts.name }).from(schema.accounts).where(eq(schema.accounts.id, sql.placeholder('id'))).prepare()
 
   const linkById = sqlite.query<LinkRow, [string, string]>(`SELECT ${LINK_COLUMNS} FROM share_links WHERE id = ? AND account_id = ?`)
   const activeLinks = sqlite.query<LinkRow, [string, number]>(
@@ -244,6 +248,7 @@ export function createShareService({
     return {
       principal: { kind: 'share', linkId: link.linkId, accountId: link.accountId, deviceKeys: link.deviceKeys, acl: link.acl, creatorId: link.creatorId },
       expiresAt: link.expiresAt,
+      accountName: accountNameOf.get({ id: link.accountId })?.name ?? '',
     }
   }
 

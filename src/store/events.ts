@@ -172,6 +172,7 @@ export function createEventStore(database: Db | Database) {
       and(
         sql`${events.device} IN (SELECT value FROM json_each(${sql.placeholder('keys')}))`,
         between(events.ts, sql.placeholder('from'), sql.placeholder('to')),
+        sql`(${sql.placeholder('alarmCode')} IS NULL OR ${events.alarmCode} = ${sql.placeholder('alarmCode')})`,
       ),
     )
     // id breaks ties within a second: the order is stable from page to page
@@ -230,9 +231,9 @@ export function createEventStore(database: Db | Database) {
       return oneDevice.all({ device: deviceKey, from, to })
     },
     /** the events of these devices in the window, newest first, one page */
-    newestFirst(deviceKeys: readonly number[], window: EventWindow): StoredEvent[] {
+    newestFirst(deviceKeys: readonly number[], window: EventWindow & { alarmCode?: string | null }): StoredEvent[] {
       if (deviceKeys.length === 0) return []
-      return newestFirst.all({ keys: JSON.stringify(deviceKeys), ...window })
+      return newestFirst.all({ keys: JSON.stringify(deviceKeys), ...window, alarmCode: window.alarmCode ?? null })
     },
   }
 }

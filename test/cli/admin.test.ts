@@ -106,7 +106,8 @@ describe('user and key', () => {
     expect(stored!.role).toBe('admin')
     expect(stored!.password_hash).toStartWith('$argon2id$')
     expect(await Bun.password.verify('correct horse battery', stored!.password_hash)).toBe(true)
-    expect(cli(['user', 'list', '--account', 'acme logistics']).stdout).toContain(`${id}\tfrank\tadmin`)
+    const listed = cli(['user', 'list', '--account', 'acme logistics']).stdout.split('\n').find((line) => line.startsWith(id!))
+    expect(listed?.split('\t')).toEqual([id!, 'frank', 'admin', expect.stringMatching(/^[0-9a-f-]{36}$/), 'Acme Logistics'])
     expect(query('SELECT actor, action FROM audit_log WHERE object_id = ?', id!)).toEqual([{ actor: 'cli', action: 'create' }])
     // the audit log never holds the password
     expect(JSON.stringify(query('SELECT * FROM audit_log'))).not.toContain('correct horse')

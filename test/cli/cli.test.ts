@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { createApp } from '../../src/app'
+import { PROTOCOLS } from '../../src/ingest/protocols'
 import { baseDataset, ids } from '../support/world'
 import { runCli } from '../support/process'
 
@@ -26,6 +27,12 @@ describe('command line', () => {
     expect(run.stderr).toContain('no command given')
     expect(run.stderr).toContain('Usage: tracker <command>')
     expect(run.stdout).toBe('')
+  })
+
+  test('the usage names the port variable of every protocol the server listens for', () => {
+    const run = cli([])
+    expect(run.stderr).toContain('PORT, HOST')
+    for (const protocol of PROTOCOLS) expect(run.stderr).toContain(`${protocol.portVariable} (${protocol.title}, default ${protocol.defaultPort})`)
   })
 
   test('import loads a dataset, creating and migrating the database', () => {

@@ -119,7 +119,7 @@ describe.skipIf(!hasChromium)('alerts in chromium', () => {
     expect(await rowAlarms(page)).toEqual(['Power cut', 'SOS', 'Alarm 0x1f', 'Vibration'])
     expect(await page.locator('.events-table tbody tr .ev-device').allTextContents()).toEqual(['Truck 2', 'Truck 1', 'Truck 1', 'Truck 2'])
     const first = page.locator('.events-table tbody tr').first()
-    expect(await first.locator('.ev-place').textContent()).toBe('45.75000, 4.85000')
+    expect(await first.locator('.ev-place').textContent()).toBe('Lyon, FR') // the city, not raw coordinates (#20 item 9)
     expect(await first.locator('time').getAttribute('datetime')).toBe(new Date((sosAt + 1) * 1000).toISOString())
     expect(await page.locator('.events-table tbody tr').nth(2).locator('.ev-place').textContent()).toBe('No position')
     expect(await page.locator('.nav-badge').count()).toBe(0)
@@ -153,7 +153,7 @@ describe.skipIf(!hasChromium)('alerts in chromium', () => {
     expect((await rowAlarms(page))[0]).toBe('SOS')
 
     // --- a place leads to its device on the map
-    await page.getByRole('link', { name: '45.75000, 4.85000: show Truck 2 on the map' }).first().click()
+    await page.getByRole('link', { name: 'Lyon, FR: show Truck 2 on the map' }).first().click()
     await page.waitForFunction((id) => location.hash === `#/devices/${id}`, ids.truck2)
     await page.locator('.panel-alias').waitFor()
     expect(await page.locator('.panel-alias').textContent()).toBe('Truck 2')

@@ -72,12 +72,12 @@ describe('GET /events: reach', () => {
     const items = await list(DAY_WINDOW, keys.alice)
     for (const device of [ids.truck1, ids.truck2, ids.van1]) {
       const perDevice = (await (await get(`/devices/${device}/history/events?${DAY_WINDOW}`, keys.alice)).json()) as object[]
-      const fromList = items.filter((e) => e.device.id === device).map(({ device: _, ...rest }) => rest)
+      const fromList = items.filter((e) => e.device.id === device).map(({ device: _, address: __, ...rest }) => rest)
       // the per-device endpoint is in time order, the fleet's list newest first
       expect(fromList.toReversed() as object[]).toEqual(perDevice)
     }
     const overspeed = items.find((e) => e.alarm_code === 'overspeed')!
-    expect(Object.keys(overspeed).sort()).toEqual(['alarm_code', 'context', 'coordinates', 'dbm', 'device', 'mcc', 'mnc', 'satellite', 'speed', 'timestamp'])
+    expect(Object.keys(overspeed).sort()).toEqual(['address', 'alarm_code', 'context', 'coordinates', 'dbm', 'device', 'mcc', 'mnc', 'satellite', 'speed', 'timestamp'])
     expect(overspeed).toMatchObject({ context: { limit: 90 }, speed: 104, coordinates: [48.85, 2.31], dbm: -71 })
     expect(items.find((e) => e.alarm_code === 'sos')).toMatchObject({ coordinates: null, speed: null, satellite: null, dbm: null, context: {} })
   })
@@ -109,6 +109,26 @@ describe('GET /events: reach', () => {
   })
 })
 
+describe('GET /events: filters and places', () => {
+  test('device keeps one device\'s events, alarm_code one code\'s, both together; a device out of reach gives none', async () => {
+    expect(brief(await list(`${DAY_WINDOW}&device=${ids.truck1}`, keys.alice))).toEqual(['Truck 1:sos', 'Truck 1:overspeed'])
+    expect(brief(await list(`${DAY_WINDOW}&device=${ids.truck1.toUpperCase()}`, keys.alice))).toEqual(['Truck 1:sos', 'Truck 1:overspeed'])
+    expect(brief(await list(`${DAY_WINDOW}&alarm_code=power_cut`, keys.alice))).toEqual(['Truck 2:power_cut'])
+    expect(brief(await list(`${DAY_WINDOW}&device=${ids.truck1}&alarm_code=sos`, keys.alice))).toEqual(['Truck 1:sos'])
+    expect(brief(await list(`${DAY_WINDOW}&device=${ids.truck2}&alarm_code=sos`, keys.alice))).toEqual([])
+    // Car is Globex's: Alice's filter finds nothing, and says nothing of it
+    expect(await list(`${DAY_WINDOW}&device=${ids.globexCar}`, keys.alice)).toEqual([])
+    expect(brief(await list(`${DAY_WINDOW}&device=${ids.globexCar}`, keys.carol))).toEqual(['Car:sos'])
+  })
+
+  test('each event with coordinates names its city, from the offline geocoder; without them, null', async () => {
+    const items = await list(DAY_WINDOW, keys.alice)
+    expect(items.find((e) => e.alarm_code === 'overspeed')!.address).toMatch(/^[^,]+, FR$/)
+    expect(items.find((e) => e.alarm_code === 'power_cut')!.address).toBe('Lyon, FR')
+    expect(items.find((e) => e.alarm_code === 'sos')!.address).toBeNull()
+  })
+})
+
 describe('GET /events: the window and paging', () => {
   test('from and to bound the window, both inclusive; 31 days is the widest', async () => {
     expect(brief(await list(`from=${NOW - 4 * HOUR}&to=${NOW - 3 * HOUR}`, keys.alice))).toEqual(['Van 1:low_battery', 'Truck 2:power_cut'])
@@ -133,6 +153,8 @@ describe('GET /events: the window and paging', () => {
       [`${DAY_WINDOW}&limit=0`, '/limit'],
       [`${DAY_WINDOW}&limit=1001`, '/limit'],
       [`${DAY_WINDOW}&offset=-1`, '/offset'],
+      [`${DAY_WINDOW}&device=truck-1`, '/device'],
+      [`${DAY_WINDOW}&alarm_code=SOS%27--`, '/alarm_code'],
     ]
     for (const [query, path] of cases) {
       const body = await problem(await get(`/events?${query}`, keys.alice), 400)

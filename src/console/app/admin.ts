@@ -10,7 +10,7 @@ import { ApiError, failure, getJson, request } from './api'
 import { strings } from './strings'
 import { groups as filterGroups } from './filters'
 import type { Fleet } from './fleet'
-import type { AdminGroup, AdminUser, DeviceModel, Me } from './types'
+import type { AdminGroup, AdminUser, DeviceModel, Geofence, Me, NotificationChannel } from './types'
 
 export const ADMIN_TABS = ['devices', 'users', 'groups', 'keys', 'models', 'geofences', 'notifications', 'audit'] as const
 export type AdminTab = (typeof ADMIN_TABS)[number]
@@ -111,6 +111,9 @@ export class AdminStore {
   readonly users = new AdminList<AdminUser>('users')
   readonly groups = new AdminList<AdminGroup>('groups')
   readonly models = new AdminList<DeviceModel>('models')
+  /** read for the audit log's names (the geofence and notification sections keep their own lists) */
+  readonly geofences = new AdminList<Geofence>('geofences')
+  readonly notifications = new AdminList<NotificationChannel>('notifications')
   /** what the last change did, said once ("Truck 9 was added") */
   readonly notice = signal<string | null>(null)
 
@@ -128,6 +131,12 @@ export class AdminStore {
   }
   modelName(id: string): string | null {
     return this.models.items.find((m) => m.id === id)?.name ?? null
+  }
+  geofenceName(id: string): string | null {
+    return this.geofences.items.find((g) => g.id === id)?.name ?? null
+  }
+  notificationName(id: string): string | null {
+    return this.notifications.items.find((n) => n.id === id)?.name ?? null
   }
 }
 

@@ -44,6 +44,12 @@ export interface FleetMapOptions {
   onSelect(id: string): void
 }
 
+// Room kept around the fleet when the map fits it, in pixels, so that no marker is cut at the edge
+// or hidden on a phone: the zoom buttons on the left, "Fit all" at the top, a marker's name label
+// to its right, the legend's corner at the bottom.
+const FIT_PADDING_TOP_LEFT: L.PointExpression = [52, 56]
+const FIT_PADDING_BOTTOM_RIGHT: L.PointExpression = [120, 60]
+
 export class FleetMap {
   readonly map: L.Map
   /** the account's geofences, under the markers */
@@ -288,7 +294,7 @@ export class FleetMap {
     const bounds = L.latLngBounds([])
     for (const device of this.fleet.order) if (device.latitude !== null && this.filter(device)) bounds.extend([device.latitude, device.longitude!])
     if (!bounds.isValid()) return
-    this.view(() => this.map.fitBounds(bounds, { padding: [32, 32], maxZoom: 15, animate }))
+    this.view(() => this.map.fitBounds(bounds, { paddingTopLeft: FIT_PADDING_TOP_LEFT, paddingBottomRight: FIT_PADDING_BOTTOM_RIGHT, maxZoom: 15, animate }))
     this.userMoved = false
   }
 

@@ -117,6 +117,8 @@ export interface AlarmEvent {
 /** an item of GET /events: the device's event, with the device */
 export interface FleetEvent extends DeviceEvent {
   device: { id: string; alias: string }
+  /** "City, CC" from the server's offline geocoder; null without coordinates */
+  address: string | null
 }
 
 // ---- History (GET /devices/{id}/history/route and /history/travels)

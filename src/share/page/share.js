@@ -1,5 +1,6 @@
-// The shared-link page: the link's devices on a map, today's track of each, and their fixes as
-// they arrive. Everything comes from the API with the link's token as a Bearer token; the live
+// The shared-link page: the link's devices on a map, the track of each on the chosen day (today
+// unless the link grants history and the viewer picks another), the day's events when the link
+// grants them, and the fixes as they arrive. Everything comes from the API with the link's token as a Bearer token; the live
 // stream is read with fetch, because EventSource cannot send an Authorization header.
 ;(function () {
   'use strict'
@@ -11,12 +12,46 @@
   var ENDED = new Error('ended')
   // the server's no-data threshold (src/track, DEFAULT_GAP_THRESHOLD_SECONDS), for fixes that arrive live
   var GAP_THRESHOLD_S = Number(body.dataset.gapThreshold) || 3600
+  // what the link granted when the page was served; the API decides each request and the page hides a part it refuses
+  var HISTORY = body.dataset.history === 'true'
+  var EVENTS = body.dataset.events === 'true'
 
   var listEl = document.getElementById('devices')
   var noticeEl = document.getElementById('notice')
   var statusEl = document.getElementById('status')
   var devices = new Map() // id → { body, color, marker, track, row, fix: { latitude, longitude, speed, timestamp } }
   var ended = false
+  var dayInput = document.getElementById('day')
+  var dayNote = document.getElementById('day-note')
+  var eventsEl = document.getElementById('events')
+  var eventsList = document.getElementById('events-list')
+  var eventsNote = document.getElementById('events-note')
+
+  function midnightOf(date) {
+    var d = new Date(date)
+    d.setHours(0, 0, 0, 0)
+    return d
+  }
+  // the chosen day, as its local midnight
+  var day = midnightOf(new Date())
+
+  function isToday() {
+    return day.getTime() === midnightOf(new Date()).getTime()
+  }
+
+  /** The chosen day as Unix seconds, start and end both inclusive; today ends now. */
+  function dayWindow() {
+    var from = Math.floor(day.getTime() / 1000)
+    var next = new Date(day)
+    next.setDate(next.getDate() + 1)
+    var to = isToday() ? Math.floor(Date.now() / 1000) : Math.floor(next.getTime() / 1000) - 1
+    return { from: from, to: to }
+  }
+
+  function isoDay(date) {
+    function two(n) { return (n < 10 ? '0' : '') + n }
+    return date.getFullYear() + '-' + two(date.getMonth() + 1) + '-' + two(date.getDate())
+  }
 
   var map = L.map('map', { worldCopyJump: true }).setView([20, 0], 2)
   // Offline, tiles fail to load: Leaflet only fires `tileerror`, and markers and tracks still draw.
@@ -134,15 +169,14 @@
     devices.delete(id)
   }
 
-  // Today's track, when the link grants history; without it (or without data) the marker is enough.
+  // The chosen day's track, when the link grants history; without it (or without data) the marker is enough.
   // A link spends the history budget of the user who made it (2 requests in flight, with their own keys and other
   // links), and the server's history memory may be taken for a moment: on 429 or 503, wait and retry.
   function loadTrack(device, attempt) {
-    var midnight = new Date()
-    midnight.setHours(0, 0, 0, 0)
-    var from = Math.floor(midnight / 1000)
-    var to = Math.floor(Date.now() / 1000)
-    return api('devices/' + encodeURIComponent(device.body.id) + '/history/route?from=' + from + '&to=' + to)
+    if (!HISTORY) return Promise.resolve()
+    var shown = day
+    var span = dayWindow()
+    return api('devices/' + encodeURIComponent(device.body.id) + '/history/route?from=' + span.from + '&to=' + span.to)
       .then(function (response) {
         if ((response.status === 429 || response.status === 503) && (attempt || 0) < 5) {
           var seconds = Number(response.headers.get('Retry-After')) || 1
@@ -153,14 +187,15 @@
         return response.ok ? response.json() : null
       })
       .then(function (route) {
+        // another day was picked meanwhile, or the device left the link: that day's loop draws its own track
+        if (shown !== day || devices.get(device.body.id) !== device) return
         if (!route || !route.points || route.points.length === 0) return
         var points = route.points
         // a live fix may have drawn the start of a line already: the route replaces it (one line a device)
-        var parts = lineParts(points, route.gaps || [])
-        if (device.track) device.track.setLatLngs(parts)
-        else device.track = L.polyline(parts, { color: device.color, weight: 4, opacity: 0.8 }).addTo(map)
+        if (device.track) device.track.remove()
+        device.track = L.polyline(lineParts(points, route.gaps || []), { color: device.color, weight: 4, opacity: 0.8 }).addTo(map)
         var last = points[points.length - 1]
-        if (!device.fix || device.fix.timestamp < last.timestamp) update(device, last)
+        if (isToday() && (!device.fix || device.fix.timestamp < last.timestamp)) update(device, last)
       })
       .catch(function (error) {
         if (error === ENDED) throw error
@@ -186,9 +221,8 @@
     var silent = device.fix && fix.timestamp - device.fix.timestamp > GAP_THRESHOLD_S
     device.fix = { latitude: fix.latitude, longitude: fix.longitude, speed: fix.speed, timestamp: fix.timestamp }
     place(device, fix.latitude, fix.longitude)
-    var midnight = new Date()
-    midnight.setHours(0, 0, 0, 0)
-    if (fix.timestamp * 1000 >= midnight.getTime()) {
+    // a live fix extends the track only while today is the day shown
+    if (isToday() && fix.timestamp * 1000 >= day.getTime()) {
       if (!device.track) device.track = L.polyline([[]], { color: device.color, weight: 4, opacity: 0.8 }).addTo(map)
       var parts = device.track.getLatLngs()
       if (parts.length === 0 || !Array.isArray(parts[0])) parts = [parts]
@@ -203,10 +237,16 @@
 
   function fit() {
     var bounds = L.latLngBounds([])
+    var tracks = L.latLngBounds([])
     devices.forEach(function (device) {
       if (device.marker) bounds.extend(device.marker.getLatLng())
-      if (device.track && device.track.getLatLngs().length > 0) bounds.extend(device.track.getBounds())
+      if (device.track && device.track.getBounds().isValid()) {
+        bounds.extend(device.track.getBounds())
+        tracks.extend(device.track.getBounds())
+      }
     })
+    // another day: its routes, not where the vehicles are now
+    if (!isToday() && tracks.isValid()) bounds = tracks
     if (!bounds.isValid()) return
     map.fitBounds(bounds, { padding: [48, 48], maxZoom: 15 })
   }
@@ -240,6 +280,101 @@
     })
   }
 
+  // Draws the chosen day's tracks again, one device at a time (the link's history requests in flight are few).
+  function loadDay() {
+    devices.forEach(function (device) {
+      if (device.track) device.track.remove()
+      device.track = null
+    })
+    dayNote.textContent = 'Loading…'
+    var shown = day
+    return Array.from(devices.values())
+      .reduce(function (loaded, device) {
+        return loaded.then(function () { return loadTrack(device) })
+      }, Promise.resolve())
+      .then(function () {
+        if (shown !== day) return
+        var drawn = Array.from(devices.values()).some(function (d) { return d.track })
+        dayNote.textContent = drawn ? '' : 'No route on this day'
+        fit()
+      })
+      .catch(function (error) {
+        if (error === ENDED) showEnded()
+      })
+  }
+
+  var EVENT_NAMES = { sos: 'SOS', power_cut: 'Power cut', overspeed: 'Overspeed', low_battery: 'Low battery', tamper: 'Tamper', vibration: 'Vibration' }
+  function eventName(code) {
+    if (EVENT_NAMES[code]) return EVENT_NAMES[code]
+    var text = String(code).replace(/_/g, ' ')
+    return text.charAt(0).toUpperCase() + text.slice(1)
+  }
+
+  // The events of the chosen day (with history) or of the last 24 hours (without), newest first.
+  var eventsShown = 0
+  function loadEvents() {
+    if (!EVENTS) return Promise.resolve()
+    var asked = ++eventsShown
+    var span = HISTORY ? dayWindow() : null
+    var query = 'events?limit=100' + (span ? '&from=' + span.from + '&to=' + span.to : '')
+    return api(query)
+      .then(function (response) {
+        if (asked !== eventsShown) return
+        if (response.status === 403) {
+          eventsEl.hidden = true
+          return
+        }
+        if (!response.ok) {
+          eventsNote.textContent = 'The events could not be read (HTTP ' + response.status + ').'
+          return
+        }
+        return response.json().then(function (list) {
+          if (asked !== eventsShown) return
+          eventsEl.hidden = false
+          eventsList.textContent = ''
+          var period = HISTORY ? (isToday() ? 'today' : 'on ' + day.toLocaleDateString([], { dateStyle: 'medium' })) : 'in the last 24 hours'
+          eventsNote.textContent = list.length === 0 ? 'No events ' + period + '.' : list.length + (list.length === 100 ? '+' : '') + ' event' + (list.length === 1 ? '' : 's') + ' ' + period
+          list.forEach(function (event) {
+            var item = document.createElement('li')
+            var at = document.createElement('time')
+            at.dateTime = new Date(event.timestamp * 1000).toISOString()
+            at.textContent = new Date(event.timestamp * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+            var what = document.createElement('span')
+            what.className = 'what'
+            what.textContent = eventName(event.alarm_code)
+            var who = document.createElement('span')
+            who.className = 'who'
+            who.textContent = event.device ? event.device.alias : ''
+            item.append(at, what, who)
+            eventsList.append(item)
+          })
+        })
+      })
+      .catch(function (error) {
+        if (error === ENDED) showEnded()
+      })
+  }
+
+  if (HISTORY) {
+    document.getElementById('day-picker').hidden = false
+    dayInput.value = isoDay(day)
+    dayInput.max = isoDay(new Date())
+    dayInput.addEventListener('change', function () {
+      var parts = /^(\d{4})-(\d{2})-(\d{2})$/.exec(dayInput.value)
+      if (!parts) return
+      var picked = new Date(Number(parts[1]), Number(parts[2]) - 1, Number(parts[3]))
+      if (picked.getTime() > Date.now()) return
+      day = picked
+      loadDay()
+      loadEvents()
+    })
+  }
+  if (EVENTS) {
+    eventsEl.hidden = false
+    eventsNote.textContent = 'Loading…'
+    loadEvents()
+  }
+
   function handleEvent(block) {
     var event = 'message'
     var data = ''
@@ -247,6 +382,7 @@
       if (line.indexOf('event:') === 0) event = line.slice(6).trim()
       else if (line.indexOf('data:') === 0) data += line.slice(5).trim()
     })
+    if (event === 'alarm' && isToday()) loadEvents()
     if (event !== 'fix' || !data) return
     var fix = JSON.parse(data)
     var device = devices.get(fix.id)

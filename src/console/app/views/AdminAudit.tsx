@@ -24,6 +24,9 @@ export function AdminAudit({ store, fleet, me }: AdminSectionProps) {
     store.users.ensure()
     store.groups.ensure()
     store.models.ensure()
+    // read afresh: the Geofences and Notifications sections keep their own lists, so these may be stale
+    void store.geofences.refresh()
+    void store.notifications.refresh()
   }, [])
   const offset = useSignal(0)
   const from = useSignal('')
@@ -56,18 +59,16 @@ export function AdminAudit({ store, fleet, me }: AdminSectionProps) {
   }
   function what(entry: AuditEntry): string {
     const id = entry.object_id
-    const name =
-      entry.object_type === 'user'
-        ? store.userName(id)
-        : entry.object_type === 'group'
-          ? store.groupName(id)
-          : entry.object_type === 'model'
-            ? store.modelName(id)
-            : entry.object_type === 'device'
-              ? (fleet.devices.get(id)?.body.alias ?? null)
-              : entry.object_type === 'account' && id === me.account.id
-                ? me.account.name
-                : null
+    const names: Record<string, () => string | null> = {
+      user: () => store.userName(id),
+      group: () => store.groupName(id),
+      model: () => store.modelName(id),
+      geofence: () => store.geofenceName(id),
+      notification: () => store.notificationName(id),
+      device: () => fleet.devices.get(id)?.body.alias ?? null,
+      account: () => (id === me.account.id ? me.account.name : null),
+    }
+    const name = Object.hasOwn(names, entry.object_type) ? names[entry.object_type]!() : null
     const object = s.objects[entry.object_type] ?? entry.object_type
     return s.auditWhat(s.actions[entry.action] ?? entry.action, object, name ?? shortId(id))
   }

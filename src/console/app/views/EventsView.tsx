@@ -24,8 +24,10 @@ const RANGES: { value: Range; label: string }[] = [
   { value: 'week', label: strings.eventsWeek },
 ]
 
-/** the range chosen last, kept while the console is open */
+/** the range and filters chosen last, kept while the console is open; '' is every device, every type */
 const chosenRange = signal<Range>('today')
+const chosenDevice = signal('')
+const chosenCode = signal('')
 
 /** Unix seconds: from the start of today (or of the day 6 days before) to the end of today, in the browser's time zone */
 export function eventsWindow(range: Range, nowMs: number): { from: number; to: number } {
@@ -43,7 +45,11 @@ export function EventsView({ fleet, board }: { fleet: Fleet; board: NoticeBoard 
   const offset = useSignal(0)
   const reloads = useSignal(0)
   const loaded = useSignal<Loaded>({ status: 'loading' })
+  fleet.version.value // the device filter follows the list
   const range = chosenRange.value
+  const deviceFilter = chosenDevice.value
+  const codeFilter = chosenCode.value
+  const filtered = deviceFilter !== '' || codeFilter !== ''
 
   useEffect(() => board.seen(), [])
 
@@ -65,7 +71,10 @@ export function EventsView({ fleet, board }: { fleet: Fleet; board: NoticeBoard 
     const { from, to } = eventsWindow(range, Date.now())
     // a reload keeps the rows on screen until the new ones are in
     if (loaded.value.status !== 'ready') loaded.value = { status: 'loading' }
-    getJson<FleetEvent[]>(`events?from=${from}&to=${to}&limit=${PAGE + 1}&offset=${offset.value}`, abort.signal).then(
+    const params = new URLSearchParams({ from: String(from), to: String(to), limit: String(PAGE + 1), offset: String(offset.value) })
+    if (deviceFilter) params.set('device', deviceFilter)
+    if (codeFilter) params.set('alarm_code', codeFilter)
+    getJson<FleetEvent[]>(`events?${params}`, abort.signal).then(
       (page) => (loaded.value = { status: 'ready', items: page.slice(0, PAGE), more: page.length > PAGE }),
       (error) => {
         if (abort.signal.aborted) return
@@ -73,10 +82,15 @@ export function EventsView({ fleet, board }: { fleet: Fleet; board: NoticeBoard 
       },
     )
     return () => abort.abort()
-  }, [range, offset.value, reloads.value])
+  }, [range, deviceFilter, codeFilter, offset.value, reloads.value])
 
   const choose = (value: Range) => {
     chosenRange.value = value
+    offset.value = 0
+    loaded.value = { status: 'loading' }
+  }
+  const filter = (which: typeof chosenDevice, value: string) => {
+    which.value = value
     offset.value = 0
     loaded.value = { status: 'loading' }
   }
@@ -106,6 +120,30 @@ export function EventsView({ fleet, board }: { fleet: Fleet; board: NoticeBoard 
         </fieldset>
       </div>
       <p class="events-intro">{strings.eventsIntro}</p>
+      <div class="events-filters">
+        <div class="field">
+          <label for="events-device">{strings.eventsFilterDevice}</label>
+          <select id="events-device" value={deviceFilter} onChange={(e) => filter(chosenDevice, e.currentTarget.value)}>
+            <option value="">{strings.eventsAllDevices}</option>
+            {fleet.order.map((d) => (
+              <option key={d.id} value={d.id}>
+                {d.body.alias}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="events-type">{strings.eventsFilterType}</label>
+          <select id="events-type" value={codeFilter} onChange={(e) => filter(chosenCode, e.currentTarget.value)}>
+            <option value="">{strings.eventsAllTypes}</option>
+            {Object.entries(strings.alarmNames).map(([code, name]) => (
+              <option key={code} value={code}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
 
       {state.status === 'error' && (
         <p class="alert" role="alert">
@@ -113,7 +151,7 @@ export function EventsView({ fleet, board }: { fleet: Fleet; board: NoticeBoard 
         </p>
       )}
       {state.status === 'loading' && <p class="empty">{strings.loading}</p>}
-      {state.status === 'ready' && items.length === 0 && <p class="empty">{offset.value === 0 ? strings.eventsNone(range === 'week') : strings.eventsNoMore}</p>}
+      {state.status === 'ready' && items.length === 0 && <p class="empty">{offset.value !== 0 ? strings.eventsNoMore : filtered ? strings.eventsNoneFiltered : strings.eventsNone(range === 'week')}</p>}
 
       {items.length > 0 && (
         <table class="events-table">
@@ -128,7 +166,9 @@ export function EventsView({ fleet, board }: { fleet: Fleet; board: NoticeBoard 
           </thead>
           <tbody>
             {items.map((e) => {
-              const place = e.coordinates ? coordinates(e.coordinates[0], e.coordinates[1]) : null
+              // the city, not raw coordinates; the coordinates stay in the link's tooltip
+              const exact = e.coordinates ? coordinates(e.coordinates[0], e.coordinates[1]) : null
+              const place = e.address ?? exact
               return (
                 <tr key={`${e.device.id}:${e.timestamp}:${e.alarm_code}`} data-device={e.device.id} data-alarm={e.alarm_code}>
                   <td class="ev-time">
@@ -142,7 +182,7 @@ export function EventsView({ fleet, board }: { fleet: Fleet; board: NoticeBoard 
                   </td>
                   <td class="ev-place">
                     {place ? (
-                      <a href={deviceHref(e.device.id)} aria-label={strings.eventsPlaceLink(e.device.alias, place)}>
+                      <a href={deviceHref(e.device.id)} title={exact ?? undefined} aria-label={strings.eventsPlaceLink(e.device.alias, place)}>
                         {place}
                       </a>
                     ) : (

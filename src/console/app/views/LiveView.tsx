@@ -1,6 +1,7 @@
 import { effect, useComputed, useSignal } from '@preact/signals'
 import { useEffect, useRef } from 'preact/hooks'
 import { filtering, groupId, groups, loadGroups, predicate, query, resetFilters, stateFilter } from '../filters'
+import { adminHref } from '../admin'
 import type { Fleet } from '../fleet'
 import { geofencesShown, loadGeofences, showGeofences } from '../geofenceOverlay'
 import { FleetMap, STATE_GLYPH } from '../map'
@@ -12,7 +13,7 @@ import { DevicePanel } from './DevicePanel'
 const FILTER_STATES = ['moving', 'stopped', 'off', 'new', 'stolen', 'suspended'] as const
 
 /** The live map and list: every device you reach, moved by the live stream. */
-export function LiveView({ fleet, selected }: { fleet: Fleet; selected: string | null }) {
+export function LiveView({ fleet, selected, isAdmin }: { fleet: Fleet; selected: string | null; isAdmin: boolean }) {
   const mapRef = useRef<HTMLDivElement>(null)
   const fleetMap = useRef<FleetMap | null>(null)
   const geofenceCount = useSignal(0)
@@ -127,7 +128,14 @@ export function LiveView({ fleet, selected }: { fleet: Fleet; selected: string |
                 {fleet.loadError.value}
               </p>
             )}
-            {!fleet.loading.value && total === 0 && !fleet.loadError.value && <p class="empty">{strings.noDevices}</p>}
+            {!fleet.loading.value && total === 0 && !fleet.loadError.value &&
+              (isAdmin ? (
+                <p class="empty">
+                  {strings.noDevicesAdmin} <a href={adminHref('devices')}>{strings.noDevicesAdminLink}</a>
+                </p>
+              ) : (
+                <p class="empty">{strings.noDevices}</p>
+              ))}
             {total > 0 && filtered.value.length === 0 && <p class="empty">{strings.noMatch}</p>}
             <DeviceList devices={filtered.value} />
           </>

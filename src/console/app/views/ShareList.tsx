@@ -113,7 +113,7 @@ function ShareRow({ fleet, link, onChanged, onRevoke }: { fleet: Fleet; link: Sh
           <button type="button" aria-expanded={extending.value} aria-describedby={headingId} onClick={() => (extending.value = !extending.value)}>
             {strings.shareExtend}
           </button>
-          <button type="button" class="danger" aria-describedby={headingId} onClick={() => onRevoke(link)}>
+          <button type="button" class="danger-quiet" aria-describedby={headingId} onClick={() => onRevoke(link)}>
             {strings.shareRevoke}
           </button>
         </div>

@@ -98,7 +98,7 @@ export function Shell({ me }: { me: Me }) {
         </nav>
       </header>
       <Notices board={board} />
-      {current.view === 'map' ? <LiveView fleet={fleet} selected={current.device} /> : current.view === 'history' ? <HistoryView fleet={fleet} route={current} /> : current.view === 'share' ? <ShareView fleet={fleet} /> : current.view === 'events' ? <EventsView fleet={fleet} board={board} /> : current.view === 'admin' ? <AdminView me={me} fleet={fleet} /> : <NotYet title={title} />}
+      {current.view === 'map' ? <LiveView fleet={fleet} selected={current.device} isAdmin={me.role === 'admin'} /> : current.view === 'history' ? <HistoryView fleet={fleet} route={current} /> : current.view === 'share' ? <ShareView fleet={fleet} /> : current.view === 'events' ? <EventsView fleet={fleet} board={board} /> : current.view === 'admin' ? <AdminView me={me} fleet={fleet} /> : <NotYet title={title} />}
     </div>
   )
 }
