@@ -13,7 +13,7 @@ import { asUser, type authPlugin } from '../http/auth'
 import { IdParams, responses } from '../http/model'
 import { REQUEST_ID_HEADER } from '../ops/requests'
 import type { UserPrincipal } from '../principal'
-import { createSender } from './delivery'
+import { createSender, DEFAULT_MESSAGING, type MessagingSettings } from './delivery'
 import { CreateNotificationBody, DeliveriesQuery, Delivery, Notification, UpdateNotificationBody } from './notifications-model'
 import { createNotificationService } from './notifications-service'
 import { createWebhookGuard, type WebhookGuard } from './ssrf'
@@ -27,6 +27,8 @@ export interface NotificationRoutesDeps {
   allowPrivate: boolean
   /** tests: another address rule or resolver */
   guard?: WebhookGuard
+  /** SMTP_URL, SMTP_FROM, TELEGRAM_API_URL, APP_URL: email and Telegram channels */
+  messaging?: MessagingSettings
 }
 
 const TAGS = ['Notifications']
@@ -51,7 +53,8 @@ function requestIdOf(set: { headers: Record<string, unknown> }): string | null {
 
 export function notificationRoutes(auth: ReturnType<typeof authPlugin>, deps: NotificationRoutesDeps) {
   const guard = deps.guard ?? createWebhookGuard({ allowPrivate: deps.allowPrivate })
-  const service = createNotificationService({ ...deps, guard, send: createSender({ guard }) })
+  const messaging = deps.messaging ?? DEFAULT_MESSAGING
+  const service = createNotificationService({ ...deps, guard, send: createSender({ guard, messaging }), smtpConfigured: messaging.smtpUrl !== null })
   const by = (principal: UserPrincipal, set: { headers: Record<string, unknown> }) => actorOf(principal, requestIdOf(set))
 
   return new Elysia({ name: 'notifications', prefix: '/notifications' })
