@@ -7,94 +7,15 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { simpleParser, type ParsedMail } from 'mailparser'
-import { SMTPServer } from 'smtp-server'
 import { createDeliveryWorker, type DeliveryWorker, messagingOf } from '../../src/alerts/delivery'
 import { beginOutboxBatch, type EventToNotify } from '../../src/alerts/outbox'
 import { loadConfig } from '../../src/config'
 import { createLogger } from '../../src/log'
 import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { type FakeTelegram, type Smtp, startSmtp, startTelegram } from './messaging-receivers'
 
 const BOT_TOKEN = '7654321:AAFakeBotTokenForTests_abcdefghij'
 const APP_URL = 'https://fleet.example.com'
-
-interface Smtp {
-  url: string
-  mails: { from: string; to: string[]; raw: string }[]
-  /** SMTP replies to give instead of accepting the next mails: [code, text] */
-  refusals: [number, string][]
-  users: string[]
-  close(): Promise<void>
-}
-
-async function startSmtp(): Promise<Smtp> {
-  const mails: Smtp['mails'] = []
-  const refusals: Smtp['refusals'] = []
-  const users: string[] = []
-  const server = new SMTPServer({
-    // plain SMTP on loopback: the test's server has no certificate to offer
-    disabledCommands: ['STARTTLS'],
-    allowInsecureAuth: true,
-    authOptional: true,
-    logger: false,
-    onAuth(auth, _session, callback) {
-      users.push(auth.username ?? '')
-      if (auth.username === 'mailer' && auth.password === 'hunter2') callback(null, { user: auth.username })
-      else callback(new Error('bad credentials'))
-    },
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = []
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk))
-      stream.on('end', () => {
-        const refusal = refusals.shift()
-        if (refusal) {
-          const error = new Error(refusal[1]) as Error & { responseCode: number }
-          error.responseCode = refusal[0]
-          return callback(error)
-        }
-        mails.push({
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          to: session.envelope.rcptTo.map((r) => r.address),
-          raw: Buffer.concat(chunks).toString('utf8'),
-        })
-        callback()
-      })
-    },
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.server.address() as { port: number }).port
-  return {
-    url: `smtp://mailer:hunter2@127.0.0.1:${port}`,
-    mails,
-    refusals,
-    users,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  }
-}
-
-interface FakeTelegram {
-  url: string
-  calls: { path: string; json: { chat_id: string; text: string } }[]
-  /** statuses to answer with before answering ok */
-  failures: number[]
-  stop(): void
-}
-
-function startTelegram(): FakeTelegram {
-  const calls: FakeTelegram['calls'] = []
-  const failures: number[] = []
-  const server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    async fetch(request) {
-      const path = new URL(request.url).pathname
-      calls.push({ path, json: (await request.json()) as FakeTelegram['calls'][number]['json'] })
-      const failure = failures.shift()
-      if (failure !== undefined) return Response.json({ ok: false, error_code: failure, description: 'Internal Server Error' }, { status: failure })
-      return Response.json({ ok: true, result: { message_id: calls.length } })
-    },
-  })
-  return { url: `http://127.0.0.1:${server.port}`, calls, failures, stop: () => server.stop(true) }
-}
 
 let world: World
 let smtp: Smtp
