@@ -419,10 +419,11 @@ export const notifications = sqliteTable(
     groups: text('groups').notNull().default('[]'),
     /** every stored fix of the chosen devices, in batches, instead of events */
     positions: integer('positions', { mode: 'boolean' }).notNull().default(false),
-    /** 'webhook' */
+    /** 'webhook', 'email' or 'telegram' */
     channelType: text('channel_type').notNull(),
+    /** webhook: its URL; email: `mailto:` and the addresses, comma-separated; telegram: the chat id */
     url: text('url').notNull(),
-    /** the HMAC key of X-Tracker-Signature; null: deliveries go unsigned */
+    /** webhook: the HMAC key of X-Tracker-Signature (null: deliveries go unsigned); telegram: the bot token */
     secret: text('secret'),
     enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
     createdAt: integer('created_at').notNull(),

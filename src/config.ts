@@ -47,6 +47,12 @@ export interface Config {
   metricsToken: string | null
   /** WEBHOOK_ALLOW_PRIVATE=1: webhooks may target private, loopback and link-local addresses (tests, on-premise gateways) */
   webhookAllowPrivate: boolean
+  /** SMTP_URL: smtp://user:pass@host:587 (STARTTLS when offered) or smtps://…:465; null: no email channels */
+  smtpUrl: string | null
+  /** SMTP_FROM: the From of notification mails; required with SMTP_URL */
+  smtpFrom: string | null
+  /** TELEGRAM_API_URL: the Bot API's base, https://api.telegram.org unless set (tests point it at a fake) */
+  telegramApiUrl: string
   /** /ready is 503 when the database's file system has fewer MiB free; 0 turns the check off */
   readyMinFreeMb: number
   /** addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is believed (http/client.ts) */
@@ -99,6 +105,24 @@ function flag(env: Env, name: string): boolean {
   throw new ConfigError(`${name} must be 1 or 0, got "${env[name]}"`)
 }
 
+/** SMTP_URL (smtp: or smtps:, with a host) and SMTP_FROM, which it needs: a relay refuses mail from nobody */
+function smtp(env: Env): { smtpUrl: string | null; smtpFrom: string | null } {
+  const raw = env.SMTP_URL ?? ''
+  const from = (env.SMTP_FROM ?? '').trim()
+  if (raw === '') return { smtpUrl: null, smtpFrom: from === '' ? null : from }
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL, e.g. smtp://user:pass@mail.example.com:587')
+  }
+  if ((parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') || parsed.hostname === '') {
+    throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL with a host, e.g. smtp://user:pass@mail.example.com:587')
+  }
+  if (from === '') throw new ConfigError('SMTP_FROM must be set when SMTP_URL is (the From of notification mails, e.g. "Fleet tracker <tracker@example.com>")')
+  return { smtpUrl: raw, smtpFrom: from }
+}
+
 function proxyList(env: Env, name: string): string[] {
   const entries = (env[name] ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
   for (const entry of entries) {
@@ -149,6 +173,8 @@ export function loadConfig(env: Env = process.env): Config {
     retentionDays: retention === 0 ? null : retention,
     metricsToken: env.METRICS_TOKEN || null,
     webhookAllowPrivate: flag(env, 'WEBHOOK_ALLOW_PRIVATE'),
+    ...smtp(env),
+    telegramApiUrl: url(env, 'TELEGRAM_API_URL', 'https://api.telegram.org')!,
     readyMinFreeMb: integer(env, 'READY_MIN_FREE_MB', 64, 0, 10_000_000),
     trustedProxies: proxyList(env, 'TRUSTED_PROXIES'),
     synchronous,

@@ -20,7 +20,7 @@ import { createConnectionGate, startTcpListener, type TcpListener } from './inge
 import { createLogger, type Logger } from './log'
 import type { ServerStatus } from './ops/health'
 import { startRetention } from './ops/retention'
-import { createDeliveryWorker } from './alerts/delivery'
+import { createDeliveryWorker, messagingOf } from './alerts/delivery'
 import { countingPipeline, createServerMetrics, type ServerMetrics } from './ops/server-metrics'
 import { consoleAddresses, createFirstRun, setupUrl } from './session/setup'
 import pkg from '../package.json'
@@ -53,7 +53,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   // are sent by the delivery worker (started below), woken after each commit
   const geofenceCache = createGeofenceCache({ db: database.db, clock, log })
   const alertRules = createAlertRules({ database, clock, geofences: geofenceCache, log })
-  const notificationDelivery = createDeliveryWorker({ database, clock, log, metrics, allowPrivate: config.webhookAllowPrivate })
+  const notificationDelivery = createDeliveryWorker({ database, clock, log, metrics, allowPrivate: config.webhookAllowPrivate, messaging: messagingOf(config) })
   const pipeline = createIngestPipeline({
     alerts: { rules: alertRules, wake: () => notificationDelivery.wake() },
     sqlite: database.sqlite,

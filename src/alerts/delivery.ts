@@ -40,15 +40,22 @@
 import { createHmac } from 'node:crypto'
 import { and, asc, eq, gt, inArray, lt, sql } from 'drizzle-orm'
 import type { DatabaseHandle, Db } from '../../db/client'
-import { accessVersion, notificationDeliveries, notifications } from '../../db/schema'
+import { accessVersion, accounts, notificationDeliveries, notifications } from '../../db/schema'
 import type { Clock } from '../clock'
+import type { Config } from '../config'
 import type { Logger } from '../log'
 import type { ServerMetrics } from '../ops/server-metrics'
 import { retryWhileBusy } from '../store/busy'
 import { createWebhookGuard, TargetRefused, type WebhookGuard } from './ssrf'
+import { createTransport, type Transporter } from 'nodemailer'
+import type SMTPTransport from 'nodemailer/lib/smtp-transport'
+import { defaultCities } from '../geocode'
+import { messageOf } from './message'
 import { MAX_FIXES_PER_BATCH, NOTIFICATIONS_VERSION_ROW, type PositionPayload } from './outbox'
 import pkg from '../../package.json'
 
+/** where Telegram's Bot API is, unless TELEGRAM_API_URL says otherwise */
+export const DEFAULT_TELEGRAM_API_URL = 'https://api.telegram.org'
 /** a receiver has this long to answer an attempt (DNS included) */
 export const ATTEMPT_TIMEOUT_MS = 10_000
 /** the first retry waits this long; each next one twice as long, up to MAX_RETRY_DELAY_MS */
@@ -105,9 +112,35 @@ export interface AttemptOutcome {
   timedOut?: boolean
 }
 
+/**
+ * A channel as stored: a webhook (`url`, `secret` its HMAC key); an email channel (`url` is
+ * `mailto:` and its addresses, comma-separated); a Telegram chat (`url` is the chat id, `secret`
+ * the bot token).
+ */
 export interface Channel {
+  type?: string
   url: string
   secret: string | null
+  /** the account's name, in the words people get (email, Telegram) */
+  account?: string
+}
+
+/** Where email and Telegram channels send, from the operator's configuration (not checked by the SSRF guard: the operator chose them). */
+export interface MessagingSettings {
+  /** SMTP_URL; null: email channels cannot be made */
+  smtpUrl: string | null
+  smtpFrom: string | null
+  /** TELEGRAM_API_URL, without a trailing slash */
+  telegramApiUrl: string
+  /** APP_URL: the console links in messages */
+  appUrl: string
+}
+
+export const DEFAULT_MESSAGING: MessagingSettings = { smtpUrl: null, smtpFrom: null, telegramApiUrl: DEFAULT_TELEGRAM_API_URL, appUrl: 'http://localhost:3000' }
+
+/** the messaging settings of a loaded config */
+export function messagingOf(config: Pick<Config, 'smtpUrl' | 'smtpFrom' | 'telegramApiUrl' | 'appUrl'>): MessagingSettings {
+  return { smtpUrl: config.smtpUrl, smtpFrom: config.smtpFrom, telegramApiUrl: config.telegramApiUrl, appUrl: config.appUrl }
 }
 
 export interface SenderOptions {
@@ -115,7 +148,14 @@ export interface SenderOptions {
   timeoutMs?: number
   /** default: the global fetch */
   fetch?: typeof fetch
+  /** email and Telegram; default: no SMTP, the public Telegram API */
+  messaging?: MessagingSettings
+  /** "City, CC" of a point, for messages; default: the offline geocoder */
+  place?: (latitude: number, longitude: number) => string
 }
+
+/** the addresses of an email channel's stored `url` */
+export const mailtoAddresses = (url: string) => url.replace(/^mailto:/, '').split(',').filter((a) => a !== '')
 
 const bounded = (text: string) => (text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text)
 
@@ -126,9 +166,78 @@ const bounded = (text: string) => (text.length > MAX_ERROR_LENGTH ? `${text.slic
 export function createSender(options: SenderOptions) {
   const timeoutMs = options.timeoutMs ?? ATTEMPT_TIMEOUT_MS
   const send = options.fetch ?? fetch
+  const messaging = options.messaging ?? DEFAULT_MESSAGING
+  const place = options.place ?? ((latitude: number, longitude: number) => defaultCities().label(latitude, longitude))
+  let mailer: Transporter | null = null
+  const messageFor = (channel: Channel, body: string) => messageOf(body, { account: channel.account ?? '', appUrl: messaging.appUrl, place })
+
+  /** One mail to the channel's addresses; an SMTP 4xx or 5xx answer is a failure (retried), with its code. */
+  async function mail(channel: Channel, deliveryId: string, body: string, signal: AbortSignal, timeout: AbortSignal): Promise<AttemptOutcome> {
+    if (messaging.smtpUrl === null) return { delivered: false, statusCode: null, error: 'SMTP_URL is not set: the server cannot send email' }
+    mailer ??= createTransport(messaging.smtpUrl, {
+      connectionTimeout: timeoutMs,
+      greetingTimeout: timeoutMs,
+      socketTimeout: timeoutMs,
+    } as SMTPTransport.Options)
+    const message = messageFor(channel, body)
+    const sending = mailer.sendMail({
+      from: messaging.smtpFrom ?? undefined,
+      to: mailtoAddresses(channel.url),
+      subject: message.subject,
+      text: message.text,
+      html: message.html,
+      messageId: `<${deliveryId}@tracker>`,
+      headers: { [DELIVERY_HEADER]: deliveryId },
+    })
+    const aborted = new Promise<never>((_, reject) => {
+      if (signal.aborted) reject(signal.reason)
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true })
+    })
+    try {
+      await Promise.race([sending, aborted])
+      return { delivered: true, statusCode: null, error: null }
+    } catch (error) {
+      sending.catch(() => {})
+      if (timeout.aborted) return { delivered: false, statusCode: null, error: `no answer within ${timeoutMs / 1000} s`, timedOut: true }
+      const smtp = error as { responseCode?: unknown; response?: unknown; code?: unknown; message?: unknown }
+      if (typeof smtp.responseCode === 'number') return { delivered: false, statusCode: smtp.responseCode, error: bounded(`SMTP ${typeof smtp.response === 'string' ? smtp.response : smtp.responseCode}`) }
+      return { delivered: false, statusCode: null, error: bounded(typeof smtp.code === 'string' ? `${smtp.code}: ${String(smtp.message)}` : String(smtp.message ?? error)) }
+    }
+  }
+
+  /** sendMessage to the chat; a 2xx with `"ok": true` is delivered. The bot token never reaches an outcome. */
+  async function telegram(channel: Channel, body: string, signal: AbortSignal, timeout: AbortSignal): Promise<AttemptOutcome> {
+    const token = channel.secret ?? ''
+    const hide = (text: string) => (token === '' ? text : text.split(token).join('<bot token>'))
+    const message = messageFor(channel, body)
+    try {
+      const response = await send(`${messaging.telegramApiUrl}/bot${token}/sendMessage`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': `tracker/${pkg.version} (notifications)` },
+        body: JSON.stringify({ chat_id: channel.url, text: message.text, link_preview_options: { is_disabled: true } }),
+        redirect: 'manual',
+        signal,
+      })
+      const status = response.status
+      const answer = (await response.json().catch(() => null)) as { ok?: unknown; description?: unknown } | null
+      if (status >= 200 && status < 300 && answer?.ok === true) return { delivered: true, statusCode: status, error: null }
+      const why = typeof answer?.description === 'string' ? `: ${answer.description}` : status < 300 ? ': the answer did not say "ok": true' : ''
+      return { delivered: false, statusCode: status, error: bounded(hide(`HTTP ${status}${why}`)) }
+    } catch (error) {
+      if (timeout.aborted) return { delivered: false, statusCode: null, error: `no answer within ${timeoutMs / 1000} s`, timedOut: true }
+      const code = (error as { code?: unknown }).code
+      return { delivered: false, statusCode: null, error: bounded(hide(typeof code === 'string' ? `${code}: ${(error as Error).message}` : String((error as Error).message ?? error))) }
+    }
+  }
+
   return async function attempt(channel: Channel, deliveryId: string, body: string, nowMs: number, stop?: AbortSignal): Promise<AttemptOutcome> {
     const timeout = AbortSignal.timeout(timeoutMs)
     const signal = stop ? AbortSignal.any([stop, timeout]) : timeout
+    if (channel.type === 'email' || channel.type === 'telegram') {
+      const outcome = channel.type === 'email' ? await mail(channel, deliveryId, body, signal, timeout) : await telegram(channel, body, signal, timeout)
+      if (!outcome.delivered && !outcome.timedOut && stop?.aborted) return { delivered: false, statusCode: null, error: 'stopped' }
+      return outcome
+    }
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': `tracker/${pkg.version} (webhooks)`,
@@ -181,6 +290,8 @@ export interface DeliveryWorkerOptions {
   metrics?: ServerMetrics
   /** tests: a guard with a narrower or wider address rule */
   guard?: WebhookGuard
+  /** email and Telegram channels (SMTP_URL, SMTP_FROM, TELEGRAM_API_URL, APP_URL) */
+  messaging?: MessagingSettings
   timeoutMs?: number
   pollMs?: number
   maxInFlight?: number
@@ -199,12 +310,14 @@ type Due = {
   attempts: number
   createdAt: number
   nextAttemptAt: number | null
+  type: string
+  account: string
   url: string
   secret: string | null
 }
 
 /** An enabled channel, as the worker needs it. */
-type ChannelRow = { id: string; accountId: string; url: string; secret: string | null; positions: boolean }
+type ChannelRow = { id: string; accountId: string; account: string; type: string; url: string; secret: string | null; positions: boolean }
 
 /** What the worker remembers of a channel between looks (memory only: a restart starts afresh). */
 interface ChannelState {
@@ -252,7 +365,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   const { database, clock, log, metrics } = options
   const { db, sqlite } = database
   const guard = options.guard ?? createWebhookGuard({ allowPrivate: options.allowPrivate })
-  const attempt = createSender({ guard, timeoutMs: options.timeoutMs })
+  const attempt = createSender({ guard, timeoutMs: options.timeoutMs, messaging: options.messaging })
   const maxInFlight = options.maxInFlight ?? MAX_IN_FLIGHT
   const maxPerAccount = Math.min(maxInFlight, options.maxInFlightPerAccount ?? MAX_IN_FLIGHT_PER_ACCOUNT)
   const maxPerChannel = options.maxInFlightPerChannel ?? MAX_IN_FLIGHT_PER_CHANNEL
@@ -294,8 +407,17 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     .prepare()
   const channelsVersion = db.select({ version: accessVersion.version }).from(accessVersion).where(eq(accessVersion.id, NOTIFICATIONS_VERSION_ROW)).prepare()
   const enabledChannels = db
-    .select({ id: notifications.id, accountId: notifications.accountId, url: notifications.url, secret: notifications.secret, positions: notifications.positions })
+    .select({
+      id: notifications.id,
+      accountId: notifications.accountId,
+      account: accounts.name,
+      type: notifications.channelType,
+      url: notifications.url,
+      secret: notifications.secret,
+      positions: notifications.positions,
+    })
     .from(notifications)
+    .innerJoin(accounts, eq(accounts.id, notifications.accountId))
     .where(eq(notifications.enabled, true))
     .orderBy(asc(notifications.id))
     .prepare()
@@ -393,7 +515,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     const peek = pendingBatches(db, channel.id).limit(2).all()
     const head = peek[0]
     if (!head || (head.nextAttemptAt ?? 0) > now) return null
-    const due = (row: typeof head, payload = row.payload): Due => ({ ...row, payload, accountId: channel.accountId, url: channel.url, secret: channel.secret })
+    const due = (row: typeof head, payload = row.payload): Due => ({ ...row, payload, accountId: channel.accountId, type: channel.type, account: channel.account, url: channel.url, secret: channel.secret })
     if (head.attempts > 0 || mergeable(peek) === 0) return due(head)
     return db.transaction(
       (tx) => {
@@ -442,7 +564,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
         next = row.nextAttemptAt ?? 0
         break
       }
-      due.push({ ...row, accountId: channel.accountId, url: channel.url, secret: channel.secret })
+      due.push({ ...row, accountId: channel.accountId, type: channel.type, account: channel.account, url: channel.url, secret: channel.secret })
     }
     // one found now, left unstarted (its account's share), is looked at again at the next look
     state.nextDueAt = due.length > 0 ? (due[0]!.nextAttemptAt ?? 0) : next
@@ -627,7 +749,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   /** `sequence`: the launch's number, which tells whether it was under way when a timeout was counted */
   async function run(delivery: Due, sequence: number): Promise<void> {
     const sentAt = clock.now()
-    const outcome = await attempt({ url: delivery.url, secret: delivery.secret }, delivery.id, deliveryBody(delivery, sentAt), sentAt, stopSending.signal)
+    const outcome = await attempt({ type: delivery.type, account: delivery.account, url: delivery.url, secret: delivery.secret }, delivery.id, deliveryBody(delivery, sentAt), sentAt, stopSending.signal)
     // cut off by stop(): not recorded, so the next worker sends it again (same id)
     if (stopSending.signal.aborted) return
     const now = clock.now()

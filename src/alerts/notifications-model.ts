@@ -50,14 +50,50 @@ const positions = t.Boolean({
 })
 const enabled = t.Boolean({ description: 'false: nothing new is written for it, and its pending deliveries wait. Default true' })
 
+/** addresses of an email channel */
+export const MAX_EMAIL_ADDRESSES = 20
+export const MAX_EMAIL_LENGTH = 254
+export const MAX_BOT_TOKEN_LENGTH = 200
+const to = t.Array(t.String({ minLength: 1, maxLength: MAX_EMAIL_LENGTH, examples: ['ops@example.com'] }), {
+  minItems: 1,
+  maxItems: MAX_EMAIL_ADDRESSES,
+  description: `1 to ${MAX_EMAIL_ADDRESSES} addresses (name@domain, each once), in the To of each mail. Sent through the server's SMTP_URL from SMTP_FROM; without SMTP_URL an email channel is 400`,
+  examples: [['ops@example.com']],
+})
+const chatId = t.String({
+  minLength: 1,
+  maxLength: 64,
+  description: "The chat's id (an integer, negative for groups: `-1001234567890`) or a public channel's `@username`",
+  examples: ['-1001234567890'],
+})
+const botToken = t.String({
+  minLength: 1,
+  maxLength: MAX_BOT_TOKEN_LENGTH,
+  description: "Write-only: the bot's token from @BotFather (`123456:ABC-…`); answers say `bot_token_set`",
+  examples: ['123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw'],
+})
+
+const channelType = t.Union([t.Literal('webhook'), t.Literal('email'), t.Literal('telegram')], {
+  description: '`webhook` (`url`, `secret`, `positions`), `email` (`to`) or `telegram` (`chat_id`, `bot_token`); a field of another type is 400',
+})
+
+/** One shape for the three types, so a bad field is named by its own path; notifications-service.ts checks which fields each type takes. */
 export const ChannelBody = t.Object(
   {
-    type: t.Literal('webhook'),
-    url,
+    type: channelType,
+    url: t.Optional(url),
     secret: t.Optional(secret),
     positions: t.Optional(positions),
+    to: t.Optional(to),
+    chat_id: t.Optional(chatId),
+    bot_token: t.Optional(botToken),
   },
-  { additionalProperties: false, description: 'Where deliveries go: a webhook' },
+  {
+    additionalProperties: false,
+    description:
+      'Where deliveries go. `webhook`: each delivery POSTed as JSON to `url` (required). `email`: each event as a mail, text and HTML, naming the vehicle, the event, the time (UTC), the place and a console link, to `to` (required; the server needs SMTP_URL, else 400). ' +
+      '`telegram`: each event as a message to `chat_id` through the bot whose `bot_token` (required, write-only) is given. Only a webhook takes positions',
+  },
 )
 
 export const CreateNotificationBody = t.Object(
@@ -80,12 +116,15 @@ export const UpdateNotificationBody = t.Object(
     channel: t.Optional(
       t.Object(
         {
-          type: t.Optional(t.Literal('webhook')),
+          type: t.Optional(t.Union([t.Literal('webhook'), t.Literal('email'), t.Literal('telegram')], { description: "The channel's type, which cannot change (another is 400): make a new channel instead" })),
           url: t.Optional(url),
           secret: t.Optional(t.Union([secret, t.Null()], { description: 'A new secret; null removes it (unsigned deliveries); absent keeps it' })),
           positions: t.Optional(positions),
+          to: t.Optional(to),
+          chat_id: t.Optional(chatId),
+          bot_token: t.Optional(botToken),
         },
-        { additionalProperties: false, description: 'Only the fields sent change; the secret stays unless sent' },
+        { additionalProperties: false, description: "Only the fields sent change, and only fields of the channel's type (else 400); the secret and the bot token stay unless sent" },
       ),
     ),
     positions: t.Optional(t.Boolean({ description: 'The same as `channel.positions`' })),
@@ -100,12 +139,20 @@ export const Notification = t.Object(
     name: t.String(),
     events: t.Array(t.String(), { description: 'Alarm codes, or `["*"]`; `[]` for a positions channel' }),
     groups: t.Array(Uuid, { description: 'Only devices of these groups; `[]`: every device of the account. A deleted group stays listed and matches no device' }),
-    channel: t.Object({
-      type: t.Literal('webhook'),
-      url: t.String(),
-      secret_set: t.Boolean({ description: 'Whether deliveries are signed; the secret itself is never shown' }),
-      positions: t.Boolean(),
-    }),
+    channel: t.Union([
+      t.Object({
+        type: t.Literal('webhook'),
+        url: t.String(),
+        secret_set: t.Boolean({ description: 'Whether deliveries are signed; the secret itself is never shown' }),
+        positions: t.Boolean(),
+      }),
+      t.Object({ type: t.Literal('email'), to: t.Array(t.String()) }),
+      t.Object({
+        type: t.Literal('telegram'),
+        chat_id: t.String(),
+        bot_token_set: t.Boolean({ description: 'Always true: the bot token itself is never shown' }),
+      }),
+    ]),
     enabled: t.Boolean(),
     created_at: DateTime,
     updated_at: DateTime,
@@ -123,7 +170,9 @@ export const Delivery = t.Object(
     positions: t.Union([t.Integer(), t.Null()], { description: 'How many fixes the batch holds; null for events and tests' }),
     status: t.Union([t.Literal('pending'), t.Literal('delivered'), t.Literal('dead')]),
     attempts: t.Integer({ minimum: 0 }),
-    last_status_code: t.Union([t.Integer(), t.Null()], { description: "The receiver's HTTP status at the last attempt; null when none came" }),
+    last_status_code: t.Union([t.Integer(), t.Null()], {
+      description: "The receiver's HTTP status at the last attempt (the Telegram API's for a Telegram channel; the SMTP server's reply code, such as 451, when an email channel's mail was refused); null when none came, and for a mail accepted",
+    }),
     last_error: t.Union([t.String(), t.Null()], { description: 'Why the last attempt failed; null when none failed last' }),
     next_attempt_at: nullableDateTime('When it is tried next; null once delivered or dead'),
     delivered_at: nullableDateTime('When a 2xx came; null until then'),

@@ -8,14 +8,14 @@
 import type { Database } from 'bun:sqlite'
 import { and, asc, desc, eq, inArray } from 'drizzle-orm'
 import type { Db } from '../../db/client'
-import { groups, notificationDeliveries, notifications } from '../../db/schema'
+import { accounts, groups, notificationDeliveries, notifications } from '../../db/schema'
 import { type Actor, checkName, distinctIds, type Page, requireKnown } from '../admin/actor'
 import type { AuditLog } from '../admin/audit'
 import type { Clock } from '../clock'
 import { Forbidden, Invalid, NotFound, type FieldError } from '../errors'
 import { iso, isoOrNull } from '../http/model'
 import { retryWhileBusy } from '../store/busy'
-import { deliveryBody, type Sender } from './delivery'
+import { deliveryBody, mailtoAddresses, type Sender } from './delivery'
 import { type CreateNotificationInput, type DeliveryBody, MIN_SECRET_BYTES, type NotificationBody, type UpdateNotificationInput } from './notifications-model'
 import { TargetRefused, type WebhookGuard } from './ssrf'
 
@@ -27,10 +27,18 @@ export interface NotificationServiceDeps {
   guard: WebhookGuard
   /** sends a test delivery (delivery.ts createSender) */
   send: Sender
+  /** SMTP_URL: without it an email channel is refused */
+  smtpConfigured: boolean
 }
 
 type Row = typeof notifications.$inferSelect
 type DeliveryRow = typeof notificationDeliveries.$inferSelect
+
+function channelOf(row: Row): NotificationBody['channel'] {
+  if (row.channelType === 'email') return { type: 'email', to: mailtoAddresses(row.url) }
+  if (row.channelType === 'telegram') return { type: 'telegram', chat_id: row.url, bot_token_set: true }
+  return { type: 'webhook', url: row.url, secret_set: row.secret !== null, positions: row.positions }
+}
 
 function toBody(row: Row): NotificationBody {
   return {
@@ -38,7 +46,7 @@ function toBody(row: Row): NotificationBody {
     name: row.name,
     events: JSON.parse(row.events) as string[],
     groups: JSON.parse(row.groups) as string[],
-    channel: { type: 'webhook', url: row.url, secret_set: row.secret !== null, positions: row.positions },
+    channel: channelOf(row),
     enabled: row.enabled,
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
@@ -93,6 +101,62 @@ function checkSecret(secret: string | null | undefined): void {
   if (bytes < MIN_SECRET_BYTES) {
     throw Invalid.field('/channel/secret', `must be at least ${MIN_SECRET_BYTES} bytes (UTF-8), this one has ${bytes}; use 32 random bytes or more`)
   }
+}
+
+/**
+ * name@domain: no spaces, commas, angle brackets or quotes (one address, nothing a mail header
+ * could read as more), a dot in the domain. What the SMTP server then accepts is its own say.
+ */
+const EMAIL_ADDRESS = /^[^\s@,;<>()[\]\\"':]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/
+/** an integer chat id (negative for groups and channels) or a public channel's @username */
+const CHAT_ID = /^(-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{3,31})$/
+/** what @BotFather hands out: the bot's number, a colon, the secret part */
+const BOT_TOKEN = /^[0-9]{1,20}:[A-Za-z0-9_-]{20,150}$/
+
+const CHANNEL_FIELDS = ['url', 'secret', 'positions', 'to', 'chat_id', 'bot_token'] as const
+/** the fields each type of channel takes; the first ones are required at creation */
+const FIELDS_OF: Record<string, { required: string[]; optional: string[] }> = {
+  webhook: { required: ['url'], optional: ['secret', 'positions'] },
+  email: { required: ['to'], optional: [] },
+  telegram: { required: ['chat_id', 'bot_token'], optional: [] },
+}
+const article = (type: string) => (type === 'email' ? 'an' : 'a')
+
+/** 400 for a field of another type of channel, and (at creation) for a required one left out */
+function checkFieldsOf(type: string, sent: Partial<Record<(typeof CHANNEL_FIELDS)[number], unknown>>, creating: boolean): void {
+  const fields = FIELDS_OF[type] ?? { required: [], optional: [] }
+  const errors: FieldError[] = []
+  for (const field of CHANNEL_FIELDS) {
+    const known = fields.required.includes(field) || fields.optional.includes(field)
+    if (sent[field] !== undefined && !known) errors.push({ path: `/channel/${field}`, message: `is not a field of ${article(type)} ${type} channel` })
+    if (creating && sent[field] === undefined && fields.required.includes(field)) errors.push({ path: `/channel/${field}`, message: `is required for ${article(type)} ${type} channel` })
+  }
+  if (errors.length > 0) throw new Invalid(errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors)
+}
+
+/** An email channel's addresses, each once (case aside), as its stored `mailto:` URL. */
+function checkAddresses(addresses: readonly string[]): string {
+  const errors: FieldError[] = []
+  const seen = new Map<string, number>()
+  addresses.forEach((address, i) => {
+    if (!EMAIL_ADDRESS.test(address)) errors.push({ path: `/channel/to/${i}`, message: 'must be one email address, name@domain (no display name, spaces or commas)' })
+    const first = seen.get(address.toLowerCase())
+    if (first !== undefined) errors.push({ path: `/channel/to/${i}`, message: `repeats /channel/to/${first}` })
+    else seen.set(address.toLowerCase(), i)
+  })
+  if (errors.length > 0) throw new Invalid(errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors.slice(0, 20))
+  return `mailto:${addresses.join(',')}`
+}
+
+function checkChatId(chatId: string): string {
+  if (!CHAT_ID.test(chatId)) throw Invalid.field('/channel/chat_id', 'must be a chat id (an integer, negative for groups: -1001234567890) or a public channel\'s @username')
+  return chatId
+}
+
+/** the token is never echoed: a 400 says what is wrong with it, not what it is */
+function checkBotToken(token: string): string {
+  if (!BOT_TOKEN.test(token)) throw Invalid.field('/channel/bot_token', "must be a bot token as @BotFather gives it: the bot's number, a colon, then 20 or more letters, digits, - or _")
+  return token
 }
 
 /** `channel.positions` and the top-level `positions`, which must agree when both are sent */
@@ -163,10 +227,25 @@ export function createNotificationService(deps: NotificationServiceDeps) {
     async create(by: Actor, input: CreateNotificationInput): Promise<NotificationBody> {
       requireAdmin(by)
       const name = checkName(input.name)
-      const positions = positionsOf(input.positions, input.channel.positions) ?? false
+      const channel = input.channel
+      checkFieldsOf(channel.type, channel, true)
+      const positions = positionsOf(input.positions, channel.type === 'webhook' ? channel.positions : undefined) ?? false
+      if (positions && channel.type !== 'webhook') throw Invalid.field('/positions', `only a webhook takes positions; ${article(channel.type)} ${channel.type} channel is told of events`)
       const events = checkKind(checkEvents(input.events ?? []), positions)
-      checkSecret(input.channel.secret)
-      const url = await checkUrl(input.channel.url)
+      let url: string
+      let secret: string | null
+      if (channel.type === 'email') {
+        if (!deps.smtpConfigured) throw Invalid.field('/channel/type', 'the server cannot send email: its operator has not set SMTP_URL (and SMTP_FROM)')
+        url = checkAddresses(channel.to!)
+        secret = null
+      } else if (channel.type === 'telegram') {
+        url = checkChatId(channel.chat_id!)
+        secret = checkBotToken(channel.bot_token!)
+      } else {
+        checkSecret(channel.secret)
+        url = await checkUrl(channel.url!)
+        secret = channel.secret ?? null
+      }
       const id = crypto.randomUUID()
       return write(() => {
         const now = clock.now()
@@ -181,9 +260,9 @@ export function createNotificationService(deps: NotificationServiceDeps) {
                 events: JSON.stringify(events),
                 groups: JSON.stringify(groupIds),
                 positions,
-                channelType: 'webhook',
+                channelType: channel.type,
                 url,
-                secret: input.channel.secret ?? null,
+                secret,
                 enabled: input.enabled ?? true,
                 createdAt: now,
                 updatedAt: now,
@@ -202,6 +281,14 @@ export function createNotificationService(deps: NotificationServiceDeps) {
       requireAdmin(by)
       const current = requireRow(by, id)
       const name = input.name === undefined ? undefined : checkName(input.name)
+      const sent = input.channel ?? {}
+      const type = current.channelType
+      if (sent.type !== undefined && sent.type !== type) throw Invalid.field('/channel/type', `a channel's type cannot change (this one is ${type}): make a new channel instead`)
+      checkFieldsOf(type, sent, false)
+      if (type !== 'webhook' && input.positions === true) throw Invalid.field('/positions', `only a webhook takes positions; ${article(type)} ${type} channel is told of events`)
+      const target =
+        sent.to !== undefined ? checkAddresses(sent.to) : sent.chat_id !== undefined ? checkChatId(sent.chat_id) : undefined
+      const botToken = sent.bot_token === undefined ? undefined : checkBotToken(sent.bot_token)
       const sentPositions = positionsOf(input.positions, input.channel?.positions)
       const positions = sentPositions ?? current.positions
       // turning a channel into a positions channel drops the events it had, unless new ones are sent
@@ -225,7 +312,9 @@ export function createNotificationService(deps: NotificationServiceDeps) {
                 ...(groupIds !== undefined ? { groups: JSON.stringify(groupIds) } : {}),
                 positions,
                 ...(url !== undefined ? { url } : {}),
+                ...(target !== undefined ? { url: target } : {}),
                 ...(input.channel?.secret !== undefined ? { secret: input.channel.secret } : {}),
+                ...(botToken !== undefined ? { secret: botToken } : {}),
                 ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
                 updatedAt: now,
               })
@@ -280,7 +369,8 @@ export function createNotificationService(deps: NotificationServiceDeps) {
       const deliveryId = crypto.randomUUID()
       const sentAt = clock.now()
       const body = deliveryBody({ id: deliveryId, kind: 'test', payload: null }, sentAt, { id: row.id, name: row.name })
-      const outcome = await deps.send({ url: row.url, secret: row.secret }, deliveryId, body, sentAt)
+      const account = db.select({ name: accounts.name }).from(accounts).where(eq(accounts.id, row.accountId)).get()?.name ?? ''
+      const outcome = await deps.send({ type: row.channelType, account, url: row.url, secret: row.secret }, deliveryId, body, sentAt)
       return write(() => {
         const now = clock.now()
         // the channel may have been deleted meanwhile: then there is no log to write it in

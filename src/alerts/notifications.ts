@@ -13,7 +13,7 @@ import { asUser, type authPlugin } from '../http/auth'
 import { IdParams, responses } from '../http/model'
 import { REQUEST_ID_HEADER } from '../ops/requests'
 import type { UserPrincipal } from '../principal'
-import { createSender } from './delivery'
+import { createSender, DEFAULT_MESSAGING, type MessagingSettings } from './delivery'
 import { CreateNotificationBody, DeliveriesQuery, Delivery, Notification, UpdateNotificationBody } from './notifications-model'
 import { createNotificationService } from './notifications-service'
 import { createWebhookGuard, type WebhookGuard } from './ssrf'
@@ -27,6 +27,8 @@ export interface NotificationRoutesDeps {
   allowPrivate: boolean
   /** tests: another address rule or resolver */
   guard?: WebhookGuard
+  /** SMTP_URL, SMTP_FROM, TELEGRAM_API_URL, APP_URL: email and Telegram channels */
+  messaging?: MessagingSettings
 }
 
 const TAGS = ['Notifications']
@@ -42,7 +44,11 @@ const DELIVERY =
   '(a 3xx is a failure). Failures are retried after 10 s, doubling, at most 1 h apart, for 24 h; then `dead`. ' +
   'Attempts in flight are shared fairly: at most 10 at once; while several accounts have deliveries due each gets an equal share, an account alone at most 8, ' +
   'a channel at most 4; a channel whose attempt times out holds one slot until it answers and its pending deliveries wait 10 s doubling to 1 h ' +
-  '(their `next_attempt_at` says so): one account\'s hanging receivers never hold another\'s deliveries.'
+  '(their `next_attempt_at` says so): one account\'s hanging receivers never hold another\'s deliveries. ' +
+  'An email channel sends each event as a mail (subject `[<account>] <alias>: <event in words>`, text and HTML naming the vehicle, the event as the console words it, the time in UTC, ' +
+  'the place as the offline "City, CC" and a console link `APP_URL/#/devices/<id>`) through SMTP_URL from SMTP_FROM: accepted by the SMTP server is delivered, an SMTP 4xx or 5xx reply is a failure ' +
+  '(its code in `last_status_code`). A Telegram channel posts the same text to `TELEGRAM_API_URL/bot<token>/sendMessage` as `{ chat_id, text }`: a 2xx with `"ok": true` is delivered. ' +
+  'Both go through the same outbox, retries, fair slots and deliveries list as webhooks; the SMTP host and the Telegram API are the operator\'s and not subject to the SSRF guard.'
 
 function requestIdOf(set: { headers: Record<string, unknown> }): string | null {
   const id = set.headers[REQUEST_ID_HEADER]
@@ -51,7 +57,8 @@ function requestIdOf(set: { headers: Record<string, unknown> }): string | null {
 
 export function notificationRoutes(auth: ReturnType<typeof authPlugin>, deps: NotificationRoutesDeps) {
   const guard = deps.guard ?? createWebhookGuard({ allowPrivate: deps.allowPrivate })
-  const service = createNotificationService({ ...deps, guard, send: createSender({ guard }) })
+  const messaging = deps.messaging ?? DEFAULT_MESSAGING
+  const service = createNotificationService({ ...deps, guard, send: createSender({ guard, messaging }), smtpConfigured: messaging.smtpUrl !== null })
   const by = (principal: UserPrincipal, set: { headers: Record<string, unknown> }) => actorOf(principal, requestIdOf(set))
 
   return new Elysia({ name: 'notifications', prefix: '/notifications' })

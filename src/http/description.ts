@@ -129,7 +129,12 @@ however many of its code share it (one fix entering two overlapping geofences, a
 reconnects several times in a second); a device's own alarm re-sent with the same second and code
 is one event, and is never merged with a derived one.
 
-**Notifications** (admins; a member or share token gets 403). A channel is a webhook for the
+**Notifications** (admins; a member or share token gets 403). A channel is an email channel
+(\`channel: { type: "email", to: [addresses] }\`, through the server's SMTP_URL from SMTP_FROM;
+without SMTP_URL it is 400), a Telegram chat (\`{ type: "telegram", chat_id, bot_token }\`, the
+token write-only: \`bot_token_set\`), each telling people of the account's events in words (the
+vehicle, the event as the console words it, the time in UTC, the "City, CC" and a console link),
+or a webhook for the
 account's events (\`events\`: alarm codes or \`["*"]\`) or, with \`channel.positions: true\`, every
 stored fix (\`positions\`: \`device\` is the device id, up to 500 a batch, in order per device;
 a fix the device flagged invalid, or at 0/0, is sent too, with \`"valid": false\` in its \`attributes\`),

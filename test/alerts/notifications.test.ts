@@ -94,7 +94,7 @@ describe('POST /notifications', () => {
       [{ name: 'N', events: ['sos'], channel: { ...channel, positions: true } }, '/events'],
       [{ name: 'N', positions: true, channel: { ...channel, positions: false } }, '/positions'],
       [{ name: 'N', events: ['sos'] }, '/channel'],
-      [{ name: 'N', events: ['sos'], channel: { type: 'email', url: receiver.url } }, '/channel/type'],
+      [{ name: 'N', events: ['sos'], channel: { type: 'fax', url: receiver.url } }, '/channel/type'],
       [{ name: 'N', events: ['sos'], channel: { type: 'webhook' } }, '/channel/url'],
       [{ name: 'N', events: ['sos'], channel: { type: 'webhook', url: 'ftp://files.example.com/in' } }, '/channel/url'],
       [{ name: 'N', events: ['sos'], channel: { type: 'webhook', url: 'not a url' } }, '/channel/url'],

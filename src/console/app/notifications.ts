@@ -22,8 +22,18 @@ const utf8 = new TextEncoder()
 /** the codes the console has words for, in strings.ts order: the checklist */
 export const knownCodes = (): string[] => Object.keys(strings.alarmNames)
 
+export type ChannelType = 'webhook' | 'email' | 'telegram'
+
 export interface NotificationDraft {
   name: string
+  type: ChannelType
+  /** email: the addresses as typed */
+  to: string
+  chatId: string
+  /** telegram: a new token; empty keeps the one set */
+  botToken: string
+  /** a saved Telegram channel has a token (kept unless one is typed) */
+  tokenSet?: boolean
   positions: boolean
   every: boolean
   /** checked codes of the list */
@@ -41,15 +51,21 @@ export interface NotificationDraft {
 export function draftOf(existing: NotificationChannel | null): NotificationDraft {
   const known = new Set(knownCodes())
   const events = existing?.events ?? []
+  const channel = existing?.channel
   return {
     name: existing?.name ?? '',
-    positions: existing?.channel.positions ?? false,
+    type: channel?.type ?? 'webhook',
+    to: channel?.type === 'email' ? channel.to.join(', ') : '',
+    chatId: channel?.type === 'telegram' ? channel.chat_id : '',
+    botToken: '',
+    tokenSet: channel?.type === 'telegram',
+    positions: channel?.type === 'webhook' ? channel.positions : false,
     every: events.includes(EVERY_EVENT),
     codes: events.filter((code) => known.has(code)),
     // codes set through the API that the list does not name stay, as typed text
     other: events.filter((code) => code !== EVERY_EVENT && !known.has(code)).join(' '),
     groups: existing?.groups ?? [],
-    url: existing?.channel.url ?? '',
+    url: channel?.type === 'webhook' ? channel.url : '',
     secret: '',
     removeSecret: false,
     enabled: existing?.enabled ?? true,
@@ -66,12 +82,22 @@ export function eventsOf(draft: NotificationDraft): string[] {
   return [...new Set([...draft.codes, ...otherCodes(draft.other)])]
 }
 
+/** the addresses typed, each once */
+export const addressesOf = (text: string): string[] => [...new Set(text.split(/[\s,;]+/).filter(Boolean))]
+
 /** what the form can tell before sending: field key → message */
 export function checkDraft(draft: NotificationDraft): Record<string, string> {
   const errors: Record<string, string> = {}
   if (!draft.name.trim()) errors.name = strings.admin.nameRequired
-  if (!draft.url.trim()) errors['channel/url'] = n.urlRequired
-  if (draft.secret && utf8.encode(draft.secret).length < MIN_SECRET_BYTES) errors['channel/secret'] = n.secretTooShort
+  if (draft.type === 'webhook') {
+    if (!draft.url.trim()) errors['channel/url'] = n.urlRequired
+    if (draft.secret && utf8.encode(draft.secret).length < MIN_SECRET_BYTES) errors['channel/secret'] = n.secretTooShort
+  } else if (draft.type === 'email') {
+    if (addressesOf(draft.to).length === 0) errors['channel/to'] = n.toRequired
+  } else {
+    if (!draft.chatId.trim()) errors['channel/chat_id'] = n.chatIdRequired
+    if (!draft.botToken.trim() && !draft.tokenSet) errors['channel/bot_token'] = n.botTokenRequired
+  }
   if (!draft.positions && !draft.every) {
     const bad = otherCodes(draft.other).find((code) => !CODE.test(code))
     if (bad !== undefined) errors.other = n.badCode(bad)
@@ -89,9 +115,16 @@ const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.l
  * on the channel (matching no device), and sending it back would be refused.
  */
 export function bodyOf(draft: NotificationDraft, existing: NotificationChannel | null, known: ReadonlySet<string> | null): Record<string, unknown> {
-  const channel: Record<string, unknown> = { type: 'webhook', url: draft.url.trim(), positions: draft.positions }
-  if (draft.secret) channel.secret = draft.secret
-  else if (existing && draft.removeSecret) channel.secret = null
+  let channel: Record<string, unknown>
+  if (draft.type === 'email') channel = { type: 'email', to: addressesOf(draft.to) }
+  else if (draft.type === 'telegram') {
+    channel = { type: 'telegram', chat_id: draft.chatId.trim() }
+    if (draft.botToken.trim()) channel.bot_token = draft.botToken.trim()
+  } else {
+    channel = { type: 'webhook', url: draft.url.trim(), positions: draft.positions }
+    if (draft.secret) channel.secret = draft.secret
+    else if (existing && draft.removeSecret) channel.secret = null
+  }
   const body: Record<string, unknown> = { name: draft.name.trim(), events: eventsOf(draft), channel, enabled: draft.enabled }
   if (known && !(existing && sameSet(draft.groups, existing.groups))) body.groups = draft.groups.filter((id) => known.has(id))
   return body
@@ -112,6 +145,7 @@ export function placeFailure(failure: Failure, sentEvents: readonly string[]): F
       const target = code !== undefined && code !== EVERY_EVENT && !known.has(code) ? 'other' : 'events'
       fields[target] ??= code !== undefined && !CODE.test(code) && code !== EVERY_EVENT ? n.badCode(code) : message
     } else if (key === 'positions' || key === 'channel/positions') fields.positions ??= message
+    else if (key.startsWith('channel/to')) fields['channel/to'] ??= message
     else if (key.startsWith('groups')) fields.groups ??= message
     else fields[key] ??= message
   }
@@ -127,9 +161,16 @@ export function urlHost(url: string): string {
   }
 }
 
+/** where a channel sends, for the list and the log: a webhook's host, the addresses, the Telegram chat */
+export function targetOf(channel: NotificationChannel['channel']): { text: string; full: string } {
+  if (channel.type === 'email') return { text: channel.to.join(', '), full: channel.to.join(', ') }
+  if (channel.type === 'telegram') return { text: n.telegramChat(channel.chat_id), full: n.telegramChat(channel.chat_id) }
+  return { text: urlHost(channel.url), full: channel.url }
+}
+
 /** what a channel sends, for the list: "Every event", "Every position", "SOS, Power cut" */
 export function sendsOf(notification: NotificationChannel): string[] {
-  if (notification.channel.positions) return [n.everyPosition]
+  if (notification.channel.type === 'webhook' && notification.channel.positions) return [n.everyPosition]
   if (notification.events.includes(EVERY_EVENT)) return [n.everyEvent]
   return notification.events.map((code) => alarmName(code))
 }

@@ -237,7 +237,10 @@ export interface NotificationChannel {
   /** only devices of these groups; `[]`: every device of the account */
   groups: string[]
   /** the secret itself is never sent: `secret_set` says whether there is one */
-  channel: { type: 'webhook'; url: string; secret_set: boolean; positions: boolean }
+  channel:
+    | { type: 'webhook'; url: string; secret_set: boolean; positions: boolean }
+    | { type: 'email'; to: string[] }
+    | { type: 'telegram'; chat_id: string; bot_token_set: boolean }
   enabled: boolean
   created_at: string
   updated_at: string

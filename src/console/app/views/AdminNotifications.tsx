@@ -15,8 +15,8 @@ import {
   type NotificationDraft,
   placeFailure,
   sendsOf,
+  targetOf,
   testOutcome,
-  urlHost,
 } from '../notifications'
 import { strings } from '../strings'
 import type { NotificationChannel, NotificationDelivery } from '../types'
@@ -81,10 +81,14 @@ export function AdminNotifications({ store }: AdminSectionProps) {
                   )}
                 </Cell>
                 <Cell label={n.colTarget}>
-                  <span class="mono nf-host" title={item.channel.url}>
-                    {urlHost(item.channel.url)}
+                  <span class="mono nf-host" title={targetOf(item.channel).full}>
+                    {targetOf(item.channel).text}
                   </span>{' '}
-                  <span class="muted small">{item.channel.secret_set ? n.signed : n.unsigned}</span>
+                  {item.channel.type === 'webhook' ? (
+                    <span class="muted small">{item.channel.secret_set ? n.signed : n.unsigned}</span>
+                  ) : (
+                    <span class="muted small">{n.channelTypes[item.channel.type]![0]}</span>
+                  )}
                 </Cell>
                 <Cell label={n.colEnabled}>
                   <span class={item.enabled ? 'nf-enabled on' : 'nf-enabled off'}>{item.enabled ? n.enabledOn : n.enabledOff}</span>
@@ -166,13 +170,73 @@ function NotificationForm({
     onClose()
   }
 
-  const shown = (key: string) => ['name', 'positions', 'events', 'other', 'groups', 'channel/url', 'channel/secret', 'enabled'].includes(key)
-  const secretSet = notification?.channel.secret_set ?? false
+  const shown = (key: string) =>
+    ['name', 'positions', 'events', 'other', 'groups', 'channel/type', 'channel/url', 'channel/secret', 'channel/to', 'channel/chat_id', 'channel/bot_token', 'enabled'].includes(key)
+  const secretSet = notification?.channel.type === 'webhook' && notification.channel.secret_set
+  const typeNames = n.channelTypes
   return (
     <Dialog title={notification ? n.editTitle(notification.name) : n.addTitle} onClose={onClose} wide>
       <form ref={save.form} onSubmit={submit} noValidate aria-busy={save.busy.value} class="admin-form notification-form">
         <FormAlert failure={save.failure.value} shown={shown} />
         <TextField id="nf-name" label={n.name} value={v.name} onInput={set('name')} error={save.error('name')} hint={n.nameHint} required autofocus maxLength={100} />
+        {notification ? (
+          <p class="hint nf-type-fixed">{n.channelTypeFixed(typeNames[v.type]![0])}</p>
+        ) : (
+          <ChoiceField
+            id="nf-type"
+            label={n.channelType}
+            value={v.type}
+            onChange={(value) => {
+              set('type', 'channel/type')(value as NotificationDraft['type'])
+              if (value !== 'webhook') setV((old) => ({ ...old, type: value as NotificationDraft['type'], positions: false }))
+            }}
+            error={save.error('channel/type')}
+            options={(['webhook', 'email', 'telegram'] as const).map((type) => ({ value: type, label: typeNames[type]![0], detail: typeNames[type]![1] }))}
+          />
+        )}
+        {v.type === 'email' && (
+          <TextField
+            id="nf-to"
+            label={n.to}
+            value={v.to}
+            onInput={set('to', 'channel/to')}
+            error={save.error('channel/to')}
+            hint={n.toHint}
+            required
+            mono
+            placeholder="ops@example.com"
+          />
+        )}
+        {v.type === 'telegram' && (
+          <>
+            <TextField
+              id="nf-chat"
+              label={n.chatId}
+              value={v.chatId}
+              onInput={set('chatId', 'channel/chat_id')}
+              error={save.error('channel/chat_id')}
+              hint={n.chatIdHint}
+              required
+              mono
+              placeholder="-1001234567890"
+            />
+            <TextField
+              id="nf-bot-token"
+              label={n.botToken}
+              type="password"
+              value={v.botToken}
+              onInput={set('botToken', 'channel/bot_token')}
+              error={save.error('channel/bot_token')}
+              hint={v.tokenSet ? n.botTokenSetHint : n.botTokenNewHint}
+              autocomplete="new-password"
+              placeholder={v.tokenSet ? n.botTokenSetPlaceholder : undefined}
+              required={!v.tokenSet}
+              maxLength={200}
+            />
+          </>
+        )}
+        {v.type === 'webhook' && (
+          <>
         <TextField
           id="nf-url"
           label={n.url}
@@ -229,6 +293,8 @@ function NotificationForm({
             { value: 'positions', label: n.kindPositions, detail: n.kindPositionsDetail },
           ]}
         />
+          </>
+        )}
         {!v.positions && (
           <fieldset class={save.error('events') || save.error('other') ? 'pick nf-events invalid' : 'pick nf-events'} aria-describedby={save.error('events') ? 'nf-events-error' : undefined}>
             <legend>{n.events}</legend>
@@ -369,7 +435,7 @@ function DeliveryLog({ notification, onClose }: { notification: NotificationChan
         <dl class="nf-summary">
           <div>
             <dt>{n.sendsTo}</dt>
-            <dd class="mono">{notification.channel.url}</dd>
+            <dd class="mono">{targetOf(notification.channel).full}</dd>
           </div>
           <div>
             <dt>{n.colSends}</dt>
@@ -443,7 +509,13 @@ function DeliveryLog({ notification, onClose }: { notification: NotificationChan
                       {d.attempts}
                     </Cell>
                     <Cell label={n.colAnswer} class="nf-answer">
-                      {d.last_status_code !== null ? n.httpStatus(d.last_status_code) : d.attempts > 0 ? <span class="muted">{n.noAnswer}</span> : <span class="muted">—</span>}
+                      {d.last_status_code !== null ? (
+                        notification.channel.type === 'email' ? n.smtpStatus(d.last_status_code) : n.httpStatus(d.last_status_code)
+                      ) : d.attempts > 0 ? (
+                        <span class="muted">{n.noAnswer}</span>
+                      ) : (
+                        <span class="muted">—</span>
+                      )}
                       {extra && <span class="nf-error">{extra}</span>}
                     </Cell>
                     <Cell label={n.colWhen} class="nf-when">
