@@ -118,7 +118,9 @@ export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDe
 
   /** Conflict when another device (any account) already answers to one of these identifiers. */
   function requireUnused(tx: Tx, identifiers: { path: string; value: string }[], exceptKey: number | null): void {
-    const values = [...new Set(identifiers.map((i) => i.value).filter((v) => v !== ''))]
+    // an empty value is "none": it is no identifier, so it neither collides nor is named
+    const given = identifiers.filter((i) => i.value !== '')
+    const values = [...new Set(given.map((i) => i.value))]
     if (values.length === 0) return
     const clash = or(inArray(devices.imei, values), inArray(devices.serial, values))
     const rows = tx
@@ -129,9 +131,10 @@ export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDe
       .all()
     if (rows.length === 0) return
     const used = new Set([rows[0]!.imei, rows[0]!.serial])
-    const taken = identifiers.find((i) => used.has(i.value))!
+    const taken = given.find((i) => used.has(i.value))!
     // which device holds it is not said: it may be another account's
-    throw new Conflict(`${taken.path.slice(1)}: ${taken.value} is already the IMEI or serial of another device on this server`)
+    const message = 'is already the IMEI or serial of another device on this server'
+    throw new Conflict(`${taken.path.slice(1)}: ${taken.value} ${message}`, [{ path: taken.path, message }])
   }
 
   function storedDevice(tx: Tx, id: string, accountId: string) {
