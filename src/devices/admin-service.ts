@@ -127,8 +127,8 @@ export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDe
     const used = new Set([rows[0]!.imei, rows[0]!.serial])
     const taken = given.find((i) => used.has(i.value))!
     // which device holds it is not said: it may be another account's
-    const message = 'is already the IMEI or serial of another device on this server'
-    throw new Conflict(`${taken.path.slice(1)}: ${taken.value} ${message}`, [{ path: taken.path, message }])
+    const message = `${taken.value} is already the IMEI or serial of another device on this server`
+    throw new Conflict(`${taken.path.slice(1)}: ${message}`, [{ path: taken.path, message }])
   }
 
   function storedDevice(tx: Tx, id: string, accountId: string) {

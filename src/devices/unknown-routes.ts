@@ -13,6 +13,12 @@ const UnknownIdentifier = t.Object({
   source: t.String({ description: 'The client address it last reported from' }),
 })
 
+const UnknownIdentifiersList = t.Object({
+  listed: t.Boolean({ description: 'false on a server with more than one account: then nothing is listed, to anyone' }),
+  reason: t.Union([t.String(), t.Null()], { description: 'why `listed` is false; null when it is true' }),
+  identifiers: t.Array(UnknownIdentifier, { description: 'the most recently seen first' }),
+})
+
 /** GET /devices/unknown: identifiers that tried to report and no device has. */
 export function unknownDeviceRoutes(auth: ReturnType<typeof authPlugin>, unknown: UnknownIdentifiers) {
   return new Elysia({ name: 'device-unknown', prefix: '/devices' }).use(auth).get('/unknown', () => unknown.list(), {
@@ -26,9 +32,10 @@ export function unknownDeviceRoutes(auth: ReturnType<typeof authPlugin>, unknown
         `empties the list), at most the ${RECENT_UNKNOWNS_MAX.toLocaleString('en')} most recently seen. Not listed: an identifier masked past its ` +
         "source's ration of unknown identifiers (it was answered as a known one; see UNKNOWN_IDENTIFIERS_PER_MINUTE), an unlinked " +
         "device's, one no device could be given (not a serial's shape), one a device has since been given. " +
-        'Account admins only, and only on a server with one account: an unknown identifier belongs to no account, so on a server shared ' +
-        "by accounts it is 403 for everyone (the server's log names unknown identifiers for its operator).",
-      responses: responses({ 200: { schema: t.Array(UnknownIdentifier), description: 'The identifiers, the most recently seen first' } }, 401, 403, 429, 504),
+        'Account admins only (a member is 403), and listed only on a server with one account: an unknown identifier belongs to no account, ' +
+        "so on a server shared by accounts the answer is `listed: false` with the reason and no identifier, for every admin (the server's " +
+        'log names unknown identifiers for its operator).',
+      responses: responses({ 200: { schema: UnknownIdentifiersList, description: 'The identifiers, or why none is listed' } }, 401, 403, 429, 504),
     },
   })
 }
