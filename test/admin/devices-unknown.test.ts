@@ -122,3 +122,37 @@ test('the unknown identifiers refused in the last 24 h, for a single-account adm
     await server.stop()
   }
 })
+
+test('the list is bounded: the 1,000 most recently seen; an identifier no device could be given is left out', async () => {
+  const databasePath = join(dir, 'bounded.db')
+  const setup = openDatabase(databasePath)
+  importDataset(setup.sqlite, oneAccount())
+  setup.close()
+  const osmand = freePort()
+  const clock = manualClock(Date.UTC(2026, 10, 25, 12))
+  const config = loadConfig({
+    DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(osmand), GT06_PORT: '0',
+    TELTONIKA_PORT: '0', H02_PORT: '0', UNKNOWN_IDENTIFIERS_PER_MINUTE: '1000',
+  })
+  const server = await startServer(config, { clock, log: silentLogger })
+  try {
+    const fix = (id: string) =>
+      fetch(`http://127.0.0.1:${osmand}/?id=${encodeURIComponent(id)}&lat=48.85&lon=2.35&timestamp=${Math.floor(clock.now() / 1000) - 1}`).then((r) => r.status)
+    for (let i = 0; i < 1001; i++) {
+      // a new minute halfway: the source's ration (1,000 a minute) is not what is tested here
+      clock.advance(i === 500 ? 60_000 : 10)
+      expect(await fix(`phone-${i}`)).toBe(404)
+    }
+    // the most recent, but with a space: no device may have it as its serial
+    expect(await fix('not a serial')).toBe(404)
+    const res = await fetch(`http://127.0.0.1:${server.port}/devices/unknown`, { headers: { authorization: `Bearer ${keys.dana}` } })
+    const listed = ((await res.json()) as { identifiers: Listed[] }).identifiers.map((u) => u.identifier)
+    expect(listed.length).toBe(1000)
+    expect(listed[0]).toBe('phone-1000')
+    expect(listed.at(-1)).toBe('phone-1')
+    expect(listed).not.toContain('phone-0')
+    expect(listed).not.toContain('not a serial')
+  } finally {
+    await server.stop()
+  }
+}, 20_000)
