@@ -17,6 +17,9 @@ import { type Config, loadConfig } from './config'
 import { createDeviceAccess } from './devices/access'
 import { devicesRoutes } from './devices'
 import { deviceAdminRoutes } from './devices/admin-routes'
+import { createUnknownIdentifiers } from './devices/unknown'
+import { unknownDeviceRoutes } from './devices/unknown-routes'
+import type { RecentUnknowns } from './ingest/recent-unknowns'
 import { createDeviceAdmin } from './devices/admin-service'
 import { createModelAdmin } from './admin/models'
 import { modelRoutes } from './admin/models-routes'
@@ -96,6 +99,8 @@ export interface AppDeps {
   commandQueue?: CommandQueue
   /** told when the API has changed an account's geofences: the server drops the alert rules' geofence cache at once */
   onGeofencesChanged?: (accountId: string) => void
+  /** the unknown identifiers the device listeners refused lately (GET /devices/unknown); default: none */
+  recentUnknowns?: RecentUnknowns
 }
 
 export function createApp(deps: AppDeps) {
@@ -192,6 +197,7 @@ export function createApp(deps: AppDeps) {
     .use(sharePageRoutes(shares, { tileUrl: config.tileUrl, appUrl: config.appUrl }))
     .use(consoleRoutes({ tileUrl: config.tileUrl }))
     .use(streamRoutes(auth, streams))
+    .use(unknownDeviceRoutes(auth, createUnknownIdentifiers({ db: deps.database.db, clock, recent: deps.recentUnknowns ?? null })))
     .use(devicesRoutes(auth, devices))
     .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, me: { db: deps.database.db, access, linkExpiresAt: shares.expiresAt } }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))

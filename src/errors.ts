@@ -53,8 +53,9 @@ export class NotFound extends DomainError {
 
 /** The request is well formed but clashes with what exists (a duplicate, the last admin, setup already done). */
 export class Conflict extends DomainError {
-  constructor(detail: string) {
-    super(409, 'Conflict', detail)
+  /** `errors`: the fields at fault, when the clash is one field's (a taken identifier) */
+  constructor(detail: string, errors?: FieldError[]) {
+    super(409, 'Conflict', detail, {}, errors)
   }
 }
 

@@ -11,6 +11,7 @@ import { openProductDatabase } from './database'
 import type { Database } from 'bun:sqlite'
 import { type Config, ConfigError, loadConfig } from './config'
 import { DatasetError, importDataset } from './dataset/service'
+import { NotJson, parseJsonFile } from './dataset/json'
 import { DomainError } from './errors'
 import { createLogger } from './log'
 import { backupDatabase, requireDatabaseFile } from './ops/backup'
@@ -70,12 +71,13 @@ const COMMANDS: Record<string, Command> = {
     const file = args.find((a) => !a.startsWith('--'))
     const unknown = args.filter((a) => a.startsWith('--') && a !== '--upsert')
     if (!file || unknown.length) throw new UsageError(unknown.length ? `unknown option ${unknown[0]}` : 'import needs a FILE')
-    let document: unknown
+    let text: string
     try {
-      document = JSON.parse(await Bun.file(file).text())
+      text = await Bun.file(file).text()
     } catch (error) {
-      throw new DatasetError('', `cannot read ${file} as JSON: ${(error as Error).message}`)
+      throw new DatasetError('', `cannot read ${file}: ${(error as Error).message}`)
     }
+    const document = parseJsonFile(text, file)
     const tty = process.stderr.isTTY
     const started = performance.now()
     const summary = withDatabase(config, (sqlite) =>
@@ -202,7 +204,7 @@ try {
     console.error(`${error.message}\n\n${USAGE}`)
     process.exit(2)
   }
-  if (error instanceof DatasetError || error instanceof ConfigError) {
+  if (error instanceof DatasetError || error instanceof NotJson || error instanceof ConfigError) {
     console.error(`error: ${error.message}`)
     process.exit(2)
   }

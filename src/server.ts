@@ -14,6 +14,7 @@ import { LivePositions } from './ingest/live'
 import { createGeofenceCache } from './alerts/cache'
 import { createAlertRules } from './alerts/rules'
 import { createIngestPipeline, type IngestPipeline } from './ingest/pipeline'
+import { createRecentUnknowns } from './ingest/recent-unknowns'
 import { PROTOCOLS } from './ingest/protocols'
 import type { Listener, Protocol } from './ingest/protocols/protocol'
 import { createConnectionGate, startTcpListener, type TcpListener } from './ingest/tcp'
@@ -54,6 +55,8 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   const geofenceCache = createGeofenceCache({ db: database.db, clock, log })
   const alertRules = createAlertRules({ database, clock, geofences: geofenceCache, log })
   const notificationDelivery = createDeliveryWorker({ database, clock, log, metrics, allowPrivate: config.webhookAllowPrivate, messaging: messagingOf(config) })
+  // the unknown identifiers refused lately: the pipeline lists them, the admin API shows them
+  const recentUnknowns = createRecentUnknowns()
   const pipeline = createIngestPipeline({
     alerts: { rules: alertRules, wake: () => notificationDelivery.wake() },
     sqlite: database.sqlite,
@@ -63,6 +66,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
     offlineAfterSeconds: config.offlineAfter,
     maxFixAgeDays: config.maxFixAgeDays,
     unknownIdentifiers: { perSource: config.unknownIdentifiersPerMinute },
+    recentUnknowns,
     sweepIntervalMs: Math.min(30_000, (config.offlineAfter * 1000) / 4),
     onBatch: ({ operations, seconds }) => {
       metrics.batchCommit.observe([], seconds)
@@ -74,7 +78,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   const firstRun = createFirstRun(database.db)
   // one command queue: the API queues into it, the device listeners deliver from it (the app runs its sweep)
   const commandQueue = createCommandQueue({ db: database.db, sqlite: database.sqlite, clock, live, log, ttlSeconds: config.commandTtl })
-  const app = createApp({ database, config, clock, log, live, metrics, status, firstRun, commandQueue, onDevicesChanged: () => pipeline.devicesChanged(),
+  const app = createApp({ database, config, clock, log, live, metrics, status, firstRun, commandQueue, onDevicesChanged: () => pipeline.devicesChanged(), recentUnknowns,
     onGeofencesChanged: (accountId) => alertRules.geofencesChanged(accountId),
   })
 

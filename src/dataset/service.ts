@@ -27,6 +27,7 @@ import { CLI_ACTOR } from '../admin/audit'
 import { accountsUsingModel, modelBody, recordModelChange } from '../admin/models'
 import { BUILTIN_COMMAND_IDS, BUILTIN_MODEL_IDS } from '../commands/catalogue'
 import { patternProblems } from '../commands/patterns'
+import { identifierProblems } from '../devices/identifiers'
 import { hashKey } from '../keys/service'
 import { endLinksBeyondCreatorsReach } from '../share/creators'
 import { removeFromOtherAccountsLinks } from '../share/service'
@@ -236,6 +237,8 @@ function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void
     return stored === undefined && fileIds.get('models')!.has(id) ? null : stored
   }
   data.devices?.forEach((device, i) => {
+    // the identifiers' shapes: the API's and the command line's rule, in the same words
+    for (const problem of identifierProblems(device)) problems.add(`/devices/${i}${problem.path}`, problem.message)
     const owner = modelAccount(device.model)
     if (owner === undefined) problems.add(`/devices/${i}/model`, `no model ${device.model}`)
     else if (owner !== null && owner !== device.account) {

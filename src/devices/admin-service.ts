@@ -21,13 +21,9 @@ import { createPositionStore } from '../store/positions'
 import type { Clock } from '../clock'
 import { Conflict, Invalid, NotFound, type FieldError } from '../errors'
 import type { CreateDeviceInput, UpdateDeviceInput } from './admin-model'
+import { identifierProblems } from './identifiers'
 import type { DeviceState } from './model'
 
-/** what the tracker sends as its IMEI: 15 digits; a terminal id need not pass the Luhn check digit */
-const IMEI = /^[0-9]{15}$/
-/** another identifier (OsmAnd's `id`): printable ASCII, no spaces */
-const SERIAL = /^[\x21-\x7e]{1,64}$/
-const ICCID = /^[0-9A-Za-z]{0,32}$/
 
 export interface DeviceAdminDeps {
   db: Db
@@ -68,9 +64,7 @@ export interface DeletedDevice {
 function checkFields(input: { alias?: string; imei?: string; serial?: string; iccid?: string }): void {
   const errors: FieldError[] = []
   if (input.alias !== undefined && input.alias.trim() === '') errors.push({ path: '/alias', message: 'must not be blank' })
-  if (input.imei && !IMEI.test(input.imei)) errors.push({ path: '/imei', message: 'must be 15 digits (or "" for none)' })
-  if (input.serial && !SERIAL.test(input.serial)) errors.push({ path: '/serial', message: 'must be 1 to 64 printable ASCII characters, no spaces (or "" for none)' })
-  if (input.iccid && !ICCID.test(input.iccid)) errors.push({ path: '/iccid', message: 'must be up to 32 letters and digits (or "" for none)' })
+  errors.push(...identifierProblems(input))
   if (errors.length > 0) throw new Invalid(errors.map((e) => `${e.path} ${e.message}`).join('; '), errors)
 }
 
@@ -118,7 +112,9 @@ export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDe
 
   /** Conflict when another device (any account) already answers to one of these identifiers. */
   function requireUnused(tx: Tx, identifiers: { path: string; value: string }[], exceptKey: number | null): void {
-    const values = [...new Set(identifiers.map((i) => i.value).filter((v) => v !== ''))]
+    // an empty value is "none": it is no identifier, so it neither collides nor is named
+    const given = identifiers.filter((i) => i.value !== '')
+    const values = [...new Set(given.map((i) => i.value))]
     if (values.length === 0) return
     const clash = or(inArray(devices.imei, values), inArray(devices.serial, values))
     const rows = tx
@@ -129,9 +125,10 @@ export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDe
       .all()
     if (rows.length === 0) return
     const used = new Set([rows[0]!.imei, rows[0]!.serial])
-    const taken = identifiers.find((i) => used.has(i.value))!
+    const taken = given.find((i) => used.has(i.value))!
     // which device holds it is not said: it may be another account's
-    throw new Conflict(`${taken.path.slice(1)}: ${taken.value} is already the IMEI or serial of another device on this server`)
+    const message = `${taken.value} is already the IMEI or serial of another device on this server`
+    throw new Conflict(`${taken.path.slice(1)}: ${message}`, [{ path: taken.path, message }])
   }
 
   function storedDevice(tx: Tx, id: string, accountId: string) {

@@ -13,6 +13,7 @@ import { LRUCache } from 'lru-cache'
 import type { Clock } from '../clock'
 import { NotFound } from '../errors'
 import type { Logger } from '../log'
+import type { RecentUnknowns } from './recent-unknowns'
 import { createUnknownIdentifierLimiter, type UnknownIdentifierLimits } from './sources'
 
 /** The device is not in the fleet (or is unlinked): its data is refused. */
@@ -38,6 +39,8 @@ export class MaskedUnknownDevice extends Error {
 /** Where a report came from: the client's address (sources.ts counts it by IPv4 address or IPv6 /64). */
 export interface ReportOrigin {
   source: string
+  /** the listener's protocol (`osmand`, `gt06`, …): what the list of recent unknown identifiers shows */
+  protocol?: string
 }
 
 export interface DeviceRef {
@@ -49,7 +52,14 @@ export interface DeviceRef {
 /** How stale the device cache may be after another process changed devices. */
 const IDENTITY_CHECK_MS = 1000
 
-export function createDeviceIdentifier(options: { sqlite: Database; clock: Clock; log: Logger; limits?: UnknownIdentifierLimits }) {
+export function createDeviceIdentifier(options: {
+  sqlite: Database
+  clock: Clock
+  log: Logger
+  limits?: UnknownIdentifierLimits
+  /** told of each unknown identifier refused (never a masked one, nor an unlinked device's) */
+  recentUnknowns?: RecentUnknowns
+}) {
   const { sqlite, clock } = options
   const unknownIdentifiers = createUnknownIdentifierLimiter({ log: options.log, limits: options.limits })
   const identityVersion = sqlite.query<{ version: number }, []>('SELECT version FROM access_version WHERE id = 2')
@@ -93,6 +103,7 @@ export function createDeviceIdentifier(options: { sqlite: Database; clock: Clock
       if (!device || device.state === 'unlink') {
         const outcome = unknownIdentifiers.unknown(source ?? 'session', uniqueId, device ? 'unlink' : 'unknown', now, source !== undefined)
         if (outcome === 'masked') throw new MaskedUnknownDevice(uniqueId)
+        if (!device && origin) options.recentUnknowns?.refused(uniqueId, origin.protocol ?? 'unknown', origin.source, now)
         throw new UnknownDevice(uniqueId)
       }
       return device

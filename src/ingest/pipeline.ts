@@ -46,6 +46,7 @@ import { DEFAULT_MAX_FIX_AGE_DAYS, isPlausiblePosition, isTimely, judgeFix, time
 import { createDeviceIdentifier, MaskedUnknownDevice, type DeviceRef, type ReportOrigin } from './identify'
 import type { LivePositions } from './live'
 import { deviceAlarmSeq, withKnownAlarmCode } from './protocols/events'
+import type { RecentUnknowns } from './recent-unknowns'
 import type { UnknownIdentifierLimits } from './sources'
 import type { DecodedReport } from './types'
 
@@ -87,6 +88,8 @@ export interface PipelineOptions {
   maxFixAgeDays?: number
   /** how many distinct unknown identifiers one source is told of (refused) per window before the next are masked */
   unknownIdentifiers?: UnknownIdentifierLimits
+  /** where the unknown identifiers refused are listed (GET /devices/unknown); none without it */
+  recentUnknowns?: RecentUnknowns
   /** flush when this many fixes are queued (default 500) */
   maxBatchFixes?: number
   /**
@@ -243,7 +246,7 @@ export function createIngestPipeline(options: PipelineOptions) {
   const maxBatchFixes = options.maxBatchFixes ?? 500
   const maxBatchDelayMs = options.maxBatchDelayMs ?? 0
   const maxFixAgeDays = options.maxFixAgeDays ?? DEFAULT_MAX_FIX_AGE_DAYS
-  const identifier = createDeviceIdentifier({ sqlite, clock, log, limits: options.unknownIdentifiers })
+  const identifier = createDeviceIdentifier({ sqlite, clock, log, limits: options.unknownIdentifiers, recentUnknowns: options.recentUnknowns })
   const positions = createPositionStore(sqlite)
   const events = createEventStore(sqlite)
   const statuses = createStatusStore(sqlite)

@@ -144,6 +144,20 @@ describe('POST /devices', () => {
     await problem(await post({ alias: 'Two', model: ids.gt06, serial: '111111111111111' }), 409)
   })
 
+  test('a taken serial is reported against the serial, never the empty imei; an empty imei never collides', async () => {
+    // two devices without an IMEI: the empty value is no identifier, so no clash
+    await created({ alias: 'Phone A', model: ids.bare, serial: 'phone-a' })
+    await created({ alias: 'Phone B', model: ids.bare, serial: 'phone-b', imei: '' })
+    const posted = await problem(await post({ alias: 'Phone C', model: ids.bare, serial: 'phone-a' }), 409)
+    expect(posted.detail).toStartWith('serial: phone-a ')
+    expect(posted.errors).toEqual([{ path: '/serial', message: expect.stringContaining('already') }])
+    const b = (await (await world.call('GET', '/devices', { token: keys.dana })).json()) as DeviceJson[]
+    const phoneB = b.find((d) => d.alias === 'Phone B')!
+    const patched = await problem(await patch(phoneB.id, { serial: 'phone-a' }), 409)
+    expect(patched.detail).toStartWith('serial: phone-a ')
+    expect(patched.errors?.map((e) => e.path)).toEqual(['/serial'])
+  })
+
   test("an unknown model, an unknown group and another account's group are 404, and nothing is written", async () => {
     const before = count('devices')
     const unknown = '0b000000-0000-4000-8000-0000000000ff'

@@ -103,6 +103,52 @@ describe('command line', () => {
     expect(run.stderr).toContain('JSON')
   })
 
+  test.each([
+    ['a CSV file', 'fleet.csv', 'alias,imei\nTruck,359710049095001\n', 'line 1, column 1: unexpected "a"'],
+    ['a trailing comma on line 3', 'comma.json', '{\n  "accounts": [],\n  "groups": [],\n}\n', 'line 4, column 1: unexpected "}"'],
+    ['a file cut short', 'cut.json', '{\n  "devices": [\n    {"id": "x"', 'line 3, column 15: the file ends too early'],
+    ['a control character', 'tab.json', '{"a": "x\ty"}', 'line 1, column 9: unexpected U+0009'],
+  ])('%s: exits 2 saying the format is JSON, with the line and column of the first bad character; nothing written', (_, name, text, where) => {
+    const file = join(dir, name)
+    writeFileSync(file, text)
+    const db = join(dir, `${name}.db`)
+    const run = cli(['import', file], { DATABASE_PATH: db })
+    expect(run.code).toBe(2)
+    expect(run.stdout).toBe('')
+    expect(run.stderr.trimEnd()).toBe(`error: not JSON: the import format is JSON (docs/import-format.md); ${file}, ${where}`)
+  })
+
+  test('import refuses an identifier the API and `device add` refuse, in the same words, with its path; nothing is written', () => {
+    const document = baseDataset()
+    ;(document.devices[0] as Record<string, unknown>).imei = '35971004909500'
+    ;(document.devices[2] as Record<string, unknown>).imei = '35971004909500X'
+    ;(document.devices[1] as Record<string, unknown>).serial = 'has space'
+    const file = join(dir, 'bad-imei.json')
+    writeFileSync(file, JSON.stringify(document))
+    const db = join(dir, 'bad-imei.db')
+    const run = cli(['import', file], { DATABASE_PATH: db })
+    expect(run.code).toBe(2)
+    expect(run.stdout).toBe('')
+    expect(run.stderr.trimEnd().split('\n')).toEqual([
+      'error: 3 problems in the dataset (nothing was imported):',
+      '  /devices/0/imei: must be 15 digits (or "" for none)',
+      '  /devices/1/serial: must be 1 to 64 printable ASCII characters, no spaces (or "" for none)',
+      '  /devices/2/imei: must be 15 digits (or "" for none)',
+    ])
+    const sqlite = new Database(db, { readonly: true })
+    expect(sqlite.query('SELECT count(*) AS n FROM devices').get()).toEqual({ n: 0 })
+    sqlite.close()
+
+    // the command line's own `device add`, on a good import of the same fleet: the same rule and words
+    document.devices.splice(0, 3)
+    writeFileSync(file, JSON.stringify(document))
+    const good = join(dir, 'good-imei.db')
+    expect(cli(['import', file], { DATABASE_PATH: good }).code).toBe(0)
+    const add = cli(['device', 'add', '--account', ids.acme, '--model', ids.gt06, '--imei', '35971004909500'], { DATABASE_PATH: good })
+    expect(add.code).toBe(2)
+    expect(add.stderr.trimEnd()).toBe('error: /imei must be 15 digits (or "" for none)')
+  })
+
   test('key create prints a new key once, and it authenticates', async () => {
     const file = join(dir, 'keys.json')
     writeFileSync(file, JSON.stringify(baseDataset()))

@@ -158,6 +158,19 @@ export const strings = {
     deleteDeviceBody:
       'Its positions, events and pending commands are deleted for good, and it leaves its groups and share links (a link left with no device is revoked). Its reports are refused from now on.',
     deleteDevice: 'Delete the device',
+    // unknown identifiers that tried to report
+    unknownTitle: 'Tried to report, not added yet',
+    unknownIntro: 'Identifiers this server refused in the last 24 hours. Add the device and it reports in on its next try.',
+    noUnknown: 'No unknown device has tried to report in the last 24 hours.',
+    unknownShared:
+      'Unknown identifiers are listed only on a server with one account (they belong to no account). The server’s operator finds them in its log.',
+    colProtocol: 'Protocol',
+    colLastSeen: 'Last tried',
+    colAttempts: 'Tries',
+    colFrom: 'From',
+    add: 'Add',
+    addUnknown: (identifier: string) => `Add the device ${identifier}`,
+    protocolName: (protocol: string) => ({ osmand: 'OsmAnd', gt06: 'GT06', teltonika: 'Teltonika', h02: 'H02' })[protocol] ?? protocol,
 
     // users
     usersIntro: 'The people of your account. Administrators reach every device and manage the account; members see the devices of their groups.',

@@ -7,6 +7,7 @@ import { strings } from '../strings'
 import type { Device, DeviceState } from '../types'
 import { AdminTable, Cell, ConfirmDelete, Dialog, FormAlert, FormButtons, NameList, Pager, Pending, PickList, RowActions, SectionHead, SelectField, TextField, useSave } from './AdminParts'
 import { StateMark } from './StateMark'
+import { UnknownDevices } from './AdminUnknown'
 
 const s = strings.admin
 const PAGE_ROWS = 50
@@ -15,7 +16,9 @@ const SERIAL = /^[\x21-\x7e]{1,64}$/
 /** what an admin may set; `unlink` would hide the device from every list, the console's included */
 const SETTABLE_STATES: DeviceState[] = ['new', 'off', 'stopped', 'moving', 'suspended', 'stolen']
 
-type Editing = { mode: 'add' } | { mode: 'edit'; device: Device }
+/** what an unknown identifier fills in (the Add of the list of those that tried to report) */
+type Prefill = { imei: string; serial: string; model: string }
+type Editing = { mode: 'add'; prefill?: Prefill } | { mode: 'edit'; device: Device }
 
 /** The account's devices: the live map's list, with their models, identifiers and groups. */
 export function AdminDevices({ store, fleet }: AdminSectionProps) {
@@ -106,6 +109,17 @@ export function AdminDevices({ store, fleet }: AdminSectionProps) {
         </>
       )}
 
+      <UnknownDevices
+        version={fleet.version.value}
+        onAdd={(unknown) => {
+          // the protocol's model: the built-in one, else the only one of the account for it
+          const forProtocol = models.filter((m) => m.protocol === unknown.protocol)
+          const model = forProtocol.find((m) => m.account === null) ?? (forProtocol.length === 1 ? forProtocol[0] : undefined)
+          const imei = IMEI.test(unknown.identifier)
+          editing.value = { mode: 'add', prefill: { imei: imei ? unknown.identifier : '', serial: imei ? '' : unknown.identifier, model: model?.id ?? '' } }
+        }}
+      />
+
       {editing.value && (
         <DeviceForm
           store={store}
@@ -113,6 +127,7 @@ export function AdminDevices({ store, fleet }: AdminSectionProps) {
           device={editingDevice}
           groupIds={editingDevice ? groups.filter((g) => g.devices.includes(editingDevice.id)).map((g) => g.id) : []}
           models={models}
+          prefill={editing.value.mode === 'add' ? editing.value.prefill : undefined}
           onClose={() => (editing.value = null)}
         />
       )}
@@ -138,6 +153,7 @@ function DeviceForm({
   device,
   groupIds,
   models,
+  prefill,
   onClose,
 }: {
   store: AdminStore
@@ -145,15 +161,16 @@ function DeviceForm({
   device: Device | null
   groupIds: string[]
   models: { id: string; name: string; protocol: string | null }[]
+  prefill?: Prefill
   onClose: () => void
 }) {
   const save = useSave()
   const groupsReady = store.groups.state.value.status === 'ready'
   const [v, setV] = useState({
     alias: device?.alias ?? '',
-    model: device?.model ?? (models.length === 1 ? models[0].id : ''),
-    imei: device?.imei ?? '',
-    serial: device?.serial ?? '',
+    model: device?.model ?? (prefill?.model || (models.length === 1 ? models[0].id : '')),
+    imei: device?.imei ?? prefill?.imei ?? '',
+    serial: device?.serial ?? prefill?.serial ?? '',
     iccid: device?.iccid ?? '',
     state: device?.state ?? 'new',
     groups: groupIds,
