@@ -38,12 +38,23 @@ export class MaskedUnknownDevice extends Error {
 /** Where a report came from: the client's address (sources.ts counts it by IPv4 address or IPv6 /64). */
 export interface ReportOrigin {
   source: string
+  /**
+   * The protocol the report came on (its descriptor's name): a device still without a model gets
+   * that protocol's built-in one when the report commits.
+   */
+  protocol?: string
 }
 
 export interface DeviceRef {
   key: number
   id: string
   state: string
+  /**
+   * 1 while the device has no model (added without one, not yet reported): its first committed
+   * report gives it its protocol's built-in model, then the pipeline sets this to 0 (the cached
+   * ref is shared, so later reports skip the write).
+   */
+  modelless: number
 }
 
 /** How stale the device cache may be after another process changed devices. */
@@ -56,7 +67,7 @@ export function createDeviceIdentifier(options: { sqlite: Database; clock: Clock
   // An unlinked device loses to a live one with the same identifier (a re-provisioned tracker);
   // then an IMEI match beats a serial match; then the newest device.
   const findDevice = sqlite.query<DeviceRef, [string]>(
-    `SELECT key, id, state FROM devices WHERE imei = ?1 OR serial = ?1
+    `SELECT key, id, state, model_id IS NULL AS modelless FROM devices WHERE imei = ?1 OR serial = ?1
      ORDER BY state = 'unlink', imei = ?1 DESC, key DESC LIMIT 1`,
   )
   /** identifier → its device (null: none) */

@@ -94,7 +94,7 @@ export function startOsmandListener(options: OsmandListenerOptions): Listener {
     }
     const source = server.requestIP(request)?.address ?? 'local'
     try {
-      await pipeline.ingest(report, { source })
+      await pipeline.ingest(report, { source, protocol: 'osmand' })
     } catch (error) {
       // an unknown identifier past its address's ration: the answer a known one gets, nothing stored
       if (error instanceof MaskedUnknownDevice) return OK()
