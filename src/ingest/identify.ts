@@ -39,10 +39,10 @@ export class MaskedUnknownDevice extends Error {
 export interface ReportOrigin {
   source: string
   /**
-   * The protocol the report came on (its descriptor's name): a device still without a model gets
-   * that protocol's built-in one when the report commits.
+   * The built-in model of the protocol the report came on (its descriptor's `model.id`): a device
+   * still without a model gets it when the report commits.
    */
-  protocol?: string
+  builtinModel?: string
 }
 
 export interface DeviceRef {

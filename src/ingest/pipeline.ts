@@ -46,7 +46,6 @@ import { DEFAULT_MAX_FIX_AGE_DAYS, isPlausiblePosition, isTimely, judgeFix, time
 import { createDeviceIdentifier, MaskedUnknownDevice, type DeviceRef, type ReportOrigin } from './identify'
 import type { LivePositions } from './live'
 import { withKnownAlarmCode } from './protocols/events'
-import { PROTOCOLS } from './protocols'
 import type { UnknownIdentifierLimits } from './sources'
 import type { DecodedReport } from './types'
 
@@ -318,7 +317,7 @@ export function createIngestPipeline(options: PipelineOptions) {
     if (checked.rejected > 0) log.debug('fixes refused', { device: device.id, rejected: checked.rejected })
     const connecting = liveness.get(device.key)?.connected !== true
     seen(device.key, at)
-    const builtinModel = device.modelless && origin?.protocol ? (PROTOCOLS.find((p) => p.name === origin.protocol)?.model.id ?? null) : null
+    const builtinModel = device.modelless ? (origin?.builtinModel ?? null) : null
     return new Promise((resolve, reject) => {
       enqueue({ kind: 'report', device, builtinModel, at, connecting, checked, resolve, reject }, checked.fixes.length + checked.events.length + 1)
     })

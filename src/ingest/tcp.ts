@@ -415,7 +415,7 @@ function deviceSession<F>(protocol: TcpProtocol<F>, connection: TcpConnection, o
       for (const frame of queued) handle(frame)
     }
     pipeline
-      .openSession(id, { source: connection.remote, protocol: name })
+      .openSession(id, { source: connection.remote, builtinModel: protocol.model.id })
       .then(
         (opened) => {
           // the socket went away while the session was being committed
