@@ -4,6 +4,8 @@
  * world's imported ones here) are read by every user and read-only over the API (403).
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { PROTOCOLS } from '../../src/ingest/protocols'
+import { PROTOCOL_NAMES } from '../../src/ingest/protocols/names'
 import { ids, keys, makeWorld, problem, type World } from '../support/world'
 
 let world: World
@@ -307,6 +309,8 @@ describe('a model made in the console can be sent (issue 20, item 2)', () => {
     const openapi = (await (await call('GET', '/openapi/json', undefined, null)).json()) as { paths: Record<string, { post?: { requestBody?: { content: Record<string, { schema: unknown }> } } }> }
     const text = JSON.stringify(openapi.paths['/models']!.post!.requestBody)
     for (const name of ['osmand', 'gt06', 'teltonika', 'h02']) expect(text).toContain(`"${name}"`)
+    // the console's editor offers the names alone (no decoders in its bundle): the same list
+    expect([...PROTOCOL_NAMES]).toEqual(PROTOCOLS.map((protocol) => protocol.name))
   })
 
   test('send text, a field pattern, required and optional fields: a required field empty is 400, an optional one left empty is never sent', async () => {

@@ -268,7 +268,7 @@ export const strings = {
     askConfirm: 'Ask for confirmation before sending',
     confirmMessage: 'Confirmation question',
     confirmMessageHint: 'Such as “The vehicle will stop. Continue?”',
-    formFieldsHint: 'Each field is filled in before sending.',
+    formFieldsHint: 'Each field is filled in before sending; {name} in the text sent stands for its value.',
     formNeedsField: 'A form needs at least one field.',
     addField: 'Add a field',
     fieldN: (n: number) => `field ${n}`,
