@@ -325,6 +325,8 @@ describe('a model made in the console can be sent (issue 20, item 2)', () => {
       },
       send: { text: 'APN,{apn},{user}#' },
     }
+    const notBoolean = { ...apn, widget: { ...apn.widget, fields: [{ ...apn.widget.fields[0], required: 'yes' }] } }
+    expect(await badPaths(await call('POST', '/models', { name: 'X', protocol: 'gt06', commands: [notBoolean] }))).toEqual(['/commands/0/widget/fields/0/required'])
     const model = await acmeModelInUse({ commands: [apn] })
     const setApn = model.commands[0]!.id
     const send = (body: unknown) => call('POST', `/devices/${ids.truck1}/commands/${setApn}`, body)
