@@ -76,7 +76,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): DatabaseH
   const db = drizzle(sqlite, { schema })
   if (options.migrate !== false) {
     try {
-      migrate(db)
+      migrateWithoutCascades(sqlite, db)
       options.afterMigrate?.(db)
     } catch (error) {
       sqlite.close()
@@ -109,6 +109,29 @@ export function migrate(db: Db): void {
     (db as unknown as { session: unknown }).session,
     {},
   )
+}
+
+/**
+ * Runs the migrations with foreign keys off, as SQLite's way of rebuilding a table asks (0017
+ * rebuilds devices: with them on, dropping the old table would delete every position through ON
+ * DELETE CASCADE; a PRAGMA inside the migrations' one transaction does nothing), then checks every
+ * reference once (only when a migration was pending) and turns them back on. A dangling reference
+ * fails the opening.
+ */
+function migrateWithoutCascades(sqlite: Database, db: Db): void {
+  // nothing to apply (every opening of a migrated file): no full check of the references
+  if (migrationsApplied(sqlite)) return
+  sqlite.run('PRAGMA foreign_keys = OFF')
+  try {
+    migrate(db)
+    const dangling = sqlite.query('PRAGMA foreign_key_check').all() as { table: string; parent: string }[]
+    if (dangling.length > 0) {
+      const first = dangling[0]!
+      throw new Error(`after migrating, ${dangling.length} row(s) of ${first.table} refer to a missing row of ${first.parent}`)
+    }
+  } finally {
+    sqlite.run('PRAGMA foreign_keys = ON')
+  }
 }
 
 /** Whether every embedded migration has been applied (for /ready). */

@@ -183,7 +183,8 @@ export const devices = sqliteTable(
     key: integer('key').primaryKey({ autoIncrement: true }),
     id: text('id').notNull(),
     accountId: text('account_id').notNull().references(() => accounts.id),
-    modelId: text('model_id').notNull().references(() => models.id),
+    /** null until the device first reports: then the built-in model of its protocol (src/ingest/pipeline.ts) */
+    modelId: text('model_id').references(() => models.id),
     alias: text('alias').notNull(),
     properties: text('properties').notNull().default('{}'),
     serial: text('serial').notNull(),

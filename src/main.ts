@@ -35,7 +35,7 @@ const USAGE = `Usage: tracker <command>
   key create --user U [--name LABEL]   issue an API key; it is printed once
   key list --user U          a user's keys (id, name, created, last used, expiry)
   key revoke ID              the key fails from the next request
-  device add --account A --model M (--imei I | --serial S) [--alias X] [--groups G,G]
+  device add --account A [--model M] (--imei I | --serial S) [--alias X] [--groups G,G]
   device list [--account A]  devices (id, alias, imei, serial, state), by alias
   model list [--account A]   device models (id, name, protocol, built-in / server-wide / account)
   model show M               a model as JSON, as model update --file takes it

@@ -21,6 +21,7 @@ import deliveryChannelDue from './0016_delivery_channel_due.sql' with { type: 't
 import modelAccount from './0013_model_account.sql' with { type: 'text' }
 import eventsSeq from './0014_events_seq.sql' with { type: 'text' }
 import shareLinksEndWithCreator from './0015_share_links_end_with_creator.sql' with { type: 'text' }
+import devicesModelOptional from './0017_devices_model_optional.sql' with { type: 'text' }
 
 export const migrationFiles: Record<string, string> = {
   '0000_init': init,
@@ -40,6 +41,7 @@ export const migrationFiles: Record<string, string> = {
   '0013_model_account': modelAccount,
   '0014_events_seq': eventsSeq,
   '0015_share_links_end_with_creator': shareLinksEndWithCreator,
+  '0017_devices_model_optional': devicesModelOptional,
 }
 
 export const migrationJournal: { entries: { idx: number; when: number; tag: string; breakpoints: boolean }[] } = journal

@@ -6,9 +6,9 @@ import { t } from 'elysia'
 import { MAX_SEND_TEXT_LENGTH, ModelCommandSchema } from '../dataset/model'
 import { Command } from '../commands/model'
 import { pageFields, Uuid } from '../http/model'
+import { PROTOCOLS } from '../ingest/protocols'
 
 export const MAX_MODEL_NAME_LENGTH = 100
-export const MAX_PROTOCOL_LENGTH = 32
 export const MAX_MODEL_COMMANDS = 100
 
 /**
@@ -32,8 +32,13 @@ export const ModelCommandInput = t.Object(
 
 const commandsField = (description: string) => t.Array(ModelCommandInput, { maxItems: MAX_MODEL_COMMANDS, description })
 const nameField = t.String({ minLength: 1, maxLength: MAX_MODEL_NAME_LENGTH, description: '1 to 100 characters', examples: ['GT06N'] })
-const protocolField = t.Union([t.String({ minLength: 1, maxLength: MAX_PROTOCOL_LENGTH }), t.Null()], {
-  description: 'A label such as gt06, teltonika or osmand (a device is recognised by its identifiers on any protocol); null for none',
+/** the protocols this server speaks: what a model's `protocol` may name (the console's model editor offers them) */
+export const SUPPORTED_PROTOCOLS: readonly string[] = PROTOCOLS.map((protocol) => protocol.name)
+
+// not t.UnionEnum: OpenAPI gets the list as an enum either way, and a body without a protocol must not get the first as its default
+const protocolField = t.Union([...SUPPORTED_PROTOCOLS.map((name) => t.Literal(name)), t.Null()], {
+  description:
+    `One of the protocols this server speaks (${SUPPORTED_PROTOCOLS.join(', ')}), else 400: it says how commands are sent (a device is recognised by its identifiers on any protocol); null for none`,
   examples: ['gt06'],
 })
 

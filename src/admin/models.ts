@@ -44,7 +44,7 @@ const BUILTIN_IDS: ReadonlySet<string> = new Set(PROTOCOLS.map((protocol) => pro
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 type Conn = Db | Tx
 
-/** Repeated command ids, a blank name, bad field patterns: what the schema cannot say. */
+/** Repeated command ids, a blank name, bad field patterns, a `required` not true or false: what the schema cannot say. */
 function checkInput(input: { name?: string; commands?: ModelInputCommand[] }): void {
   const errors: FieldError[] = []
   if (input.name !== undefined && input.name.trim() === '') errors.push({ path: '/name', message: 'must not be blank' })
@@ -56,6 +56,15 @@ function checkInput(input: { name?: string; commands?: ModelInputCommand[] }): v
     else seen.set(command.id.toLowerCase(), i)
   })
   if (input.commands) errors.push(...patternProblems(input.commands, '/commands'))
+  input.commands?.forEach((command, i) => {
+    const fields = (command.widget as { fields?: unknown }).fields
+    if (!Array.isArray(fields)) return
+    fields.forEach((field, j) => {
+      const required = (field as { required?: unknown } | null)?.required
+      // commands/sending.ts reads true (never empty) or false (may be left out, then not sent)
+      if (required !== undefined && typeof required !== 'boolean') errors.push({ path: `/commands/${i}/widget/fields/${j}/required`, message: 'must be true or false' })
+    })
+  })
   if (errors.length > 0) throw new Invalid(errors.map((e) => `${e.path} ${e.message}`).join('; '), errors)
 }
 

@@ -76,7 +76,7 @@ export const adminCommands = {
   },
 
   async device(args: string[], context: AdminCommandContext): Promise<number> {
-    const [name, rest] = subcommand(args, ['add', 'list'], 'device add --account A --model M (--imei I | --serial S) [--alias X] [--groups G,G] | device list [--account A]')
+    const [name, rest] = subcommand(args, ['add', 'list'], 'device add --account A [--model M] (--imei I | --serial S) [--alias X] [--groups G,G] | device list [--account A]')
     if (name === 'list') {
       const { values } = parseOptions(rest, { account: { type: 'string' } })
       const rows = context.withDatabase(({ db }) => {
@@ -92,17 +92,18 @@ export const adminCommands = {
     const { values, positionals } = parseOptions(
       rest,
       { account: { type: 'string' }, model: { type: 'string' }, imei: { type: 'string' }, serial: { type: 'string' }, alias: { type: 'string' }, groups: { type: 'string' } },
-      ['account', 'model'],
+      ['account'],
     )
     if (positionals.length) throw new ArgumentError(`unexpected argument ${positionals[0]}`)
     if (values.imei === undefined && values.serial === undefined) throw new ArgumentError('--imei or --serial is required: it is how the device is recognised when it reports')
     const device = context.withDatabase(({ db }) => {
       const account = resolveAccount(db, values.account!)
-      const model = resolveModel(db, values.model!, '--model', account.id)
+      // without --model: the built-in model of the protocol it first reports on
+      const model = values.model === undefined ? undefined : resolveModel(db, values.model, '--model', account.id)
       const groups = list(values.groups).map((group) => resolveGroup(db, account.id, group).id)
       const admin = createDeviceAdmin({ db, clock: { now: context.now } })
       const alias = values.alias ?? values.imei ?? values.serial!
-      return admin.createDevice({ alias, model: model.id, groups, imei: values.imei, serial: values.serial }, account.id, CLI_ACTOR)
+      return admin.createDevice({ alias, model: model?.id, groups, imei: values.imei, serial: values.serial }, account.id, CLI_ACTOR)
     })
     context.print(`added device ${device.alias} (${device.id}) to account ${device.account}`)
     return 0

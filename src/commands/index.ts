@@ -17,7 +17,7 @@ const SEND =
   `protocol (${SEPARATORS}): it would send more ` +
   'than its field, another parameter or another command. That is 400 naming the field too, unless the field\'s pattern allows it. ' +
   'The text sent is the command\'s `send.text` with each `{field}` replaced by its value. 404: no such command in the device\'s ' +
-  'model. 409: the command has no `send` (it cannot be sent), or the model\'s protocol is not one that takes commands (only gt06, ' +
+  'model. 409: the device has no model yet (created without one, it gets the built-in model of its protocol at its first report), the command has no `send` (it cannot be sent), or the model\'s protocol is not one that takes commands (only gt06, ' +
   'teltonika and h02 do; OsmAnd and other HTTP devices cannot be called back), or a field\'s pattern was stored by an older ' +
   'version and could make matching slow (the model must be corrected). The command is stored before the 202 (it survives a ' +
   'restart) and goes to the device at once when it is connected, else when it next logs in: in order, one at a time per device (the ' +
@@ -34,7 +34,7 @@ export function commandsRoutes(auth: ReturnType<typeof authPlugin>, commands: Co
         tags: ['Devices'],
         responses: responses({ 200: { schema: t.Array(Command), description: "The model's commands" } }, 400, 401, 403, 404, 429, 504),
         summary: "Commands of the device's model",
-        description: 'An empty array when the model offers none. 404 when the device is out of reach; 403 with a share token (links are read-only).',
+        description: 'An empty array when the model offers none, or when the device has no model yet (it gets the built-in model of its protocol at its first report). 404 when the device is out of reach; 403 with a share token (links are read-only).',
       },
     })
     .get('/:id/commands/sent', ({ principal, params, query }) => commands.sent(asUser(principal), params.id, { limit: query.limit, offset: query.offset }), {

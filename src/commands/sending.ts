@@ -25,6 +25,12 @@ export interface WidgetField {
   type: string
   /** a regular expression the whole value must match (patterns.ts); null: none declared */
   pattern: string | null
+  /**
+   * The widget's `required`: true, the value must not be empty (an empty APN would send `APN,#`);
+   * false, it may be left out or empty, and is then never sent (renderCommand); absent, as before
+   * it was declared: present, possibly empty, put in as it is.
+   */
+  required: boolean | null
 }
 
 /** The fields a widget asks for: a button none; a form (or any widget with `fields`) its named fields. */
@@ -32,8 +38,13 @@ export function widgetFields(widget: unknown): WidgetField[] {
   const fields = (widget as { fields?: unknown } | null)?.fields
   if (!Array.isArray(fields)) return []
   return fields
-    .filter((f): f is { name: string; type?: unknown; pattern?: unknown } => typeof (f as { name?: unknown } | null)?.name === 'string')
-    .map((f) => ({ name: f.name, type: typeof f.type === 'string' ? f.type : 'text', pattern: typeof f.pattern === 'string' ? f.pattern : null }))
+    .filter((f): f is { name: string; type?: unknown; pattern?: unknown; required?: unknown } => typeof (f as { name?: unknown } | null)?.name === 'string')
+    .map((f) => ({
+      name: f.name,
+      type: typeof f.type === 'string' ? f.type : 'text',
+      pattern: typeof f.pattern === 'string' ? f.pattern : null,
+      required: typeof f.required === 'boolean' ? f.required : null,
+    }))
 }
 
 /** a field name as a JSON pointer segment (RFC 6901) */
@@ -60,11 +71,17 @@ export function checkValues(fields: readonly WidgetField[], body: unknown, separ
   const known = new Set(fields.map((f) => f.name))
   for (const field of fields) {
     const path = pointer(field.name)
+    const value = values[field.name]
+    const empty = value === undefined || value === null || value === ''
+    if (field.required === false && empty) continue // left out: never sent
     if (!Object.hasOwn(values, field.name)) {
       errors.push({ path, message: 'is required' })
       continue
     }
-    const value = values[field.name]
+    if (field.required === true && value === '') {
+      errors.push({ path, message: 'is required: must not be empty' })
+      continue
+    }
     if (field.type === 'number') {
       if (typeof value !== 'number' || !Number.isFinite(value)) errors.push({ path, message: 'must be a number' })
       else text.set(field.name, String(value))
@@ -100,8 +117,11 @@ export function checkValues(fields: readonly WidgetField[], body: unknown, separ
   return text
 }
 
-/** `{name}` in a command's text: a form field's place (other braces stay as written) */
-const PLACEHOLDER = /\{([^{}]*)\}/g
+/**
+ * `{name}` in a command's text, a form field's place (other braces stay as written), with the
+ * separator before it, if any: what an optional field left empty takes away
+ */
+const OMITTABLE = /([,;:| ]?)\{([^{}]*)\}/g
 
 export interface RenderedCommand {
   /** what the device receives */
@@ -114,15 +134,19 @@ export interface RenderedCommand {
 
 /**
  * `template` with each `{field}` replaced by that field's value, in one pass (a value holding
- * `{x}` is not expanded again); a `{word}` that names no field stays as written.
+ * `{x}` is not expanded again); a `{word}` that names no field stays as written. An optional
+ * field (`required: false`) left empty is never sent: its place goes, with the one separator
+ * (`,`, `;`, space, …) just before it, so `APN,{apn},{user}#` without a user sends `APN,internet#`.
  */
 export function renderCommand(template: string, fields: readonly WidgetField[], values: ReadonlyMap<string, string>): RenderedCommand {
   const passwords = new Set(fields.filter((f) => f.type === 'password').map((f) => f.name))
+  const omitted = new Set(fields.filter((f) => f.required === false && (values.get(f.name) ?? '') === '').map((f) => f.name))
   const fill = (masked: boolean) =>
-    template.replace(PLACEHOLDER, (whole, name: string) => {
+    template.replace(OMITTABLE, (whole, separator: string, name: string) => {
+      if (omitted.has(name)) return ''
       const value = values.get(name)
       if (value === undefined) return whole
-      return masked && passwords.has(name) ? MASK : value
+      return separator + (masked && passwords.has(name) ? MASK : value)
     })
   const secrets = [...new Set([...passwords].map((name) => values.get(name) ?? '').filter((v) => v !== ''))].sort((a, b) => b.length - a.length)
   return { text: fill(false), shown: maskSecrets(fill(true), secrets), secrets }

@@ -47,12 +47,19 @@ export function createCommandService({ sqlite, db, access, queue }: CommandServi
   return {
     forDevice(principal: UserPrincipal, deviceId: string): CommandBody[] {
       const device = requireDevice(access, principal, deviceId)
+      // a device without a model yet (it has not reported) offers no command
+      if (device.model_id === null) return []
       return byModel.all(device.model_id).map((c) => ({ id: c.id, name: c.name, widget: JSON.parse(c.widget) }))
     },
 
     /** Queues the command with these form values; answers once it is stored. */
     async send(principal: UserPrincipal, deviceId: string, commandId: string, body: unknown): Promise<SentCommandBody> {
       const device = requireDevice(access, principal, deviceId)
+      if (device.model_id === null) {
+        throw new Conflict(
+          'The device has no model yet, so no command: its first report gives it the built-in model of its protocol (or set one with PATCH /devices/{id})',
+        )
+      }
       const command = commandOfModel.get({ command: commandId.toLowerCase(), model: device.model_id })
       if (!command) throw new NotFound(`No command ${commandId} for this device's model`)
       const template = command.send === null ? null : (JSON.parse(command.send) as { text?: unknown }).text

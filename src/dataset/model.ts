@@ -86,7 +86,7 @@ export const DatasetSchema = T.Object(
           {
             id: Uuid,
             account: Uuid,
-            model: Uuid,
+            model: T.Optional(Uuid),
             groups: T.Optional(T.Array(Uuid)),
             alias: Name,
             properties: T.Optional(T.Record(T.String(), T.Unknown())),

@@ -131,7 +131,7 @@ function lowerCaseIds(data: Dataset): Dataset {
     groups: data.groups?.map((g) => ({ ...g, id: lower(g.id), account: lower(g.account) })),
     users: data.users?.map((u) => ({ ...u, id: lower(u.id), account: lower(u.account), groups: lowerAll(u.groups) })),
     models: data.models?.map((m) => ({ ...m, id: lower(m.id), commands: m.commands?.map((c) => ({ ...c, id: lower(c.id) })) })),
-    devices: data.devices?.map((d) => ({ ...d, id: lower(d.id), account: lower(d.account), model: lower(d.model), groups: lowerAll(d.groups) })),
+    devices: data.devices?.map((d) => ({ ...d, id: lower(d.id), account: lower(d.account), model: d.model === undefined ? undefined : lower(d.model), groups: lowerAll(d.groups) })),
     positions: data.positions?.map(withDevice),
     events: data.events?.map(withDevice),
   }
@@ -239,7 +239,8 @@ function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void
   data.devices?.forEach((device, i) => {
     // the identifiers' shapes: the API's and the command line's rule, in the same words
     for (const problem of identifierProblems(device)) problems.add(`/devices/${i}${problem.path}`, problem.message)
-    const owner = modelAccount(device.model)
+    // without a model: its first report gives it the built-in model of its protocol
+    const owner = device.model === undefined ? null : modelAccount(device.model)
     if (owner === undefined) problems.add(`/devices/${i}/model`, `no model ${device.model}`)
     else if (owner !== null && owner !== device.account) {
       problems.add(`/devices/${i}/model`, `model ${device.model} belongs to another account: a device may use a server-wide model or one of its own account's`)
@@ -288,7 +289,7 @@ function writeDataset(
   const createdGiven = `?${deviceColumns.length + 2}`
   const insertDevice = sqlite.query<{ key: number }, SQLQueryBindings[]>(
     `INSERT INTO devices (id, ${deviceColumns.join(', ')}) VALUES (?1, ${deviceColumns.map((_, i) => `?${i + 2}`).join(', ')})
-     ${onConflict(deviceColumns.filter((c) => c !== 'created_at'))}${upsert ? `, created_at = CASE WHEN ${createdGiven} THEN excluded.created_at ELSE created_at END` : ''} RETURNING key`,
+     ${onConflict(deviceColumns.filter((c) => c !== 'created_at')).replace('model_id = excluded.model_id', 'model_id = coalesce(excluded.model_id, model_id)')}${upsert ? `, created_at = CASE WHEN ${createdGiven} THEN excluded.created_at ELSE created_at END` : ''} RETURNING key`,
   )
   const clearDeviceGroups = sqlite.query('DELETE FROM device_groups WHERE device_key = ?')
   const storedDeviceAccount = sqlite.query<{ account_id: string }, [string]>('SELECT account_id FROM devices WHERE id = ?')
@@ -342,7 +343,7 @@ function writeDataset(
     const location = d.location ?? null
     const movedFrom = upsert ? storedDeviceAccount.get(d.id)?.account_id : undefined
     const values: SQLQueryBindings[] = [
-      d.account, d.model, d.alias ?? '', JSON.stringify(d.properties ?? {}), d.serial ?? '', d.imei ?? '', d.iccid ?? '',
+      d.account, d.model ?? null, d.alias ?? '', JSON.stringify(d.properties ?? {}), d.serial ?? '', d.imei ?? '', d.iccid ?? '',
       d.state ?? 'new', location?.[0] ?? null, location?.[1] ?? null, d.connected ? 1 : 0,
       isoMs(d.connected_at), isoMs(d.disconnected_at), isoMs(d.created_at) ?? now, isoMs(d.updated_at) ?? now,
     ]

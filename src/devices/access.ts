@@ -16,7 +16,7 @@ export interface DeviceRow {
   key: number
   id: string
   account_id: string
-  model_id: string
+  model_id: string | null
   alias: string
   properties: string
   serial: string

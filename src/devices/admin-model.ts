@@ -14,7 +14,12 @@ export const MAX_DEVICE_GROUPS = 1000
 
 const fields = {
   alias: t.String({ minLength: 1, maxLength: MAX_ALIAS_LENGTH, description: 'Display name, 1 to 100 characters', examples: ['Truck 12'] }),
-  model: t.String({ format: 'uuid', description: 'The model (GET /models): a server-wide one or one of your account\'s; an unknown model, or another account\'s, is 404', examples: ['6f1c2b1e-3a5d-4c1e-9b7a-2d4e5f6a7b8c'] }),
+  model: t.String({
+    format: 'uuid',
+    description:
+      'The model (GET /models): a server-wide one or one of your account\'s; an unknown model, or another account\'s, is 404. Optional: a device left without one gets the built-in model of the protocol it first reports on (its `model` is null until then)',
+    examples: ['6f1c2b1e-3a5d-4c1e-9b7a-2d4e5f6a7b8c'],
+  }),
   groups: (more = '') =>
     t.Array(Uuid, {
       maxItems: MAX_DEVICE_GROUPS,
@@ -46,7 +51,7 @@ const fields = {
 export const CreateDeviceBody = t.Object(
   {
     alias: fields.alias,
-    model: fields.model,
+    model: t.Optional(fields.model),
     groups: t.Optional(fields.groups()),
     imei: t.Optional(fields.imei),
     serial: t.Optional(fields.serial),
@@ -54,7 +59,7 @@ export const CreateDeviceBody = t.Object(
     properties: t.Optional(fields.properties('Default {}. ')),
     state: t.Optional(fields.state(' (default `new`)')),
   },
-  { additionalProperties: false, description: '`imei` or `serial` is required: it is how the device is recognised when it reports' },
+  { additionalProperties: false, description: '`alias` and `imei` or `serial` are all a device needs: the identifier is how it is recognised when it reports, and a device left without `model` gets the built-in model of the protocol it first reports on' },
 )
 
 export const UpdateDeviceBody = t.Object(

@@ -39,7 +39,8 @@ export interface DeviceAdminDeps {
 export interface AdministeredDevice {
   id: string
   account: string
-  model: string
+  /** null until the device first reports (then the built-in model of its protocol) */
+  model: string | null
   alias: string
   imei: string
   serial: string
@@ -181,7 +182,7 @@ export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDe
       return changed(
         db.transaction(
           (tx) => {
-            const model = requireModel(tx, input.model, accountId)
+            const model = input.model === undefined ? null : requireModel(tx, input.model, accountId)
             const groupIds = requireGroups(tx, input.groups ?? [], accountId)
             requireUnused(tx, [{ path: '/imei', value: imei }, { path: '/serial', value: serial }], null)
             const row = tx

@@ -7,7 +7,10 @@ export type DeviceState = (typeof DEVICE_STATES)[number]
 export const Device = t.Object(
   {
     id: Uuid,
-    model: Uuid,
+    model: t.Union([Uuid, t.Null()], {
+      description:
+        'The model (GET /models), which says what commands the device takes. null: created without one and not yet reported; its first report gives it the built-in model of that protocol, and until then its commands are 409',
+    }),
     alias: t.String(),
     properties: t.Record(t.String(), t.Unknown(), { description: 'Custom properties (picture, plate, VIN, …), as imported' }),
     serial: t.String(),

@@ -187,7 +187,11 @@ that account's devices may use it and only its admins change it; to another acco
 exist (404). Server-wide models (\`account: null\`: a built-in one per protocol, kept up to date by
 the server; imported ones; the operator's) are read by every user and changed only by the operator,
 from the command line or an import: \`PATCH\`/\`DELETE\` is 403. A change to a model is in the
-audit log of every account whose devices use it.
+audit log of every account whose devices use it. A model's \`protocol\` is one the server speaks
+(the enum in its schema) or null; another is 400. A device needs no model: added without one, its
+\`model\` is null until its first report commits, which gives it the built-in model of the
+protocol it reported on (kept after; only PATCH changes it); until then it offers no command and
+sending one is 409.
 
 **Commands.** A model's command with \`send: { text }\` can be sent:
 \`POST /devices/{id}/commands/{commandId}\` with the form's values (\`{}\` or no body for a button)
@@ -195,7 +199,9 @@ answers 202 with the sent command once it is stored. Values: every field, no oth
 most 128 characters without control characters, a \`number\` field a JSON number, a value its field's
 \`pattern\` matches whole, and no separator of the device's protocol (${COMMAND_SEPARATORS}: a value cannot
 smuggle another parameter or command) unless the pattern allows it
-(400 naming the field); \`{field}\` in \`send.text\` takes the value (another \`{word}\` stays as written). 409 for a
+(400 naming the field); \`{field}\` in \`send.text\` takes the value (another \`{word}\` stays as written).
+A field with \`required: true\` may not be empty (400); one with \`required: false\` may be left out or
+empty and is then never sent: its \`{field}\` goes, with the one separator before it. 409 for a
 command without \`send\` and for a model whose \`protocol\` is not gt06, teltonika or h02 (OsmAnd
 devices cannot be called back); 403 for a share token; 404 for a command not of the device's model.
 Per device in order, one at a time: the next once the previous is answered or has waited 60 s; a

@@ -41,12 +41,23 @@ export interface ReportOrigin {
   source: string
   /** the listener's protocol (`osmand`, `gt06`, …): what the list of recent unknown identifiers shows */
   protocol?: string
+  /**
+   * The built-in model of the protocol the report came on (its descriptor's `model.id`): a device
+   * still without a model gets it when the report commits.
+   */
+  builtinModel?: string
 }
 
 export interface DeviceRef {
   key: number
   id: string
   state: string
+  /**
+   * 1 while the device has no model (added without one, not yet reported): its first committed
+   * report gives it its protocol's built-in model, then the pipeline sets this to 0 (the cached
+   * ref is shared, so later reports skip the write).
+   */
+  modelless: number
 }
 
 /** How stale the device cache may be after another process changed devices. */
@@ -66,7 +77,7 @@ export function createDeviceIdentifier(options: {
   // An unlinked device loses to a live one with the same identifier (a re-provisioned tracker);
   // then an IMEI match beats a serial match; then the newest device.
   const findDevice = sqlite.query<DeviceRef, [string]>(
-    `SELECT key, id, state FROM devices WHERE imei = ?1 OR serial = ?1
+    `SELECT key, id, state, model_id IS NULL AS modelless FROM devices WHERE imei = ?1 OR serial = ?1
      ORDER BY state = 'unlink', imei = ?1 DESC, key DESC LIMIT 1`,
   )
   /** identifier → its device (null: none) */

@@ -154,6 +154,8 @@ type Operation =
   | {
       kind: 'report'
       device: DeviceRef
+      /** the built-in model of the protocol it came on, for a device still without one; null: none to give */
+      builtinModel: string | null
       at: number
       /** the device was not known connected when this report came (the rules hear it came online) */
       connecting: boolean
@@ -269,6 +271,11 @@ export function createIngestPipeline(options: PipelineOptions) {
        state = CASE WHEN state IN ('moving', 'stopped') THEN 'off' ELSE state END
      WHERE key = ?1 AND connected = 1`,
   )
+  // a device added without a model gets its protocol's built-in one with its first report (only
+  // while it has none; the model must exist: a database opened without the catalogue keeps null)
+  const giveBuiltinModel: Statement = sqlite.query(
+    'UPDATE devices SET model_id = ?2 WHERE key = ?1 AND model_id IS NULL AND EXISTS (SELECT 1 FROM models WHERE id = ?2)',
+  )
 
   // --- in-memory state ---
   /** newest committed locatable fix per device key: what a fix must beat to move the device */
@@ -317,8 +324,9 @@ export function createIngestPipeline(options: PipelineOptions) {
     if (checked.rejected > 0) log.debug('fixes refused', { device: device.id, rejected: checked.rejected })
     const connecting = liveness.get(device.key)?.connected !== true
     seen(device.key, at)
+    const builtinModel = device.modelless ? (origin?.builtinModel ?? null) : null
     return new Promise((resolve, reject) => {
-      enqueue({ kind: 'report', device, at, connecting, checked, resolve, reject }, checked.fixes.length + checked.events.length + 1)
+      enqueue({ kind: 'report', device, builtinModel, at, connecting, checked, resolve, reject }, checked.fixes.length + checked.events.length + 1)
     })
   }
 
@@ -490,6 +498,7 @@ export function createIngestPipeline(options: PipelineOptions) {
       }
       const key = op.device.key
       const { checked } = op
+      if (op.builtinModel !== null) giveBuiltinModel.run(key, op.builtinModel)
       // read what is stored before this batch adds to it
       if (checked.fixes.length > 0) newestOf(key)
       let stored = 0
@@ -618,6 +627,8 @@ export function createIngestPipeline(options: PipelineOptions) {
       for (const [key, value] of newestAfter) newest.set(key, value)
       for (let i = 0; i < operations.length; i++) {
         const op = operations[i]
+        // the device has its model now: its later reports (the cached ref is shared) skip the write
+        if (op.kind === 'report' && op.builtinModel !== null) op.device.modelless = 0
         if (op.kind === 'report') op.resolve(results[i]!)
         else if (op.kind === 'barrier') op.resolve()
       }

@@ -415,7 +415,7 @@ function deviceSession<F>(protocol: TcpProtocol<F>, connection: TcpConnection, o
       for (const frame of queued) handle(frame)
     }
     pipeline
-      .openSession(id, { source: connection.remote, protocol: protocol.name })
+      .openSession(id, { source: connection.remote, protocol: protocol.name, builtinModel: protocol.model.id })
       .then(
         (opened) => {
           // the socket went away while the session was being committed

@@ -4,6 +4,8 @@
  * world's imported ones here) are read by every user and read-only over the API (403).
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { PROTOCOLS } from '../../src/ingest/protocols'
+import { PROTOCOL_NAMES } from '../../src/ingest/protocols/names'
 import { ids, keys, makeWorld, problem, type World } from '../support/world'
 
 let world: World
@@ -294,5 +296,46 @@ describe('DELETE /models/{id}', () => {
     await problem(await call('DELETE', `/models/${model.id}`, undefined, null), 401)
     expect(await badPaths(await call('DELETE', '/models/spare'))).toEqual(['/id'])
     expect((await call('GET', `/models/${model.id}`)).status).toBe(200)
+  })
+})
+
+describe('a model made in the console can be sent (issue 20, item 2)', () => {
+  test("protocol must be one the server speaks: 400 naming it on POST and PATCH, and nothing changes", async () => {
+    expect(await badPaths(await call('POST', '/models', { name: 'Mystery', protocol: 'gt-06' }))).toEqual(['/protocol'])
+    const model = await created({ name: 'Acme H02', protocol: 'h02' })
+    expect(await badPaths(await call('PATCH', `/models/${model.id}`, { protocol: 'free text' }))).toEqual(['/protocol'])
+    expect((await (await call('GET', `/models/${model.id}`)).json()) as ModelJson).toMatchObject({ protocol: 'h02' })
+    // the OpenAPI document lists them, so a client (the console's editor) offers exactly these
+    const openapi = (await (await call('GET', '/openapi/json', undefined, null)).json()) as { paths: Record<string, { post?: { requestBody?: { content: Record<string, { schema: unknown }> } } }> }
+    const text = JSON.stringify(openapi.paths['/models']!.post!.requestBody)
+    for (const name of ['osmand', 'gt06', 'teltonika', 'h02']) expect(text).toContain(`"${name}"`)
+    // the console's editor offers the names alone (no decoders in its bundle): the same list
+    expect([...PROTOCOL_NAMES] as string[]).toEqual(PROTOCOLS.map((protocol) => protocol.name))
+  })
+
+  test('send text, a field pattern, required and optional fields: a required field empty is 400, an optional one left empty is never sent', async () => {
+    const apn = {
+      name: 'Set APN',
+      widget: {
+        type: 'form',
+        fields: [
+          { name: 'apn', type: 'text', label: 'APN', pattern: '[A-Za-z0-9.-]{1,40}', required: true },
+          { name: 'user', type: 'text', label: 'User', required: false },
+        ],
+      },
+      send: { text: 'APN,{apn},{user}#' },
+    }
+    const notBoolean = { ...apn, widget: { ...apn.widget, fields: [{ ...apn.widget.fields[0], required: 'yes' }] } }
+    expect(await badPaths(await call('POST', '/models', { name: 'X', protocol: 'gt06', commands: [notBoolean] }))).toEqual(['/commands/0/widget/fields/0/required'])
+    const model = await acmeModelInUse({ commands: [apn] })
+    const setApn = model.commands[0]!.id
+    const send = (body: unknown) => call('POST', `/devices/${ids.truck1}/commands/${setApn}`, body)
+    expect(await badPaths(await send({ apn: '', user: 'x' }))).toEqual(['/apn'])
+    expect(await badPaths(await send({ apn: 'bad apn!' }))).toEqual(['/apn'])
+    const queued = await send({ apn: 'internet' })
+    expect(queued.status).toBe(202)
+    expect(((await queued.json()) as { text: string }).text).toBe('APN,internet#')
+    const withUser = await send({ apn: 'internet', user: 'me' })
+    expect(((await withUser.json()) as { text: string }).text).toBe('APN,internet,me#')
   })
 })

@@ -216,3 +216,28 @@ describe('tracker model', () => {
     expect(query<{ n: number }>('SELECT count(*) AS n FROM models')[0]!.n).toBe(before)
   })
 })
+
+describe('devices without a model (issue 20, item 2)', () => {
+  test('on a fresh database, device add needs only an account, an identifier and a name: no model to invent first', () => {
+    ok(['account', 'create', '--name', 'Fleet'])
+    const added = ok(['device', 'add', '--account', 'Fleet', '--serial', 'phone-1', '--alias', 'My phone'])
+    expect(added).toContain('added device My phone')
+    expect(ok(['device', 'list'])).toContain('My phone')
+    expect(query<{ alias: string; model_id: string | null }>('SELECT alias, model_id FROM devices')).toEqual([{ alias: 'My phone', model_id: null }])
+  })
+
+  test('import takes a device without a model; --upsert without one keeps the model a stored device has', () => {
+    const account = '0a000000-0000-4000-8000-0000000000a1'
+    const device = '0f000000-0000-4000-8000-0000000000a1'
+    const fleet = { accounts: [{ id: account, name: 'Fleet' }], devices: [{ id: device, account, alias: 'Van', imei: '359710049095123' }] }
+    ok(['import', file('fleet.json', fleet)])
+    expect(query<{ model_id: string | null }>('SELECT model_id FROM devices')).toEqual([{ model_id: null }])
+    // the device has reported as GT06 meanwhile: its built-in model, set here directly
+    const gt06 = query<{ id: string }>("SELECT id FROM models WHERE protocol = 'gt06' AND account_id IS NULL ORDER BY id LIMIT 1")[0]!.id
+    const sqlite = new Database(databasePath)
+    sqlite.run('UPDATE devices SET model_id = ?', [gt06])
+    sqlite.close()
+    ok(['import', '--upsert', file('fleet.json', { ...fleet, devices: [{ ...fleet.devices[0], alias: 'Van 2' }] })])
+    expect(query<{ alias: string; model_id: string | null }>('SELECT alias, model_id FROM devices')).toEqual([{ alias: 'Van 2', model_id: gt06 }])
+  })
+})

@@ -123,4 +123,66 @@ describe('migrations', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   })
+  test("0017: an older database's devices keep every row, key, reference, index and trigger, and a device may then have no model", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tracker-migrate-'))
+    try {
+      const path = join(dir, 'old.db')
+      const old = new Database(path)
+      old.run('PRAGMA foreign_keys = ON')
+      old.run('CREATE TABLE "__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)')
+      for (const migration of embeddedMigrations().filter((_, i) => migrationJournal.entries[i]!.tag < '0017')) {
+        for (const statement of migration.sql) if (statement.trim()) old.run(statement)
+        old.run('INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)', [migration.hash, migration.folderMillis])
+      }
+      const account = '0a000000-0000-4000-8000-000000000001'
+      const model = '0d000000-0000-4000-8000-000000000001'
+      const group = '0b000000-0000-4000-8000-000000000001'
+      old.run("INSERT INTO accounts (id, name) VALUES (?, 'A')", [account])
+      old.run("INSERT INTO models (id, name) VALUES (?, 'M')", [model])
+      old.run("INSERT INTO groups (id, account_id, name) VALUES (?, ?, 'G')", [group, account])
+      for (const n of [1, 2, 3])
+        old.run("INSERT INTO devices (id, account_id, model_id, alias, serial, imei, properties, created_at, updated_at) VALUES (?, ?, ?, ?, ?, '', '{\"plate\":\"X\"}', 5, 6)", [
+          `0f000000-0000-4000-8000-00000000000${n}`,
+          account,
+          model,
+          `Van ${n}`,
+          `S${n}`,
+        ])
+      // the newest device was deleted: its key must never come back
+      old.run("DELETE FROM devices WHERE serial = 'S3'")
+      old.run('INSERT INTO device_groups (group_id, device_key) VALUES (?, 1), (?, 2)', [group, group])
+      old.run("INSERT INTO device_status (device_key, attributes, updated_at) VALUES (1, '{\"battery\":90}', 7)")
+      const schemaOfDevices = (db: Database) =>
+        db.query("SELECT type, name, sql FROM sqlite_schema WHERE tbl_name = 'devices' AND type IN ('index', 'trigger') ORDER BY name").all()
+      const before = schemaOfDevices(old)
+      const rowsBefore = old.query('SELECT * FROM devices ORDER BY key').all()
+      expect(before.length).toBeGreaterThan(5)
+      old.close()
+
+      const upgraded = openDatabase(path)
+      try {
+        const db = upgraded.sqlite
+        expect(db.query('SELECT * FROM devices ORDER BY key').all()).toEqual(rowsBefore)
+        // nothing went with the old table through ON DELETE CASCADE
+        expect(db.query('SELECT count(*) AS n FROM device_groups').get()).toEqual({ n: 2 })
+        expect(db.query('SELECT device_key, attributes FROM device_status').all()).toEqual([{ device_key: 1, attributes: '{"battery":90}' }])
+        // the same indexes and triggers (the table's own definition is the one thing that changed)
+        expect(schemaOfDevices(db)).toEqual(before)
+        // a device without a model, and the next key after the deleted one
+        const version = () => (db.query('SELECT version FROM access_version WHERE id = 2').get() as { version: number }).version
+        const counted = version()
+        db.run("INSERT INTO devices (id, account_id, model_id, alias, serial, imei, created_at, updated_at) VALUES ('0f000000-0000-4000-8000-000000000009', ?, NULL, 'New', 'S9', '', 0, 0)", [account])
+        expect(db.query("SELECT key, model_id FROM devices WHERE serial = 'S9'").get()).toEqual({ key: 4, model_id: null })
+        // the identity trigger still counts, and the references are still enforced
+        expect(version()).toBe(counted + 1)
+        expect(() => db.run("INSERT INTO devices (id, account_id, model_id, alias, serial, imei, created_at, updated_at) VALUES ('0f000000-0000-4000-8000-00000000000a', ?, 'no-such-model', 'X', 'S10', '', 0, 0)", [account])).toThrow()
+        db.run("DELETE FROM devices WHERE serial = 'S1'")
+        expect(db.query('SELECT count(*) AS n FROM device_groups').get()).toEqual({ n: 1 })
+      } finally {
+        upgraded.close()
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })

@@ -129,7 +129,8 @@ export class AdminStore {
   groupName(id: string): string | null {
     return this.groups.items.find((g) => g.id === id)?.name ?? null
   }
-  modelName(id: string): string | null {
+  modelName(id: string | null): string | null {
+    if (id === null) return null
     return this.models.items.find((m) => m.id === id)?.name ?? null
   }
   geofenceName(id: string): string | null {

@@ -3,7 +3,8 @@ export type DeviceState = 'off' | 'moving' | 'stopped' | 'suspended' | 'unlink' 
 
 export interface Device {
   id: string
-  model: string
+  /** null until the device first reports: then the built-in model of its protocol */
+  model: string | null
   alias: string
   properties: Record<string, unknown>
   serial: string

@@ -86,7 +86,7 @@ export function AdminDevices({ store, fleet }: AdminSectionProps) {
                 <th scope="row" class="cell-name">
                   <a href={deviceHref(d.id)}>{d.body.alias}</a>
                 </th>
-                <Cell label={s.colModel}>{store.modelName(d.body.model) ?? strings.unknown}</Cell>
+                <Cell label={s.colModel}>{d.body.model === null ? <span class="muted">{s.modelNotYet}</span> : (store.modelName(d.body.model) ?? strings.unknown)}</Cell>
                 <Cell label={s.colIdentifier} class="mono">
                   {d.body.imei || d.body.serial || strings.unknown}
                   {d.body.imei && d.body.serial && <span class="hint"> · {d.body.serial}</span>}
@@ -168,7 +168,8 @@ function DeviceForm({
   const groupsReady = store.groups.state.value.status === 'ready'
   const [v, setV] = useState({
     alias: device?.alias ?? '',
-    model: device?.model ?? (prefill?.model || (models.length === 1 ? models[0].id : '')),
+    // left empty: the built-in model of the protocol it first reports on
+    model: device?.model ?? prefill?.model ?? '',
     imei: device?.imei ?? prefill?.imei ?? '',
     serial: device?.serial ?? prefill?.serial ?? '',
     iccid: device?.iccid ?? '',
@@ -190,12 +191,11 @@ function DeviceForm({
     const iccid = v.iccid.trim()
     const errors: Record<string, string> = {}
     if (!alias) errors.alias = s.aliasRequired
-    if (!v.model) errors.model = s.modelRequired
     if (!imei && !serial) errors.imei = s.identifierRequired
     if (imei && !IMEI.test(imei)) errors.imei = s.imeiShape
     if (serial && !SERIAL.test(serial)) errors.serial = s.serialShape
     if (save.invalid(errors)) return
-    const body: Record<string, unknown> = { alias, model: v.model }
+    const body: Record<string, unknown> = v.model ? { alias, model: v.model } : { alias }
     if (device) Object.assign(body, { imei, serial, iccid, state: v.state })
     else Object.assign(body, imei ? { imei } : {}, serial ? { serial } : {}, iccid ? { iccid } : {})
     // the groups are sent only when they were read: a PATCH replaces them
@@ -213,7 +213,9 @@ function DeviceForm({
   }
 
   const shown = (key: string) => ['alias', 'model', 'imei', 'serial', 'iccid', 'state', 'groups'].includes(key) || key.startsWith('groups/')
-  const modelOptions = [{ value: '', label: s.chooseModel }, ...models.map((m) => ({ value: m.id, label: m.protocol ? `${m.name} (${m.protocol})` : m.name }))]
+  // a device that has a model keeps one (the API cannot take it away): "from the protocol" only before
+  const fromProtocol = !device || device.model === null ? [{ value: '', label: s.modelFromProtocol }] : []
+  const modelOptions = [...fromProtocol, ...models.map((m) => ({ value: m.id, label: m.protocol ? `${m.name} (${m.protocol})` : m.name }))]
   return (
     <Dialog title={device ? s.editDeviceTitle(device.alias) : s.addDevice} onClose={onClose} wide>
       <form ref={save.form} onSubmit={submit} noValidate aria-busy={save.busy.value} class="admin-form">
@@ -227,8 +229,7 @@ function DeviceForm({
             onChange={set('model')}
             options={modelOptions}
             error={save.error('model')}
-            hint={models.length === 0 ? s.noModelsYet : undefined}
-            required
+            hint={s.modelHint}
           />
           {device && (
             <SelectField

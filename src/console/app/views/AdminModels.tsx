@@ -2,23 +2,28 @@ import { useSignal } from '@preact/signals'
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import { type AdminSectionProps, type AdminStore, write } from '../admin'
 import type { Fleet } from '../fleet'
+import { PROTOCOL_NAMES } from '../../../ingest/protocols/names'
 import { strings } from '../strings'
 import type { DeviceModel } from '../types'
 import { AdminList, AdminTable, Cell, ConfirmDelete, Dialog, FormAlert, FormButtons, NameList, RowActions, SectionHead, SelectField, TextField, useSave } from './AdminParts'
 
 const s = strings.admin
-/** the protocols this server speaks, offered for a model's label (any other label is allowed) */
-const PROTOCOLS = ['gt06', 'teltonika', 'h02', 'osmand']
+/** the protocols this server speaks: a model's protocol is one of them (the API refuses any other) */
+const PROTOCOLS: readonly string[] = PROTOCOL_NAMES
 const FIELD_TYPES = ['text', 'number', 'password'] as const
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 interface FieldDraft {
   key: number
-  /** the field as the server gave it: what this form does not show (its pattern) is kept */
+  /** the field as the server gave it: what this form does not show is kept */
   original: Record<string, unknown>
   name: string
   type: string
   label: string
+  /** a regular expression the whole value must match; '' for none */
+  pattern: string
+  /** false: may be left empty, and is then not sent (the API's `required`) */
+  required: boolean
 }
 
 interface CommandDraft {
@@ -30,6 +35,8 @@ interface CommandDraft {
   label: string
   confirm: boolean
   confirmMessage: string
+  /** send.text: what the device receives, {field} standing for a field's value; '' for none (cannot be sent) */
+  sendText: string
   fields: FieldDraft[]
 }
 
@@ -46,18 +53,22 @@ function toDraft(command: Record<string, unknown>): CommandDraft {
     label: typeof widget.label === 'string' ? widget.label : '',
     confirm: widget.confirm === true,
     confirmMessage: typeof widget.confirm_message === 'string' ? widget.confirm_message : '',
+    sendText: typeof (command.send as { text?: unknown } | undefined)?.text === 'string' ? (command.send as { text: string }).text : '',
     fields: fields.map((f) => ({
       key: ++drafts,
       original: f,
       name: typeof f.name === 'string' ? f.name : '',
       type: typeof f.type === 'string' ? f.type : 'text',
       label: typeof f.label === 'string' ? f.label : '',
+      pattern: typeof f.pattern === 'string' ? f.pattern : '',
+      // a field that never said: required, as the server treats a field left out
+      required: f.required !== false,
     })),
   }
 }
 
-const newCommand = (): CommandDraft => ({ key: ++drafts, original: null, name: '', type: 'button', label: '', confirm: false, confirmMessage: '', fields: [] })
-const newField = (): FieldDraft => ({ key: ++drafts, original: {}, name: '', type: 'text', label: '' })
+const newCommand = (): CommandDraft => ({ key: ++drafts, original: null, name: '', type: 'button', label: '', confirm: false, confirmMessage: '', sendText: '', fields: [] })
+const newField = (): FieldDraft => ({ key: ++drafts, original: {}, name: '', type: 'text', label: '', pattern: '', required: true })
 
 function without(object: Record<string, unknown>, keys: string[]): Record<string, unknown> {
   return Object.fromEntries(Object.entries(object).filter(([k]) => !keys.includes(k)))
@@ -80,10 +91,18 @@ function toCommand(draft: CommandDraft): Record<string, unknown> {
     built = {
       ...without(widget, ['label', 'confirm', 'confirm_message']),
       type: 'form',
-      fields: draft.fields.map((f) => ({ ...f.original, name: f.name.trim(), type: f.type, label: f.label.trim() || f.name.trim() })),
+      fields: draft.fields.map((f) => ({
+        ...without(f.original, ['pattern']),
+        name: f.name.trim(),
+        type: f.type,
+        label: f.label.trim() || f.name.trim(),
+        ...(f.pattern.trim() ? { pattern: f.pattern.trim() } : {}),
+        required: f.required,
+      })),
     }
   } else built = widget
-  return { ...original, name: draft.name.trim(), widget: built }
+  const sendText = draft.sendText.trim()
+  return { ...without(original, ['send']), name: draft.name.trim(), widget: built, ...(sendText ? { send: { text: sendText } } : {}) }
 }
 
 /** The models the account's devices may use: its own (changed here) and the server-wide ones (read-only: the operator's). */
@@ -95,7 +114,7 @@ export function AdminModels({ store, fleet }: AdminSectionProps) {
   const state = store.models.state.value
   const used = useMemo(() => {
     const count = new Map<string, number>()
-    for (const d of fleet.order) count.set(d.body.model, (count.get(d.body.model) ?? 0) + 1)
+    for (const d of fleet.order) if (d.body.model !== null) count.set(d.body.model, (count.get(d.body.model) ?? 0) + 1)
     return count
   }, [fleet.version.value])
 
@@ -205,35 +224,23 @@ function ModelForm({ store, fleet, model, onClose }: { store: AdminStore; fleet:
               setName(value)
               save.edited('name')
             }} error={save.error('name')} required autofocus maxLength={100} />
-          <div class={save.error('protocol') ? 'field invalid' : 'field'}>
-            <label for="model-protocol">{s.protocol}</label>
-            <input
-              id="model-protocol"
-              list="model-protocols"
-              value={protocol}
-              onInput={(e) => {
-                setProtocol(e.currentTarget.value)
-                save.edited('protocol')
-              }}
-              maxLength={32}
-              autocomplete="off"
-              aria-invalid={save.error('protocol') ? 'true' : undefined}
-              aria-describedby={save.error('protocol') ? 'model-protocol-hint model-protocol-error' : 'model-protocol-hint'}
-            />
-            <datalist id="model-protocols">
-              {PROTOCOLS.map((p) => (
-                <option key={p} value={p} />
-              ))}
-            </datalist>
-            <p id="model-protocol-hint" class="hint">
-              {s.protocolHint}
-            </p>
-            {save.error('protocol') && (
-              <p id="model-protocol-error" class="field-error">
-                {save.error('protocol')}
-              </p>
-            )}
-          </div>
+          <SelectField
+            id="model-protocol"
+            label={s.protocol}
+            value={protocol}
+            onChange={(value) => {
+              setProtocol(value)
+              save.edited('protocol')
+            }}
+            options={[
+              { value: '', label: s.noProtocol },
+              ...PROTOCOLS.map((p) => ({ value: p, label: p })),
+              // a label an older version let a model have: shown, and refused by the API until another is chosen
+              ...(protocol !== '' && !PROTOCOLS.includes(protocol) ? [{ value: protocol, label: s.unsupportedProtocol(protocol) }] : []),
+            ]}
+            error={save.error('protocol')}
+            hint={s.protocolHint}
+          />
         </div>
 
         <h3 class="form-section">{s.commands}</h3>
@@ -293,7 +300,13 @@ function CommandEditor({
   const path = `commands/${index}`
   const title = draft.name.trim() || s.commandN(index + 1)
   // what the API said of this command that no field here shows
-  const shownHere = new Set([`${path}/name`, `${path}/widget/fields`, ...draft.fields.map((_, j) => `${path}/widget/fields/${j}/name`)])
+  const shownHere = new Set([
+    `${path}/name`,
+    `${path}/send`,
+    `${path}/send/text`,
+    `${path}/widget/fields`,
+    ...draft.fields.flatMap((_, j) => [`${path}/widget/fields/${j}/name`, `${path}/widget/fields/${j}/pattern`]),
+  ])
   const others = Object.entries(failureFields).filter(([key]) => key.startsWith(`${path}/`) && !shownHere.has(key))
   const setField = (key: number, change: Partial<FieldDraft>) => onChange({ fields: draft.fields.map((f) => (f.key === key ? { ...f, ...change } : f)) })
   const typeOptions = [
@@ -319,6 +332,16 @@ function CommandEditor({
       <div class="form-grid">
         <TextField id={`${id}-name`} label={s.commandName} value={draft.name} onInput={(name) => (onChange({ name }), onEdited(`${path}/name`))} error={errorOf(`${path}/name`)} required maxLength={100} />
         <SelectField id={`${id}-type`} label={s.widget} value={draft.type} onChange={(type) => onChange({ type })} options={typeOptions} hint={s.widgetHint} />
+        <TextField
+          id={`${id}-send`}
+          label={s.sendText}
+          value={draft.sendText}
+          onInput={(sendText) => (onChange({ sendText }), onEdited(`${path}/send/text`))}
+          error={errorOf(`${path}/send/text`) ?? errorOf(`${path}/send`)}
+          hint={s.sendTextHint}
+          mono
+          maxLength={512}
+        />
       </div>
       {draft.type === 'button' && (
         <div class="form-grid">
@@ -373,6 +396,25 @@ function CommandEditor({
               >
                 {s.remove}
               </button>
+              <div class="field-pattern">
+                <TextField
+                  id={`${id}-field-${f.key}-pattern`}
+                  label={s.fieldPattern}
+                  value={f.pattern}
+                  onInput={(pattern) => (setField(f.key, { pattern }), onEdited(`${path}/widget/fields/${j}/pattern`))}
+                  error={errorOf(`${path}/widget/fields/${j}/pattern`)}
+                  hint={s.fieldPatternHint}
+                  mono
+                  maxLength={200}
+                />
+              </div>
+              <div class="field field-required">
+                <label class="check">
+                  <input id={`${id}-field-${f.key}-required`} type="checkbox" checked={f.required} onChange={(e) => setField(f.key, { required: e.currentTarget.checked })} />
+                  {s.fieldRequired}
+                </label>
+                <p class="hint">{s.fieldRequiredHint}</p>
+              </div>
             </div>
           ))}
           <button type="button" class="small-button" onClick={() => (onChange({ fields: [...draft.fields, newField()] }), onEdited(`${path}/widget/fields`))}>

@@ -454,7 +454,7 @@ function CommandWidget({ command, deviceId, onSent }: { command: Command; device
     )
   }
   if (widget.type === 'form' && Array.isArray(widget.fields)) {
-    const fields = widget.fields as { name: string; type: string; label: string }[]
+    const fields = widget.fields as { name: string; type: string; label: string; required?: boolean }[]
     const submit = async (event: Event) => {
       event.preventDefault()
       const form = event.currentTarget as HTMLFormElement
@@ -475,7 +475,11 @@ function CommandWidget({ command, deviceId, onSent }: { command: Command; device
             const problem = fieldErrors.value[field.name]
             return (
               <div class="field" key={field.name}>
-                <label for={fieldId(field.name)}>{field.label || field.name}</label>
+                <label for={fieldId(field.name)}>
+                  {field.label || field.name}
+                  {/* left empty, an optional field is not sent at all */}
+                  {field.required === false && <span class="muted"> {strings.optionalField}</span>}
+                </label>
                 <input
                   id={fieldId(field.name)}
                   name={field.name}

@@ -22,6 +22,7 @@ import { problemResponse } from '../../../http/problem'
 import type { Logger } from '../../../log'
 import { MaskedUnknownDevice } from '../../pipeline'
 import { decodeOsmandJson, decodeOsmandParams, type OsmandResult } from './decoder'
+import { osmandModel } from './model'
 import type { HttpListenerOptions, Listener } from '../protocol'
 
 /**
@@ -94,7 +95,7 @@ export function startOsmandListener(options: OsmandListenerOptions): Listener {
     }
     const source = server.requestIP(request)?.address ?? 'local'
     try {
-      await pipeline.ingest(report, { source, protocol: 'osmand' })
+      await pipeline.ingest(report, { source, protocol: 'osmand', builtinModel: osmandModel.id })
     } catch (error) {
       // an unknown identifier past its address's ration: the answer a known one gets, nothing stored
       if (error instanceof MaskedUnknownDevice) return OK()
