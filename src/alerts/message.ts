@@ -4,25 +4,13 @@
  * km/h (limit 90)"), the time, the place ("City, CC" from the offline geocoder) and a link to the
  * device's page in the console. Pure: the place comes from the function it is given.
  */
+import { eventName } from '../console/app/eventNames'
 import { strings } from '../console/app/strings'
 
 const finite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value)
 
-/** The event in words, as the console's notices and Events page word it (src/console/app/notices.ts eventName). */
-export function eventWords(code: string, context?: Record<string, unknown> | null): string {
-  const name = typeof context?.name === 'string' && context.name !== '' ? context.name : null
-  if (code === 'geofence_enter' && name) return strings.geofenceEntered(name)
-  if (code === 'geofence_exit' && name) return strings.geofenceLeft(name)
-  if (code === 'overspeed' && finite(context?.speed)) {
-    const speed = Math.round(context.speed)
-    return finite(context.limit) ? strings.overspeedOver(speed, Math.round(context.limit)) : strings.overspeedAt(speed)
-  }
-  if (code === 'alarm' && typeof context?.raw_alarm === 'string' && context.raw_alarm !== '') return strings.alarmRaw(context.raw_alarm)
-  const known = strings.alarmNames[code]
-  if (known) return known
-  if (/^alarm_0x[0-9a-f]+$/i.test(code)) return strings.alarmByte(code.slice(6))
-  return strings.alarmOther(code.replace(/[_-]+/g, ' ').trim() || code)
-}
+/** The event in words, as the console's notices and Events page word it. */
+export const eventWords = (code: string, context?: Record<string, unknown> | null): string => eventName(code, context ?? undefined)
 
 /** What a person is told. */
 export interface Message {

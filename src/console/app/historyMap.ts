@@ -6,7 +6,7 @@
 import L from 'leaflet'
 import { formatDuration, formatTime, lineRuns, type Track } from './history'
 import { removeMap } from './mapTeardown'
-import { alarmName } from './notices'
+import { alarmName } from './eventNames'
 import { strings } from './strings'
 import type { DeviceEvent, HistoryStop } from './types'
 

@@ -5,6 +5,7 @@
  * One board per signed-in session (the Shell makes it), so nothing outlives a sign-out.
  */
 import { batch, signal } from '@preact/signals'
+import { eventName } from './eventNames'
 import type { Fleet } from './fleet'
 import { when } from './format'
 import { route } from './router'
@@ -19,32 +20,6 @@ export interface Notice {
 
 /** Notices kept at most; older ones are still on the Events page. */
 const MAX_NOTICES = 50
-
-const finite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value)
-
-/**
- * An event in words: a derived event told from its context ("Entered Yard", "Overspeed 112 km/h
- * (limit 90)"), an `alarm` by the device's own code ("Alarm 0x1f"), else its alarm's name.
- */
-export function eventName(code: string, context?: Record<string, unknown>): string {
-  const name = typeof context?.name === 'string' && context.name !== '' ? context.name : null
-  if (code === 'geofence_enter' && name) return strings.geofenceEntered(name)
-  if (code === 'geofence_exit' && name) return strings.geofenceLeft(name)
-  if (code === 'overspeed' && finite(context?.speed)) {
-    const speed = Math.round(context.speed)
-    return finite(context.limit) ? strings.overspeedOver(speed, Math.round(context.limit)) : strings.overspeedAt(speed)
-  }
-  if (code === 'alarm' && typeof context?.raw_alarm === 'string' && context.raw_alarm !== '') return strings.alarmRaw(context.raw_alarm)
-  return alarmName(code)
-}
-
-/** The alarm's name in words: a known code's own, a GT06 alarm byte's number, else the code itself as words. */
-export function alarmName(code: string): string {
-  const known = strings.alarmNames[code]
-  if (known) return known
-  if (/^alarm_0x[0-9a-f]+$/i.test(code)) return strings.alarmByte(code.slice(6))
-  return strings.alarmOther(code.replace(/[_-]+/g, ' ').trim() || code)
-}
 
 /** Alarms that call for someone to act now, shown in the alert colour; the rest are told plainly. */
 const URGENT = new Set(['sos', 'power_cut', 'tamper', 'collision', 'crash', 'towing', 'jamming', 'gnss_jamming'])

@@ -5,7 +5,8 @@
  */
 import { now } from './clock'
 import { iso, when } from './format'
-import { eventName, isUrgent, type Notice, type NoticeBoard } from './notices'
+import { eventName } from './eventNames'
+import { isUrgent, type Notice, type NoticeBoard } from './notices'
 import { deviceHref } from './router'
 import { strings } from './strings'
 

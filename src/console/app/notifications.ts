@@ -4,7 +4,7 @@
  */
 import type { Failure } from './admin'
 import { when } from './format'
-import { alarmName } from './notices'
+import { alarmName } from './eventNames'
 import { strings } from './strings'
 import type { NotificationChannel, NotificationDelivery } from './types'
 

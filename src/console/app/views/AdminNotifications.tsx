@@ -2,7 +2,7 @@ import { useSignal } from '@preact/signals'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { ApiError, getJson } from '../api'
 import { type AdminSectionProps, type AdminStore, describeFailure, listAll, write } from '../admin'
-import { alarmName } from '../notices'
+import { alarmName } from '../eventNames'
 import {
   bodyOf,
   checkDraft,

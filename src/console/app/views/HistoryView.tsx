@@ -32,7 +32,7 @@ import {
 } from '../history'
 import { drawSpeedChart, type SpeedChart } from '../historyChart'
 import { HistoryMap } from '../historyMap'
-import { alarmName } from '../notices'
+import { alarmName } from '../eventNames'
 import { go, historyHref, type Route } from '../router'
 import { strings } from '../strings'
 import type { HistoryGap, HistoryStop, HistoryTravel } from '../types'
