@@ -2,12 +2,10 @@
 import { Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { DateTime, pageFields, Uuid } from '../http/model'
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../session/passwords'
 
 export const ROLES = ['admin', 'member'] as const
 export const MAX_NAME_LENGTH = 100
-export const MIN_PASSWORD_LENGTH = 10
-/** argon2 takes any length; a bound keeps one request's hashing cheap */
-export const MAX_PASSWORD_LENGTH = 1024
 /** ids a group or a user's groups may list in one request */
 export const MAX_MEMBERS = 10_000
 

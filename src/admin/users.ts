@@ -14,7 +14,8 @@ import { Conflict, Forbidden, Invalid, NotFound } from '../errors'
 import { iso } from '../http/model'
 import { endLinksBeyondCreatorsReach } from '../share/creators'
 import { type Actor, type AdminDeps, checkName, distinctIds, type Page, requireKnown } from './actor'
-import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, type Role, type UserBody } from './model'
+import { checkPassword, hashPassword as hashChecked } from '../session/passwords'
+import { type Role, type UserBody } from './model'
 
 export type { UserBody }
 
@@ -25,10 +26,7 @@ export interface HashedPassword {
 
 /** Checks a password (10 to 1024 characters) and hashes it with argon2id (Bun.password). */
 export async function hashPassword(password: string, path = '/password'): Promise<HashedPassword> {
-  const length = [...password].length
-  if (length < MIN_PASSWORD_LENGTH) throw Invalid.field(path, `must be at least ${MIN_PASSWORD_LENGTH} characters`)
-  if (length > MAX_PASSWORD_LENGTH) throw Invalid.field(path, `must be at most ${MAX_PASSWORD_LENGTH} characters`)
-  return { argon2id: await Bun.password.hash(password, { algorithm: 'argon2id' }) }
+  return { argon2id: await hashChecked(checkPassword(password, path)) }
 }
 
 export interface NewUser {
