@@ -428,30 +428,23 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     .orderBy(asc(notificationDeliveries.nextAttemptAt), asc(notificationDeliveries.key))
     .limit(placeholder('limit'))
     .prepare()
+  // a channel's queued deliveries due before `until`: the rows a backoff holds back
+  const pendingBeforeUntil = and(
+    eq(notificationDeliveries.notificationId, placeholder('channel')),
+    inArray(notificationDeliveries.kind, QUEUED_KINDS),
+    eq(notificationDeliveries.status, 'pending'),
+    lt(notificationDeliveries.nextAttemptAt, placeholder('until')),
+  )
   const dueBefore = db
     .select({ key: notificationDeliveries.key })
     .from(notificationDeliveries)
-    .where(
-      and(
-        eq(notificationDeliveries.notificationId, placeholder('channel')),
-        inArray(notificationDeliveries.kind, QUEUED_KINDS),
-        eq(notificationDeliveries.status, 'pending'),
-        lt(notificationDeliveries.nextAttemptAt, placeholder('until')),
-      ),
-    )
+    .where(pendingBeforeUntil)
     .limit(placeholder('limit'))
     .prepare()
   const holdUntil = db
     .update(notificationDeliveries)
     .set({ nextAttemptAt: sql`${placeholder('until')}` })
-    .where(
-      and(
-        eq(notificationDeliveries.notificationId, placeholder('channel')),
-        inArray(notificationDeliveries.kind, QUEUED_KINDS),
-        eq(notificationDeliveries.status, 'pending'),
-        lt(notificationDeliveries.nextAttemptAt, placeholder('until')),
-      ),
-    )
+    .where(pendingBeforeUntil)
     .prepare()
 
   let channels: { version: number; rows: ChannelRow[] } | null = null
