@@ -54,7 +54,7 @@ import { createLiveStreams } from './stream/service'
 import { type Logger, silentLogger } from './log'
 import { opsRoutes } from './ops'
 import { notificationRoutes } from './alerts/notifications'
-import { messagingOf } from './alerts/delivery'
+import { messagingOf, type MessagingSettings } from './alerts/delivery'
 import type { ServerStatus } from './ops/health'
 import { requestLog } from './ops/requests'
 import { createServerMetrics, type ServerMetrics } from './ops/server-metrics'
@@ -101,6 +101,8 @@ export interface AppDeps {
   onGeofencesChanged?: (accountId: string) => void
   /** the unknown identifiers the device listeners refused lately (GET /devices/unknown); default: none */
   recentUnknowns?: RecentUnknowns
+  /** email and Telegram settings, shared with the server's delivery worker; default: the config's */
+  messaging?: MessagingSettings
 }
 
 export function createApp(deps: AppDeps) {
@@ -203,7 +205,7 @@ export function createApp(deps: AppDeps) {
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
     .use(modelRoutes(auth, { models: modelAdmin, write }))
     .use(geofenceRoutes(auth, { geofences, write }))
-    .use(notificationRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), allowPrivate: config.webhookAllowPrivate, messaging: messagingOf(config) }))
+    .use(notificationRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), allowPrivate: config.webhookAllowPrivate, messaging: deps.messaging ?? messagingOf(config) }))
     .use(sessionRoutes(auth, sessions, { guard: passwordGuard, clientAddress, requestOrigin, appUrl: config.appUrl, appUrlSet: config.appUrlSet }))
     .use(setupRoutes({ db: deps.database.db, firstRun: deps.firstRun ?? createFirstRun(deps.database.db), sessions, clock, appUrl: config.appUrl, requestOrigin }))
     // share-link views still in memory are written before the server closes the database

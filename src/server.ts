@@ -54,7 +54,10 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   // are sent by the delivery worker (started below), woken after each commit
   const geofenceCache = createGeofenceCache({ db: database.db, clock, log })
   const alertRules = createAlertRules({ database, clock, geofences: geofenceCache, log })
-  const notificationDelivery = createDeliveryWorker({ database, clock, log, metrics, allowPrivate: config.webhookAllowPrivate, messaging: messagingOf(config) })
+  // one set of messaging settings for the worker and the API's test sends: its console link is
+  // settled once the server listens (below)
+  const messaging = messagingOf(config)
+  const notificationDelivery = createDeliveryWorker({ database, clock, log, metrics, allowPrivate: config.webhookAllowPrivate, messaging })
   // the unknown identifiers refused lately: the pipeline lists them, the admin API shows them
   const recentUnknowns = createRecentUnknowns()
   const pipeline = createIngestPipeline({
@@ -78,7 +81,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   const firstRun = createFirstRun(database.db)
   // one command queue: the API queues into it, the device listeners deliver from it (the app runs its sweep)
   const commandQueue = createCommandQueue({ db: database.db, sqlite: database.sqlite, clock, live, log, ttlSeconds: config.commandTtl })
-  const app = createApp({ database, config, clock, log, live, metrics, status, firstRun, commandQueue, onDevicesChanged: () => pipeline.devicesChanged(), recentUnknowns,
+  const app = createApp({ database, config, clock, log, live, metrics, status, firstRun, commandQueue, messaging, onDevicesChanged: () => pipeline.devicesChanged(), recentUnknowns,
     onGeofencesChanged: (accountId) => alertRules.geofencesChanged(accountId),
   })
 
@@ -136,6 +139,9 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   status.listening = true
   status.listeners = Object.fromEntries([...listeners].map(([name, listener]) => [name, listener ? 'up' : 'off']))
   const addresses = consoleAddresses(config, port)
+  // without APP_URL, a mail's console link names the address the setup link names first (a LAN
+  // address when listening on every interface), which opens from another machine; localhost does not
+  if (!config.appUrlSet) messaging.appUrl = addresses[0]!
   if (firstRun.token !== null) {
     // the one log line that carries a secret, on purpose: whoever reads the server's log is its operator
     const urls = addresses.map((address) => setupUrl(address, firstRun.token!))

@@ -132,7 +132,10 @@ export interface MessagingSettings {
   smtpFrom: string | null
   /** TELEGRAM_API_URL, without a trailing slash */
   telegramApiUrl: string
-  /** APP_URL: the console links in messages */
+  /**
+   * the console links in messages: APP_URL; when it is not set, the server's first console
+   * address once it listens (server.ts), as the setup link names it, never localhost's default
+   */
   appUrl: string
 }
 
