@@ -2,8 +2,7 @@
  * The environment, read once into a typed, validated config. A bad value stops the process at
  * start with a message naming the variable, rather than surfacing later as a strange failure.
  */
-import { parseProxyEntry } from './http/client'
-import { PROTOCOLS } from './ingest/protocols'
+import { parseProxyEntry } from './http/addresses'
 import { MAX_POLYGON_POINTS } from './track/geofence'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
@@ -17,8 +16,12 @@ export interface Config {
   /** whether APP_URL was set: only then is its origin, besides the request's own, one the console may write from */
   appUrlSet: boolean
   shortUrlBase: string
-  /** each device protocol's port, by protocol name (ingest/protocols); 0 turns its listener off */
-  devicePorts: Record<string, number>
+  /**
+   * the environment this config was read from: each device protocol's port variable is read from
+   * it by the server (ingest/protocols/ports.ts `devicePortsOf`), which knows the protocols; the
+   * config does not, so that it imports nothing above it
+   */
+  env: Readonly<Env>
   logLevel: LogLevel
   /** seconds of silence after which a device counts as disconnected */
   offlineAfter: number
@@ -74,7 +77,7 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
-type Env = Record<string, string | undefined>
+export type Env = Record<string, string | undefined>
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name]
@@ -85,6 +88,9 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   }
   return value
 }
+
+/** a port variable: an integer from 0 (its listener off) to 65535, `fallback` when unset */
+export const readPort = (env: Env, name: string, fallback: number): number => integer(env, name, fallback, 0, 65535)
 
 function url(env: Env, name: string, fallback: string | null): string | null {
   const raw = env[name]
@@ -154,8 +160,7 @@ export function loadConfig(env: Env = process.env): Config {
     appUrl,
     appUrlSet: (env.APP_URL ?? '') !== '',
     shortUrlBase: url(env, 'SHORT_URL_BASE', `${appUrl}/s`)!,
-    // OSMAND_PORT, GT06_PORT, TELTONIKA_PORT, H02_PORT, …: each protocol names its own
-    devicePorts: Object.fromEntries(PROTOCOLS.map((protocol) => [protocol.name, integer(env, protocol.portVariable, protocol.defaultPort, 0, 65535)])),
+    env: { ...env },
     logLevel,
     offlineAfter: integer(env, 'OFFLINE_AFTER', 600, 1, 86_400 * 30),
     tcpIdleTimeout: integer(env, 'TCP_IDLE_TIMEOUT', 300, 1, 86_400),

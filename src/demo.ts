@@ -21,6 +21,7 @@ import type { Config } from './config'
 import { importDataset } from './dataset/service'
 import { createApiKey } from './keys/service'
 import { hashPassword } from './session/passwords'
+import { devicePortsOf } from './ingest/protocols/ports'
 import { startServer } from './server'
 
 /** What stops the demo before it starts: no OsmAnd port, a bad speed. */
@@ -204,7 +205,7 @@ export async function runDemo(options: DemoOptions): Promise<{ sent: number; ref
   const print = options.print ?? ((line: string) => console.log(line))
   const { config, speed } = options
   if (!(speed > 0)) throw new DemoError('--speed must be a positive number')
-  if (!config.devicePorts.osmand) throw new DemoError('the demo replays over OsmAnd: OSMAND_PORT must not be 0')
+  if (!devicePortsOf(config.env).osmand) throw new DemoError('the demo replays over OsmAnd: OSMAND_PORT must not be 0')
   const tracks = options.tracks ?? loadTracks()
 
   // a new password at every run, like the key: nothing fixed to guess on a demo left running

@@ -16,6 +16,7 @@ import { createAlertRules } from './alerts/rules'
 import { createIngestPipeline, type IngestPipeline } from './ingest/pipeline'
 import { createRecentUnknowns } from './ingest/recent-unknowns'
 import { PROTOCOLS } from './ingest/protocols'
+import { devicePortsOf } from './ingest/protocols/ports'
 import type { Listener, Protocol } from './ingest/protocols/protocol'
 import { createConnectionGate, startTcpListener, type TcpListener } from './ingest/tcp'
 import { createLogger, type Logger } from './log'
@@ -41,6 +42,8 @@ export interface RunningServer {
 }
 
 export async function startServer(config: Config, options: { clock?: Clock; log?: Logger } = {}): Promise<RunningServer> {
+  // the protocols' port variables, checked before anything opens (a bad one is a ConfigError)
+  const devicePorts = devicePortsOf(config.env)
   const log = options.log ?? createLogger(config.logLevel)
   const clock = options.clock ?? systemClock
   // a short busy timeout: a statement waiting for another process's lock blocks the whole event
@@ -120,7 +123,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
     )
     started.push(() => app.stop(true))
     for (const protocol of PROTOCOLS) {
-      const port = config.devicePorts[protocol.name]
+      const port = devicePorts[protocol.name]
       if (!port) {
         listeners.set(protocol.name, null)
         continue

@@ -5,6 +5,7 @@ import { rmSync } from 'node:fs'
 import { openDatabase } from '../../db/client'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
+import { devicePortsOf } from '../../src/ingest/protocols/ports'
 import { importDataset } from '../../src/dataset/service'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
@@ -180,11 +181,11 @@ test('the device limits are validated', () => {
 })
 
 test('each protocol port variable comes from its unit, validated the same way', () => {
-  expect(loadConfig({}).devicePorts).toEqual({ osmand: 5055, gt06: 5023, teltonika: 5027, h02: 5013 })
-  expect(loadConfig({ H02_PORT: '0', GT06_PORT: '6000' }).devicePorts).toMatchObject({ h02: 0, gt06: 6000 })
+  expect(devicePortsOf(loadConfig({}).env)).toEqual({ osmand: 5055, gt06: 5023, teltonika: 5027, h02: 5013 })
+  expect(devicePortsOf(loadConfig({ H02_PORT: '0', GT06_PORT: '6000' }).env)).toMatchObject({ h02: 0, gt06: 6000 })
   for (const name of ['OSMAND_PORT', 'GT06_PORT', 'TELTONIKA_PORT', 'H02_PORT']) {
-    expect(() => loadConfig({ [name]: '65536' })).toThrow(`${name} must be an integer from 0 to 65535, got "65536"`)
-    expect(() => loadConfig({ [name]: 'x' })).toThrow(name)
+    expect(() => devicePortsOf(loadConfig({ [name]: '65536' }).env)).toThrow(`${name} must be an integer from 0 to 65535, got "65536"`)
+    expect(() => devicePortsOf(loadConfig({ [name]: 'x' }).env)).toThrow(name)
   }
 })
 
