@@ -57,7 +57,7 @@ describe('GET /devices/{id}/status', () => {
   test('a device that has said nothing: no attributes, updated_at null', async () => {
     const res = await status(ids.truck1, keys.alice)
     expect(res.status).toBe(200)
-    expect(await res.json()).toEqual({ id: ids.truck1, attributes: {}, updated_at: null })
+    expect(await res.json()).toEqual({ id: ids.truck1, attributes: {}, updated_at: null, address: 'Paris, FR' })
   })
 
   test('a status packet, then an information packet: their attributes merged, the later packet adding to the first', async () => {
