@@ -19,6 +19,15 @@ export interface Device {
   updated_at: string
 }
 
+/** GET /devices/{id}/status: what the device's status packets said, and the place of its location */
+export interface DeviceStatus {
+  id: string
+  attributes: Record<string, unknown>
+  updated_at: string | null
+  /** "City, CC" of the device's location; null without one */
+  address: string | null
+}
+
 export interface Me {
   kind: 'user'
   id: string
