@@ -30,7 +30,7 @@ beforeAll(async () => {
   if (!hasChromium) return
   const dataset = baseDataset()
   // a property the form does not edit, beside the plate it does
-  ;(dataset.devices[0] as { properties: Record<string, unknown> }).properties = { plate: 'AB-123-CD', driver: 'Sam' }
+  ;(dataset.devices[1] as { properties: Record<string, unknown> }).properties = { plate: 'AB-123-CD', driver: 'Sam' }
   server = await startConsoleServer({ name: 'device-panel', dataset, signIn: [ids.alice, ids.dana], ports: { teltonika: true } })
   browser = await launchChromium()
 
@@ -118,13 +118,13 @@ describe.skipIf(!hasChromium)('the device panel in chromium', () => {
       const { context, page, watch } = await watchedPage(browser, server.base, { viewport }, { tile: PLAIN_TILE })
       await signIn(page, server.base, 'dana')
       await page.goto(`${server.base}/#/admin`)
-      await page.getByRole('button', { name: 'Edit Truck 1' }).click()
-      const dialog = page.getByRole('dialog', { name: 'Edit Truck 1' })
+      await page.getByRole('button', { name: 'Edit Truck 2' }).click()
+      const dialog = page.getByRole('dialog', { name: 'Edit Truck 2' })
       await dialog.waitFor()
-      // Truck 1 is moving: that stays shown as its state, but no state of the reports is offered besides
+      // Truck 2 is stopped (and not connected, so it stays so): that stays shown as its state, but no state of the reports is offered besides
       const state = dialog.locator('#device-state')
-      expect(await state.inputValue()).toBe('moving')
-      expect(await state.locator('option').allTextContents()).toEqual(['Moving', 'New', 'Off', 'Suspended', 'Stolen'])
+      expect(await state.inputValue()).toBe('stopped')
+      expect(await state.locator('option').allTextContents()).toEqual(['Stopped', 'New', 'Off', 'Suspended', 'Stolen'])
 
       if (name === 'desktop') {
         expect(await dialog.locator('#device-plate').inputValue()).toBe('AB-123-CD')
@@ -137,10 +137,10 @@ describe.skipIf(!hasChromium)('the device panel in chromium', () => {
         await shot(page, `device-form-properties-${name}`)
         await dialog.getByRole('button', { name: 'Save changes' }).click()
         await dialog.waitFor({ state: 'detached' })
-        const saved = (await (await api(`/devices/${ids.truck1}`, keys.dana)).json()) as { properties: Record<string, unknown>; state: string }
+        const saved = (await (await api(`/devices/${ids.truck2}`, keys.dana)).json()) as { properties: Record<string, unknown>; state: string }
         expect(saved.properties).toEqual({ plate: 'XY-987-ZZ', driver: 'Sam', speed_limit: 90 })
         // the state was not sent back: it is still what the reports made it
-        expect(saved.state).toBe('moving')
+        expect(saved.state).toBe('stopped')
       } else {
         // read back as saved
         expect(await dialog.locator('#device-speed-limit').inputValue()).toBe('90')
@@ -152,7 +152,7 @@ describe.skipIf(!hasChromium)('the device panel in chromium', () => {
         await dialog.locator('#device-plate').fill('')
         await dialog.getByRole('button', { name: 'Save changes' }).click()
         await dialog.waitFor({ state: 'detached' })
-        const saved = (await (await api(`/devices/${ids.truck1}`, keys.dana)).json()) as { properties: Record<string, unknown> }
+        const saved = (await (await api(`/devices/${ids.truck2}`, keys.dana)).json()) as { properties: Record<string, unknown> }
         expect(saved.properties).toEqual({ driver: 'Sam' })
       }
       expect(watch.errors).toEqual([])
