@@ -67,7 +67,7 @@ const api = (path: string, key: string, init: RequestInit = {}) => fetch(`${serv
 const facts = (page: Page) =>
   page.locator('section[aria-labelledby="status-h"] dl.facts').evaluate((dl) => {
     const lines: string[] = []
-    for (const dt of dl.querySelectorAll('dt')) lines.push(`${dt.textContent}: ${(dt.nextElementSibling as HTMLElement).innerText.replace(/\s+/g, ' ')}`)
+    for (const dt of Array.from(dl.querySelectorAll('dt'))) lines.push(`${dt.textContent}: ${(dt.nextElementSibling as HTMLElement).innerText.replace(/\s+/g, ' ')}`)
     return lines
   })
 
@@ -100,7 +100,7 @@ describe.skipIf(!hasChromium)('the device panel in chromium', () => {
       // nothing cut or overflowing the panel at this size
       const overflow = await page.locator('.panel').evaluate((panel) => {
         const box = panel.getBoundingClientRect()
-        return [...panel.querySelectorAll('dd, td')].filter((cell) => cell.getBoundingClientRect().right > box.right + 1).map((cell) => cell.textContent)
+        return Array.from(panel.querySelectorAll('dd, td')).filter((cell) => cell.getBoundingClientRect().right > box.right + 1).map((cell) => cell.textContent)
       })
       expect(overflow).toEqual([])
       await shot(page, `device-panel-status-${name}`)
