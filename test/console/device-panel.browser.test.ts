@@ -141,6 +141,14 @@ describe.skipIf(!hasChromium)('the device panel in chromium', () => {
         expect(saved.properties).toEqual({ plate: 'XY-987-ZZ', driver: 'Sam', speed_limit: 90 })
         // the state was not sent back: it is still what the reports made it
         expect(saved.state).toBe('stopped')
+        // the panel names them in its details
+        await page.goto(`${server.base}/#/devices/${ids.truck2}`)
+        const details = page.locator('section[aria-labelledby="details-h"] dl.facts')
+        await details.getByText('Speed limit', { exact: true }).waitFor()
+        const detailLines = await details.evaluate((dl) => Array.from(dl.querySelectorAll('dt')).map((dt) => `${dt.textContent}: ${dt.nextElementSibling!.textContent}`))
+        expect(detailLines).toContain('Speed limit: 90 km/h')
+        expect(detailLines).toContain('Plate: XY-987-ZZ')
+        expect(detailLines).toContain('driver: Sam')
       } else {
         // read back as saved
         expect(await dialog.locator('#device-speed-limit').inputValue()).toBe('90')

@@ -406,6 +406,8 @@ export const strings = {
   powerCut: 'Cut',
   fieldGsmSignal: 'GSM signal',
   fieldOdometer: 'Odometer',
+  fieldSpeedLimit: 'Speed limit',
+  fieldPlate: 'Plate',
   fixTime: 'Time',
   fixSpeed: 'Speed',
   fixPlace: 'Position',

@@ -263,8 +263,8 @@ export function DevicePanel({ fleet, id }: { fleet: Fleet; id: string }) {
             .filter(([, value]) => typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
             .map(([key, value]) => (
               <Fragment key={key}>
-                <dt>{key}</dt>
-                <dd>{String(value)}</dd>
+                <dt>{key === 'speed_limit' ? strings.fieldSpeedLimit : key === 'plate' ? strings.fieldPlate : key}</dt>
+                <dd>{key === 'speed_limit' && typeof value === 'number' ? strings.speedKmh(value) : String(value)}</dd>
               </Fragment>
             ))}
           <dt>{strings.fieldCreated}</dt>
