@@ -2,13 +2,14 @@
  * What the device sent, on its panel, in a real browser (Debian's chromium, playwright-core)
  * against the real server in a child process. A Teltonika tracker reports over TCP, a day ago,
  * its battery, ignition, external power, GSM signal and odometer: its panel shows each of them in
- * its unit, the place ("City, CC") beside the coordinates, and the fix's day. An admin's device form
+ * its unit, the place ("City, CC") beside the coordinates, and the fix's day; a later status packet
+ * (GT06, no fix) changes them through the live stream. An admin's device form
  * sets the speed limit and the plate into the device's properties and keeps the others; its
  * "State" offers no moving or stopped. Screenshots at 1280×800 and 390×844 go to test-output/.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type Browser, type Page } from 'playwright-core'
-import { connectClient, hex, teltonikaImei, teltonikaPacket } from '../ingest/frames'
+import { connectClient, gt06Login, gt06Status, hex, teltonikaImei, teltonikaPacket } from '../ingest/frames'
 import { chromiumPresent, launchChromium, PLAIN_TILE, shot, signIn, startConsoleServer, watchedPage, type ConsoleServer } from './support'
 import { baseDataset, ids, keys } from '../support/world'
 
@@ -31,7 +32,7 @@ beforeAll(async () => {
   const dataset = baseDataset()
   // a property the form does not edit, beside the plate it does
   ;(dataset.devices[1] as { properties: Record<string, unknown> }).properties = { plate: 'AB-123-CD', driver: 'Sam' }
-  server = await startConsoleServer({ name: 'device-panel', dataset, signIn: [ids.alice, ids.dana], ports: { teltonika: true } })
+  server = await startConsoleServer({ name: 'device-panel', dataset, signIn: [ids.alice, ids.dana], ports: { teltonika: true, gt06: true } })
   browser = await launchChromium()
 
   fixAtMs = Math.floor((Date.now() - DAY_MS - 2 * 3_600_000) / 1000) * 1000
@@ -73,9 +74,10 @@ const facts = (page: Page) =>
 
 describe.skipIf(!hasChromium)('the device panel in chromium', () => {
   test('a device that sent its battery, ignition, power, signal and odometer a day ago: its panel shows each, the place and the day', async () => {
+    // the phone first: the desktop's page then hears a status packet that changes what both would show
     for (const [viewport, name] of [
-      [DESKTOP, 'desktop'],
       [PHONE, 'phone'],
+      [DESKTOP, 'desktop'],
     ] as const) {
       const { context, page, watch } = await watchedPage(browser, server.base, { viewport }, { tile: PLAIN_TILE })
       await signIn(page, server.base, 'alice')
@@ -104,6 +106,21 @@ describe.skipIf(!hasChromium)('the device panel in chromium', () => {
       })
       expect(overflow).toEqual([])
       await shot(page, `device-panel-status-${name}`)
+
+      if (name === 'desktop') {
+        // a GT06 status packet (no fix) comes by the stream: GSM level 3, external power cut; the battery's % stays
+        const gt06 = await connectClient(server.ports.gt06)
+        gt06.send(gt06Login(VAN1_IMEI, 1))
+        await gt06.read(10)
+        gt06.send(gt06Status(2))
+        expect(hex(await gt06.read(10))).toStartWith('78 78 05 13 00 02')
+        await page.locator('.panel .status-gsm', { hasText: /^3$/ }).waitFor()
+        const after = await facts(page)
+        expect(after).toContain('External power: Cut · 12.65 V')
+        expect(after).toContain('Battery: 87 % · 4.1 V')
+        expect(after).toContain('Ignition: On')
+        gt06.end()
+      }
       expect(watch.errors).toEqual([])
       expect(watch.leaks).toEqual([])
       await context.close()

@@ -28,6 +28,13 @@ export interface DeviceStatus {
   address: string | null
 }
 
+/** `event: status` of GET /devices/stream: the attributes one packet gave */
+export interface StatusEvent {
+  id: string
+  attributes: Record<string, unknown>
+  updated_at: string
+}
+
 export interface Me {
   kind: 'user'
   id: string

@@ -86,6 +86,13 @@ export function DevicePanel({ fleet, id }: { fleet: Fleet; id: string }) {
   }, [id, newestFixAt])
   useEffect(() => {
     status.value = null
+    // a status packet without a fix (a heartbeat) comes by the stream: merged as the server merges it
+    return fleet.onStatus((change) => {
+      const current = status.value
+      if (change.id === id && current?.id === id) {
+        status.value = { ...current, attributes: { ...current.attributes, ...change.attributes }, updated_at: change.updated_at }
+      }
+    })
   }, [id])
 
   useEffect(() => heading.current?.focus(), [id])
