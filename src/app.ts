@@ -142,7 +142,6 @@ export function createApp(deps: AppDeps) {
     resolveShareToken: (token, request, client) => shares.resolve(token, viewerOf(request, client)),
     throttle,
   })
-  const devices = createDeviceService({ sqlite, access, live })
   const commandQueue = deps.commandQueue ?? createCommandQueue({ db: deps.database.db, sqlite, clock, live, log, ttlSeconds: config.commandTtl })
   commandQueue.start()
   const commands = createCommandService({ sqlite, db: deps.database.db, access, queue: commandQueue })
@@ -155,6 +154,7 @@ export function createApp(deps: AppDeps) {
     intervalMs: config.geocoderIntervalMs,
     maxInFlight: config.geocoderMaxInFlight,
   })
+  const devices = createDeviceService({ sqlite, access, live, geocoder })
   const history = createHistoryService({ sqlite, access, geocoder, memoryBytes: config.historyMemoryMb * 1024 * 1024, maxWaitMs: deps.historyMaxWaitMs })
   const geofences = createGeofenceService({
     db: deps.database.db,

@@ -46,7 +46,8 @@ export function devicesRoutes(auth: ReturnType<typeof authPlugin>, devices: Devi
           'FMB1xx elements that describe the device (`ignition`, `movement`, `external_voltage`, `battery_voltage`, `battery_level`, ' +
           '`gsm_signal`, `operator`, `odometer`, `din1`…, `iccid`, …; the newest record\'s value wins); H02 frames give their status ' +
           'word (`status_word`, `ignition`, `armed`, `external_power`), LINK\'s `gsm_signal`, `satellites`, `battery_level`, `steps`, ' +
-          '`turnovers` and NBR\'s `cells`. The live stream sends each change as `event: status`.',
+          '`turnovers` and NBR\'s `cells`. The live stream sends each change as `event: status`. `address` names the place of the device\'s ' +
+          '`location` ("City, CC", offline geocoder), so a client showing the status need not ask for it elsewhere.',
         responses: responses({ 200: { schema: DeviceStatus, description: 'The device\'s latest status' } }, 400, 401, 403, 404, 429, 504),
       },
     })

@@ -38,6 +38,12 @@ export const DeviceStatus = t.Object(
       description: 'Each attribute a status or information packet gave, its latest value (see the operation\'s description); {} when none has',
     }),
     updated_at: t.Union([DateTime, t.Null()], { description: 'When the latest of them was stored; null when none has been' }),
+    address: t.Union([t.String(), t.Null()], {
+      description:
+        '"City, CC" of the nearest populated place to the device\'s `location` (the one `GET /devices/{id}` gives), from the offline ' +
+        'geocoder (never the online one: the console reads this with every fix); null when the device has no location',
+      examples: ['Montreuil, FR'],
+    }),
   },
   { additionalProperties: false },
 )

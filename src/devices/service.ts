@@ -5,6 +5,7 @@
  */
 import type { Database } from 'bun:sqlite'
 import { NotFound } from '../errors'
+import type { Geocoder } from '../geocode'
 import { isoOrNull } from '../http/model'
 import type { LivePositions } from '../ingest/live'
 import type { Principal } from '../principal'
@@ -18,9 +19,11 @@ export interface DeviceServiceDeps {
   sqlite: Database
   access: DeviceAccess
   live: LivePositions
+  /** names the place of a device's location in its status */
+  geocoder: Pick<Geocoder, 'reverseOffline'>
 }
 
-export function createDeviceService({ sqlite, access, live }: DeviceServiceDeps) {
+export function createDeviceService({ sqlite, access, live, geocoder }: DeviceServiceDeps) {
   const positions = createPositionStore(sqlite)
   const statuses = createStatusStore(sqlite)
 
@@ -66,12 +69,18 @@ export function createDeviceService({ sqlite, access, live }: DeviceServiceDeps)
       return toBody(requireDevice(access, principal, id))
     },
 
-    /** What the device's status and information packets said of it, each attribute's latest value. */
+    /** What the device's status and information packets said of it, each attribute's latest value, and where it is. */
     status(principal: Principal, id: string): DeviceStatusBody {
       requirePermission(principal, PERMISSION.location)
       const device = requireDevice(access, principal, id)
       const stored = statuses.latest(device.key)
-      return { id: device.id, attributes: stored?.attributes ?? {}, updated_at: stored ? new Date(stored.updatedAt).toISOString() : null }
+      const at = location(device)
+      return {
+        id: device.id,
+        attributes: stored?.attributes ?? {},
+        updated_at: stored ? new Date(stored.updatedAt).toISOString() : null,
+        address: at === null ? null : geocoder.reverseOffline(at[0], at[1]),
+      }
     },
   }
 }

@@ -57,7 +57,14 @@ describe('GET /devices/{id}/status', () => {
   test('a device that has said nothing: no attributes, updated_at null', async () => {
     const res = await status(ids.truck1, keys.alice)
     expect(res.status).toBe(200)
-    expect(await res.json()).toEqual({ id: ids.truck1, attributes: {}, updated_at: null })
+    expect(await res.json()).toEqual({ id: ids.truck1, attributes: {}, updated_at: null, address: 'Paris, FR' })
+  })
+
+  test('address: the place of the device\'s location, null for a device without one', async () => {
+    const placed = (await (await status(ids.truck2, keys.alice)).json()) as Record<string, unknown>
+    expect(placed).toHaveProperty('address', 'Lyon, FR')
+    const nowhere = (await (await status(ids.van1, keys.alice)).json()) as Record<string, unknown>
+    expect(nowhere).toHaveProperty('address', null)
   })
 
   test('a status packet, then an information packet: their attributes merged, the later packet adding to the first', async () => {

@@ -8,7 +8,7 @@
 import { batch, signal } from '@preact/signals'
 import { motionState } from '../../track/motion'
 import { ApiError, failure, getJson, request } from './api'
-import type { AlarmEvent, Device, DeviceState, FixEvent } from './types'
+import type { AlarmEvent, Device, DeviceState, FixEvent, StatusEvent } from './types'
 
 export interface FleetDevice {
   id: string
@@ -67,11 +67,18 @@ export class Fleet {
   private stopped = false
   private listLoaded = false
   private alarmListeners = new Set<(alarm: AlarmEvent) => void>()
+  private statusListeners = new Set<(status: StatusEvent) => void>()
 
   /** calls back with each alarm the stream brings; returns the unsubscribe */
   onAlarm(listener: (alarm: AlarmEvent) => void): () => void {
     this.alarmListeners.add(listener)
     return () => this.alarmListeners.delete(listener)
+  }
+
+  /** `event: status`: what one packet said of a device (only its attributes; the panel merges them) */
+  onStatus(listener: (status: StatusEvent) => void): () => void {
+    this.statusListeners.add(listener)
+    return () => this.statusListeners.delete(listener)
   }
 
   /** starts loading and streaming; `stop` ends both */
@@ -261,10 +268,13 @@ export class Fleet {
       if (line.startsWith('event:')) name = line.slice(6).trim()
       else if (line.startsWith('data:')) data += line.slice(5).trim()
     }
-    if (!data || (name !== 'fix' && name !== 'alarm')) return
+    if (!data || (name !== 'fix' && name !== 'alarm' && name !== 'status')) return
     try {
       if (name === 'fix') this.onFix(JSON.parse(data) as FixEvent)
-      else {
+      else if (name === 'status') {
+        const status = JSON.parse(data) as StatusEvent
+        for (const listener of this.statusListeners) listener(status)
+      } else {
         const alarm = JSON.parse(data) as AlarmEvent
         for (const listener of this.alarmListeners) listener(alarm)
       }

@@ -19,6 +19,22 @@ export interface Device {
   updated_at: string
 }
 
+/** GET /devices/{id}/status: what the device's status packets said, and the place of its location */
+export interface DeviceStatus {
+  id: string
+  attributes: Record<string, unknown>
+  updated_at: string | null
+  /** "City, CC" of the device's location; null without one */
+  address: string | null
+}
+
+/** `event: status` of GET /devices/stream: the attributes one packet gave */
+export interface StatusEvent {
+  id: string
+  attributes: Record<string, unknown>
+  updated_at: string
+}
+
 export interface Me {
   kind: 'user'
   id: string

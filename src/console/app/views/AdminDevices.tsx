@@ -13,8 +13,13 @@ const s = strings.admin
 const PAGE_ROWS = 50
 const IMEI = /^\d{15}$/
 const SERIAL = /^[\x21-\x7e]{1,64}$/
-/** what an admin may set; `unlink` would hide the device from every list, the console's included */
-const SETTABLE_STATES: DeviceState[] = ['new', 'off', 'stopped', 'moving', 'suspended', 'stolen']
+/**
+ * What an admin may set: `unlink` would hide the device from every list, the console's included;
+ * `moving` and `stopped` are what its reports say (the API still takes them, the form does not offer them)
+ */
+const SETTABLE_STATES: DeviceState[] = ['new', 'off', 'suspended', 'stolen']
+/** the overspeed limit's bounds, as the API's geofence limit (km/h) */
+const MAX_SPEED_LIMIT_KMH = 1000
 
 /** what an unknown identifier fills in (the Add of the list of those that tried to report) */
 type Prefill = { imei: string; serial: string; model: string }
@@ -175,6 +180,8 @@ function DeviceForm({
     iccid: device?.iccid ?? '',
     state: device?.state ?? 'new',
     groups: groupIds,
+    speedLimit: typeof device?.properties?.speed_limit === 'number' ? String(device.properties.speed_limit) : '',
+    plate: typeof device?.properties?.plate === 'string' ? device.properties.plate : '',
   })
   const set = <K extends keyof typeof v>(key: K) => (value: (typeof v)[K]) => {
     setV((old) => ({ ...old, [key]: value }))
@@ -194,10 +201,20 @@ function DeviceForm({
     if (!imei && !serial) errors.imei = s.identifierRequired
     if (imei && !IMEI.test(imei)) errors.imei = s.imeiShape
     if (serial && !SERIAL.test(serial)) errors.serial = s.serialShape
+    const limitText = v.speedLimit.trim()
+    const speedLimit = limitText === '' ? null : Number(limitText)
+    if (speedLimit !== null && !(Number.isFinite(speedLimit) && speedLimit > 0 && speedLimit <= MAX_SPEED_LIMIT_KMH)) errors['properties/speed_limit'] = s.speedLimitShape
     if (save.invalid(errors)) return
     const body: Record<string, unknown> = v.model ? { alias, model: v.model } : { alias }
-    if (device) Object.assign(body, { imei, serial, iccid, state: v.state })
-    else Object.assign(body, imei ? { imei } : {}, serial ? { serial } : {}, iccid ? { iccid } : {})
+    // the API replaces the properties: the ones this form does not edit go back as they were
+    const properties: Record<string, unknown> = { ...(device?.properties ?? {}) }
+    delete properties.speed_limit
+    delete properties.plate
+    if (speedLimit !== null) properties.speed_limit = speedLimit
+    if (v.plate.trim()) properties.plate = v.plate.trim()
+    // the state only when changed: one its reports set meanwhile is not undone
+    if (device) Object.assign(body, { imei, serial, iccid, properties }, v.state !== device.state ? { state: v.state } : {})
+    else Object.assign(body, imei ? { imei } : {}, serial ? { serial } : {}, iccid ? { iccid } : {}, Object.keys(properties).length > 0 ? { properties } : {})
     // the groups are sent only when they were read: a PATCH replaces them
     if (groupsReady) body.groups = v.groups
     const ok = await save.run(async () => {
@@ -212,7 +229,8 @@ function DeviceForm({
     void store.groupsChanged()
   }
 
-  const shown = (key: string) => ['alias', 'model', 'imei', 'serial', 'iccid', 'state', 'groups'].includes(key) || key.startsWith('groups/')
+  const shown = (key: string) =>
+    ['alias', 'model', 'imei', 'serial', 'iccid', 'state', 'groups', 'properties/speed_limit'].includes(key) || key.startsWith('groups/')
   // a device that has a model keeps one (the API cannot take it away): "from the protocol" only before
   const fromProtocol = !device || device.model === null ? [{ value: '', label: s.modelFromProtocol }] : []
   const modelOptions = [...fromProtocol, ...models.map((m) => ({ value: m.id, label: m.protocol ? `${m.name} (${m.protocol})` : m.name }))]
@@ -237,7 +255,8 @@ function DeviceForm({
               label={s.state}
               value={v.state}
               onChange={(value) => set('state')(value as DeviceState)}
-              options={(SETTABLE_STATES.includes(v.state) ? SETTABLE_STATES : [v.state, ...SETTABLE_STATES]).map((state) => ({ value: state, label: strings.states[state] ?? state }))}
+              // the state it has stays shown (e.g. moving), even when the form would not set it
+              options={(SETTABLE_STATES.includes(device.state) ? SETTABLE_STATES : [device.state, ...SETTABLE_STATES]).map((state) => ({ value: state, label: strings.states[state] ?? state }))}
               error={save.error('state')}
               hint={s.stateHint}
             />
@@ -264,6 +283,22 @@ function DeviceForm({
             <TextField id="device-iccid" label={s.iccid} value={v.iccid} onInput={set('iccid')} error={save.error('iccid')} hint={s.iccidHint} maxLength={32} mono />
           </div>
         </fieldset>
+        <div class="form-grid">
+          <TextField
+            id="device-speed-limit"
+            label={s.speedLimit}
+            value={v.speedLimit}
+            onInput={(value) => {
+              setV((old) => ({ ...old, speedLimit: value }))
+              save.edited('properties/speed_limit')
+            }}
+            error={save.error('properties/speed_limit')}
+            hint={s.speedLimitHint}
+            inputMode="numeric"
+            maxLength={8}
+          />
+          <TextField id="device-plate" label={s.plate} value={v.plate} onInput={set('plate')} error={save.error('plate')} hint={s.plateHint} maxLength={32} />
+        </div>
         {groupsReady ? (
           <PickList
             id="device-groups"

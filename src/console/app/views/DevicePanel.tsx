@@ -4,9 +4,9 @@ import { useEffect, useRef } from 'preact/hooks'
 import { ApiError, failure, getJson, request } from '../api'
 import { now } from '../clock'
 import type { Fleet } from '../fleet'
-import { ago, compass, coordinates, when } from '../format'
+import { ago, compass, coordinates, statusFacts, when } from '../format'
 import { strings } from '../strings'
-import type { Command, Device, DeviceEvent, RoutePoint } from '../types'
+import type { Command, Device, DeviceEvent, DeviceStatus, RoutePoint } from '../types'
 import { historyHref } from '../router'
 import { StateMark } from './StateMark'
 
@@ -27,6 +27,7 @@ export function DevicePanel({ fleet, id }: { fleet: Fleet; id: string }) {
   const commands = useSignal<Loaded<Command[]>>({ status: 'loading' })
   const fixes = useSignal<Loaded<RoutePoint[]>>({ status: 'loading' })
   const signalInfo = useSignal<DeviceEvent | null>(null)
+  const status = useSignal<DeviceStatus | null>(null)
   const heading = useRef<HTMLHeadingElement>(null)
   const sent = useSentCommands(fleet, id)
 
@@ -71,6 +72,28 @@ export function DevicePanel({ fleet, id }: { fleet: Fleet; id: string }) {
     )
     return () => abort.abort()
   }, [id, anchor === null, device !== undefined])
+
+  // what the device said of itself and the place it is at: read again with each newer fix
+  const newestFixAt = device?.fix?.timestamp ?? null
+  useEffect(() => {
+    const abort = new AbortController()
+    getJson<DeviceStatus>(`devices/${encodeURIComponent(id)}/status`, abort.signal).then(
+      (value) => (status.value = value),
+      // the panel shows the rest without it
+      () => {},
+    )
+    return () => abort.abort()
+  }, [id, newestFixAt])
+  useEffect(() => {
+    status.value = null
+    // a status packet without a fix (a heartbeat) comes by the stream: merged as the server merges it
+    return fleet.onStatus((change) => {
+      const current = status.value
+      if (change.id === id && current?.id === id) {
+        status.value = { ...current, attributes: { ...current.attributes, ...change.attributes }, updated_at: change.updated_at }
+      }
+    })
+  }, [id])
 
   useEffect(() => heading.current?.focus(), [id])
 
@@ -158,7 +181,10 @@ export function DevicePanel({ fleet, id }: { fleet: Fleet; id: string }) {
           {device?.latitude != null && (
             <>
               <dt>{strings.fieldPosition}</dt>
-              <dd class="position">{coordinates(device.latitude, device.longitude!)}</dd>
+              <dd class="position">
+                {status.value?.address && <span class="address">{status.value.address}</span>}
+                <span class="coordinates">{coordinates(device.latitude, device.longitude!)}</span>
+              </dd>
             </>
           )}
           {signalInfo.value?.dbm != null && (
@@ -173,6 +199,13 @@ export function DevicePanel({ fleet, id }: { fleet: Fleet; id: string }) {
               <dd>{signalInfo.value.satellite}</dd>
             </>
           )}
+          {status.value?.id === id &&
+            statusFacts(status.value.attributes).map((fact) => (
+              <Fragment key={fact.key}>
+                <dt>{fact.label}</dt>
+                <dd class={`status-${fact.key}`}>{fact.value}</dd>
+              </Fragment>
+            ))}
         </dl>
       </section>
 
@@ -237,8 +270,8 @@ export function DevicePanel({ fleet, id }: { fleet: Fleet; id: string }) {
             .filter(([, value]) => typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
             .map(([key, value]) => (
               <Fragment key={key}>
-                <dt>{key}</dt>
-                <dd>{String(value)}</dd>
+                <dt>{key === 'speed_limit' ? strings.fieldSpeedLimit : key === 'plate' ? strings.fieldPlate : key}</dt>
+                <dd>{key === 'speed_limit' && typeof value === 'number' ? strings.speedKmh(value) : String(value)}</dd>
               </Fragment>
             ))}
           <dt>{strings.fieldCreated}</dt>
