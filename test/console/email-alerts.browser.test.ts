@@ -118,6 +118,8 @@ describe.skipIf(!hasChromium)('my email alerts in chromium', () => {
     // on a phone: from the menu
     await page.setViewportSize(PHONE)
     await page.getByRole('button', { name: 'Menu' }).click()
+    await page.getByRole('button', { name: 'Email alerts', exact: true }).waitFor()
+    await shot(page, 'email-alerts-menu-phone')
     dialog = await openAlerts(page)
     await shot(page, 'email-alerts-form-phone')
     await dialog.locator('.nf-codes').scrollIntoViewIfNeeded()
