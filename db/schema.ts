@@ -429,8 +429,14 @@ export const notifications = sqliteTable(
     enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
+    /**
+     * A user's own email alerts (PUT /me/email-alerts): an email channel to the address they gave,
+     * matched against the devices they reach (src/alerts/outbox.ts), never shown by /notifications.
+     * Null: an account channel the admins manage. One a user; it goes with the user.
+     */
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
   },
-  (t) => [index('notifications_account_name').on(t.accountId, t.name, t.id)],
+  (t) => [index('notifications_account_name').on(t.accountId, t.name, t.id), uniqueIndex('notifications_user').on(t.userId)],
 )
 
 /**

@@ -54,6 +54,7 @@ import { createLiveStreams } from './stream/service'
 import { type Logger, silentLogger } from './log'
 import { opsRoutes } from './ops'
 import { notificationRoutes } from './alerts/notifications'
+import { emailAlertRoutes } from './alerts/email-alerts'
 import { messagingOf, type MessagingSettings } from './alerts/delivery'
 import type { ServerStatus } from './ops/health'
 import { requestLog } from './ops/requests'
@@ -206,6 +207,7 @@ export function createApp(deps: AppDeps) {
     .use(modelRoutes(auth, { models: modelAdmin, write }))
     .use(geofenceRoutes(auth, { geofences, write }))
     .use(notificationRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), allowPrivate: config.webhookAllowPrivate, messaging: deps.messaging ?? messagingOf(config) }))
+    .use(emailAlertRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), smtpConfigured: config.smtpUrl !== null }))
     .use(sessionRoutes(auth, sessions, { guard: passwordGuard, clientAddress, requestOrigin, appUrl: config.appUrl, appUrlSet: config.appUrlSet }))
     .use(setupRoutes({ db: deps.database.db, firstRun: deps.firstRun ?? createFirstRun(deps.database.db), sessions, clock, appUrl: config.appUrl, requestOrigin }))
     // share-link views still in memory are written before the server closes the database

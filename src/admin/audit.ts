@@ -11,7 +11,7 @@ import { auditLog } from '../../db/schema'
 export const CLI_ACTOR = 'cli'
 
 export type AuditAction = 'create' | 'update' | 'delete' | 'password' | 'setup'
-export type AuditObject = 'account' | 'device' | 'group' | 'user' | 'key' | 'model' | 'session' | 'geofence' | 'notification'
+export type AuditObject = 'account' | 'device' | 'group' | 'user' | 'key' | 'model' | 'session' | 'geofence' | 'notification' | 'email_alerts'
 
 export interface AuditEntry {
   accountId: string

@@ -164,7 +164,7 @@ export const AuditEntry = t.Object(
     id: t.Integer(),
     actor: t.String({ description: 'The user id who made the change, or `cli` for the operator\'s command line' }),
     action: t.String({ examples: ['create'], description: '`create`, `update`, `delete`, `password`, `setup`' }),
-    object_type: t.String({ examples: ['user'], description: '`account`, `device`, `group`, `user`, `key`, `model`, `session`, `geofence`, `notification`' }),
+    object_type: t.String({ examples: ['user'], description: '`account`, `device`, `group`, `user`, `key`, `model`, `session`, `geofence`, `notification`, `email_alerts` (a user’s own email alerts; the object is the user)' }),
     object_id: t.String(),
     at: DateTime,
     request_id: t.Union([t.String(), t.Null()], { description: "The change's X-Request-Id; null from the command line" }),

@@ -6,7 +6,7 @@
  * (ssrf.ts) before its transaction, as DNS takes time.
  */
 import type { Database } from 'bun:sqlite'
-import { and, asc, desc, eq, inArray } from 'drizzle-orm'
+import { and, asc, desc, eq, inArray, isNull } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import { accounts, groups, notificationDeliveries, notifications } from '../../db/schema'
 import { type Actor, checkName, distinctIds, type Page, requireKnown } from '../admin/actor'
@@ -107,7 +107,7 @@ function checkSecret(secret: string | null | undefined): void {
  * name@domain: no spaces, commas, angle brackets or quotes (one address, nothing a mail header
  * could read as more), a dot in the domain. What the SMTP server then accepts is its own say.
  */
-const EMAIL_ADDRESS = /^[^\s@,;<>()[\]\\"':]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/
+export const EMAIL_ADDRESS = /^[^\s@,;<>()[\]\\"':]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/
 /** an integer chat id (negative for groups and channels) or a public channel's @username */
 const CHAT_ID = /^(-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{3,31})$/
 /** what @BotFather hands out: the bot's number, a colon, the secret part */
@@ -173,7 +173,8 @@ export function createNotificationService(deps: NotificationServiceDeps) {
     const row = db
       .select()
       .from(notifications)
-      .where(and(eq(notifications.id, id.toLowerCase()), eq(notifications.accountId, by.accountId)))
+      // a user's own email alerts are theirs (/me/email-alerts), not the account's: never shown or touched here
+      .where(and(eq(notifications.id, id.toLowerCase()), eq(notifications.accountId, by.accountId), isNull(notifications.userId)))
       .get()
     if (!row) throw new NotFound(`No notification ${id}`)
     return row
@@ -211,7 +212,7 @@ export function createNotificationService(deps: NotificationServiceDeps) {
       return db
         .select()
         .from(notifications)
-        .where(eq(notifications.accountId, by.accountId))
+        .where(and(eq(notifications.accountId, by.accountId), isNull(notifications.userId)))
         .orderBy(asc(notifications.name), asc(notifications.id))
         .limit(page.limit)
         .offset(page.offset)

@@ -23,16 +23,21 @@
  *
  * Matching: a channel of the device's account, enabled, whose `groups` is empty or shares a group
  * with the device; for events, whose `events` holds the alarm code or "*"; for fixes, a
- * `positions` channel. One row per channel and event; for fixes, one row per channel and device
+ * `positions` channel. A user's own email alerts (`user_id` set, PUT /me/email-alerts) match only
+ * the devices that user reaches, decided by the access function (devices/access.ts `reachOf`), as
+ * of the event's transaction: a change of their groups counts at once (the access function's own
+ * version), a change of their role or account moves row 4, which is read with row 6. One row per channel and event; for fixes, one row per channel and device
  * (at most MAX_FIXES_PER_BATCH fixes each, in timestamp order), merged into batches of up to 500
  * fixes across devices when the worker sends them.
  */
 import type { Database } from 'bun:sqlite'
-import { eq, sql } from 'drizzle-orm'
+import { eq, inArray, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/bun-sqlite'
 import { type Connectable, connectionOf } from '../../db/client'
 import * as schema from '../../db/schema'
-import { accessVersion, deviceGroups, devices, notificationDeliveries, notifications } from '../../db/schema'
+import { accessVersion, deviceGroups, devices, notificationDeliveries, notifications, users } from '../../db/schema'
+import { createDeviceAccess } from '../devices/access'
+import type { UserPrincipal } from '../principal'
 import type { DecodedFix } from '../ingest/types'
 import { type EncodedEvent, type EventBody, eventBody } from '../store/events'
 
@@ -58,6 +63,8 @@ export type OutboxTx = Connectable
 
 /** the access_version row that migration 0010's triggers bump on every change to notifications */
 export const NOTIFICATIONS_VERSION_ROW = 6
+/** the access_version row that moves with a user's role or account (migration 0005): whom a user's own alerts reach */
+const CREDENTIALS_VERSION_ROW = 4
 
 /** An enabled channel, as matching needs it. */
 interface Channel {
@@ -66,6 +73,8 @@ interface Channel {
   codes: ReadonlySet<string> | null
   /** empty: every device of the account */
   groups: readonly string[]
+  /** a user's own email alerts: only the devices this user reaches */
+  user: UserPrincipal | null
 }
 
 /** The enabled channels by account, as of `version`. */
@@ -102,10 +111,25 @@ const placeholder = sql.placeholder
 function statements(connection: Database) {
   const db = drizzle(connection, { schema })
   return {
-    version: db.select({ version: accessVersion.version }).from(accessVersion).where(eq(accessVersion.id, NOTIFICATIONS_VERSION_ROW)).prepare(),
+    // both rows only grow, so their sum moves when either does
+    version: db
+      .select({ version: sql<number>`sum(${accessVersion.version})` })
+      .from(accessVersion)
+      .where(inArray(accessVersion.id, [NOTIFICATIONS_VERSION_ROW, CREDENTIALS_VERSION_ROW]))
+      .prepare(),
     channels: db
-      .select({ id: notifications.id, accountId: notifications.accountId, events: notifications.events, groups: notifications.groups, positions: notifications.positions })
+      .select({
+        id: notifications.id,
+        accountId: notifications.accountId,
+        events: notifications.events,
+        groups: notifications.groups,
+        positions: notifications.positions,
+        userId: notifications.userId,
+        userRole: users.role,
+        userAccountId: users.accountId,
+      })
       .from(notifications)
+      .leftJoin(users, eq(users.id, notifications.userId))
       .where(eq(notifications.enabled, true))
       .prepare(),
     device: db.select({ id: devices.id, alias: devices.alias, accountId: devices.accountId }).from(devices).where(eq(devices.key, placeholder('device'))).prepare(),
@@ -130,6 +154,8 @@ function statements(connection: Database) {
 
 interface Outbox {
   run: ReturnType<typeof statements>
+  /** whom a user's own alerts reach: the one access function, on this connection (inside the caller's transaction) */
+  access: ReturnType<typeof createDeviceAccess>
   channels: Channels | null
 }
 
@@ -138,7 +164,7 @@ function outboxFor(tx: OutboxTx): Outbox {
   const connection = connectionOf(tx)
   let found = outboxes.get(connection)
   if (!found) {
-    found = { run: statements(connection), channels: null }
+    found = { run: statements(connection), access: createDeviceAccess(connection), channels: null }
     outboxes.set(connection, found)
   }
   return found
@@ -155,11 +181,19 @@ function channelsOf(outbox: Outbox): Channels {
   const channels: Channels = { version, events: new Map(), positions: new Map() }
   for (const row of outbox.run.channels.all()) {
     const codes = JSON.parse(row.events) as string[]
-    const channel: Channel = { id: row.id, codes: codes.includes('*') ? null : new Set(codes), groups: JSON.parse(row.groups) as string[] }
+    let user: UserPrincipal | null = null
+    if (row.userId !== null) {
+      // the user's row is gone only mid-cascade; such a channel reaches nothing
+      if (row.userAccountId === null) continue
+      user = { kind: 'user', userId: row.userId, accountId: row.userAccountId, role: row.userRole === 'admin' ? 'admin' : 'member', via: 'key' }
+    }
+    const channel: Channel = { id: row.id, codes: codes.includes('*') ? null : new Set(codes), groups: JSON.parse(row.groups) as string[], user }
     const byAccount = row.positions ? channels.positions : channels.events
-    const list = byAccount.get(row.accountId)
+    // a user's alerts are filed under the account they are in now
+    const accountId = user?.accountId ?? row.accountId
+    const list = byAccount.get(accountId)
     if (list) list.push(channel)
-    else byAccount.set(row.accountId, [channel])
+    else byAccount.set(accountId, [channel])
   }
   outbox.channels = channels
   return channels
@@ -215,6 +249,17 @@ export function beginOutboxBatch(tx: OutboxTx): OutboxBatch {
     return found
   }
 
+  // whom each user with alerts of their own reaches, asked once a batch and only when an event would go to them
+  const reach = new Map<string, (deviceKey: number) => boolean>()
+  const userReaches = (user: UserPrincipal, key: number): boolean => {
+    let reaches = reach.get(user.userId)
+    if (reaches === undefined) {
+      reaches = outbox.access.reachOf(user)
+      reach.set(user.userId, reaches)
+    }
+    return reaches(key)
+  }
+
   return {
     forwardsPositions: channels.positions.size > 0,
 
@@ -223,7 +268,9 @@ export function beginOutboxBatch(tx: OutboxTx): OutboxBatch {
       const device = deviceOf(event.device)
       if (device === null) return 0
       const ofDevice = () => groupsOf(event.device)
-      const wanted = (channels.events.get(device.accountId) ?? []).filter((c) => (c.codes === null || c.codes.has(event.alarm_code)) && inGroups(c, ofDevice))
+      const wanted = (channels.events.get(device.accountId) ?? []).filter(
+        (c) => (c.codes === null || c.codes.has(event.alarm_code)) && inGroups(c, ofDevice) && (c.user === null || userReaches(c.user, event.device)),
+      )
       if (wanted.length === 0) return 0
       const payload = eventPayloadText(event, { id: device.id, alias: device.alias })
       for (const channel of wanted) {
@@ -244,7 +291,7 @@ export function beginOutboxBatch(tx: OutboxTx): OutboxBatch {
       for (const [key, deviceFixes] of byDevice) {
         const device = deviceOf(key)
         if (device === null) continue
-        const targets = (channels.positions.get(device.accountId) ?? []).filter((c) => inGroups(c, () => groupsOf(key)))
+        const targets = (channels.positions.get(device.accountId) ?? []).filter((c) => inGroups(c, () => groupsOf(key)) && (c.user === null || userReaches(c.user, key)))
         if (targets.length === 0) continue
         const items = deviceFixes
           .slice()

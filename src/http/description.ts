@@ -157,6 +157,15 @@ resolve yet is accepted), and refused at each attempt after resolving again (pla
 connects to the checked address), unless the server runs with \`WEBHOOK_ALLOW_PRIVATE=1\`.
 \`POST /notifications/{id}/test\` answers 200 with the outcome (\`delivered\` or \`dead\`).
 
+**Your own email alerts** (any signed-in user; a share token gets 403). \`GET /me/email-alerts\`
+and \`PUT /me/email-alerts\` \`{ events, address?, enabled }\`: the events (known alarm codes,
+each once; an unknown one is 400) a user is told of by email at their own address (required the
+first time). A mail goes out only for a device the user reaches at the time of the event (the
+access function: a change of their groups or role counts from the next event). Enabling without
+\`SMTP_URL\` is 400 (email is not configured on this server); \`email_configured\` in the answer
+says so. They are the user's: \`/notifications\` neither lists nor touches them, and they go
+with the user.
+
 **Signing in (people, the console).** \`POST /session\` \`{name, password}\` (the name in any case)
 answers \`{user}\` and sets the \`tracker_session\` cookie (HttpOnly, SameSite=Strict, Path=/, Secure
 when APP_URL is https or the request came over https, Max-Age 14 days), which then authenticates every route as the user's key

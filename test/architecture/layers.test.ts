@@ -30,6 +30,7 @@ const STILL_MOVING = new Set([
   'src/admin/users.ts',
   'src/alerts/cache.ts',
   'src/alerts/delivery.ts',
+  'src/alerts/email-alerts-service.ts',
   'src/alerts/notifications-service.ts',
   'src/alerts/notifications.ts',
   'src/alerts/outbox.ts',

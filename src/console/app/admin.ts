@@ -36,7 +36,7 @@ export async function listAll<T>(path: string, signal?: AbortSignal): Promise<T[
 }
 
 /** A change: the JSON answer, null for 204; a refusal throws ApiError (its problem details inside). */
-export async function write<T>(method: 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T | null> {
+export async function write<T>(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T | null> {
   const response = await request(path, { method, body })
   if (!response.ok) throw await failure(response)
   if (response.status === 204) return null

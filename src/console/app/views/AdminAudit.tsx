@@ -61,6 +61,7 @@ export function AdminAudit({ store, fleet, me }: AdminSectionProps) {
     const id = entry.object_id
     const names: Record<string, () => string | null> = {
       user: () => store.userName(id),
+      email_alerts: () => store.userName(id),
       group: () => store.groupName(id),
       model: () => store.modelName(id),
       geofence: () => store.geofenceName(id),

@@ -171,7 +171,7 @@ export function TextField({
 }: FieldProps & {
   value: string
   onInput: (value: string) => void
-  type?: 'text' | 'password' | 'datetime-local' | 'date'
+  type?: 'text' | 'password' | 'email' | 'datetime-local' | 'date'
   required?: boolean
   autocomplete?: string
   inputMode?: 'numeric' | 'text'

@@ -13,6 +13,7 @@ import { HistoryView } from './HistoryView'
 import { LiveView } from './LiveView'
 import { AdminView } from './AdminView'
 import { ChangePassword } from './ChangePassword'
+import { EmailAlerts } from './EmailAlerts'
 import { NotYet } from './NotYet'
 import { ShareView } from './ShareView'
 
@@ -87,9 +88,10 @@ export function Shell({ me }: { me: Me }) {
             ))}
           </ul>
           <div class="account">
-            <span class="who" title={me.role === 'admin' ? strings.roleAdmin : undefined}>
+            <span class="who" title={me.role === 'admin' ? `${strings.account(me.name, me.account.name)} (${strings.roleAdmin})` : strings.account(me.name, me.account.name)}>
               {strings.account(me.name, me.account.name)}
             </span>
+            <EmailAlerts />
             <ChangePassword />
             <button type="button" class="quiet" onClick={() => void signOut()}>
               {strings.signOut}
