@@ -190,7 +190,7 @@ describe.skipIf(!hasChromium)('alerts in chromium', () => {
     expect(card!.width).toBeLessThanOrEqual(390)
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
     expect(await page.locator('.nav-badge').count()).toBe(0)
-    await page.getByRole('button', { name: 'Dismiss all' }).click()
+    await page.getByRole('button', { name: 'Acknowledge all' }).click()
     await page.waitForFunction(() => document.querySelectorAll('.notice').length === 0)
     await shot(page, 'alerts-events-phone')
 

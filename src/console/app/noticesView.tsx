@@ -31,6 +31,7 @@ function focusAfterDismiss(next: number | null) {
 }
 
 function NoticeCard({ board, notice, next }: { board: NoticeBoard; notice: Notice; next: number | null }) {
+  board.fleet.version.value // the device's name once the list has loaded (a notice kept over a reload comes first)
   const { alarm } = notice
   const name = eventName(alarm.alarm_code, alarm.context)
   const alias = board.aliasOf(alarm.id)
@@ -58,15 +59,18 @@ function NoticeCard({ board, notice, next }: { board: NoticeBoard; notice: Notic
         <p class="notice-meta">
           <span class="notice-alias">{alias}</span> · <time dateTime={iso(alarm.timestamp)}>{when(alarm.timestamp * 1000, now.value)}</time>
         </p>
-        <a class="notice-link" href={deviceHref(alarm.id)} onClick={() => !isAlarm && dismiss(false)}>
-          {strings.noticeShow}
-        </a>
+        <div class="notice-actions">
+          <a class="notice-link" href={deviceHref(alarm.id)} onClick={() => !isAlarm && dismiss(false)}>
+            {strings.noticeShow}
+          </a>
+          {isAlarm && (
+            <button type="button" class="notice-close notice-ack" aria-label={strings.noticeAcknowledgeLabel(name, alias)} title={strings.noticeAcknowledgeTitle} onClick={() => dismiss(true)}>
+              {strings.noticeAcknowledge}
+            </button>
+          )}
+        </div>
       </div>
-      {isAlarm ? (
-        <button type="button" class="notice-close notice-ack" aria-label={strings.noticeAcknowledgeLabel(name, alias)} title={strings.noticeAcknowledgeTitle} onClick={() => dismiss(true)}>
-          {strings.noticeAcknowledge}
-        </button>
-      ) : (
+      {!isAlarm && (
         <button type="button" class="notice-close" aria-label={strings.noticeDismiss(name, alias)} title={strings.noticeDismissTitle} onClick={() => dismiss(true)}>
           <span aria-hidden="true">×</span>
         </button>
