@@ -25,7 +25,7 @@ let browser: Browser
 
 beforeAll(async () => {
   if (!hasChromium) return
-  server = await startConsoleServer({ name: 'notices-browser', dataset: baseDataset(), signIn: [ids.alice], ports: { osmand: true } })
+  server = await startConsoleServer({ name: 'notices-browser', dataset: baseDataset(), signIn: [ids.alice, ids.dana], ports: { osmand: true } })
   browser = await launchChromium()
   const res = await fetch(`${server.base}/geofences`, {
     method: 'POST',
@@ -128,7 +128,7 @@ describe.skipIf(!hasChromium)('notices in chromium', () => {
     expect(await titles(page)).toEqual(['Vibration', 'Low battery', 'Tampering', 'Power cut'])
     await page.getByRole('button', { name: '+1 more' }).waitFor()
     // the devices' names, once the list has loaded
-    await page.waitForFunction(() => [...document.querySelectorAll('.notice .notice-alias')].every((e) => e.textContent !== 'A device'))
+    await page.waitForFunction(() => Array.from(document.querySelectorAll('.notice .notice-alias')).every((e) => e.textContent !== 'A device'))
     expect(await page.locator('.notice .notice-alias').allTextContents()).toEqual(['Truck 2', 'Truck 1', 'Van 1', 'Truck 2'])
 
     // --- the live map: the stack sits over the map, not over the device list
@@ -145,6 +145,25 @@ describe.skipIf(!hasChromium)('notices in chromium', () => {
     expect(watch.leaks).toEqual([])
     await context.close()
   }, 90_000)
+
+  test('desktop Administration: the devices table beside the stack, not under it', async () => {
+    const { context, page, watch } = await watchedPage(browser, server.base, { viewport: { width: 1280, height: 800 }, timezoneId: 'UTC' })
+    await signIn(page, server.base, 'dana')
+    await page.locator('.live-status.live').waitFor()
+    await page.getByRole('link', { name: /^Administration/ }).first().click()
+    const table = page.locator('main table').first()
+    await table.waitFor()
+    const t0 = seconds() - 30
+    for (const [i, alarm] of ['sos', 'powerCut', 'tampering', 'sos', 'lowBattery'].entries()) await report(i % 2 ? IMEI.truck2 : IMEI.van1, t0 + i, { alarm })
+    await page.getByRole('button', { name: '+1 more' }).waitFor()
+    const stackBox = (await page.locator('.notices').boundingBox())!
+    expect(overlap(stackBox, (await table.boundingBox())!)).toBe(false)
+    for (const row of await page.locator('main table tr').all()) expect(overlap(stackBox, (await row.boundingBox())!)).toBe(false)
+    await shot(page, 'notices-admin-desktop')
+    expect(watch.errors).toEqual([])
+    expect(watch.leaks).toEqual([])
+    await context.close()
+  }, 60_000)
 
   test('phone: two stacked across the bottom, small, with the count of the rest', async () => {
     const { context, page, watch } = await watchedPage(browser, server.base, { viewport: { width: 390, height: 844 }, timezoneId: 'UTC' })
