@@ -100,12 +100,12 @@ describe.skipIf(!hasChromium)('alerts in chromium', () => {
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true)
     await shot(page, 'alerts-notices-desktop')
 
-    // --- the keyboard: Escape dismisses the notice focus is in, and focus moves to the next one; its button dismisses the last
-    await page.getByRole('button', { name: 'Dismiss Power cut from Truck 2' }).focus()
+    // --- the keyboard: Escape acknowledges the alarm focus is in, and focus moves to the next one; its button acknowledges the last
+    await page.getByRole('button', { name: 'Acknowledge Power cut from Truck 2' }).focus()
     await page.keyboard.press('Escape')
     await page.waitForFunction(() => document.querySelectorAll('.notice').length === 1)
     await page.waitForFunction(() => document.activeElement?.classList.contains('notice-close') === true)
-    await page.waitForFunction((expected) => document.activeElement?.getAttribute('aria-label') === expected, 'Dismiss SOS from Truck 1', { timeout: 5000 })
+    await page.waitForFunction((expected) => document.activeElement?.getAttribute('aria-label') === expected, 'Acknowledge SOS from Truck 1', { timeout: 5000 })
     await page.keyboard.press('Enter')
     await page.waitForFunction(() => document.querySelectorAll('.notice').length === 0)
     await page.waitForFunction(() => document.activeElement?.id === 'content')
@@ -134,7 +134,7 @@ describe.skipIf(!hasChromium)('alerts in chromium', () => {
     await notices(page).first().waitFor()
     expect(await page.locator('.nav-badge').count()).toBe(0)
     await shot(page, 'alerts-events-desktop')
-    await page.getByRole('button', { name: 'Dismiss SOS from Van 1' }).click()
+    await page.getByRole('button', { name: 'Acknowledge SOS from Van 1' }).click()
 
     // --- the last 7 days, a page of 50 at a time (the SOS of 10 days ago is in neither range)
     await page.getByText('Last 7 days').click()
@@ -190,7 +190,7 @@ describe.skipIf(!hasChromium)('alerts in chromium', () => {
     expect(card!.width).toBeLessThanOrEqual(390)
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
     expect(await page.locator('.nav-badge').count()).toBe(0)
-    await page.getByRole('button', { name: 'Dismiss all' }).click()
+    await page.getByRole('button', { name: 'Acknowledge all' }).click()
     await page.waitForFunction(() => document.querySelectorAll('.notice').length === 0)
     await shot(page, 'alerts-events-phone')
 

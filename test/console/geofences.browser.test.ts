@@ -221,7 +221,7 @@ describe.skipIf(!hasChromium)('geofences in chromium', () => {
     await report(lat + 0.02, lon, t0 + 30, 30)
     await notice(page, 'Left Yard').waitFor()
     expect(await page.locator('.notice', { hasText: 'Left Yard' }).locator('.notice-alias').textContent()).toBe('Truck 1')
-    expect(await page.locator('[aria-live="assertive"]').textContent()).toStartWith('Alarm: Left Yard, Truck 1, ')
+    expect(await page.locator('[aria-live="assertive"]').textContent()).toStartWith('Left Yard, Truck 1, ')
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true)
     await shot(page, 'geofences-notices-desktop')
 

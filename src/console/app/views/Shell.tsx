@@ -2,7 +2,7 @@ import { useSignal } from '@preact/signals'
 import { useEffect, useMemo } from 'preact/hooks'
 import { forgetFilters } from '../filters'
 import { Fleet } from '../fleet'
-import { NoticeBoard } from '../notices'
+import { NoticeBoard } from '../noticeBoard'
 import { Notices } from '../noticesView'
 import { route } from '../router'
 import { signOut } from '../session'
@@ -38,7 +38,7 @@ export function Shell({ me }: { me: Me }) {
     }
   }, [fleet])
   // alarms as notices, and the count on Events, for as long as this person is signed in
-  const board = useMemo(() => new NoticeBoard(fleet), [fleet])
+  const board = useMemo(() => new NoticeBoard(fleet, me.id), [fleet, me.id])
   useEffect(() => {
     board.start()
     return () => board.stop()
@@ -57,7 +57,8 @@ export function Shell({ me }: { me: Me }) {
   }, [title])
 
   return (
-    <div class="shell">
+    // on a desktop, a page with tables keeps a column free for the notices, so they never cover a row
+    <div class={board.state.value.notices.length > 0 ? `shell with-notices on-${current.view}` : `shell on-${current.view}`}>
       <a class="skip" href="#content" onClick={(e) => (e.preventDefault(), document.getElementById('content')?.focus())}>
         {strings.skipToContent}
       </a>
