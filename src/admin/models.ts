@@ -84,19 +84,17 @@ export function createModelAdmin({ models, clock }: ModelAdminDeps) {
     actor.kind === 'admin' ? { actor: actor.userId, requestId: actor.requestId, accounts: [actor.accountId] } : { actor: CLI_ACTOR, requestId: null, accounts: [] }
 
   /** The model the actor reaches: an admin another account's model is 404 (never revealed), as an unknown one */
-  async function reachable(id: string, actor: ModelActor): Promise<StoredModel> {
-    const row = await models.find(id.toLowerCase())
+  function reachable(row: StoredModel | null, id: string, actor: ModelActor): StoredModel {
     if (!row || (actor.kind === 'admin' && row.accountId !== null && row.accountId !== actor.accountId)) throw new NotFound(`No model ${id}`)
     return row
   }
 
   /**
    * The model the actor may change: a server-wide one is the operator's (403 for an admin); a
-   * built-in one nobody's. (What decides, a model's account and id, never changes: the store's
-   * unit of work then finds it, or finds it gone.)
+   * built-in one nobody's. Decided inside the store's unit of work, on the row it changes.
    */
-  async function changeable(id: string, actor: ModelActor): Promise<StoredModel> {
-    const row = await reachable(id, actor)
+  const changeable = (id: string, actor: ModelActor) => (row: StoredModel) => {
+    reachable(row, id, actor)
     if (actor.kind === 'admin' && row.accountId === null) {
       throw new Forbidden(
         `Model ${row.id} is server-wide (the built-in catalogue, an import or the operator's): it is read-only over the API and changed by the ` +
@@ -107,7 +105,6 @@ export function createModelAdmin({ models, clock }: ModelAdminDeps) {
     if (BUILTIN_IDS.has(row.id)) {
       throw new Conflict(`Model ${row.id} is built in: the server brings it up to date at every start. Make a model of your own (model add) to change its commands`)
     }
-    return row
   }
 
   return {
@@ -118,7 +115,8 @@ export function createModelAdmin({ models, clock }: ModelAdminDeps) {
 
     /** One model; another account's is 404 for `accountId` (null: the operator sees every model). */
     async getModel(id: string, accountId: string | null): Promise<ModelBody> {
-      const row = await reachable(id, accountId === null ? { kind: 'operator' } : { kind: 'admin', accountId, userId: '', requestId: null })
+      const actor: ModelActor = accountId === null ? { kind: 'operator' } : { kind: 'admin', accountId, userId: '', requestId: null }
+      const row = reachable(await models.find(id.toLowerCase()), id, actor)
       const body = await models.body(row.id)
       if (!body) throw new NotFound(`No model ${id}`)
       return body
@@ -139,9 +137,8 @@ export function createModelAdmin({ models, clock }: ModelAdminDeps) {
     async updateModel(id: string, input: UpdateModelInput, actor: ModelActor): Promise<ModelBody> {
       checkInput(input)
       const now = clock.now()
-      const row = await changeable(id, actor)
       const change = { name: input.name?.trim(), protocol: input.protocol, commands: input.commands }
-      const updated = await models.update(row.id, change, auditOf(actor), now)
+      const updated = await models.update(id.toLowerCase(), change, auditOf(actor), now, changeable(id, actor))
       if (updated === null) throw new NotFound(`No model ${id}`)
       if (isTaken(updated)) throw takenConflict(updated)
       return updated
@@ -150,10 +147,9 @@ export function createModelAdmin({ models, clock }: ModelAdminDeps) {
     /** Deletes the model and its commands; Conflict while any device on the server uses it. */
     async deleteModel(id: string, actor: ModelActor): Promise<void> {
       const now = clock.now()
-      const row = await changeable(id, actor)
-      const outcome = await models.delete(row.id, auditOf(actor), now)
+      const outcome = await models.delete(id.toLowerCase(), auditOf(actor), now, changeable(id, actor))
       if (outcome === 'missing') throw new NotFound(`No model ${id}`)
-      if (outcome === 'used') throw new Conflict(`Model ${row.id} is still used by a device; give its devices another model or delete them first`)
+      if (outcome === 'used') throw new Conflict(`Model ${id.toLowerCase()} is still used by a device; give its devices another model or delete them first`)
     },
   }
 }

@@ -63,6 +63,12 @@ export interface ModelPage {
   offset: number
 }
 
+/**
+ * The service's rule, run on the model's row inside the unit of work before anything is written
+ * (the row it decides on is the one changed): it throws to refuse, and nothing is written.
+ */
+export type ModelCheck = (row: StoredModel) => void
+
 export interface ModelStore {
   /** Models by name then id: those an account reaches (server-wide and its own), or every one (null). */
   list(accountId: string | null, page: ModelPage): Promise<ModelBody[]>
@@ -80,9 +86,15 @@ export interface ModelStore {
    * Changes the model's name and protocol (those given) and, when given, replaces its commands,
    * with its audit rows; null when there is no such model.
    */
-  update(id: string, change: { name?: string; protocol?: string | null; commands?: readonly ModelInputCommand[] }, audit: ModelAudit, atMs: number): Promise<ModelBody | CommandTaken | null>
+  update(
+    id: string,
+    change: { name?: string; protocol?: string | null; commands?: readonly ModelInputCommand[] },
+    audit: ModelAudit,
+    atMs: number,
+    check?: ModelCheck,
+  ): Promise<ModelBody | CommandTaken | null>
   /** Deletes the model and its commands with its audit rows: `used` (nothing written) while a device uses it. */
-  delete(id: string, audit: ModelAudit, atMs: number): Promise<'deleted' | 'used' | 'missing'>
+  delete(id: string, audit: ModelAudit, atMs: number, check?: ModelCheck): Promise<'deleted' | 'used' | 'missing'>
 }
 
 /** The accounts whose devices use the model (in a unit of work of any store that changes it). */
@@ -294,10 +306,11 @@ export function createModelStore(database: DatabaseHandle, options: ModelStoreOp
       })
     },
 
-    update(id, change, audit, atMs) {
+    update(id, change, audit, atMs, check) {
       return orTaken((tx) => {
         const row = tx.select().from(models).where(eq(models.id, id)).get()
         if (!row) return null
+        check?.(row)
         const updated = tx
           .update(models)
           .set({ name: change.name ?? row.name, protocol: change.protocol === undefined ? row.protocol : change.protocol })
@@ -313,10 +326,11 @@ export function createModelStore(database: DatabaseHandle, options: ModelStoreOp
       })
     },
 
-    delete(id, audit, atMs) {
+    delete(id, audit, atMs, check) {
       return unit((tx) => {
         const row = tx.select().from(models).where(eq(models.id, id)).get()
         if (!row) return 'missing' as const
+        check?.(row)
         const used = tx.select({ key: devices.key }).from(devices).where(eq(devices.modelId, row.id)).limit(1).get()
         if (used) return 'used' as const
         tx.delete(commands).where(eq(commands.modelId, row.id)).run()
