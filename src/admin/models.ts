@@ -11,7 +11,8 @@
  * So no account can change what another account's devices are sent. A change to a model (made,
  * changed, deleted; by the API, the CLI, an import or a new version's built-in catalogue) is in the
  * audit log of every account whose devices use it, of the account it belongs to, and of the
- * acting admin's (recordModelChange). A model still used by a device cannot be deleted (Conflict).
+ * acting admin's (written by store/models.ts in the change's unit of work). A model still used by
+ * a device cannot be deleted (Conflict).
  *
  * Plain functions over the models store (store/models.ts): a change and its audit rows are one
  * unit of work there; this decides who may make it.
