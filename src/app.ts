@@ -22,6 +22,8 @@ import { unknownDeviceRoutes } from './devices/unknown-routes'
 import type { RecentUnknowns } from './ingest/recent-unknowns'
 import { createDeviceAdmin } from './devices/admin-service'
 import { createModelAdmin } from './admin/models'
+import { createCommandStore } from './store/commands'
+import { createModelStore } from './store/models'
 import { modelRoutes } from './admin/models-routes'
 import { retryWhileBusy } from './store/busy'
 import { createDeviceService } from './devices/service'
@@ -143,12 +145,13 @@ export function createApp(deps: AppDeps) {
     resolveShareToken: (token, request, client) => shares.resolve(token, viewerOf(request, client)),
     throttle,
   })
-  const commandQueue = deps.commandQueue ?? createCommandQueue({ db: deps.database.db, sqlite, clock, live, log, ttlSeconds: config.commandTtl })
+  const commandQueue = deps.commandQueue ?? createCommandQueue({ commands: createCommandStore(deps.database, { clock }), clock, live, log, ttlSeconds: config.commandTtl })
   commandQueue.start()
-  const commands = createCommandService({ sqlite, db: deps.database.db, access, queue: commandQueue })
+  const modelStore = createModelStore(deps.database, { clock })
+  const commands = createCommandService({ models: modelStore, access, queue: commandQueue })
   const write = <T>(work: () => T) => retryWhileBusy(sqlite, work, { clock })
   const deviceAdmin = createDeviceAdmin({ db: deps.database.db, clock, onDevicesChanged: deps.onDevicesChanged })
-  const modelAdmin = createModelAdmin({ db: deps.database.db, clock })
+  const modelAdmin = createModelAdmin({ models: modelStore, clock })
   const geocoder = deps.geocoder ?? createGeocoder({
     url: config.geocoderUrl,
     timeoutMs: config.geocoderTimeoutMs,
@@ -204,7 +207,7 @@ export function createApp(deps: AppDeps) {
     .use(devicesRoutes(auth, devices))
     .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, me: { db: deps.database.db, access, linkExpiresAt: shares.expiresAt } }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
-    .use(modelRoutes(auth, { models: modelAdmin, write }))
+    .use(modelRoutes(auth, { models: modelAdmin }))
     .use(geofenceRoutes(auth, { geofences, write }))
     .use(notificationRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), allowPrivate: config.webhookAllowPrivate, messaging: deps.messaging ?? messagingOf(config) }))
     .use(emailAlertRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), smtpConfigured: config.smtpUrl !== null }))

@@ -10,6 +10,7 @@ import type { Clock } from './clock'
 import { systemClock } from './clock'
 import type { Config } from './config'
 import { createCommandQueue } from './commands/queue'
+import { createCommandStore } from './store/commands'
 import { LivePositions } from './ingest/live'
 import { createGeofenceCache } from './alerts/cache'
 import { createAlertRules } from './alerts/rules'
@@ -83,7 +84,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   // no user yet: a one-time setup link (its token in memory only, new at every start until setup is done)
   const firstRun = createFirstRun(database.db)
   // one command queue: the API queues into it, the device listeners deliver from it (the app runs its sweep)
-  const commandQueue = createCommandQueue({ db: database.db, sqlite: database.sqlite, clock, live, log, ttlSeconds: config.commandTtl })
+  const commandQueue = createCommandQueue({ commands: createCommandStore(database, { clock }), clock, live, log, ttlSeconds: config.commandTtl })
   const app = createApp({ database, config, clock, log, live, metrics, status, firstRun, commandQueue, messaging, onDevicesChanged: () => pipeline.devicesChanged(), recentUnknowns,
     onGeofencesChanged: (accountId) => alertRules.geofencesChanged(accountId),
   })

@@ -6,9 +6,8 @@ import type { ModelActor, ModelAdmin } from './models'
 import { CreateModelBody, Model, ModelListQuery, UpdateModelBody } from './models-model'
 
 export interface ModelRouteDeps {
+  /** its writes wait for another process's write lock asynchronously (the store's, store/busy.ts) */
   models: ModelAdmin
-  /** runs one write, waiting for another process's write lock asynchronously (store/busy.ts) */
-  write<T>(work: () => T): Promise<T>
 }
 
 const CATALOGUE =
@@ -30,7 +29,7 @@ const COMMANDS =
   'alternatives), is 400 naming it; a model declares at most 16 different patterns.'
 
 /** The device models: /models. */
-export function modelRoutes(auth: ReturnType<typeof authPlugin>, { models, write }: ModelRouteDeps) {
+export function modelRoutes(auth: ReturnType<typeof authPlugin>, { models }: ModelRouteDeps) {
   const requestId = (headers: Record<string, unknown>) => (headers[REQUEST_ID_HEADER] as string | undefined) ?? null
   const adminOf = (principal: Parameters<typeof asUser>[0], headers: Record<string, unknown>): ModelActor => {
     const user = asUser(principal)
@@ -61,7 +60,7 @@ export function modelRoutes(auth: ReturnType<typeof authPlugin>, { models, write
     .post(
       '',
       async ({ principal, body, set }) => {
-        const created = await write(() => models.createModel(body, adminOf(principal, set.headers)))
+        const created = await models.createModel(body, adminOf(principal, set.headers))
         set.status = 201
         set.headers.location = `/models/${created.id}`
         return created
@@ -79,7 +78,7 @@ export function modelRoutes(auth: ReturnType<typeof authPlugin>, { models, write
     )
     .patch(
       '/:id',
-      async ({ principal, params, body, set }) => write(() => models.updateModel(params.id, body, adminOf(principal, set.headers))),
+      ({ principal, params, body, set }) => models.updateModel(params.id, body, adminOf(principal, set.headers)),
       {
         auth: 'admin',
         params: IdParams,
@@ -95,7 +94,7 @@ export function modelRoutes(auth: ReturnType<typeof authPlugin>, { models, write
     .delete(
       '/:id',
       async ({ principal, params, set }) => {
-        await write(() => models.deleteModel(params.id, adminOf(principal, set.headers)))
+        await models.deleteModel(params.id, adminOf(principal, set.headers))
         set.status = 204
         return null
       },

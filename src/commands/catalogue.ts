@@ -10,13 +10,11 @@
  * version) of every account whose devices use it. Nobody changes one by hand: the API refuses
  * server-wide models (403), the command line and the import built-in ones.
  */
-import { eq } from 'drizzle-orm'
 import type { Db } from '../../db/client'
-import { models } from '../../db/schema'
-import { accountsUsingModel, modelBody, recordModelChange, writeModelCommands } from '../admin/models'
 import { CLI_ACTOR } from '../admin/audit'
-import type { ModelBody, ModelInputCommand } from '../admin/models-model'
+import type { ModelBody } from '../admin/models-model'
 import { PROTOCOLS } from '../ingest/protocols'
+import { ensureModelsInDatabase } from '../store/models'
 
 /** Each protocol's built-in model, as GET /models shows it. */
 export const BUILTIN_MODELS: readonly ModelBody[] = PROTOCOLS.map((protocol) => ({
@@ -37,33 +35,11 @@ export function builtinModelOf(protocol: string): ModelBody | undefined {
   return BUILTIN_MODELS.find((model) => model.protocol === protocol)
 }
 
-/** Creates the built-in models that are missing and restores those that differ; what it did. */
+/**
+ * Creates the built-in models that are missing and restores those that differ; what it did. Called
+ * while the database is opened (src/database.ts, db/client's afterMigrate hands it the Drizzle
+ * database): the unit of work is the models store's, synchronous as the opening is.
+ */
 export function ensureBuiltinModels(db: Db, nowMs: number): { created: string[]; updated: string[] } {
-  const created: string[] = []
-  const updated: string[] = []
-  // most starts find them as declared: a read, and no write lock
-  const stale = BUILTIN_MODELS.filter((model) => {
-    const stored = db.select().from(models).where(eq(models.id, model.id)).get()
-    return !stored || !Bun.deepEquals(modelBody(db, stored), model)
-  })
-  if (stale.length === 0) return { created, updated }
-  db.transaction(
-    (tx) => {
-      for (const model of stale) {
-        const stored = tx.select().from(models).where(eq(models.id, model.id)).get()
-        if (stored && Bun.deepEquals(modelBody(tx, stored), model)) continue
-        const values = { name: model.name, protocol: model.protocol, accountId: null }
-        tx.insert(models)
-          .values({ id: model.id, ...values })
-          .onConflictDoUpdate({ target: models.id, set: values })
-          .run()
-        writeModelCommands(tx, model.id, model.commands as ModelInputCommand[])
-        const action = stored ? 'update' : 'create'
-        recordModelChange(tx, { modelId: model.id, action, actor: CLI_ACTOR, accounts: [...accountsUsingModel(tx, model.id), stored?.accountId ?? null] }, nowMs)
-        ;(stored ? updated : created).push(model.id)
-      }
-    },
-    { behavior: 'immediate' },
-  )
-  return { created, updated }
+  return ensureModelsInDatabase(db, BUILTIN_MODELS, CLI_ACTOR, nowMs)
 }

@@ -28,21 +28,16 @@
  * The real text (with passwords) is only in `payload`, read by nextToSend, and set to null when
  * the command reaches a final status (answered, failed, expired, cancelled); answers, events and
  * logs carry the masked text or nothing. Each change to answered, failed or expired writes an
- * event (`command_answered`, …, context `{ id, command, name }`, see events.ts) in the same
- * transaction, and is told to live streams after the commit as device alarms are.
+ * event (`command_answered`, …, context `{ id, command, name }`) in the same unit of work (the
+ * store's, store/commands.ts), and is told to live streams after the commit as device alarms are.
  */
-import type { Database } from 'bun:sqlite'
-import { and, asc, desc, eq, gt, inArray, lte, or, sql } from 'drizzle-orm'
-import type { Db } from '../../db/client'
-import { sentCommands } from '../../db/schema'
 import type { Clock } from '../clock'
 import { iso, isoOrNull } from '../http/model'
 import type { LivePositions } from '../ingest/live'
 import { type Logger, silentLogger } from '../log'
-import { retryWhileBusy } from '../store/busy'
+import type { CommandChange, CommandStore, Lapsed, StoredCommand } from '../store/commands'
 import type { SentCommandBody, SentStatus } from './model'
 import { maskSecrets } from './sending'
-import { createCommandEvents } from './events'
 
 /** how long a sent command holds back the next one while it waits for its answer */
 export const ANSWER_WAIT_MS = 60_000
@@ -55,7 +50,7 @@ export const SWEEP_INTERVAL_MS = 5_000
 /** COMMAND_TTL's default: a day */
 export const DEFAULT_COMMAND_TTL_SECONDS = 86_400
 
-type Row = typeof sentCommands.$inferSelect
+type Row = StoredCommand
 
 /** A queued or sent command, as the rules see it. */
 export interface OpenCommand {
@@ -152,8 +147,8 @@ interface Payload {
 }
 
 export interface CommandQueueDeps {
-  db: Db
-  sqlite: Database
+  /** the sent commands' store (store/commands.ts) */
+  commands: CommandStore
   clock: Clock
   /** where status changes are told to live streams (the app's and ingest's one LivePositions) */
   live: LivePositions
@@ -200,74 +195,17 @@ function payloadOf(row: Row): Payload | null {
   }
 }
 
-/** a final status change, told to live streams after its commit */
-interface Change {
-  deviceKey: number
-  id: string
-  code: string
-  second: number
-  /** the event's context, as stored */
-  context: Record<string, unknown>
-}
-
 export function createCommandQueue(deps: CommandQueueDeps) {
-  const { db, sqlite, clock, live } = deps
+  const { commands: store, clock, live } = deps
   const log = deps.log ?? silentLogger
   const ttlMs = (deps.ttlSeconds ?? DEFAULT_COMMAND_TTL_SECONDS) * 1000
   const sweepIntervalMs = deps.sweepIntervalMs ?? SWEEP_INTERVAL_MS
-  const events = createCommandEvents(db)
-  const write = <T>(work: () => T) => retryWhileBusy(sqlite, work, { clock })
-  const transaction = <T>(work: () => T) => write(() => db.transaction(work, { behavior: 'immediate' }))
   const listeners = new Set<ReadyListener>()
-  /** device → the command nextToSend handed out, until its markSent */
+  /** device → the command nextToSend handed out, until its markSent (id '': one being looked for) */
   const claims = new Map<number, { id: string; until: number }>()
   let lastSweepAt = clock.now()
   let sweeping = false
   let timer: ReturnType<typeof setInterval> | null = null
-
-  const OPEN: SentStatus[] = ['queued', 'sent']
-  const openOf = db
-    .select()
-    .from(sentCommands)
-    .where(and(eq(sentCommands.deviceKey, sql.placeholder('device')), inArray(sentCommands.status, OPEN)))
-    .orderBy(asc(sentCommands.key))
-    .prepare()
-  const pageOf = db
-    .select()
-    .from(sentCommands)
-    .where(eq(sentCommands.deviceKey, sql.placeholder('device')))
-    .orderBy(desc(sentCommands.key))
-    .limit(sql.placeholder('limit'))
-    .offset(sql.placeholder('offset'))
-    .prepare()
-  const byId = db.select().from(sentCommands).where(eq(sentCommands.id, sql.placeholder('id'))).prepare()
-  const oldestSent = db
-    .select()
-    .from(sentCommands)
-    .where(and(eq(sentCommands.deviceKey, sql.placeholder('device')), eq(sentCommands.status, 'sent')))
-    .orderBy(asc(sentCommands.key))
-    .limit(1)
-    .prepare()
-  const pastExpiry = db
-    .select()
-    .from(sentCommands)
-    .where(and(inArray(sentCommands.status, OPEN), lte(sentCommands.expiresAt, sql.placeholder('now'))))
-    .orderBy(asc(sentCommands.key))
-    .limit(1000)
-    .prepare()
-  // devices whose sent command's answer wait ended between two sweeps: their next command may go
-  const waitsEnded = db
-    .selectDistinct({ deviceKey: sentCommands.deviceKey })
-    .from(sentCommands)
-    .where(
-      and(
-        eq(sentCommands.status, 'sent'),
-        eq(sentCommands.resendDue, false),
-        gt(sentCommands.sentAt, sql.placeholder('after')),
-        lte(sentCommands.sentAt, sql.placeholder('upTo')),
-      ),
-    )
-    .prepare()
 
   function notify(deviceKey: number): void {
     for (const listener of listeners) {
@@ -279,27 +217,8 @@ export function createCommandQueue(deps: CommandQueueDeps) {
     }
   }
 
-  /**
-   * Inside a transaction: the command reaches a final status with its event (at `atMs`), unless it
-   * has left `row.status` meanwhile.
-   */
-  function finish(row: Row, status: 'answered' | 'failed' | 'expired', atMs: number, extra: Partial<Row> = {}): Change | null {
-    const updated = db
-      .update(sentCommands)
-      .set({ status, payload: null, ...extra })
-      .where(and(eq(sentCommands.key, row.key), eq(sentCommands.status, row.status)))
-      .returning({ key: sentCommands.key })
-      .all()
-    if (updated.length === 0) return null
-    const code = `command_${status}`
-    const context = { id: row.id, command: row.commandId, name: row.name }
-    const second = Math.floor(atMs / 1000)
-    events.append(row.deviceKey, code, context, second)
-    return { deviceKey: row.deviceKey, id: row.id, code, second, context }
-  }
-
   /** After the commit: live streams hear of each change as of a device alarm. */
-  function publish(changes: readonly (Change | null)[]): void {
+  function publish(changes: readonly (CommandChange | null)[]): void {
     for (const change of changes) {
       if (change === null) continue
       log.info(change.code.replace('_', ' '), { id: change.id, device: change.deviceKey })
@@ -315,11 +234,11 @@ export function createCommandQueue(deps: CommandQueueDeps) {
   async function settle(expire: readonly Row[], fail: readonly Row[]): Promise<void> {
     if (expire.length === 0 && fail.length === 0) return
     const at = (row: Row) => lapsesAt(toOpen(row))
-    const changes = await transaction(() => [...expire.map((row) => finish(row, 'expired', at(row))), ...fail.map((row) => finish(row, 'failed', at(row)))])
-    publish(changes)
+    const lapsed: Lapsed[] = [...expire.map((row) => ({ row, status: 'expired' as const, atMs: at(row) })), ...fail.map((row) => ({ row, status: 'failed' as const, atMs: at(row) }))]
+    publish(await store.lapse(lapsed))
   }
 
-  const open = (deviceKey: number) => openOf.all({ device: deviceKey }).map(toOpen)
+  const open = async (deviceKey: number) => (await store.open(deviceKey)).map(toOpen)
 
   /**
    * Expires queued commands past their expiry and fails sent ones past it (their answer wait
@@ -330,13 +249,14 @@ export function createCommandQueue(deps: CommandQueueDeps) {
     if (sweeping) return { expired: 0, failed: 0 }
     sweeping = true
     try {
-      const due = pastExpiry.all({ now }).map(toOpen)
+      const due = (await store.pastExpiry(now)).map(toOpen)
       const expire = due.filter((c) => lapse(c, now) === 'expired').map((c) => c.row)
       const fail = due.filter((c) => lapse(c, now) === 'failed').map((c) => c.row)
       await settle(expire, fail)
-      const ended = waitsEnded.all({ after: lastSweepAt - ANSWER_WAIT_MS, upTo: now - ANSWER_WAIT_MS })
+      // devices whose sent command's answer wait ended between two sweeps: their next command may go
+      const ended = await store.sentBetween(lastSweepAt - ANSWER_WAIT_MS, now - ANSWER_WAIT_MS)
       lastSweepAt = Math.max(lastSweepAt, now)
-      for (const { deviceKey } of ended) notify(deviceKey)
+      for (const deviceKey of ended) notify(deviceKey)
       return { expired: expire.length, failed: fail.length }
     } finally {
       sweeping = false
@@ -350,53 +270,37 @@ export function createCommandQueue(deps: CommandQueueDeps) {
     async enqueue(input: NewSentCommand): Promise<SentCommandBody> {
       const now = clock.now()
       const payload: Payload = { text: input.text, secrets: input.secrets }
-      const row = await write(() =>
-        db
-          .insert(sentCommands)
-          .values({
-            id: crypto.randomUUID(),
-            deviceKey: input.deviceKey,
-            commandId: input.commandId,
-            name: input.name,
-            text: input.shown,
-            payload: JSON.stringify(payload),
-            status: 'queued',
-            userId: input.userId,
-            createdAt: now,
-            expiresAt: now + ttlMs,
-          })
-          .returning()
-          .get(),
-      )
+      const row = await store.insert({
+        id: crypto.randomUUID(),
+        deviceKey: input.deviceKey,
+        commandId: input.commandId,
+        name: input.name,
+        text: input.shown,
+        payload: JSON.stringify(payload),
+        userId: input.userId,
+        createdAt: now,
+        expiresAt: now + ttlMs,
+      })
       log.info('command queued', { id: row.id, device: input.deviceKey, command: input.commandId })
       notify(input.deviceKey)
       return toBody(row)
     },
 
     /** a device's sent commands, newest first */
-    list(deviceKey: number, page: { limit: number; offset: number }): SentCommandBody[] {
-      return pageOf.all({ device: deviceKey, limit: page.limit, offset: page.offset }).map(toBody)
+    async list(deviceKey: number, page: { limit: number; offset: number }): Promise<SentCommandBody[]> {
+      return (await store.page(deviceKey, page)).map(toBody)
     },
 
     /** one sent command of this device, or null */
-    get(deviceKey: number, id: string): SentCommandBody | null {
-      const row = byId.get({ id: id.toLowerCase() })
+    async get(deviceKey: number, id: string): Promise<SentCommandBody | null> {
+      const row = await store.byId(id.toLowerCase())
       return row && row.deviceKey === deviceKey ? toBody(row) : null
     },
 
     /** Cancels a queued command: whether it was cancelled now and the status it has, or null when the device has no such command. */
     async cancel(deviceKey: number, id: string): Promise<{ cancelled: boolean; status: SentStatus } | null> {
-      return write(() => {
-        const updated = db
-          .update(sentCommands)
-          .set({ status: 'cancelled', payload: null })
-          .where(and(eq(sentCommands.id, id.toLowerCase()), eq(sentCommands.deviceKey, deviceKey), eq(sentCommands.status, 'queued')))
-          .returning({ key: sentCommands.key })
-          .all()
-        if (updated.length > 0) return { cancelled: true, status: 'cancelled' as const }
-        const row = byId.get({ id: id.toLowerCase() })
-        return row && row.deviceKey === deviceKey ? { cancelled: false, status: row.status as SentStatus } : null
-      })
+      const outcome = await store.cancel(deviceKey, id.toLowerCase())
+      return outcome && { cancelled: outcome.cancelled, status: outcome.status as SentStatus }
     },
 
     // ---- the delivery interface (the protocol units) ----
@@ -409,39 +313,35 @@ export function createCommandQueue(deps: CommandQueueDeps) {
     async nextToSend(deviceKey: number, now: number = clock.now()): Promise<OutgoingCommand | null> {
       const claim = claims.get(deviceKey)
       if (claim && now < claim.until) return null
-      claims.delete(deviceKey)
-      let step = nextStep(open(deviceKey), now)
-      if (step.expire.length > 0 || step.fail.length > 0) {
-        await settle(step.expire.map((c) => c.row), step.fail.map((c) => c.row))
-        step = nextStep(open(deviceKey), now)
+      // held while the store is read (a microtask or more): another delivery to the device meanwhile gets null, not the same command
+      const looking = { id: '', until: now + CLAIM_MS }
+      claims.set(deviceKey, looking)
+      let handedOut = false
+      try {
+        let step = nextStep(await open(deviceKey), now)
+        if (step.expire.length > 0 || step.fail.length > 0) {
+          await settle(step.expire.map((c) => c.row), step.fail.map((c) => c.row))
+          step = nextStep(await open(deviceKey), now)
+        }
+        if (step.send === null) return null
+        const row = step.send.row
+        const payload = payloadOf(row)
+        if (payload === null) return null
+        // (a reconnection meanwhile dropped the hold: it hands the command out all the same, as before)
+        claims.set(deviceKey, { id: row.id, until: now + CLAIM_MS })
+        handedOut = true
+        return { id: row.id, deviceKey, text: payload.text, attempt: row.attempts + 1 }
+      } finally {
+        if (!handedOut && claims.get(deviceKey) === looking) claims.delete(deviceKey)
       }
-      if (step.send === null) return null
-      const row = step.send.row
-      const payload = payloadOf(row)
-      if (payload === null) return null
-      claims.set(deviceKey, { id: row.id, until: now + CLAIM_MS })
-      return { id: row.id, deviceKey, text: payload.text, attempt: row.attempts + 1 }
     },
 
     /** The command went out (call it as the bytes are written): false when it was cancelled or expired meanwhile (send nothing). */
     async markSent(id: string, now: number = clock.now()): Promise<boolean> {
       for (const [deviceKey, claim] of claims) if (claim.id === id) claims.delete(deviceKey)
-      const updated = await write(() =>
-        db
-          .update(sentCommands)
-          .set({ status: 'sent', sentAt: now, attempts: sql`${sentCommands.attempts} + 1`, resendDue: false })
-          .where(
-            and(
-              eq(sentCommands.id, id),
-              gt(sentCommands.expiresAt, now),
-              or(eq(sentCommands.status, 'queued'), and(eq(sentCommands.status, 'sent'), eq(sentCommands.resendDue, true))),
-            ),
-          )
-          .returning({ key: sentCommands.key, deviceKey: sentCommands.deviceKey, attempts: sentCommands.attempts })
-          .all(),
-      )
-      if (updated.length > 0) log.info('command sent', { id, device: updated[0]!.deviceKey, attempt: updated[0]!.attempts })
-      return updated.length > 0
+      const sent = await store.markSent(id, now)
+      if (sent !== null) log.info('command sent', { id, device: sent.deviceKey, attempt: sent.attempts })
+      return sent !== null
     },
 
     /**
@@ -450,18 +350,13 @@ export function createCommandQueue(deps: CommandQueueDeps) {
      * values masked, cut at MAX_RESPONSE_LENGTH). Null when no command waits for an answer.
      */
     async markAnswered(deviceKey: number, responseText: string, now: number = clock.now(), id?: string): Promise<SentCommandBody | null> {
-      const result = await transaction(() => {
-        const row = id === undefined ? oldestSent.get({ device: deviceKey }) : byId.get({ id: id.toLowerCase() })
-        if (!row || row.deviceKey !== deviceKey || row.status !== 'sent') return null
-        const response = maskSecrets(String(responseText), payloadOf(row)?.secrets ?? []).slice(0, MAX_RESPONSE_LENGTH)
-        const change = finish(row, 'answered', now, { answeredAt: now, response, resendDue: false })
-        return change && { change, body: toBody({ ...row, status: 'answered', payload: null, answeredAt: now, response, resendDue: false }) }
-      })
+      const response = (row: Row) => maskSecrets(String(responseText), payloadOf(row)?.secrets ?? []).slice(0, MAX_RESPONSE_LENGTH)
+      const result = await store.answer(deviceKey, id?.toLowerCase(), now, response)
       if (result === null) return null
       publish([result.change])
       // the next command need not wait any longer
       notify(deviceKey)
-      return result.body
+      return toBody(result.row)
     },
 
     /**
@@ -470,10 +365,7 @@ export function createCommandQueue(deps: CommandQueueDeps) {
      */
     async markFailed(id: string, now: number = clock.now()): Promise<boolean> {
       for (const [deviceKey, claim] of claims) if (claim.id === id) claims.delete(deviceKey)
-      const change = await transaction(() => {
-        const row = byId.get({ id })
-        return row && (row.status === 'queued' || row.status === 'sent') ? finish(row, 'failed', now) : null
-      })
+      const change = await store.fail(id, now)
       if (change === null) return false
       publish([change])
       notify(change.deviceKey)
@@ -483,18 +375,9 @@ export function createCommandQueue(deps: CommandQueueDeps) {
     /** The device logged in again: its sent, unanswered commands go out once more, or fail at their second miss. */
     async onReconnect(deviceKey: number, now: number = clock.now()): Promise<void> {
       claims.delete(deviceKey)
-      const { resend, fail } = reconnectStep(open(deviceKey))
+      const { resend, fail } = reconnectStep(await open(deviceKey))
       if (resend.length === 0 && fail.length === 0) return
-      const changes = await transaction(() => {
-        for (const command of resend) {
-          db.update(sentCommands)
-            .set({ resendDue: true })
-            .where(and(eq(sentCommands.key, command.key), eq(sentCommands.status, 'sent')))
-            .run()
-        }
-        return fail.map((command) => finish(command.row, 'failed', now))
-      })
-      publish(changes)
+      publish(await store.reconnect(resend.map((command) => command.key), fail.map((command) => command.row), now))
     },
 
     /** Calls `listener` with a device's key whenever a command may go to it now (queued, or the previous one done). */

@@ -4,10 +4,6 @@
  * 202), and the device's sent commands. Every device is found through the access function: a
  * device out of reach is 404; share tokens never get here (the routes are for users).
  */
-import type { Database } from 'bun:sqlite'
-import { and, eq, sql } from 'drizzle-orm'
-import type { Db } from '../../db/client'
-import { commands, models } from '../../db/schema'
 import type { DeviceAccess } from '../devices/access'
 import { requireDevice } from '../devices/service'
 import { Conflict, NotFound } from '../errors'
@@ -15,6 +11,7 @@ import type { UserPrincipal } from '../principal'
 import type { CommandBody, SentCommandBody } from './model'
 import type { CommandQueue } from './queue'
 import { PROTOCOLS } from '../ingest/protocols'
+import type { ModelStore } from '../store/models'
 import { checkValues, renderCommand, widgetFields } from './sending'
 
 /**
@@ -27,29 +24,19 @@ const COMMAND_PROTOCOLS: ReadonlyMap<string, readonly string[]> = new Map(
 )
 
 export interface CommandServiceDeps {
-  sqlite: Database
-  db: Db
+  /** the models and their commands (store/models.ts) */
+  models: ModelStore
   access: DeviceAccess
   queue: CommandQueue
 }
 
-export function createCommandService({ sqlite, db, access, queue }: CommandServiceDeps) {
-  const byModel = sqlite.query<{ id: string; name: string; widget: string }, [string]>(
-    'SELECT id, name, widget FROM commands WHERE model_id = ? ORDER BY ordinal, id',
-  )
-  const commandOfModel = db
-    .select({ id: commands.id, name: commands.name, widget: commands.widget, send: commands.send, protocol: models.protocol })
-    .from(commands)
-    .innerJoin(models, eq(models.id, commands.modelId))
-    .where(and(eq(commands.id, sql.placeholder('command')), eq(commands.modelId, sql.placeholder('model'))))
-    .prepare()
-
+export function createCommandService({ models, access, queue }: CommandServiceDeps) {
   return {
-    forDevice(principal: UserPrincipal, deviceId: string): CommandBody[] {
+    async forDevice(principal: UserPrincipal, deviceId: string): Promise<CommandBody[]> {
       const device = requireDevice(access, principal, deviceId)
       // a device without a model yet (it has not reported) offers no command
       if (device.model_id === null) return []
-      return byModel.all(device.model_id).map((c) => ({ id: c.id, name: c.name, widget: JSON.parse(c.widget) }))
+      return (await models.commandsOf(device.model_id)).map((c) => ({ id: c.id, name: c.name, widget: JSON.parse(c.widget) }))
     },
 
     /** Queues the command with these form values; answers once it is stored. */
@@ -60,7 +47,7 @@ export function createCommandService({ sqlite, db, access, queue }: CommandServi
           'The device has no model yet, so no command: its first report gives it the built-in model of its protocol (or set one with PATCH /devices/{id})',
         )
       }
-      const command = commandOfModel.get({ command: commandId.toLowerCase(), model: device.model_id })
+      const command = await models.sendable(device.model_id, commandId.toLowerCase())
       if (!command) throw new NotFound(`No command ${commandId} for this device's model`)
       const template = command.send === null ? null : (JSON.parse(command.send) as { text?: unknown }).text
       if (typeof template !== 'string') throw new Conflict(`The command "${command.name}" cannot be sent: its model gives it no send text`)
@@ -77,12 +64,12 @@ export function createCommandService({ sqlite, db, access, queue }: CommandServi
     },
 
     /** the device's sent commands, newest first */
-    sent(principal: UserPrincipal, deviceId: string, page: { limit: number; offset: number }): SentCommandBody[] {
+    sent(principal: UserPrincipal, deviceId: string, page: { limit: number; offset: number }): Promise<SentCommandBody[]> {
       return queue.list(requireDevice(access, principal, deviceId).key, page)
     },
 
-    sentOne(principal: UserPrincipal, deviceId: string, sentId: string): SentCommandBody {
-      const sent = queue.get(requireDevice(access, principal, deviceId).key, sentId)
+    async sentOne(principal: UserPrincipal, deviceId: string, sentId: string): Promise<SentCommandBody> {
+      const sent = await queue.get(requireDevice(access, principal, deviceId).key, sentId)
       if (!sent) throw new NotFound(`No sent command ${sentId} for device ${deviceId}`)
       return sent
     },

@@ -12,6 +12,7 @@ import { openDatabase, type DatabaseHandle } from '../../db/client'
 import { createApp } from '../../src/app'
 import { manualClock } from '../../src/clock'
 import { ANSWER_WAIT_MS, createCommandQueue, type CommandQueue, type OutgoingCommand } from '../../src/commands/queue'
+import { createCommandStore } from '../../src/store/commands'
 import { loadConfig } from '../../src/config'
 import { importDataset } from '../../src/dataset/service'
 import type { CommandDelivery } from '../../src/ingest/commands'
@@ -119,7 +120,7 @@ beforeEach(() => {
   clock = manualClock()
   const live = new LivePositions()
   const config = loadConfig({})
-  queue = createCommandQueue({ db: database.db, sqlite: database.sqlite, clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
+  queue = createCommandQueue({ commands: createCommandStore(database, { clock }), clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
   watch = watched(queue)
   app = createApp({ database, config, clock, live, commandQueue: queue })
   pipeline = createIngestPipeline({ sqlite: database.sqlite, clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })

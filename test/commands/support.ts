@@ -11,6 +11,7 @@ import { createApp } from '../../src/app'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
 import { createCommandQueue, type CommandQueue } from '../../src/commands/queue'
+import { createCommandStore } from '../../src/store/commands'
 import { importDataset } from '../../src/dataset/service'
 import { LivePositions } from '../../src/ingest/live'
 import { createLogger, type Logger } from '../../src/log'
@@ -64,7 +65,7 @@ function build(dir: string, clock: ReturnType<typeof manualClock>, logLines: str
   if (seed) importDataset(database.sqlite, commandDataset())
   const log: Logger = createLogger('debug', (line) => logLines.push(line))
   const live = new LivePositions()
-  const queue = createCommandQueue({ db: database.db, sqlite: database.sqlite, clock, live, log, ttlSeconds: config.commandTtl })
+  const queue = createCommandQueue({ commands: createCommandStore(database, { clock }), clock, live, log, ttlSeconds: config.commandTtl })
   const app = createApp({ database, config, clock, live, log, commandQueue: queue })
   const world: CommandWorld = {
     dir,
