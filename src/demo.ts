@@ -19,6 +19,7 @@ import bus304Gpx from '../test/fixtures/tracks/bus304_limerick_2019-02-18.gpx' w
 import liverpoolCsv from '../test/fixtures/tracks/liverpool_bus_route14_outbound_2026-01-26.csv' with { type: 'text' }
 import type { Config } from './config'
 import { importDataset } from './dataset/service'
+import { createDatasetStore } from './store/dataset'
 import { createApiKey } from './keys/service'
 import { hashPassword } from './session/passwords'
 import { startServer } from './server'
@@ -213,7 +214,7 @@ export async function runDemo(options: DemoOptions): Promise<{ sent: number; ref
   const database = openProductDatabase(config.databasePath, { synchronous: config.synchronous })
   let key: string
   try {
-    importDataset(database.sqlite, demoDataset(tracks), { upsert: true })
+    await importDataset(createDatasetStore(database), demoDataset(tracks), { upsert: true })
     key = createApiKey(database.sqlite, DEMO.user)
     // a new password ends the sessions of the last run
     database.db.transaction((tx) => {

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { openDatabase, SERVER_BUSY_TIMEOUT_MS } from '../../db/client'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startRetention } from '../../src/ops/retention'
 import { startServer } from '../../src/server'
@@ -73,7 +73,7 @@ function watched(request: Promise<Response>): { answered: boolean; response: Pro
 test('the real server, while another process holds the write lock: /health and reads answer at once, writes wait and then succeed', async () => {
   const databasePath = join(dir, 'real.db')
   const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, baseDataset())
+  importNow(setup, baseDataset())
   setup.close()
   const ports = { http: freePort(), osmand: freePort(), teltonika: freePort() }
   const server = spawnServer([process.execPath, 'src/main.ts', 'serve'], { cwd: ROOT, env: serverEnv(databasePath, ports, 'info') })
@@ -205,7 +205,7 @@ describe('through the app, another connection holding the lock', () => {
 test('a fix locked out past 5 s is refused (504), never acknowledged, and the next one is stored', async () => {
   const databasePath = join(dir, 'in-process.db')
   const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, baseDataset())
+  importNow(setup, baseDataset())
   setup.close()
   const clock = manualClock(Date.now())
   const config = loadConfig({ DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', OSMAND_PORT: String(freePort()), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' })

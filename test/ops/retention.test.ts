@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase, type DatabaseHandle } from '../../db/client'
 import { manualClock } from '../../src/clock'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startRetention } from '../../src/ops/retention'
 import { baseDataset } from '../support/world'
@@ -23,7 +23,7 @@ const nowSeconds = () => Math.floor(clock.now() / 1000)
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'tracker-retention-'))
   database = openDatabase(join(dir, 'tracker.db'))
-  importDataset(database.sqlite, baseDataset())
+  importNow(database, baseDataset())
   clock = manualClock()
   deviceKeys = database.sqlite.query<{ key: number }, []>('SELECT key FROM devices ORDER BY key').all().map((r) => r.key)
   // 20 days of one fix an hour for three devices, and an alarm a day
