@@ -53,6 +53,7 @@ import { streamRoutes } from './stream'
 import { createLiveStreams } from './stream/service'
 import { type Logger, silentLogger } from './log'
 import { opsRoutes } from './ops'
+import { createMaintenanceStore } from './store/maintenance'
 import { notificationRoutes } from './alerts/notifications'
 import { messagingOf, type MessagingSettings } from './alerts/delivery'
 import type { ServerStatus } from './ops/health'
@@ -112,7 +113,8 @@ export function createApp(deps: AppDeps) {
   const log = deps.log ?? silentLogger
   const live = deps.live ?? new LivePositions()
   const metrics = deps.metrics ?? createServerMetrics()
-  metrics.bind({ sqlite })
+  const maintenance = createMaintenanceStore(deps.database)
+  metrics.bind({ databaseSizes: () => maintenance.fileSizes() })
 
   const access = createDeviceAccess(sqlite)
   const shareTokens = createShareTokenCache(sqlite, clock, { log, accessFlushMs: deps.shareAccessFlushMs })
@@ -182,7 +184,7 @@ export function createApp(deps: AppDeps) {
     .use(forwardedForPlugin(config.trustedProxies, forwardedFor))
     .use(
       opsRoutes({
-        sqlite,
+        database: maintenance,
         status: deps.status ?? { listening: true, stopping: false },
         metrics,
         metricsToken: config.metricsToken,

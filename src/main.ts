@@ -12,6 +12,7 @@ import type { DatabaseHandle } from '../db/client'
 import { type Config, ConfigError, loadConfig } from './config'
 import { DatasetError, importDataset } from './dataset/service'
 import { createDatasetStore } from './store/dataset'
+import { createMaintenanceStore } from './store/maintenance'
 import { NotJson, parseJsonFile } from './dataset/json'
 import { DomainError } from './errors'
 import { createLogger } from './log'
@@ -104,7 +105,7 @@ const COMMANDS: Record<string, Command> = {
     if (!file || file.startsWith('--') || rest.length) throw new UsageError('backup FILE')
     requireDatabaseFile(config.databasePath)
     // the live database as it is: a backup never migrates it
-    const result = await withDatabase(config, (database) => backupDatabase(database.sqlite, file), { migrate: false })
+    const result = await withDatabase(config, (database) => backupDatabase(createMaintenanceStore(database), file), { migrate: false })
     console.log(
       `backup of ${config.databasePath} written to ${result.path}: ${result.bytes} bytes, copied in ${Math.round(result.copyMs)} ms, integrity ok (${Math.round(result.checkMs)} ms)`,
     )

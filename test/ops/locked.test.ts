@@ -15,6 +15,8 @@ import { loadConfig } from '../../src/config'
 import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startRetention } from '../../src/ops/retention'
+import { createMaintenanceStore } from '../../src/store/maintenance'
+import { createRetentionStore } from '../../src/store/retention'
 import { startServer } from '../../src/server'
 import { freePort, serverEnv, spawnServer } from '../support/process'
 import { baseDataset, ids, keys, makeWorld, problem } from '../support/world'
@@ -238,7 +240,7 @@ test('a retention pass waits for the lock instead of failing, then deletes', asy
     world.database.sqlite.run(`PRAGMA busy_timeout = ${SERVER_BUSY_TIMEOUT_MS}`)
     const old = Math.floor(world.clock.now() / 1000) - 10 * 86_400
     world.database.sqlite.run('INSERT INTO positions (device, ts, lat, lon, flags) SELECT key, ?, 0, 0, 0 FROM devices', [old])
-    const retention = startRetention({ sqlite: world.database.sqlite, clock: world.clock, log: silentLogger, days: 1, intervalMs: 0 })
+    const retention = startRetention({ store: createRetentionStore(world.database, world.clock), maintenance: createMaintenanceStore(world.database), clock: world.clock, log: silentLogger, days: 1, intervalMs: 0 })
     const other = new Database(join(world.dir, 'tracker.db'))
     other.run('BEGIN IMMEDIATE')
     const pass = retention.runOnce()
