@@ -10,9 +10,7 @@
  * routes, stops and travels look real, and at speed > 1 their timestamps run ahead of the clock
  * (at most the recording's length, well within the one day the pipeline accepts).
  */
-import { eq } from 'drizzle-orm'
 import { openProductDatabase } from './database'
-import { sessions, users } from '../db/schema'
 // Text imports, so that `bun build --compile` embeds the recordings and `tracker demo` needs no
 // folder. Their sources and terms: test/fixtures/tracks/README.md.
 import bus304Gpx from '../test/fixtures/tracks/bus304_limerick_2019-02-18.gpx' with { type: 'text' }
@@ -20,6 +18,7 @@ import liverpoolCsv from '../test/fixtures/tracks/liverpool_bus_route14_outbound
 import type { Config } from './config'
 import { importDataset } from './dataset/service'
 import { createDatasetStore } from './store/dataset'
+import { createDemoStore } from './store/demo'
 import { createApiKey } from './keys/service'
 import { hashPassword } from './session/passwords'
 import { startServer } from './server'
@@ -217,10 +216,7 @@ export async function runDemo(options: DemoOptions): Promise<{ sent: number; ref
     await importDataset(createDatasetStore(database), demoDataset(tracks), { upsert: true })
     key = createApiKey(database.sqlite, DEMO.user)
     // a new password ends the sessions of the last run
-    database.db.transaction((tx) => {
-      tx.update(users).set({ passwordHash }).where(eq(users.id, DEMO.user)).run()
-      tx.delete(sessions).where(eq(sessions.userId, DEMO.user)).run()
-    })
+    await createDemoStore(database).setPasswordEndingSessions(DEMO.user, passwordHash)
   } finally {
     database.close()
   }

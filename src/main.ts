@@ -13,6 +13,7 @@ import { type Config, ConfigError, loadConfig } from './config'
 import { DatasetError, importDataset } from './dataset/service'
 import { createDatasetStore } from './store/dataset'
 import { createMaintenanceStore } from './store/maintenance'
+import { createOperatorNameStore } from './store/operator-names'
 import { NotJson, parseJsonFile } from './dataset/json'
 import { DomainError } from './errors'
 import { createLogger } from './log'
@@ -149,22 +150,7 @@ const COMMANDS: Record<string, Command> = {
 /** what the operator's administration commands need from the process */
 function adminContext(config: Config): AdminCommandContext {
   return {
-    withDatabase: (work) => {
-      const database = openProductDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: ALONE_BUSY_TIMEOUT_MS })
-      try {
-        return work(database)
-      } finally {
-        database.close()
-      }
-    },
-    withDatabaseAsync: async (work) => {
-      const database = openProductDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: ALONE_BUSY_TIMEOUT_MS })
-      try {
-        return await work(database)
-      } finally {
-        database.close()
-      }
-    },
+    withDatabase: (work) => withDatabase(config, (database) => work({ names: createOperatorNameStore(database), database })),
     now: () => Date.now(),
     print: (line) => console.log(line),
     readStdin: () => Bun.stdin.text(),

@@ -17,7 +17,6 @@
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { TSchema } from '@sinclair/typebox'
-import { accounts as accountsTable } from '../../db/schema'
 import { createModelAdmin, type ModelActor } from '../admin/models'
 import { CreateModelBody, UpdateModelBody } from '../admin/models-model'
 import { BUILTIN_MODEL_IDS } from '../commands/catalogue'
@@ -79,10 +78,10 @@ export async function modelCommand(args: string[], context: AdminCommandContext)
   if (name === 'list') {
     const { values, positionals } = parseOptions(rest, { account: { type: 'string' } })
     noPositionals(positionals)
-    const rows = context.withDatabase(({ db }) => {
-      const account = values.account === undefined ? null : resolveAccount(db, values.account).id
-      const names = new Map(db.select({ id: accountsTable.id, name: accountsTable.name }).from(accountsTable).all().map((a) => [a.id, a.name]))
-      return createModelAdmin({ db, clock })
+    const rows = await context.withDatabase(async ({ names: lookup, database }) => {
+      const account = values.account === undefined ? null : (await resolveAccount(lookup, values.account)).id
+      const names = await lookup.accountNames()
+      return createModelAdmin({ db: database.db, clock })
         .listModels(account, { limit: 100_000, offset: 0 })
         .map((model) => ({ ...model, owner: model.account === null ? (BUILTIN_MODEL_IDS.has(model.id) ? 'built-in' : 'server-wide') : `account ${names.get(model.account) ?? model.account}` }))
     })
@@ -93,7 +92,7 @@ export async function modelCommand(args: string[], context: AdminCommandContext)
   if (name === 'show') {
     const { positionals } = parseOptions(rest, {})
     const given = oneModel(positionals, 'model show M')
-    const model = context.withDatabase(({ db }) => createModelAdmin({ db, clock }).getModel(resolveModel(db, given, 'model').id, null))
+    const model = await context.withDatabase(async ({ names, database }) => createModelAdmin({ db: database.db, clock }).getModel((await resolveModel(names, given, 'model')).id, null))
     context.print(JSON.stringify({ name: model.name, protocol: model.protocol, commands: model.commands }, null, 2))
     return 0
   }
@@ -111,9 +110,9 @@ export async function modelCommand(args: string[], context: AdminCommandContext)
       { name: values.name, ...(values.protocol === undefined ? {} : { protocol: values.protocol }), ...(commands === undefined ? {} : { commands }) },
       values.commands === undefined ? '--name' : '--commands',
     )
-    const model = context.withDatabase(({ db }) => {
-      const account = values.account === undefined ? null : resolveAccount(db, values.account)
-      return { ...createModelAdmin({ db, clock }).createModel(body, OPERATOR, account?.id ?? null), owner: account ? `of account ${account.name}` : 'server-wide' }
+    const model = await context.withDatabase(async ({ names, database }) => {
+      const account = values.account === undefined ? null : await resolveAccount(names, values.account)
+      return { ...createModelAdmin({ db: database.db, clock }).createModel(body, OPERATOR, account?.id ?? null), owner: account ? `of account ${account.name}` : 'server-wide' }
     })
     context.print(`added model ${model.name} (${model.id}), ${model.owner}, with ${model.commands.length} commands`)
     return 0
@@ -123,16 +122,18 @@ export async function modelCommand(args: string[], context: AdminCommandContext)
     const { values, positionals } = parseOptions(rest, { file: { type: 'string' } }, ['file'])
     const given = oneModel(positionals, 'model update M --file FILE')
     const body = checked<typeof UpdateModelBody.static>(updateBody, await readJson(values.file!, '--file'), '--file')
-    const model = context.withDatabase(({ db }) => createModelAdmin({ db, clock }).updateModel(resolveModel(db, given, 'model').id, body, OPERATOR))
+    const model = await context.withDatabase(async ({ names, database }) =>
+      createModelAdmin({ db: database.db, clock }).updateModel((await resolveModel(names, given, 'model')).id, body, OPERATOR),
+    )
     context.print(`changed model ${model.name} (${model.id}); devices using it send its commands as they are now`)
     return 0
   }
 
   const { positionals } = parseOptions(rest, {})
   const given = oneModel(positionals, 'model delete M')
-  const deleted = context.withDatabase(({ db }) => {
-    const model = resolveModel(db, given, 'model')
-    createModelAdmin({ db, clock }).deleteModel(model.id, OPERATOR)
+  const deleted = await context.withDatabase(async ({ names, database }) => {
+    const model = await resolveModel(names, given, 'model')
+    createModelAdmin({ db: database.db, clock }).deleteModel(model.id, OPERATOR)
     return model
   })
   context.print(`deleted model ${deleted.name} (${deleted.id})`)

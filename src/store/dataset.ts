@@ -141,14 +141,11 @@ export function createDatasetStore(database: DatabaseHandle): DatasetStore {
     }
     const tables: Record<ImportedTable, SQLiteTable> = { accounts, groups, users, models, devices, commands }
     const exists = Object.fromEntries(
-      (Object.keys(tables) as ImportedTable[]).map((table) => [
-        table,
-        db.select({ one: sql<number>`1` }).from(tables[table]).where(eq(idOf[table], placeholder('id'))).prepare(),
-      ]),
-    ) as Record<ImportedTable, { get(values: { id: string }): { one: number } | undefined }>
+      (Object.keys(tables) as ImportedTable[]).map((table) => [table, db.select({ id: idOf[table] }).from(tables[table]).where(eq(idOf[table], placeholder('id'))).prepare()]),
+    ) as unknown as Record<ImportedTable, { get(values: { id: string }): { id: string } | undefined }>
     const groupAccount = db.select({ accountId: groups.accountId }).from(groups).where(eq(groups.id, placeholder('id'))).prepare()
     const modelAccount = db.select({ accountId: models.accountId }).from(models).where(eq(models.id, placeholder('id'))).prepare()
-    const keyStored = db.select({ one: sql<number>`1` }).from(apiKeys).where(eq(apiKeys.hash, placeholder('hash'))).prepare()
+    const keyStored = db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.hash, placeholder('hash'))).prepare()
     // sign-in names are unique whatever their case; an empty name signs nobody in
     const userNamed = db
       .select({ id: users.id })
