@@ -55,6 +55,7 @@ import { streamRoutes } from './stream'
 import { createLiveStreams } from './stream/service'
 import { type Logger, silentLogger } from './log'
 import { opsRoutes } from './ops'
+import { createMaintenanceStore } from './store/maintenance'
 import { notificationRoutes } from './alerts/notifications'
 import { emailAlertRoutes } from './alerts/email-alerts'
 import { messagingOf, type MessagingSettings } from './alerts/delivery'
@@ -115,7 +116,8 @@ export function createApp(deps: AppDeps) {
   const log = deps.log ?? silentLogger
   const live = deps.live ?? new LivePositions()
   const metrics = deps.metrics ?? createServerMetrics()
-  metrics.bind({ sqlite })
+  const maintenance = createMaintenanceStore(deps.database)
+  metrics.bind({ databaseSizes: () => maintenance.fileSizes() })
 
   const access = createDeviceAccess(sqlite)
   const shareTokens = createShareTokenCache(sqlite, clock, { log, accessFlushMs: deps.shareAccessFlushMs })
@@ -186,7 +188,7 @@ export function createApp(deps: AppDeps) {
     .use(forwardedForPlugin(config.trustedProxies, forwardedFor))
     .use(
       opsRoutes({
-        sqlite,
+        database: maintenance,
         status: deps.status ?? { listening: true, stopping: false },
         metrics,
         metricsToken: config.metricsToken,

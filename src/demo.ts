@@ -10,16 +10,16 @@
  * routes, stops and travels look real, and at speed > 1 their timestamps run ahead of the clock
  * (at most the recording's length, well within the one day the pipeline accepts).
  */
-import { eq } from 'drizzle-orm'
 import { openProductDatabase } from './database'
-import { sessions, users } from '../db/schema'
 // Text imports, so that `bun build --compile` embeds the recordings and `tracker demo` needs no
 // folder. Their sources and terms: test/fixtures/tracks/README.md.
 import bus304Gpx from '../test/fixtures/tracks/bus304_limerick_2019-02-18.gpx' with { type: 'text' }
 import liverpoolCsv from '../test/fixtures/tracks/liverpool_bus_route14_outbound_2026-01-26.csv' with { type: 'text' }
 import type { Config } from './config'
 import { importDataset } from './dataset/service'
-import { createApiKey } from './keys/service'
+import { createDatasetStore } from './store/dataset'
+import { createDemoStore } from './store/demo'
+import { generateKey } from './keys/service'
 import { hashPassword } from './session/passwords'
 import { devicePortsOf } from './ingest/protocols/ports'
 import { startServer } from './server'
@@ -142,12 +142,12 @@ const DEMO = {
 export const DEMO_USER_NAME = 'demo'
 const deviceId = (i: number) => `de300000-0000-4000-8000-1000000000${String(i).padStart(2, '0')}`
 
-/** The demo fleet as an import document (docs/import-format.md), for `importDataset` with upsert. */
-export function demoDataset(tracks: Track[]) {
+/** The demo fleet as an import document (docs/import-format.md), for `importDataset` with upsert; `apiKey`: a new key of the demo admin. */
+export function demoDataset(tracks: Track[], apiKey?: string) {
   return {
     accounts: [{ id: DEMO.account, name: 'Demo Transit' }],
     groups: [{ id: DEMO.group, account: DEMO.account, name: 'Buses' }],
-    users: [{ id: DEMO.user, account: DEMO.account, name: DEMO_USER_NAME, role: 'admin' as const, groups: [DEMO.group] }],
+    users: [{ id: DEMO.user, account: DEMO.account, name: DEMO_USER_NAME, role: 'admin' as const, groups: [DEMO.group], ...(apiKey ? { api_keys: [apiKey] } : {}) }],
     models: [{ id: DEMO.model, name: 'Phone with Traccar Client', protocol: 'osmand' }],
     devices: tracks.map((track, i) => ({
       id: deviceId(i),
@@ -212,15 +212,12 @@ export async function runDemo(options: DemoOptions): Promise<{ sent: number; ref
   const password = Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('base64url')
   const passwordHash = await hashPassword(password)
   const database = openProductDatabase(config.databasePath, { synchronous: config.synchronous })
-  let key: string
+  const key = generateKey()
   try {
-    importDataset(database.sqlite, demoDataset(tracks), { upsert: true })
-    key = createApiKey(database.sqlite, DEMO.user)
+    // the fleet and the run's new key, in one unit of work
+    await importDataset(createDatasetStore(database), demoDataset(tracks, key), { upsert: true })
     // a new password ends the sessions of the last run
-    database.db.transaction((tx) => {
-      tx.update(users).set({ passwordHash }).where(eq(users.id, DEMO.user)).run()
-      tx.delete(sessions).where(eq(sessions.userId, DEMO.user)).run()
-    })
+    await createDemoStore(database).setPasswordEndingSessions(DEMO.user, passwordHash)
   } finally {
     database.close()
   }

@@ -8,9 +8,12 @@
 import './production'
 import { ALONE_BUSY_TIMEOUT_MS } from '../db/client'
 import { openProductDatabase } from './database'
-import type { Database } from 'bun:sqlite'
+import type { DatabaseHandle } from '../db/client'
 import { type Config, ConfigError, loadConfig } from './config'
 import { DatasetError, importDataset } from './dataset/service'
+import { createDatasetStore } from './store/dataset'
+import { createMaintenanceStore } from './store/maintenance'
+import { createOperatorNameStore } from './store/operator-names'
 import { NotJson, parseJsonFile } from './dataset/json'
 import { DomainError } from './errors'
 import { createLogger } from './log'
@@ -80,8 +83,8 @@ const COMMANDS: Record<string, Command> = {
     const document = parseJsonFile(text, file)
     const tty = process.stderr.isTTY
     const started = performance.now()
-    const summary = withDatabase(config, (sqlite) =>
-      importDataset(sqlite, document, {
+    const summary = await withDatabase(config, (database) =>
+      importDataset(createDatasetStore(database), document, {
         upsert: args.includes('--upsert'),
         onProgress: tty ? (done, total) => process.stderr.write(`\rpositions ${done}/${total}`) : undefined,
       }),
@@ -93,7 +96,7 @@ const COMMANDS: Record<string, Command> = {
   },
 
   async migrate(_args, config) {
-    withDatabase(config, () => undefined)
+    await withDatabase(config, () => undefined)
     console.log(`database ${config.databasePath} is migrated`)
     return 0
   },
@@ -103,7 +106,7 @@ const COMMANDS: Record<string, Command> = {
     if (!file || file.startsWith('--') || rest.length) throw new UsageError('backup FILE')
     requireDatabaseFile(config.databasePath)
     // the live database as it is: a backup never migrates it
-    const result = withDatabase(config, (sqlite) => backupDatabase(sqlite, file), { migrate: false })
+    const result = await withDatabase(config, (database) => backupDatabase(createMaintenanceStore(database), file), { migrate: false })
     console.log(
       `backup of ${config.databasePath} written to ${result.path}: ${result.bytes} bytes, copied in ${Math.round(result.copyMs)} ms, integrity ok (${Math.round(result.checkMs)} ms)`,
     )
@@ -147,22 +150,7 @@ const COMMANDS: Record<string, Command> = {
 /** what the operator's administration commands need from the process */
 function adminContext(config: Config): AdminCommandContext {
   return {
-    withDatabase: (work) => {
-      const database = openProductDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: ALONE_BUSY_TIMEOUT_MS })
-      try {
-        return work(database)
-      } finally {
-        database.close()
-      }
-    },
-    withDatabaseAsync: async (work) => {
-      const database = openProductDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: ALONE_BUSY_TIMEOUT_MS })
-      try {
-        return await work(database)
-      } finally {
-        database.close()
-      }
-    },
+    withDatabase: (work) => withDatabase(config, (database) => work({ names: createOperatorNameStore(database), database })),
     now: () => Date.now(),
     print: (line) => console.log(line),
     readStdin: () => Bun.stdin.text(),
@@ -174,10 +162,10 @@ const ALIASES: Record<string, string> = { '--version': 'version', '--help': 'hel
  * Opens the database (created and migrated unless told otherwise), runs `work`, closes it. A
  * command runs alone, so it may wait for the server's lock the long way (blocking is harmless here).
  */
-function withDatabase<T>(config: Config, work: (sqlite: Database) => T, options: { migrate?: boolean } = {}): T {
+async function withDatabase<T>(config: Config, work: (database: DatabaseHandle) => T | Promise<T>, options: { migrate?: boolean } = {}): Promise<T> {
   const database = openProductDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: ALONE_BUSY_TIMEOUT_MS, ...options })
   try {
-    return work(database.sqlite)
+    return await work(database)
   } finally {
     database.close()
   }

@@ -23,6 +23,8 @@ import { createConnectionGate, startTcpListener, type TcpListener } from './inge
 import { createLogger, type Logger } from './log'
 import type { ServerStatus } from './ops/health'
 import { startRetention } from './ops/retention'
+import { createMaintenanceStore } from './store/maintenance'
+import { createRetentionStore } from './store/retention'
 import { createDeliveryWorker, messagingOf } from './alerts/delivery'
 import { countingPipeline, createServerMetrics, type ServerMetrics } from './ops/server-metrics'
 import { consoleAddresses, createFirstRun, setupUrl } from './session/setup'
@@ -169,7 +171,8 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   })
   const retention = config.retentionDays
     ? startRetention({
-        sqlite: database.sqlite,
+        store: createRetentionStore(database, clock),
+        maintenance: createMaintenanceStore(database),
         clock,
         log,
         days: config.retentionDays,

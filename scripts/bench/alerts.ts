@@ -18,7 +18,7 @@ import { openDatabase } from '../../db/client'
 import { createGeofenceCache } from '../../src/alerts/cache'
 import { createAlertRules, type RuleFix } from '../../src/alerts/rules'
 import { systemClock } from '../../src/clock'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../../test/support/import'
 import { LivePositions } from '../../src/ingest/live'
 import { createIngestPipeline } from '../../src/ingest/pipeline'
 import { silentLogger } from '../../src/log'
@@ -70,7 +70,7 @@ interface Side {
 function open(name: string, alerts: boolean): Side {
   const database = openDatabase(join(dir, `${name}.db`))
   const account = uuid('0a000000', 1)
-  importDataset(database.sqlite, {
+  importNow(database, {
     accounts: [{ id: account, name: 'Bench' }],
     models: [{ id: uuid('0d000000', 1), name: 'Tracker' }],
     devices: Array.from({ length: DEVICES }, (_, i) => ({ id: uuid('0f000000', i), account, model: uuid('0d000000', 1), alias: `Bus ${i}`, imei: String(IMEI_BASE + i), serial: `S${i}` })),

@@ -20,7 +20,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../../test/support/import'
 import { PROTOCOLS } from '../../src/ingest/protocols'
 import { fmt } from './load'
 
@@ -42,7 +42,7 @@ function build() {
   console.log(`building ${DB}: ${DEVICES} devices, one fix every 5–10 s for ${DAYS} days…`)
   const started = performance.now()
   const database = openDatabase(DB)
-  importDataset(database.sqlite, {
+  importNow(database, {
     accounts: [{ id: ACCOUNT, name: 'Bench' }],
     groups: [{ id: GROUP, account: ACCOUNT, name: 'All' }],
     users: Array.from({ length: USERS }, (_, u) => ({ id: uuid('0c000000', u), account: ACCOUNT, name: `user${u}`, groups: [GROUP], api_keys: [keyOf(u)] })),

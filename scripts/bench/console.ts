@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type Page } from 'playwright-core'
 import { openDatabase } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../../test/support/import'
 import { freePort, serverEnv, spawnServer } from '../../test/support/process'
 
 const CHROMIUM = '/usr/bin/chromium'
@@ -109,7 +109,7 @@ async function run(count: number) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-console-'))
   const databasePath = join(dir, 'tracker.db')
   const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, fleet(count))
+  importNow(setup, fleet(count))
   setup.sqlite.query('UPDATE users SET password_hash = ?').run(await Bun.password.hash(PASSWORD, { algorithm: 'argon2id', memoryCost: 1024, timeCost: 1 }))
   setup.close()
 

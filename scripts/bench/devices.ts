@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../../test/support/import'
 import { fmt, load, startServerProcess, type LoadResult } from './load'
 
 const DEVICES = 1000
@@ -22,7 +22,7 @@ const account = uuid('0a000000', 1)
 const groups = Array.from({ length: 10 }, (_, i) => uuid('0b000000', i))
 const key = 'bench-key-0123456789abcdef'
 const database = openDatabase(path)
-importDataset(database.sqlite, {
+importNow(database, {
   accounts: [{ id: account, name: 'Bench' }],
   groups: groups.map((id, i) => ({ id, account, name: `G${i}` })),
   users: [{ id: uuid('0c000000', 1), account, name: 'bench', groups, api_keys: [key] }],

@@ -25,7 +25,7 @@ import { openDatabase } from '../../db/client'
 import { createGeofenceCache } from '../../src/alerts/cache'
 import { createAlertRules } from '../../src/alerts/rules'
 import { systemClock } from '../../src/clock'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../../test/support/import'
 import { type Area, checkArea } from '../../src/track/geofence'
 import { seededRandom } from '../../test/support/random'
 import { fmt } from './load'
@@ -111,7 +111,7 @@ const path = join(dir, 'bench.db')
 function build() {
   const started = performance.now()
   const database = openDatabase(path)
-  importDataset(database.sqlite, {
+  importNow(database, {
     accounts: [
       { id: DRAWN.account, name: 'Drawn' },
       { id: FLOOR.account, name: 'Floor' },

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../../test/support/import'
 import { fmt, startServerProcess } from './load'
 
 const DB = process.env.BENCH_HISTORY_DB ?? join(tmpdir(), 'bench-history.db')
@@ -27,7 +27,7 @@ function build() {
   const started = performance.now()
   const database = openDatabase(DB)
   const account = uuid('0a000000', 1)
-  importDataset(database.sqlite, {
+  importNow(database, {
     accounts: [{ id: account, name: 'Bench' }],
     groups: [{ id: uuid('0b000000', 1), account, name: 'All' }],
     users: [{ id: uuid('0c000000', 1), account, name: 'bench', groups: [uuid('0b000000', 1)], api_keys: [KEY] }],

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase, type DatabaseHandle } from '../../db/client'
 import { systemClock } from '../../src/clock'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../../test/support/import'
 import { LivePositions } from '../../src/ingest/live'
 import { startOsmandListener } from '../../src/ingest/protocols/osmand/listener'
 import { createIngestPipeline } from '../../src/ingest/pipeline'
@@ -50,7 +50,7 @@ function fleetDatabase(name: string, devices: { imei: string; serial: string }[]
   const database = openDatabase(join(dir, `${name}.db`))
   const account = uuid('0a000000', 1)
   const model = uuid('0d000000', 1)
-  importDataset(database.sqlite, {
+  importNow(database, {
     accounts: [{ id: account, name: 'Bench' }],
     models: [{ id: model, name: 'Tracker' }],
     devices: devices.map((d, i) => ({ id: uuid('0f000000', i), account, model, alias: `Bus ${i}`, imei: d.imei, serial: d.serial })),

@@ -8,14 +8,12 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import type { DatabaseHandle } from '../../db/client'
 import { createAccount } from '../admin/accounts'
 import { CLI_ACTOR } from '../admin/audit'
-import { asc, eq } from 'drizzle-orm'
-import { devices as devicesTable } from '../../db/schema'
 import { createDeviceAdmin } from '../devices/admin-service'
 import { adminDeps, operator } from '../admin/actor'
 import { createKey, keyOwner, listKeys, revokeKey } from '../admin/keys'
 import { createUser, hashPassword, listUsers, setPassword } from '../admin/users'
 import { setupFirstAccount } from '../session/setup'
-import { accounts as accountsTable, users as usersTable } from '../../db/schema'
+import type { OperatorNameStore } from '../store/operator-names'
 import { modelCommand } from './models'
 import { ArgumentError, list, resolveAccount, resolveGroup, resolveModel, resolveUser } from './resolve'
 
@@ -38,11 +36,17 @@ export function parseOptions<O extends Options>(args: string[], options: O, requ
   return parsed as { values: { [K in keyof O]?: O[K]['type'] extends 'boolean' ? boolean : string }; positionals: string[] }
 }
 
+/** What a command works with while the database is open. */
+export interface CommandStores {
+  /** names to rows, and the lists the commands print */
+  names: OperatorNameStore
+  /** for the modules that still take the connection itself (admin, devices, keys, session), as they are */
+  database: DatabaseHandle
+}
+
 export interface AdminCommandContext {
-  /** opens the database, runs `work`, closes it */
-  withDatabase<T>(work: (database: DatabaseHandle) => T): T
-  /** the same, for work that waits (hashing a password) */
-  withDatabaseAsync<T>(work: (database: DatabaseHandle) => Promise<T>): Promise<T>
+  /** opens the database, runs `work` (awaited), closes it */
+  withDatabase<T>(work: (stores: CommandStores) => T | Promise<T>): Promise<T>
   now(): number
   print(line: string): void
   /** what the operator typed on standard input (passwords), read once */
@@ -63,6 +67,13 @@ async function passwordFrom(context: AdminCommandContext): Promise<string> {
 
 const ROLES = ['admin', 'member'] as const
 
+/** "--groups G,G": each group of the account, by name or id, in order */
+async function groupIds(names: OperatorNameStore, accountId: string, given: string | undefined): Promise<string[]> {
+  const ids: string[] = []
+  for (const group of list(given)) ids.push((await resolveGroup(names, accountId, group)).id)
+  return ids
+}
+
 export const adminCommands = {
   model: modelCommand,
 
@@ -70,7 +81,7 @@ export const adminCommands = {
     const [, rest] = subcommand(args, ['create'], 'account create --name NAME')
     const { values, positionals } = parseOptions(rest, { name: { type: 'string' } }, ['name'])
     if (positionals.length) throw new ArgumentError(`unexpected argument ${positionals[0]}`)
-    const account = context.withDatabase(({ db }) => createAccount(db, { name: values.name! }, CLI_ACTOR, context.now()))
+    const account = await context.withDatabase(({ database }) => createAccount(database.db, { name: values.name! }, CLI_ACTOR, context.now()))
     context.print(`created account ${account.name} (${account.id})`)
     return 0
   },
@@ -79,12 +90,9 @@ export const adminCommands = {
     const [name, rest] = subcommand(args, ['add', 'list'], 'device add --account A [--model M] (--imei I | --serial S) [--alias X] [--groups G,G] | device list [--account A]')
     if (name === 'list') {
       const { values } = parseOptions(rest, { account: { type: 'string' } })
-      const rows = context.withDatabase(({ db }) => {
-        const account = values.account === undefined ? undefined : resolveAccount(db, values.account)
-        const query = db
-          .select({ id: devicesTable.id, alias: devicesTable.alias, imei: devicesTable.imei, serial: devicesTable.serial, state: devicesTable.state })
-          .from(devicesTable)
-        return (account ? query.where(eq(devicesTable.accountId, account.id)) : query).orderBy(asc(devicesTable.alias), asc(devicesTable.id)).all()
+      const rows = await context.withDatabase(async ({ names }) => {
+        const account = values.account === undefined ? undefined : await resolveAccount(names, values.account)
+        return names.deviceList(account ? account.id : null)
       })
       for (const row of rows) context.print([row.id, row.alias, row.imei || '-', row.serial || '-', row.state].join('\t'))
       return 0
@@ -96,12 +104,12 @@ export const adminCommands = {
     )
     if (positionals.length) throw new ArgumentError(`unexpected argument ${positionals[0]}`)
     if (values.imei === undefined && values.serial === undefined) throw new ArgumentError('--imei or --serial is required: it is how the device is recognised when it reports')
-    const device = context.withDatabase(({ db }) => {
-      const account = resolveAccount(db, values.account!)
+    const device = await context.withDatabase(async ({ names, database }) => {
+      const account = await resolveAccount(names, values.account!)
       // without --model: the built-in model of the protocol it first reports on
-      const model = values.model === undefined ? undefined : resolveModel(db, values.model, '--model', account.id)
-      const groups = list(values.groups).map((group) => resolveGroup(db, account.id, group).id)
-      const admin = createDeviceAdmin({ db, clock: { now: context.now } })
+      const model = values.model === undefined ? undefined : await resolveModel(names, values.model, '--model', account.id)
+      const groups = await groupIds(names, account.id, values.groups)
+      const admin = createDeviceAdmin({ db: database.db, clock: { now: context.now } })
       const alias = values.alias ?? values.imei ?? values.serial!
       return admin.createDevice({ alias, model: model?.id, groups, imei: values.imei, serial: values.serial }, account.id, CLI_ACTOR)
     })
@@ -115,11 +123,11 @@ export const adminCommands = {
     const clock = { now: context.now }
     if (name === 'list') {
       const { values } = parseOptions(rest, { account: { type: 'string' } })
-      const rows = context.withDatabase((database) => {
-        const accounts = values.account === undefined ? null : [resolveAccount(database.db, values.account).id]
-        const ids = accounts ?? database.db.selectDistinct({ id: usersTable.accountId }).from(usersTable).all().map((row) => row.id)
+      const rows = await context.withDatabase(async ({ names, database }) => {
+        const ids = values.account === undefined ? await names.accountsWithUsers() : [(await resolveAccount(names, values.account)).id]
+        const accountNames = await names.accountNames()
         return ids.flatMap((accountId) => {
-          const accountName = database.db.select({ name: accountsTable.name }).from(accountsTable).where(eq(accountsTable.id, accountId)).get()?.name ?? ''
+          const accountName = accountNames.get(accountId) ?? ''
           return listUsers(adminDeps(database, clock), operator(accountId), { limit: 100_000, offset: 0 }).map((user) => ({ ...user, accountId, accountName }))
         })
       })
@@ -131,9 +139,9 @@ export const adminCommands = {
       const { positionals } = parseOptions(rest, {})
       if (positionals.length !== 1) throw new ArgumentError('user passwd N: name the user (the password comes from standard input)')
       // the name is checked before the password is read: a typo fails at once
-      const user = context.withDatabase((database) => resolveUser(database.db, positionals[0]!, 'user'))
+      const user = await context.withDatabase(({ names }) => resolveUser(names, positionals[0]!, 'user'))
       const password = await hashPassword(await passwordFrom(context), 'password (standard input)')
-      context.withDatabase((database) => setPassword(adminDeps(database, clock), operator(user.accountId), user.id, password))
+      await context.withDatabase(({ database }) => setPassword(adminDeps(database, clock), operator(user.accountId), user.id, password))
       context.print(`password changed for ${user.name} (${user.id}); their sessions are ended`)
       return 0
     }
@@ -146,9 +154,9 @@ export const adminCommands = {
     const role = values.role ?? 'member'
     if (!(ROLES as readonly string[]).includes(role)) throw new ArgumentError(`--role must be admin or member, got "${role}"`)
     const password = values['password-stdin'] ? await hashPassword(await passwordFrom(context), 'password (standard input)') : undefined
-    const user = context.withDatabase((database) => {
-      const account = resolveAccount(database.db, values.account!)
-      const groups = list(values.groups).map((group) => resolveGroup(database.db, account.id, group).id)
+    const user = await context.withDatabase(async ({ names, database }) => {
+      const account = await resolveAccount(names, values.account!)
+      const groups = await groupIds(names, account.id, values.groups)
       return createUser(adminDeps(database, clock), operator(account.id), { name: values.name!, role: role as (typeof ROLES)[number], groups, password })
     })
     context.print(`created ${user.role} ${user.name} (${user.id})${password ? '' : '; no password yet: `user passwd` sets one'}`)
@@ -162,7 +170,7 @@ export const adminCommands = {
       const { positionals } = parseOptions(rest, {})
       if (positionals.length !== 1) throw new ArgumentError('key revoke ID: give the key\'s id (key list shows it)')
       const keyId = positionals[0]!
-      context.withDatabase((database) => {
+      await context.withDatabase(({ database }) => {
         const owner = keyOwner(database.db, keyId)
         if (owner === null) throw new ArgumentError(`no key with id "${keyId}"`)
         revokeKey(adminDeps(database, clock), operator(owner.accountId), owner.userId, keyId)
@@ -173,15 +181,15 @@ export const adminCommands = {
     const { values, positionals } = parseOptions(rest, { user: { type: 'string' }, name: { type: 'string' } }, ['user'])
     if (positionals.length) throw new ArgumentError(`unexpected argument ${positionals[0]}`)
     if (name === 'list') {
-      const keys = context.withDatabase((database) => {
-        const user = resolveUser(database.db, values.user!)
+      const keys = await context.withDatabase(async ({ names, database }) => {
+        const user = await resolveUser(names, values.user!)
         return listKeys(adminDeps(database, clock), operator(user.accountId), user.id)
       })
       for (const key of keys) context.print([key.id, key.name || '-', key.created_at, key.last_used_at ?? 'never used', key.expires_at ?? 'no expiry'].join('\t'))
       return 0
     }
-    const created = context.withDatabase((database) => {
-      const user = resolveUser(database.db, values.user!)
+    const created = await context.withDatabase(async ({ names, database }) => {
+      const user = await resolveUser(names, values.user!)
       return createKey(adminDeps(database, clock), operator(user.accountId), user.id, { name: values.name })
     })
     // the secret alone on standard output, so that KEY=$(tracker key create …) works
@@ -199,8 +207,8 @@ export const adminCommands = {
       if (!(await file.exists())) throw new ArgumentError(`--password-file: no file ${values['password-file']}`)
       password = (await file.text()).replace(/\r?\n$/, '')
     } else password = await passwordFrom(context)
-    const admin = await context.withDatabaseAsync(({ db }) =>
-      setupFirstAccount(db, { account: values.account!, name: values.admin!, password }, { now: context.now }, { actor: CLI_ACTOR }),
+    const admin = await context.withDatabase(({ database }) =>
+      setupFirstAccount(database.db, { account: values.account!, name: values.admin!, password }, { now: context.now }, { actor: CLI_ACTOR }),
     )
     context.print(`created account ${admin.account.name} (${admin.account.id}) and its admin ${admin.name} (${admin.id}); sign in at the console`)
     return 0

@@ -1,12 +1,10 @@
 /**
  * The operator names things as they know them: an account, user, group, device or model by its
  * name (or a device by its alias, IMEI or serial) or by its id. One lookup each, through
- * Drizzle; a name that matches nothing, or more than one thing, is a bad argument (exit 2)
+ * store/operator-names.ts; a name that matches nothing, or more than one thing, is a bad argument (exit 2)
  * naming the option it came from.
  */
-import { and, eq, isNull, or, sql } from 'drizzle-orm'
-import type { Db } from '../../db/client'
-import { accounts, devices, groups, models, users } from '../../db/schema'
+import type { NameMatch, OperatorNameStore } from '../store/operator-names'
 
 export class ArgumentError extends Error {}
 
@@ -19,50 +17,41 @@ function one<T extends { id: string }>(rows: T[], what: string, option: string, 
 }
 
 /** by id (any case), else by name (any case) */
-const byIdOrName = (column: { id: unknown; name: unknown }, given: string) =>
-  UUID.test(given) ? eq(column.id as never, given.toLowerCase()) : sql`lower(${column.name}) = ${given.toLowerCase()}`
+const idOrName = (given: string): NameMatch => (UUID.test(given) ? { id: given.toLowerCase() } : { name: given })
 
-export function resolveAccount(db: Db, given: string, option = '--account'): { id: string; name: string } {
-  return one(db.select({ id: accounts.id, name: accounts.name }).from(accounts).where(byIdOrName(accounts, given)).all(), 'account', option, given)
+export async function resolveAccount(names: OperatorNameStore, given: string, option = '--account'): Promise<{ id: string; name: string }> {
+  return one(await names.accounts(idOrName(given)), 'account', option, given)
 }
 
-export function resolveUser(db: Db, given: string, option = '--user'): { id: string; name: string; accountId: string } {
-  const rows = db.select({ id: users.id, name: users.name, accountId: users.accountId }).from(users).where(byIdOrName(users, given)).all()
-  return one(rows, 'user', option, given)
+export async function resolveUser(names: OperatorNameStore, given: string, option = '--user'): Promise<{ id: string; name: string; accountId: string }> {
+  return one(await names.users(idOrName(given)), 'user', option, given)
 }
 
-export function resolveGroup(db: Db, accountId: string, given: string, option = '--groups'): { id: string; name: string } {
-  const rows = db.select({ id: groups.id, name: groups.name }).from(groups).where(and(eq(groups.accountId, accountId), byIdOrName(groups, given))).all()
-  return one(rows, 'group', option, given)
+export async function resolveGroup(names: OperatorNameStore, accountId: string, given: string, option = '--groups'): Promise<{ id: string; name: string }> {
+  return one(await names.groups(accountId, idOrName(given)), 'group', option, given)
 }
 
 /**
  * A model by id or name; with `accountId`, only one that account's devices may use (a server-wide
  * model or one of the account's own): another account's model is no model there.
  */
-export function resolveModel(db: Db, given: string, option = '--model', accountId?: string): { id: string; name: string; accountId: string | null } {
-  const match = byIdOrName(models, given)
-  const rows = db
-    .select({ id: models.id, name: models.name, accountId: models.accountId })
-    .from(models)
-    .where(accountId === undefined ? match : and(match, or(isNull(models.accountId), eq(models.accountId, accountId))))
-    .all()
-  if (rows.length === 0 && accountId !== undefined && db.select({ id: models.id }).from(models).where(match).limit(1).get()) {
+export async function resolveModel(
+  names: OperatorNameStore,
+  given: string,
+  option = '--model',
+  accountId?: string,
+): Promise<{ id: string; name: string; accountId: string | null }> {
+  const match = idOrName(given)
+  const rows = await names.models(match, accountId)
+  if (rows.length === 0 && accountId !== undefined && (await names.anyModel(match))) {
     throw new ArgumentError(`${option}: "${given}" is another account's model; a device may use a server-wide model or one of its own account's`)
   }
   return one(rows, 'model', option, given)
 }
 
 /** a device by id, alias (within the account when one is given), IMEI or serial */
-export function resolveDevice(db: Db, given: string, option = '--device', accountId?: string): { id: string; alias: string; accountId: string } {
-  const match = UUID.test(given)
-    ? eq(devices.id, given.toLowerCase())
-    : or(sql`lower(${devices.alias}) = ${given.toLowerCase()}`, and(eq(devices.imei, given), sql`${devices.imei} <> ''`), and(eq(devices.serial, given), sql`${devices.serial} <> ''`))
-  const rows = db
-    .select({ id: devices.id, alias: devices.alias, accountId: devices.accountId })
-    .from(devices)
-    .where(accountId === undefined ? match : and(eq(devices.accountId, accountId), match))
-    .all()
+export async function resolveDevice(names: OperatorNameStore, given: string, option = '--device', accountId?: string): Promise<{ id: string; alias: string; accountId: string }> {
+  const rows = await names.devices(UUID.test(given) ? { id: given.toLowerCase() } : { text: given }, accountId)
   return one(rows, 'device', option, given)
 }
 

@@ -18,24 +18,16 @@
  * use it, before or after the import, and of the account it belongs to; what the import creates
  * (models, like accounts, users and devices) is not audited: no device used it before.
  */
-import type { Database, SQLQueryBindings } from 'bun:sqlite'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { eq } from 'drizzle-orm'
-import { drizzle } from 'drizzle-orm/bun-sqlite'
-import * as schema from '../../db/schema'
-import { CLI_ACTOR } from '../admin/audit'
-import { accountsUsingModel, modelBody, recordModelChange } from '../admin/models'
 import { BUILTIN_COMMAND_IDS, BUILTIN_MODEL_IDS } from '../commands/catalogue'
 import { patternProblems } from '../commands/patterns'
 import { identifierProblems } from '../devices/identifiers'
 import { hashKey } from '../keys/service'
-import { endLinksBeyondCreatorsReach } from '../share/creators'
-import { removeFromOtherAccountsLinks } from '../share/service'
-import { createEventStore, encodeEvent } from '../store/events'
-import { createPositionStore, encodePosition } from '../store/positions'
-import { isPlausiblePosition } from '../track/validate'
+import type { DatasetStore, ImportedTable, ImportRows, ImportSummary, StoredRows } from '../store/dataset'
 import { type Dataset, DatasetSchema, plainMessage } from './model'
 import { registerFormats } from '../formats'
+
+export type { ImportSummary }
 
 registerFormats()
 const checker = TypeCompiler.Compile(DatasetSchema)
@@ -92,18 +84,6 @@ export interface ImportOptions {
   onProgress?: (done: number, total: number) => void
 }
 
-export interface ImportSummary {
-  accounts: number
-  groups: number
-  users: number
-  apiKeys: number
-  models: number
-  commands: number
-  devices: number
-  positions: number
-  events: number
-}
-
 export function parseDataset(document: unknown): Dataset {
   if (checker.Check(document)) return lowerCaseIds(document)
   const problems = new Problems()
@@ -137,35 +117,30 @@ function lowerCaseIds(data: Dataset): Dataset {
   }
 }
 
-/** Validates `document` and writes it; throws DatasetError (nothing written) when anything is off. */
-export function importDataset(sqlite: Database, document: unknown, options: ImportOptions = {}): ImportSummary {
-  const data = parseDataset(document)
-  const now = options.now ?? Date.now()
-  const upsert = options.upsert ?? false
-  checkReferences(sqlite, data, upsert)
-
-  const write = sqlite.transaction(() => writeDataset(sqlite, data, { upsert, now, onProgress: options.onProgress }))
-  return write()
+/**
+ * Validates `document` and writes it in one unit of work (store/dataset.ts); rejects with
+ * DatasetError (nothing written) when anything is off.
+ */
+export function importDataset(store: DatasetStore, document: unknown, options: ImportOptions = {}): Promise<ImportSummary> {
+  try {
+    const data = parseDataset(document)
+    const upsert = options.upsert ?? false
+    const rows: ImportRows = { ...data, users: data.users?.map(({ api_keys, ...user }) => ({ ...user, apiKeyHashes: api_keys?.map(hashKey) })) }
+    return store.importRows(rows, { upsert, now: options.now ?? Date.now(), onProgress: options.onProgress, check: (stored) => checkReferences(stored, data, upsert) })
+  } catch (error) {
+    return Promise.reject(error)
+  }
 }
 
-const isoMs = (value: string | null | undefined): number | null => (value == null ? null : Date.parse(value))
-
-function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void {
+function checkReferences(stored: StoredRows, data: Dataset, upsert: boolean): void {
   const problems = new Problems()
-  const exists = (table: string) => {
-    const stmt = sqlite.query<{ one: number }, [string]>(`SELECT 1 AS one FROM ${table} WHERE id = ?`)
-    return (id: string) => stmt.get(id) !== null
-  }
+  const exists = (table: ImportedTable) => (id: string) => stored.has(table, id)
   const accountInDb = exists('accounts')
-  const db = drizzle(sqlite, { schema })
-  /** the account a stored model belongs to: null server-wide, undefined when there is no such model */
-  const storedModelAccount = (id: string) =>
-    db.select({ accountId: schema.models.accountId }).from(schema.models).where(eq(schema.models.id, id)).get()?.accountId
+  const storedModelAccount = (id: string) => stored.modelAccount(id)
   const deviceInDb = exists('devices')
-  const groupInDb = sqlite.query<{ account_id: string }, [string]>('SELECT account_id FROM groups WHERE id = ?')
 
   // Ids: unique within the file, and new to the database unless upserting.
-  const tables: [keyof Dataset, string][] = [['accounts', 'accounts'], ['groups', 'groups'], ['users', 'users'], ['models', 'models'], ['devices', 'devices']]
+  const tables: [keyof Dataset, ImportedTable][] = [['accounts', 'accounts'], ['groups', 'groups'], ['users', 'users'], ['models', 'models'], ['devices', 'devices']]
   const fileIds = new Map<string, Set<string>>()
   for (const [key, table] of tables) {
     const seen = new Set<string>()
@@ -196,13 +171,13 @@ function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void
   data.groups?.forEach((group, i) => {
     if (!hasAccount(group.account)) problems.add(`/groups/${i}/account`, `no account ${group.account}`)
     // its members would be left in a group of another account
-    const stored = groupInDb.get(group.id)?.account_id
-    if (stored !== undefined && stored !== group.account) {
-      problems.add(`/groups/${i}/account`, `group ${group.id} belongs to account ${stored}; a group cannot move to another account`)
+    const storedAccount = stored.groupAccount(group.id)
+    if (storedAccount !== undefined && storedAccount !== group.account) {
+      problems.add(`/groups/${i}/account`, `group ${group.id} belongs to account ${storedAccount}; a group cannot move to another account`)
     }
     groupAccount.set(group.id, group.account)
   })
-  const accountOfGroup = (id: string) => groupAccount.get(id) ?? groupInDb.get(id)?.account_id
+  const accountOfGroup = (id: string) => groupAccount.get(id) ?? stored.groupAccount(id)
   const checkGroups = (groups: string[] | undefined, account: string, path: string) =>
     groups?.forEach((group, g) => {
       const owner = accountOfGroup(group)
@@ -212,14 +187,12 @@ function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void
     })
 
   const keys = new Set<string>()
-  const keyInDb = sqlite.query<{ one: number }, [string]>('SELECT 1 AS one FROM api_keys WHERE hash = ?')
   // sign-in names are unique across the server, whatever their case (an empty name signs nobody in)
   const namesInFile = new Map<string, string>()
-  const nameInDb = sqlite.query<{ id: string }, [string]>("SELECT id FROM users WHERE lower(name) = ? AND name <> ''")
   data.users?.forEach((user, i) => {
     const name = (user.name ?? '').toLowerCase()
     if (name !== '') {
-      const other = namesInFile.get(name) ?? nameInDb.get(name)?.id
+      const other = namesInFile.get(name) ?? stored.userNamed(name)
       if (other !== undefined && other !== user.id) problems.add(`/users/${i}/name`, `is already the name of user ${other}; names are unique, whatever their case`)
       namesInFile.set(name, user.id)
     }
@@ -227,7 +200,7 @@ function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void
     if (!hasAccount(user.account)) problems.add(`/users/${i}/account`, `no account ${user.account}`)
     else checkGroups(user.groups, user.account, `/users/${i}/groups`)
     user.api_keys?.forEach((key, k) => {
-      if (keys.has(key) || (!upsert && keyInDb.get(hashKey(key)))) problems.add(`/users/${i}/api_keys/${k}`, 'duplicate API key')
+      if (keys.has(key) || (!upsert && stored.keyHashStored(hashKey(key)))) problems.add(`/users/${i}/api_keys/${k}`, 'duplicate API key')
       keys.add(key)
     })
   })
@@ -256,157 +229,4 @@ function checkReferences(sqlite: Database, data: Dataset, upsert: boolean): void
     if (!hasDevice(event.device)) problems.add(`/events/${i}/device`, `no device ${event.device}`)
   })
   problems.check()
-}
-
-function writeDataset(
-  sqlite: Database,
-  data: Dataset,
-  { upsert, now, onProgress }: { upsert: boolean; now: number; onProgress?: (done: number, total: number) => void },
-): ImportSummary {
-  // Without --upsert every id was checked to be new, so a conflict cannot happen there.
-  const onConflict = (columns: string[]) =>
-    upsert ? `ON CONFLICT(id) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(', ')}` : ''
-
-  const insertAccount = sqlite.query(`INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?) ${onConflict(['name'])}`)
-  const insertGroup = sqlite.query(`INSERT INTO groups (id, account_id, name) VALUES (?, ?, ?) ${onConflict(['account_id', 'name'])}`)
-  const insertUser = sqlite.query(`INSERT INTO users (id, account_id, name, created_at) VALUES (?, ?, ?, ?) ${onConflict(['account_id', 'name'])}`)
-  const clearUserGroups = sqlite.query('DELETE FROM user_groups WHERE user_id = ?')
-  // A user or device moved to another account keeps none of the old account's groups.
-  const storedUserAccount = sqlite.query<{ account_id: string }, [string]>('SELECT account_id FROM users WHERE id = ?')
-  const leaveOtherAccountsGroupsUser = sqlite.query<unknown, [string, string]>(
-    'DELETE FROM user_groups WHERE user_id = ? AND group_id IN (SELECT id FROM groups WHERE account_id <> ?)',
-  )
-  const insertUserGroup = sqlite.query('INSERT OR IGNORE INTO user_groups (user_id, group_id) VALUES (?, ?)')
-  const insertKey = sqlite.query('INSERT OR IGNORE INTO api_keys (user_id, hash, public_id, created_at) VALUES (?, ?, ?, ?)')
-  // a role left out keeps the stored one on --upsert (a new user is a member)
-  const setRole = sqlite.query<unknown, [string, string]>('UPDATE users SET role = ? WHERE id = ?')
-  const insertModel = sqlite.query(`INSERT INTO models (id, name, protocol) VALUES (?, ?, ?) ${onConflict(['name', 'protocol'])}`)
-  const insertCommand = sqlite.query(
-    `INSERT INTO commands (id, model_id, name, widget, ordinal, send) VALUES (?, ?, ?, ?, ?, ?) ${onConflict(['model_id', 'name', 'widget', 'ordinal', 'send'])}`,
-  )
-  const deviceColumns = ['account_id', 'model_id', 'alias', 'properties', 'serial', 'imei', 'iccid', 'state', 'latitude', 'longitude', 'connected', 'connected_at', 'disconnected_at', 'created_at', 'updated_at']
-  // An upsert that gives no created_at keeps the stored one (the last parameter says whether it was given).
-  const createdGiven = `?${deviceColumns.length + 2}`
-  const insertDevice = sqlite.query<{ key: number }, SQLQueryBindings[]>(
-    `INSERT INTO devices (id, ${deviceColumns.join(', ')}) VALUES (?1, ${deviceColumns.map((_, i) => `?${i + 2}`).join(', ')})
-     ${onConflict(deviceColumns.filter((c) => c !== 'created_at')).replace('model_id = excluded.model_id', 'model_id = coalesce(excluded.model_id, model_id)')}${upsert ? `, created_at = CASE WHEN ${createdGiven} THEN excluded.created_at ELSE created_at END` : ''} RETURNING key`,
-  )
-  const clearDeviceGroups = sqlite.query('DELETE FROM device_groups WHERE device_key = ?')
-  const storedDeviceAccount = sqlite.query<{ account_id: string }, [string]>('SELECT account_id FROM devices WHERE id = ?')
-  const leaveOtherAccountsGroupsDevice = sqlite.query<unknown, [number, string]>(
-    'DELETE FROM device_groups WHERE device_key = ? AND group_id IN (SELECT id FROM groups WHERE account_id <> ?)',
-  )
-  const insertDeviceGroup = sqlite.query('INSERT OR IGNORE INTO device_groups (group_id, device_key) VALUES (?, ?)')
-  const deviceKey = sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?')
-  // positions and events are written through their stores (the one encoding); --upsert replaces what it names
-  const positionStore = createPositionStore(sqlite)
-  const eventStore = createEventStore(sqlite)
-  const writePosition = upsert ? positionStore.upsert : positionStore.insert
-  const writeEvent = upsert ? eventStore.upsert : eventStore.insert
-  const locate = sqlite.query<unknown, [number, number, number]>('UPDATE devices SET latitude = ?, longitude = ? WHERE key = ?')
-  const locateFromNewest = (key: number) => {
-    const newest = positionStore.newestValid(key)
-    if (newest) locate.run(newest.latitude, newest.longitude, key)
-  }
-
-  // the stored models the file rewrites (--upsert), as they were: one that changes is audited
-  const db = drizzle(sqlite, { schema })
-  const modelsBefore = (data.models ?? []).flatMap((m) => {
-    const row = db.select().from(schema.models).where(eq(schema.models.id, m.id)).get()
-    return row ? [{ id: m.id, body: modelBody(db, row), users: accountsUsingModel(db, m.id) }] : []
-  })
-
-  const summary: ImportSummary = { accounts: 0, groups: 0, users: 0, apiKeys: 0, models: 0, commands: 0, devices: 0, positions: 0, events: 0 }
-  for (const a of data.accounts ?? []) summary.accounts += insertAccount.run(a.id, a.name ?? '', now).changes
-  for (const g of data.groups ?? []) summary.groups += insertGroup.run(g.id, g.account, g.name ?? '').changes
-  for (const u of data.users ?? []) {
-    const movedFrom = upsert ? storedUserAccount.get(u.id)?.account_id : undefined
-    summary.users += insertUser.run(u.id, u.account, u.name ?? '', now).changes
-    if (u.groups) {
-      clearUserGroups.run(u.id)
-      for (const g of u.groups) insertUserGroup.run(u.id, g)
-    }
-    if (movedFrom !== undefined && movedFrom !== u.account) leaveOtherAccountsGroupsUser.run(u.id, u.account)
-    if (u.role !== undefined) setRole.run(u.role, u.id)
-    for (const key of u.api_keys ?? []) summary.apiKeys += insertKey.run(u.id, hashKey(key), crypto.randomUUID(), now).changes
-  }
-  for (const m of data.models ?? []) {
-    summary.models += insertModel.run(m.id, m.name ?? '', m.protocol ?? null).changes
-    m.commands?.forEach((c, ordinal) => {
-      summary.commands += insertCommand.run(c.id, m.id, c.name ?? '', JSON.stringify(c.widget), ordinal, c.send ? JSON.stringify(c.send) : null).changes
-    })
-  }
-
-  const keys = new Map<string, number>()
-  const locateAfterPositions: number[] = []
-  for (const d of data.devices ?? []) {
-    const location = d.location ?? null
-    const movedFrom = upsert ? storedDeviceAccount.get(d.id)?.account_id : undefined
-    const values: SQLQueryBindings[] = [
-      d.account, d.model ?? null, d.alias ?? '', JSON.stringify(d.properties ?? {}), d.serial ?? '', d.imei ?? '', d.iccid ?? '',
-      d.state ?? 'new', location?.[0] ?? null, location?.[1] ?? null, d.connected ? 1 : 0,
-      isoMs(d.connected_at), isoMs(d.disconnected_at), isoMs(d.created_at) ?? now, isoMs(d.updated_at) ?? now,
-    ]
-    const key = insertDevice.get(d.id, ...values, ...(upsert ? [d.created_at !== undefined ? 1 : 0] : []))!.key
-    keys.set(d.id, key)
-    summary.devices++
-    if (d.groups) {
-      clearDeviceGroups.run(key)
-      for (const g of d.groups) insertDeviceGroup.run(g, key)
-    }
-    if (movedFrom !== undefined && movedFrom !== d.account) {
-      leaveOtherAccountsGroupsDevice.run(key, d.account)
-      removeFromOtherAccountsLinks(sqlite, key, d.account, now)
-    }
-    if (d.location === undefined) locateAfterPositions.push(key)
-  }
-  for (const before of modelsBefore) {
-    const row = db.select().from(schema.models).where(eq(schema.models.id, before.id)).get()!
-    if (Bun.deepEquals(modelBody(db, row), before.body)) continue
-    const accounts = [...before.users, ...accountsUsingModel(db, before.id), row.accountId]
-    recordModelChange(db, { modelId: before.id, action: 'update', actor: CLI_ACTOR, accounts }, now)
-  }
-
-  // once every user's and device's groups, roles and accounts are as the document says (never
-  // between a group cleared and the same group given back): share links keep only what their
-  // creators reach (share/creators.ts). Only --upsert can take reach away.
-  if (upsert) endLinksBeyondCreatorsReach(sqlite, null, now)
-  const keyOf = (id: string) => {
-    let key = keys.get(id)
-    if (key === undefined) {
-      key = deviceKey.get(id)!.key
-      keys.set(id, key)
-    }
-    return key
-  }
-
-  const positions = data.positions ?? []
-  const step = Math.max(1, Math.floor(positions.length / 50))
-  positions.forEach((p, i) => {
-    // an imported fix is valid unless it is the 0/0 placeholder
-    const row = encodePosition(p, isPlausiblePosition(p.latitude, p.longitude))
-    if (writePosition(keyOf(p.device), row)) summary.positions++
-    if (onProgress && i % step === 0) onProgress(i, positions.length)
-  })
-  onProgress?.(positions.length, positions.length)
-
-  // the n-th event of a (device, second, code) in the file is its seq n - 1 (db/schema.ts): a file
-  // may hold several of one code in one second (a device reconnecting), and importing it again
-  // lands each on its own row, nothing twice
-  const seqs = new Map<string, number>()
-  for (const e of data.events ?? []) {
-    const [latitude, longitude] = e.coordinates ?? [null, null]
-    const event = {
-      timestamp: e.timestamp, alarmCode: e.alarm_code, context: e.context, speed: e.speed ?? null, satellites: e.satellite ?? null,
-      latitude, longitude, mcc: e.mcc ?? null, mnc: e.mnc ?? null, dbm: e.dbm ?? null,
-    }
-    const key = keyOf(e.device)
-    const row = encodeEvent(event, latitude !== null && longitude !== null && isPlausiblePosition(latitude, longitude))
-    const occurrence = `${key} ${row.ts} ${row.alarm_code}`
-    const seq = seqs.get(occurrence) ?? 0
-    seqs.set(occurrence, seq + 1)
-    if (writeEvent(key, row, seq)) summary.events++
-  }
-  if (positions.length > 0) for (const key of locateAfterPositions) locateFromNewest(key)
-  return summary
 }

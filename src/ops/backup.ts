@@ -5,10 +5,10 @@
  * the target, checks it, syncs it, and only then renames it into place, so FILE is either a
  * complete, checked backup or absent.
  */
-import { Database } from 'bun:sqlite'
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { Invalid, NotFound } from '../errors'
+import { integrityOfFile, type MaintenanceStore } from '../store/maintenance'
 
 export interface BackupResult {
   path: string
@@ -21,18 +21,8 @@ export interface BackupResult {
 /** The copy failed its integrity check: it is removed, and the source should be looked at. */
 export class BackupCorrupt extends Error {}
 
-export function checkIntegrity(path: string): string {
-  const copy = new Database(path, { readonly: true })
-  try {
-    const rows = copy.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all()
-    return rows.map((r) => r.integrity_check).join('; ')
-  } finally {
-    copy.close()
-  }
-}
-
-/** Copy the database behind `sqlite` to `target`; refuses to overwrite. */
-export function backupDatabase(sqlite: Database, target: string): BackupResult {
+/** Copy the database to `target`; refuses to overwrite. */
+export async function backupDatabase(database: Pick<MaintenanceStore, 'copyTo'>, target: string): Promise<BackupResult> {
   const path = resolve(target)
   if (existsSync(path)) throw new Invalid(`${target} already exists; choose a new file name (backups are never overwritten)`)
   mkdirSync(dirname(path), { recursive: true })
@@ -40,11 +30,11 @@ export function backupDatabase(sqlite: Database, target: string): BackupResult {
   rmSync(partial, { force: true })
   try {
     const copyStarted = performance.now()
-    sqlite.run('VACUUM INTO ?', [partial])
+    await database.copyTo(partial)
     const copyMs = performance.now() - copyStarted
 
     const checkStarted = performance.now()
-    const integrity = checkIntegrity(partial)
+    const integrity = await integrityOfFile(partial)
     if (integrity !== 'ok') throw new BackupCorrupt(`the copy failed its integrity check: ${integrity.slice(0, 500)}`)
     const checkMs = performance.now() - checkStarted
 

@@ -8,10 +8,9 @@
  * a failed write: a full disk is then seen before the writes fail, whichever writer hits it
  * first (ingest, a share link, another process), and it clears by itself once space is freed.
  */
-import type { Database } from 'bun:sqlite'
 import { statfsSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { migrationsApplied } from '../../db/client'
+import type { MaintenanceStore } from '../store/maintenance'
 
 /** What the server tells the readiness check; mutable, owned by server.ts. */
 export interface ServerStatus {
@@ -39,10 +38,9 @@ export interface DiskCheck {
   minFreeBytes: number
 }
 
-/** Free bytes of the database file's file system, for an unprivileged writer; null for an in-memory database or when statfs fails. */
-export function databaseFreeBytes(sqlite: Database): number | null {
-  const file = sqlite.filename
-  if (!file || file === ':memory:') return null
+/** Free bytes of the database file's file system, for an unprivileged writer; null without a file (in memory) or when statfs fails. */
+export function databaseFreeBytes(file: string | null): number | null {
+  if (file === null) return null
   try {
     const stats = statfsSync(dirname(file))
     return stats.bavail * stats.bsize
@@ -53,17 +51,13 @@ export function databaseFreeBytes(sqlite: Database): number | null {
 
 const MIB = 1024 * 1024
 
-export function readiness(sqlite: Database, status: ServerStatus, disk?: DiskCheck): Readiness {
+export async function readiness(store: Pick<MaintenanceStore, 'answers' | 'migrationsApplied'>, status: ServerStatus, disk?: DiskCheck): Promise<Readiness> {
   const reasons: string[] = []
   let database: CheckResult = 'failing'
-  try {
-    sqlite.query('SELECT 1').get()
-    database = 'ok'
-  } catch {
-    // closed, or the file is gone: not ready
-    reasons.push('the database does not answer')
-  }
-  const migrations: CheckResult = database === 'ok' && migrationsApplied(sqlite) ? 'ok' : 'failing'
+  if (await store.answers()) database = 'ok'
+  // closed, or the file is gone: not ready
+  else reasons.push('the database does not answer')
+  const migrations: CheckResult = database === 'ok' && (await store.migrationsApplied()) ? 'ok' : 'failing'
   if (migrations === 'failing' && database === 'ok') reasons.push('migrations are missing')
   const listeners: CheckResult = status.listening && !status.stopping ? 'ok' : 'failing'
   if (status.stopping) reasons.push('shutting down')

@@ -2,7 +2,6 @@
  * Operations endpoints: GET /health (alive), GET /ready (can serve), GET /metrics (Prometheus).
  * No data behind any of them; /metrics wants `Authorization: Bearer <METRICS_TOKEN>` when set.
  */
-import type { Database } from 'bun:sqlite'
 import { Elysia, t } from 'elysia'
 import { timingSafeEqual } from 'node:crypto'
 import { Unauthorized, Unavailable } from '../errors'
@@ -12,9 +11,11 @@ import { PROTOCOLS } from '../ingest/protocols'
 import { databaseFreeBytes, readiness, type ServerStatus } from './health'
 import { METRICS_CONTENT_TYPE } from './metrics'
 import type { ServerMetrics } from './server-metrics'
+import type { MaintenanceStore } from '../store/maintenance'
 
 export interface OpsDeps {
-  sqlite: Database
+  /** whether the database answers and is migrated, and where its file is */
+  database: MaintenanceStore
   status: ServerStatus
   metrics: ServerMetrics
   /** METRICS_TOKEN; null leaves /metrics open (bind it to a private interface then) */
@@ -48,7 +49,7 @@ const Listeners = t.Record(t.String(), t.Union([t.Literal('up'), t.Literal('off'
   description: `Each device protocol's listener: ${PROTOCOLS.map((p) => `\`${p.name}\` (${p.portVariable})`).join(', ')}; \`off\` when its port variable is 0`,
 })
 
-export function opsRoutes({ sqlite, status, metrics, metricsToken, minFreeBytes, freeBytes = () => databaseFreeBytes(sqlite), warnings = () => [] }: OpsDeps) {
+export function opsRoutes({ database, status, metrics, metricsToken, minFreeBytes, freeBytes = () => databaseFreeBytes(database.file), warnings = () => [] }: OpsDeps) {
   const disk = { freeBytes, minFreeBytes }
   return new Elysia({ name: 'ops' })
     .get('/health', () => ({ status: 'ok' as const }), {
@@ -62,8 +63,8 @@ export function opsRoutes({ sqlite, status, metrics, metricsToken, minFreeBytes,
     })
     .get(
       '/ready',
-      () => {
-        const result = readiness(sqlite, status, disk)
+      async () => {
+        const result = await readiness(database, status, disk)
         if (!result.ready) {
           const failing = Object.entries(result.checks).filter(([, v]) => v !== 'ok').map(([k]) => k)
           throw new Unavailable(`Not ready: ${failing.join(', ')} failing (${result.reasons.join('; ')})`)
@@ -94,8 +95,9 @@ export function opsRoutes({ sqlite, status, metrics, metricsToken, minFreeBytes,
     )
     .get(
       '/metrics',
-      ({ request }) => {
+      async ({ request }) => {
         checkMetricsToken(request, metricsToken)
+        await metrics.collect()
         return new Response(metrics.registry.render(), { headers: { 'content-type': METRICS_CONTENT_TYPE, 'cache-control': 'no-store' } })
       },
       {

@@ -10,21 +10,23 @@
  * rows; the file itself does not shrink (README: "Retention").
  *
  * While another process holds the write lock (an import), a batch waits for it asynchronously
- * (store/busy.ts); still locked after 5 s, the pass ends and the next one starts over.
+ * (store/busy.ts); still locked after 5 s, the pass ends and the next one starts over. The
+ * batches are store/retention.ts's units of work; the WAL is store/maintenance.ts's.
  *
  * The cutoff comes from the injected clock; the pass schedule is real time.
  */
-import type { Database } from 'bun:sqlite'
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
-import { retryWhileBusy } from '../store/busy'
-import { createEventStore } from '../store/events'
-import { createPositionStore } from '../store/positions'
+import type { MaintenanceStore } from '../store/maintenance'
+import type { RetainedTable, RetentionStore, RetentionTask } from '../store/retention'
 
-export type RetainedTable = 'positions' | 'events'
+export type { RetainedTable }
 
 export interface RetentionOptions {
-  sqlite: Database
+  /** the batches' deletes */
+  store: RetentionStore
+  /** the WAL's checkpoints */
+  maintenance: Pick<MaintenanceStore, 'checkpoint' | 'truncateLog'>
   clock: Clock
   log: Logger
   /** keep this many days of positions and events */
@@ -58,20 +60,13 @@ export interface Retention {
 }
 
 export function startRetention(options: RetentionOptions): Retention {
-  const { sqlite, clock, log, days } = options
+  const { store, maintenance, clock, log, days } = options
   if (!Number.isInteger(days) || days < 1) throw new Error(`retention needs a whole number of days ≥ 1, got ${days}`)
   const batchRows = options.batchRows ?? 5000
   const batchDevices = options.batchDevices ?? 1000
   const pauseMs = options.pauseMs ?? 10
   const intervalMs = options.intervalMs ?? 5 * 60_000
   const firstDelayMs = options.firstDelayMs ?? 30_000
-
-  const deviceKeys = sqlite.query<{ key: number }, []>('SELECT key FROM devices ORDER BY key')
-  // the tables' own deletes (src/store owns them)
-  const stores: Record<RetainedTable, { deleteOlder(deviceKey: number, beforeSeconds: number, limit: number): number }> = {
-    positions: createPositionStore(sqlite),
-    events: createEventStore(sqlite),
-  }
 
   let stopped = false
   let running: Promise<RetentionPass> | null = null
@@ -80,33 +75,15 @@ export function startRetention(options: RetentionOptions): Retention {
   async function pass(): Promise<RetentionPass> {
     const started = performance.now()
     const cutoff = Math.floor(clock.now() / 1000) - days * 86_400
-    const keys = deviceKeys.all().map((row) => row.key)
-    const tasks: { table: RetainedTable; key: number }[] = [
+    const keys = await store.deviceKeys()
+    const tasks: RetentionTask[] = [
       ...keys.map((key) => ({ table: 'positions' as const, key })),
       ...keys.map((key) => ({ table: 'events' as const, key })),
     ]
     const result: RetentionPass = { cutoff, positions: 0, events: 0, batches: 0 }
-    // One transaction: from task `from`, what it deleted and the task to start the next one at.
-    // Pure in its outcome, so that a retry after a busy attempt (rolled back) starts over.
-    const batch = sqlite.transaction((from: number) => {
-      const deleted = { positions: 0, events: 0 }
-      let next = from
-      let budget = batchRows
-      let visited = 0
-      while (budget > 0 && next < tasks.length && visited < batchDevices) {
-        const { table, key } = tasks[next]
-        const rows = stores[table].deleteOlder(key, cutoff, budget)
-        deleted[table] += rows
-        budget -= rows
-        visited++
-        // fewer than asked: this device has nothing older left (exactly as many: look again next batch)
-        if (budget > 0) next++
-      }
-      return { deleted, next }
-    })
     let next = 0
     while (next < tasks.length && !stopped) {
-      const done = await retryWhileBusy(sqlite, () => batch.immediate(next), { clock })
+      const done = await store.deleteBatch(tasks, next, cutoff, { rows: batchRows, devices: batchDevices })
       const deleted = done.deleted
       next = done.next
       result.batches++
@@ -114,11 +91,11 @@ export function startRetention(options: RetentionOptions): Retention {
       result.events += deleted.events
       if (deleted.positions) options.onDeleted?.('positions', deleted.positions)
       if (deleted.events) options.onDeleted?.('events', deleted.events)
-      if (deleted.positions || deleted.events) sqlite.run('PRAGMA wal_checkpoint(PASSIVE)')
+      if (deleted.positions || deleted.events) await maintenance.checkpoint()
       if (next < tasks.length) await Bun.sleep(pauseMs)
     }
     if (result.positions || result.events) {
-      truncateWal()
+      await truncateWal()
       log.info('retention pass', {
         cutoff: new Date(cutoff * 1000).toISOString(),
         positions: result.positions,
@@ -131,15 +108,11 @@ export function startRetention(options: RetentionOptions): Retention {
   }
 
   /** TRUNCATE without waiting: with a reader in the way it simply does not happen this time. */
-  function truncateWal(): void {
-    const { timeout } = sqlite.query<{ timeout: number }, []>('PRAGMA busy_timeout').get()!
+  async function truncateWal(): Promise<void> {
     try {
-      sqlite.run('PRAGMA busy_timeout = 0')
-      sqlite.run('PRAGMA wal_checkpoint(TRUNCATE)')
+      await maintenance.truncateLog()
     } catch (error) {
       log.debug('retention: WAL not truncated', { error: (error as Error).message })
-    } finally {
-      sqlite.run(`PRAGMA busy_timeout = ${timeout}`)
     }
   }
 

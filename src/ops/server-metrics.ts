@@ -3,8 +3,7 @@
  * requests, a counting wrapper around the ingest pipeline records fixes by protocol, the
  * pipeline's batch hook records commit times, and gauges are read at scrape time.
  */
-import { statSync } from 'node:fs'
-import type { Database } from 'bun:sqlite'
+import type { DatabaseFileSizes } from '../store/maintenance'
 import { MaskedUnknownDevice, UnknownDevice, type IngestPipeline, type IngestResult } from '../ingest/pipeline'
 import { Registry } from './metrics'
 
@@ -18,8 +17,8 @@ export interface MetricSources {
   connectedDevices?: () => number
   /** open device TCP connections by protocol (every TCP protocol of ingest/protocols, 0 when off) */
   tcpConnections?: () => Record<string, number>
-  /** the database whose files are measured */
-  sqlite?: Database
+  /** the database's files, measured (store/maintenance.ts) */
+  databaseSizes?: () => Promise<DatabaseFileSizes>
   /** the notification outbox: deliveries pending, and the age of the oldest (alerts/delivery.ts) */
   notificationOutbox?: () => { pending: number; oldestAgeSeconds: number }
 }
@@ -28,6 +27,8 @@ export function createServerMetrics() {
   const registry = new Registry()
   const startedAt = Date.now() / 1000
   const sources: MetricSources = {}
+  /** what the asynchronous sources said at the last collect() */
+  let databaseSizes: DatabaseFileSizes | null = null
 
   const metrics = {
     registry,
@@ -70,11 +71,9 @@ export function createServerMetrics() {
       for (const [protocol, count] of Object.entries(sources.tcpConnections?.() ?? {})) set([protocol], count)
     }),
     databaseSize: registry.gauge('tracker_database_size_bytes', 'Size of the SQLite files on disk: the database and its write-ahead log', ['file'], (set) => {
-      const sqlite = sources.sqlite
-      if (!sqlite) return
-      const size = databaseFileSizes(sqlite)
-      set(['database'], size.database)
-      set(['wal'], size.wal)
+      if (!databaseSizes) return
+      set(['database'], databaseSizes.database)
+      set(['wal'], databaseSizes.wal)
     }),
     notificationDeliveries: registry.counter(
       'tracker_notification_deliveries_total',
@@ -110,28 +109,15 @@ export function createServerMetrics() {
     bind(more: MetricSources): void {
       Object.assign(sources, more)
     },
+    /** reads the sources that answer asynchronously (the database's sizes), for the render that follows */
+    async collect(): Promise<void> {
+      databaseSizes = sources.databaseSizes ? await sources.databaseSizes() : null
+    },
   }
   return metrics
 }
 
 export type ServerMetrics = ReturnType<typeof createServerMetrics>
-
-/** Bytes of the database file and its WAL; an in-memory database counts its pages. */
-export function databaseFileSizes(sqlite: Database): { database: number; wal: number } {
-  const file = sqlite.filename
-  if (!file || file === ':memory:') {
-    const pages = sqlite.query<{ n: number }, []>('SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()').get()
-    return { database: pages?.n ?? 0, wal: 0 }
-  }
-  const size = (path: string) => {
-    try {
-      return statSync(path).size
-    } catch {
-      return 0
-    }
-  }
-  return { database: size(file), wal: size(`${file}-wal`) }
-}
 
 /**
  * The pipeline as one protocol's listener sees it, counting what it commits and what it refuses

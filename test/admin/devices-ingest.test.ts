@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { freePort } from '../support/process'
@@ -22,7 +22,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 test('a device created over HTTP reports in at once; re-identified, its old serial is refused and the new one accepted; deleted, refused', async () => {
   const databasePath = join(dir, 'tracker.db')
   const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, baseDataset())
+  importNow(setup, baseDataset())
   setup.close()
   const osmandPort = freePort()
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { connectClient, gt06Login } from '../ingest/frames'
@@ -44,7 +44,7 @@ interface Listed {
 test('the unknown identifiers refused in the last 24 h, for a single-account admin (403 to members): masked and unlinked ones left out; gone once added, after 24 h; none listed to anyone with two accounts', async () => {
   const databasePath = join(dir, 'tracker.db')
   const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, oneAccount())
+  importNow(setup, oneAccount())
   setup.close()
   const ports = { osmand: freePort(), gt06: freePort() }
   const start = Date.UTC(2026, 10, 25, 12)
@@ -108,7 +108,7 @@ test('the unknown identifiers refused in the last 24 h, for a single-account adm
     // a second account on the server: nobody sees strangers' identifiers any more
     expect(await fix('phone-10')).toBe(404)
     const other = openDatabase(databasePath)
-    importDataset(other.sqlite, { accounts: [{ id: ids.globex, name: 'Globex' }], users: [{ id: ids.erin, account: ids.globex, name: 'erin', role: 'admin', api_keys: [keys.erin] }] })
+    importNow(other, { accounts: [{ id: ids.globex, name: 'Globex' }], users: [{ id: ids.erin, account: ids.globex, name: 'erin', role: 'admin', api_keys: [keys.erin] }] })
     other.close()
     for (const key of [keys.dana, keys.erin]) {
       const shared = await api('GET', '/devices/unknown', key)
@@ -126,7 +126,7 @@ test('the unknown identifiers refused in the last 24 h, for a single-account adm
 test('the list is bounded: the 1,000 most recently seen; an identifier no device could be given is left out', async () => {
   const databasePath = join(dir, 'bounded.db')
   const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, oneAccount())
+  importNow(setup, oneAccount())
   setup.close()
   const osmand = freePort()
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { connectClient, gt06Login } from '../ingest/frames'
@@ -30,7 +30,7 @@ const headers = { authorization: `Bearer ${keys.alice}` }
 beforeAll(async () => {
   const path = join(dir, 'tracker.db')
   const setup = openDatabase(path)
-  importDataset(setup.sqlite, baseDataset())
+  importNow(setup, baseDataset())
   setup.close()
   gt06Port = freePort()
   server = await startServer(

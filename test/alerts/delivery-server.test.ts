@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { beginOutboxBatch } from '../../src/alerts/outbox'
 import { loadConfig } from '../../src/config'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { baseDataset, ids, keys } from '../support/world'
@@ -22,7 +22,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 test('the server delivers what is committed to the outbox, counts it, and stops with its worker', async () => {
   const path = join(dir, 'tracker.db')
   const setup = openDatabase(path)
-  importDataset(setup.sqlite, baseDataset())
+  importNow(setup, baseDataset())
   setup.close()
   const receiver = startReceiver()
   const server = await startServer(

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { freePort, serverEnv } from '../support/process'
 import { baseDataset, keys } from '../support/world'
 import { startReceiver, verifySignature } from './delivery-receiver'
@@ -29,7 +29,7 @@ async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 15_0
 
 test('SIGKILL between commit and delivery: after the restart exactly the committed events are delivered', async () => {
   const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, baseDataset())
+  importNow(setup, baseDataset())
   setup.close()
   const ports = { http: freePort(), osmand: freePort(), teltonika: freePort() }
   const env = { ...serverEnv(databasePath, ports, 'error'), WEBHOOK_ALLOW_PRIVATE: '1' }

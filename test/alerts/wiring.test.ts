@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { loadConfig } from '../../src/config'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { baseDataset, ids, keys } from '../support/world'
@@ -29,7 +29,7 @@ const T0 = Math.floor(Date.now() / 1000) - 3600
 beforeAll(async () => {
   const path = join(dir, 'tracker.db')
   const setup = openDatabase(path)
-  importDataset(setup.sqlite, baseDataset())
+  importNow(setup, baseDataset())
   setup.close()
   receiver = startReceiver()
   const osmandPort = freePort()

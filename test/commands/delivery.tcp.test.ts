@@ -14,7 +14,7 @@ import { manualClock } from '../../src/clock'
 import { ANSWER_WAIT_MS, createCommandQueue, type CommandQueue, type OutgoingCommand } from '../../src/commands/queue'
 import { createCommandStore } from '../../src/store/commands'
 import { loadConfig } from '../../src/config'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import type { CommandDelivery } from '../../src/ingest/commands'
 import { LivePositions } from '../../src/ingest/live'
 import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline'
@@ -116,7 +116,7 @@ const clients: TestClient[] = []
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'tracker-commands-tcp-'))
   database = openDatabase(join(dir, 'tracker.db'))
-  importDataset(database.sqlite, tcpDataset())
+  importNow(database, tcpDataset())
   clock = manualClock()
   const live = new LivePositions()
   const config = loadConfig({})
@@ -448,7 +448,7 @@ describe('across a restart of the server', () => {
     const root = join(import.meta.dir, '..', '..')
     const databasePath = join(dir, 'restart.db')
     const setup = openDatabase(databasePath)
-    importDataset(setup.sqlite, commandDataset())
+    importNow(setup, commandDataset())
     setup.close()
     const ports = { http: freePort(), osmand: 0, teltonika: 0 }
     const gt06Port = freePort()

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { createApp } from '../../src/app'
 import { manualClock } from '../../src/clock'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 
 const dir = mkdtempSync(join(tmpdir(), 'tracker-example-commands-'))
 afterEach(() => rmSync(dir, { recursive: true, force: true }))
@@ -14,7 +14,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }))
 test('examples/fleet.json: GT06 and Teltonika commands with their texts; Set APN sends the form with the password hidden', async () => {
   const database = openDatabase(join(dir, 'tracker.db'))
   try {
-    importDataset(database.sqlite, JSON.parse(readFileSync(join(import.meta.dir, '../../examples/fleet.json'), 'utf8')))
+    importNow(database, JSON.parse(readFileSync(join(import.meta.dir, '../../examples/fleet.json'), 'utf8')))
     const app = createApp({ database, clock: manualClock() })
     const call = (method: string, path: string, body?: unknown) =>
       app.handle(new Request(`http://localhost${path}`, { method, headers: { authorization: 'Bearer alice-demo-key-0001' }, body: body === undefined ? undefined : JSON.stringify(body) }))

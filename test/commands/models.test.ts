@@ -1,6 +1,6 @@
 /** A model's command carries `send` through the import and POST/PATCH /models; GET /devices/{id}/commands keeps its shape. */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { ids, keys, problem } from '../support/world'
 import { makeCommandWorld, type CommandWorld } from './support'
 
@@ -65,6 +65,6 @@ describe('send on a model\'s commands', () => {
     const document = {
       models: [{ id: '0d000000-0000-4000-8000-0000000000aa', name: 'X', commands: [{ id: '0e000000-0000-4000-8000-0000000000aa', name: 'Stop', widget: { type: 'button' }, send: { text: '' } }] }],
     }
-    expect(() => importDataset(world.database.sqlite, document)).toThrow(/\/models\/0\/commands\/0\/send\/text/)
+    expect(() => importNow(world.database, document)).toThrow(/\/models\/0\/commands\/0\/send\/text/)
   })
 })

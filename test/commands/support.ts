@@ -12,7 +12,7 @@ import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
 import { createCommandQueue, type CommandQueue } from '../../src/commands/queue'
 import { createCommandStore } from '../../src/store/commands'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { LivePositions } from '../../src/ingest/live'
 import { createLogger, type Logger } from '../../src/log'
 import { baseDataset, ids } from '../support/world'
@@ -62,7 +62,7 @@ export interface CommandWorld {
 function build(dir: string, clock: ReturnType<typeof manualClock>, logLines: string[], seed: boolean, env: Record<string, string>): CommandWorld {
   const config = loadConfig(env)
   const database = openDatabase(join(dir, 'tracker.db'))
-  if (seed) importDataset(database.sqlite, commandDataset())
+  if (seed) importNow(database, commandDataset())
   const log: Logger = createLogger('debug', (line) => logLines.push(line))
   const live = new LivePositions()
   const queue = createCommandQueue({ commands: createCommandStore(database, { clock }), clock, live, log, ttlSeconds: config.commandTtl })

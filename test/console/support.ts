@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core'
 import { openDatabase } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
 
 export const CHROMIUM = '/usr/bin/chromium'
@@ -81,7 +81,7 @@ export async function startConsoleServer(options: {
   mkdirSync(OUTPUT, { recursive: true })
   const databasePath = join(dir, 'tracker.db')
   const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, options.dataset)
+  importNow(setup, options.dataset)
   const hash = await cheapPasswordHash()
   for (const user of options.signIn) setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, user)
   options.seed?.(setup.sqlite)

@@ -4,7 +4,7 @@
  * `--upsert`, stores none twice (the upsert replaces each with what the file says).
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { ids, keys, makeWorld, type World } from '../support/world'
 
 let world: World
@@ -45,17 +45,17 @@ const truck1Expected = (contextOfLastOnline: Record<string, unknown> = {}) => [
 ]
 
 test('several events of one code in one second are each imported, at that second', async () => {
-  expect(importDataset(world.database.sqlite, { events: events() }).events).toBe(7)
+  expect(importNow(world.database, { events: events() }).events).toBe(7)
   expect(await listed(ids.truck1)).toEqual(truck1Expected())
   expect(await listed(ids.truck2)).toEqual([['device_online', T, {}]])
 })
 
 test('importing the same events again stores none twice; --upsert replaces each with what the file says', async () => {
-  importDataset(world.database.sqlite, { events: events() })
-  expect(importDataset(world.database.sqlite, { events: events() }).events).toBe(0)
+  importNow(world.database, { events: events() })
+  expect(importNow(world.database, { events: events() }).events).toBe(0)
   expect(await listed(ids.truck1)).toEqual(truck1Expected())
 
-  expect(importDataset(world.database.sqlite, { events: events({ note: 'second login' }) }, { upsert: true }).events).toBe(7)
+  expect(importNow(world.database, { events: events({ note: 'second login' }) }, { upsert: true }).events).toBe(7)
   expect(await listed(ids.truck1)).toEqual(truck1Expected({ note: 'second login' }))
   expect(await listed(ids.truck2)).toEqual([['device_online', T, {}]])
 })

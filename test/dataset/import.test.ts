@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase, type DatabaseHandle } from '../../db/client'
-import { DatasetError, importDataset, MAX_PROBLEMS } from '../../src/dataset/service'
+import { DatasetError, MAX_PROBLEMS } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { hashKey } from '../../src/keys/service'
 import { baseDataset, ids, keys } from '../support/world'
 
@@ -26,7 +27,7 @@ function expectRejected(document: unknown, path: string, message?: RegExp | null
   const before = snapshot()
   let error: unknown
   try {
-    importDataset(database.sqlite, document, options)
+    importNow(database, document, options)
   } catch (e) {
     error = e
   }
@@ -38,7 +39,7 @@ function expectRejected(document: unknown, path: string, message?: RegExp | null
 
 describe('importDataset', () => {
   test('writes every entity, hashes keys and keeps widgets as given', () => {
-    const summary = importDataset(database.sqlite, {
+    const summary = importNow(database, {
       ...baseDataset(),
       positions: [{ device: ids.van1, timestamp: 1764000000, latitude: 48.85, longitude: 2.35, speed: 12.5, course: 90, altitude: 35, satellites: 9 }],
       events: [{ device: ids.van1, alarm_code: 'sos', context: { a: 1 }, speed: 0, satellite: 7, coordinates: [48.85, 2.35], mcc: 208, mnc: 1, dbm: -71, timestamp: 1764000100 }],
@@ -57,7 +58,7 @@ describe('importDataset', () => {
   })
 
   test('a minimal fleet: names, alias and the optional device fields may be left out', () => {
-    const summary = importDataset(database.sqlite, {
+    const summary = importNow(database, {
       accounts: [{ id: ids.acme }],
       groups: [{ id: ids.trucks, account: ids.acme }],
       users: [{ id: ids.alice, account: ids.acme }],
@@ -71,16 +72,16 @@ describe('importDataset', () => {
   })
 
   test('an empty document and empty arrays are fine', () => {
-    expect(importDataset(database.sqlite, {}).devices).toBe(0)
-    expect(importDataset(database.sqlite, { accounts: [], positions: [] }).accounts).toBe(0)
+    expect(importNow(database, {}).devices).toBe(0)
+    expect(importNow(database, { accounts: [], positions: [] }).accounts).toBe(0)
   })
 
   test('importing the same document twice fails on a duplicate id, unless upserting', () => {
-    importDataset(database.sqlite, baseDataset())
+    importNow(database, baseDataset())
     expectRejected(baseDataset(), '/accounts/0/id', /already exists/)
     const changed = baseDataset()
     changed.devices[0].alias = 'Renamed truck'
-    importDataset(database.sqlite, changed, { upsert: true })
+    importNow(database, changed, { upsert: true })
     expect(database.sqlite.query('SELECT alias FROM devices WHERE id = ?').get(ids.truck1)).toEqual({ alias: 'Renamed truck' })
     expect(count('devices')).toBe(5)
     expect(count('api_keys')).toBe(5)
@@ -124,7 +125,7 @@ describe('importDataset', () => {
   })
 
   test('a resent position (same device and timestamp) is stored once', () => {
-    const summary = importDataset(database.sqlite, {
+    const summary = importNow(database, {
       ...baseDataset(),
       positions: [
         { device: ids.truck1, timestamp: 1764000000, latitude: 48, longitude: 2 },
@@ -140,7 +141,7 @@ describe('importDataset', () => {
       device: i % 2 ? ids.truck1 : ids.truck2, timestamp: 1764000000 + Math.floor(i / 2), latitude: 48 + i * 1e-6, longitude: 2 + i * 1e-6, speed: i % 90,
     }))
     let progressCalls = 0
-    const summary = importDataset(database.sqlite, { ...baseDataset(), positions }, { onProgress: () => progressCalls++ })
+    const summary = importNow(database, { ...baseDataset(), positions }, { onProgress: () => progressCalls++ })
     expect(summary.positions).toBe(100_000)
     expect(count('positions')).toBe(100_000)
     expect(progressCalls).toBeGreaterThan(10)
@@ -152,7 +153,7 @@ describe('a rejected document', () => {
     const before = snapshot()
     let error: unknown
     try {
-      importDataset(database.sqlite, document)
+      importNow(database, document)
     } catch (e) {
       error = e
     }
@@ -224,11 +225,11 @@ describe('a rejected document', () => {
 describe('roles and sign-in names', () => {
   test('a user\'s role is imported (member when left out) and kept by an --upsert that leaves it out', () => {
     const role = (id: string) => (database.sqlite.query('SELECT role FROM users WHERE id = ?').get(id) as { role: string }).role
-    importDataset(database.sqlite, baseDataset())
+    importNow(database, baseDataset())
     expect([role(ids.alice), role(ids.dana)]).toEqual(['member', 'admin'])
     const again = baseDataset()
     delete (again.users[3] as { role?: string }).role
-    importDataset(database.sqlite, again, { upsert: true })
+    importNow(database, again, { upsert: true })
     expect(role(ids.dana)).toBe('admin')
   })
 

@@ -4,7 +4,8 @@
  * audit log of every account whose devices use it.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { DatasetError, importDataset } from '../../src/dataset/service'
+import { DatasetError } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { baseDataset, ids, keys, makeWorld, type World } from '../support/world'
 
 let world: World
@@ -22,7 +23,7 @@ const modelAudit = () =>
 
 function problems(document: object, upsert = false): string[] {
   try {
-    importDataset(world.database.sqlite, document, { upsert })
+    importNow(world.database, document, { upsert })
   } catch (error) {
     if (error instanceof DatasetError) return error.problems.map((p) => `${p.path}: ${p.message}`)
     throw error
@@ -49,20 +50,20 @@ describe('models in the import', () => {
     expect(problems({ devices: [{ ...truck, account: ids.globex, groups: [], model }] }, true)).toHaveLength(1)
     expect(world.database.sqlite.query('SELECT model_id FROM devices WHERE id = ?').get(ids.globexCar)).toEqual({ model_id: ids.bare })
     // acme's own device may
-    importDataset(world.database.sqlite, { devices: [{ ...truck, model }] }, { upsert: true })
+    importNow(world.database, { devices: [{ ...truck, model }] }, { upsert: true })
     expect(world.database.sqlite.query('SELECT model_id FROM devices WHERE id = ?').get(ids.truck1)).toEqual({ model_id: model })
   })
 
   test("--upsert of an account's model keeps its account; a change to a model is audited in every account using it, an unchanged one not", async () => {
     const model = await acmeModel()
     const [gt06, bare] = baseDataset().models
-    importDataset(world.database.sqlite, { models: [{ id: model, name: 'Acme renamed', protocol: 'gt06' }, gt06!] }, { upsert: true, now: 1_800_000_000_000 })
+    importNow(world.database, { models: [{ id: model, name: 'Acme renamed', protocol: 'gt06' }, gt06!] }, { upsert: true, now: 1_800_000_000_000 })
     expect(world.database.sqlite.query('SELECT name, account_id FROM models WHERE id = ?').get(model)).toEqual({ name: 'Acme renamed', account_id: ids.acme })
     // gt06 was imported as it is: no change, no entry
     expect(modelAudit().slice(1)).toEqual([{ account_id: ids.acme, actor: 'cli', action: 'update', object_id: model }])
 
     // Bare: acme's van and globex's car use it
-    importDataset(world.database.sqlite, { models: [{ ...bare!, name: 'Bare v2' }] }, { upsert: true })
+    importNow(world.database, { models: [{ ...bare!, name: 'Bare v2' }] }, { upsert: true })
     expect(modelAudit().slice(2)).toEqual([
       { account_id: ids.acme, actor: 'cli', action: 'update', object_id: ids.bare },
       { account_id: ids.globex, actor: 'cli', action: 'update', object_id: ids.bare },

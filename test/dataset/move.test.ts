@@ -8,7 +8,8 @@ import { Database } from 'bun:sqlite'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { embeddedMigrations, openDatabase } from '../../db/client'
-import { DatasetError, importDataset } from '../../src/dataset/service'
+import { DatasetError } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { LivePositions } from '../../src/ingest/live'
 import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
 import { runCli } from '../support/process'
@@ -92,7 +93,7 @@ describe('a device moved to another account by import --upsert', () => {
     publish(ids.truck1, 1764000001)
     expect(await until('1764000001')).toContain(ids.truck1)
 
-    importDataset(world.database.sqlite, moveToGlobex(ids.truck1), { upsert: true })
+    importNow(world.database, moveToGlobex(ids.truck1), { upsert: true })
     publish(ids.truck1, 1764000002)
     publish(ids.truck2, 1764000003)
     const after = (await until('1764000003')).slice(text.indexOf('1764000001'))
@@ -102,13 +103,13 @@ describe('a device moved to another account by import --upsert', () => {
   })
 
   test('keeps none of its old groups: the old account\'s users no longer reach it, the new one\'s through its new groups only', async () => {
-    importDataset(world.database.sqlite, moveToGlobex(ids.truck2), { upsert: true })
+    importNow(world.database, moveToGlobex(ids.truck2), { upsert: true })
     for (const key of [keys.alice, keys.bob]) await problem(await world.call('GET', `/devices/${ids.truck2}`, { token: key }), 404)
     await problem(await world.call('GET', `/devices/${ids.truck2}`, { token: keys.carol }), 404) // in no Globex group yet
     const groups = world.database.sqlite.query('SELECT group_id FROM device_groups WHERE device_key = (SELECT key FROM devices WHERE id = ?)').all(ids.truck2)
     expect(groups).toEqual([])
 
-    importDataset(world.database.sqlite, moveToGlobex(ids.truck2, [ids.globexGroup]), { upsert: true })
+    importNow(world.database, moveToGlobex(ids.truck2, [ids.globexGroup]), { upsert: true })
     expect((await world.call('GET', `/devices/${ids.truck2}`, { token: keys.carol })).status).toBe(200)
     await problem(await world.call('GET', `/devices/${ids.truck2}`, { token: keys.alice }), 404)
   })
@@ -118,7 +119,7 @@ describe('a device moved to another account by import --upsert', () => {
     const kept = await share([ids.truck2])
     expect((await world.call('GET', '/devices', { token: only.token })).status).toBe(200)
 
-    importDataset(world.database.sqlite, moveToGlobex(ids.truck1, [ids.globexGroup]), { upsert: true })
+    importNow(world.database, moveToGlobex(ids.truck1, [ids.globexGroup]), { upsert: true })
 
     await problem(await world.call('GET', '/devices', { token: only.token }), 401)
     await problem(await world.call('GET', `/devices/${ids.truck1}`, { token: only.token }), 401)
@@ -131,7 +132,7 @@ describe('a device moved to another account by import --upsert', () => {
     const link = await share([ids.truck1])
     const same = baseDataset().devices.find((d) => d.id === ids.truck1)!
     const { groups: _groups, ...withoutGroups } = same
-    importDataset(world.database.sqlite, { devices: [{ ...withoutGroups, alias: 'Truck One' }] }, { upsert: true })
+    importNow(world.database, { devices: [{ ...withoutGroups, alias: 'Truck One' }] }, { upsert: true })
     expect((await world.call('GET', `/devices/${ids.truck1}`, { token: link.token })).status).toBe(200)
     expect((await world.call('GET', `/devices/${ids.truck1}`, { token: keys.alice })).status).toBe(200)
   })
@@ -140,7 +141,7 @@ describe('a device moved to another account by import --upsert', () => {
 describe('a user moved to another account by import --upsert', () => {
   test('keeps none of its old groups', async () => {
     expect((await world.call('GET', `/devices/${ids.van1}`, { token: keys.bob })).status).toBe(200)
-    importDataset(world.database.sqlite, { users: [{ id: ids.bob, account: ids.globex, name: 'bob' }] }, { upsert: true })
+    importNow(world.database, { users: [{ id: ids.bob, account: ids.globex, name: 'bob' }] }, { upsert: true })
     await problem(await world.call('GET', `/devices/${ids.van1}`, { token: keys.bob }), 404)
     const groups = world.database.sqlite.query('SELECT group_id FROM user_groups WHERE user_id = ?').all(ids.bob)
     expect(groups).toEqual([])
@@ -156,7 +157,7 @@ describe('groups never cross accounts', () => {
     const before = snapshot()
     let error: unknown
     try {
-      importDataset(world.database.sqlite, document, { upsert: true })
+      importNow(world.database, document, { upsert: true })
     } catch (e) {
       error = e
     }

@@ -8,7 +8,7 @@ import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import { embeddedMigrations, openDatabase } from '../../db/client'
 import { createApp } from '../../src/app'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { hashKey } from '../../src/keys/service'
 import { baseDataset, ids, keys, makeWorld, type World } from '../support/world'
 
@@ -30,7 +30,7 @@ describe('an import with upper-case UUIDs', () => {
   test('imports, its references resolving within the file, and stores every id in lower case', async () => {
     const document = upperIds({ ...baseDataset(), positions: [{ device: ids.truck1, timestamp: 1764000000, latitude: 48.85, longitude: 2.35 }] })
     expect(document.devices[0].id).toBe(upper(ids.truck1))
-    const summary = importDataset(world.database.sqlite, document)
+    const summary = importNow(world.database, document)
     expect(summary.devices).toBe(5)
     expect(summary.positions).toBe(1)
     expect(deviceIds()).toEqual([ids.truck1, ids.truck2, ids.van1, ids.unlinked, ids.globexCar].sort())
@@ -50,15 +50,15 @@ describe('an import with upper-case UUIDs', () => {
   test('two ids differing only in case are one id: a duplicate in the file', () => {
     const document = baseDataset()
     document.devices[1].id = upper(document.devices[0].id)
-    expect(() => importDataset(world.database.sqlite, document)).toThrow(/\/devices\/1\/id: duplicate id/)
+    expect(() => importNow(world.database, document)).toThrow(/\/devices\/1\/id: duplicate id/)
     expect(deviceIds()).toEqual([])
   })
 
   test('names a stored record in any case: without --upsert it already exists, with --upsert it is updated, not doubled', async () => {
-    importDataset(world.database.sqlite, baseDataset())
+    importNow(world.database, baseDataset())
     const again = upperIds({ devices: [{ ...baseDataset().devices[0], alias: 'Renamed' }] })
-    expect(() => importDataset(world.database.sqlite, again)).toThrow(/already exists/)
-    importDataset(world.database.sqlite, again, { upsert: true })
+    expect(() => importNow(world.database, again)).toThrow(/already exists/)
+    importNow(world.database, again, { upsert: true })
     expect(deviceIds()).toHaveLength(5)
     const res = await world.call('GET', `/devices/${ids.truck1}`, { token: keys.alice })
     expect(((await res.json()) as { alias: string }).alias).toBe('Renamed')

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
 import { openProductDatabase } from '../../src/database'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { gt06 } from '../../src/ingest/protocols/gt06/descriptor'
 import { osmand } from '../../src/ingest/protocols/osmand/descriptor'
 import { silentLogger } from '../../src/log'
@@ -26,7 +26,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 async function started(name: string) {
   const databasePath = join(dir, `${name}.db`)
   const setup = openProductDatabase(databasePath)
-  importDataset(setup.sqlite, baseDataset())
+  importNow(setup, baseDataset())
   setup.close()
   const osmandPort = freePort()
   const gt06Port = freePort()

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { connectClient, gt06Alarm, gt06Login, hex } from '../ingest/frames'
@@ -24,7 +24,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 test('an alarm code the product does not list is stored and served as `alarm` with the raw code in its context', async () => {
   const databasePath = join(dir, 'tracker.db')
   const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, baseDataset())
+  importNow(setup, baseDataset())
   setup.close()
   const ports = { osmand: freePort(), gt06: freePort() }
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))

@@ -9,7 +9,7 @@ import { afterAll, expect, test } from 'bun:test'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { freePort, serverEnv, spawnServer } from '../support/process'
 import { baseDataset, ids, keys } from '../support/world'
 import { tempDir } from '../ingest/fleet'
@@ -27,7 +27,7 @@ const GROWTH_LIMIT_MIB = 300
 /** Truck 2 drives 40 minutes and parks 20, round the clock, one fix a second. */
 function storeWeekAtOneHertz() {
   const database = openDatabase(databasePath)
-  importDataset(database.sqlite, baseDataset())
+  importNow(database, baseDataset())
   const device = (database.sqlite.query('SELECT key FROM devices WHERE id = ?').get(ids.truck2) as { key: number }).key
   const insert = database.sqlite.query('INSERT INTO positions (device, ts, lat, lon, speed, course, altitude, satellites, flags) VALUES (?, ?, ?, ?, ?, 0, 0, 9, 0)')
   const write = database.sqlite.transaction((from: number, to: number) => {

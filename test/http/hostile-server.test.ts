@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { BUN_MAX_HEADER_BYTES, MAX_HEADER_BYTES } from '../../src/http/headers'
 import { tempDir } from '../ingest/fleet'
 import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
@@ -23,7 +23,7 @@ const rssMegabytes = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/$
 beforeAll(async () => {
   const databasePath = join(dir, 'tracker.db')
   const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, baseDataset())
+  importNow(setup, baseDataset())
   setup.close()
   const ports = { http: freePort(), osmand: 0, teltonika: 0 }
   // NODE_ENV unset, as `npm start` and the binary run it (bun test sets it to "test")

@@ -8,7 +8,7 @@ import { Database } from 'bun:sqlite'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { DEVICES, fleetDataset, tempDir } from './fleet'
 import { connectClient, streamTeltonika, teltonikaImei } from './frames'
 import { freePort, serverEnv } from '../support/process'
@@ -48,7 +48,7 @@ const BASE_MS = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 86_400_000
 
 test('every acknowledged fix survives SIGKILL; the database is intact', async () => {
   const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, fleetDataset(TELTONIKA_DEVICES.map((imei) => ({ imei }))))
+  importNow(setup, fleetDataset(TELTONIKA_DEVICES.map((imei) => ({ imei }))))
   setup.close()
 
   const ports = { http: freePort(), osmand: freePort(), teltonika: freePort() }

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase, type DatabaseHandle } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import type { DecodedEvent, DecodedFix } from '../../src/ingest/types'
 
 export const ACCOUNT = '00000000-0000-4000-8000-000000000001'
@@ -51,7 +51,7 @@ export function tempFleetDb(extra: { imei: string; serial?: string }[] = []): Te
   const dir = tempDir()
   const path = join(dir, 'tracker.db')
   const database = openDatabase(path)
-  importDataset(database.sqlite, fleetDataset(extra))
+  importNow(database, fleetDataset(extra))
   return {
     dir,
     path,

@@ -6,7 +6,7 @@ import { openDatabase } from '../../db/client'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
 import { devicePortsOf } from '../../src/ingest/protocols/ports'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { freePort } from '../support/process'
@@ -19,7 +19,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 test('listeners on their configured ports; stop acknowledges, closes sessions, then disconnects devices', async () => {
   const databasePath = join(dir, 'a.db')
   const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, fleetDataset())
+  importNow(setup, fleetDataset())
   setup.close()
   const ports = { osmand: freePort(), gt06: freePort(), teltonika: freePort(), h02: freePort() }
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
@@ -81,7 +81,7 @@ test('device connection caps and the login timeout come from the config; refusal
 test('30 unknown identifiers from one address lock none of its known devices out; past UNKNOWN_IDENTIFIERS_PER_MINUTE an unknown one is answered as known, stores nothing, and is counted', async () => {
   const databasePath = join(dir, 'u.db')
   const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, fleetDataset())
+  importNow(setup, fleetDataset())
   setup.close()
   const ports = { osmand: freePort(), gt06: freePort(), teltonika: freePort() }
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase, type DatabaseHandle } from '../../db/client'
 import { manualClock } from '../../src/clock'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { LivePositions } from '../../src/ingest/live'
 import { createIngestPipeline } from '../../src/ingest/pipeline'
 import { silentLogger } from '../../src/log'
@@ -22,7 +22,7 @@ let database: DatabaseHandle
 
 beforeAll(() => {
   database = openDatabase(databasePath)
-  importDataset(database.sqlite, fleetDataset())
+  importNow(database, fleetDataset())
   // enough history that the copy takes a while: 300,000 fixes
   const insert = database.sqlite.query('INSERT INTO positions (device, ts, lat, lon, speed) VALUES (?, ?, ?, ?, 400)')
   const key = database.sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?').get(DEVICES.parked.id)!.key

@@ -12,9 +12,11 @@ import { join } from 'node:path'
 import { openDatabase, SERVER_BUSY_TIMEOUT_MS } from '../../db/client'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startRetention } from '../../src/ops/retention'
+import { createMaintenanceStore } from '../../src/store/maintenance'
+import { createRetentionStore } from '../../src/store/retention'
 import { startServer } from '../../src/server'
 import { freePort, serverEnv, spawnServer } from '../support/process'
 import { baseDataset, ids, keys, makeWorld, problem } from '../support/world'
@@ -73,7 +75,7 @@ function watched(request: Promise<Response>): { answered: boolean; response: Pro
 test('the real server, while another process holds the write lock: /health and reads answer at once, writes wait and then succeed', async () => {
   const databasePath = join(dir, 'real.db')
   const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, baseDataset())
+  importNow(setup, baseDataset())
   setup.close()
   const ports = { http: freePort(), osmand: freePort(), teltonika: freePort() }
   const server = spawnServer([process.execPath, 'src/main.ts', 'serve'], { cwd: ROOT, env: serverEnv(databasePath, ports, 'info') })
@@ -205,7 +207,7 @@ describe('through the app, another connection holding the lock', () => {
 test('a fix locked out past 5 s is refused (504), never acknowledged, and the next one is stored', async () => {
   const databasePath = join(dir, 'in-process.db')
   const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, baseDataset())
+  importNow(setup, baseDataset())
   setup.close()
   const clock = manualClock(Date.now())
   const config = loadConfig({ DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', OSMAND_PORT: String(freePort()), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' })
@@ -238,7 +240,7 @@ test('a retention pass waits for the lock instead of failing, then deletes', asy
     world.database.sqlite.run(`PRAGMA busy_timeout = ${SERVER_BUSY_TIMEOUT_MS}`)
     const old = Math.floor(world.clock.now() / 1000) - 10 * 86_400
     world.database.sqlite.run('INSERT INTO positions (device, ts, lat, lon, flags) SELECT key, ?, 0, 0, 0 FROM devices', [old])
-    const retention = startRetention({ sqlite: world.database.sqlite, clock: world.clock, log: silentLogger, days: 1, intervalMs: 0 })
+    const retention = startRetention({ store: createRetentionStore(world.database, world.clock), maintenance: createMaintenanceStore(world.database), clock: world.clock, log: silentLogger, days: 1, intervalMs: 0 })
     const other = new Database(join(world.dir, 'tracker.db'))
     other.run('BEGIN IMMEDIATE')
     const pass = retention.runOnce()

@@ -8,9 +8,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase, type DatabaseHandle } from '../../db/client'
 import { manualClock } from '../../src/clock'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startRetention } from '../../src/ops/retention'
+import { createMaintenanceStore } from '../../src/store/maintenance'
+import { createRetentionStore } from '../../src/store/retention'
 import { baseDataset } from '../support/world'
 
 const DAY = 86_400
@@ -23,7 +25,7 @@ const nowSeconds = () => Math.floor(clock.now() / 1000)
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'tracker-retention-'))
   database = openDatabase(join(dir, 'tracker.db'))
-  importDataset(database.sqlite, baseDataset())
+  importNow(database, baseDataset())
   clock = manualClock()
   deviceKeys = database.sqlite.query<{ key: number }, []>('SELECT key FROM devices ORDER BY key').all().map((r) => r.key)
   // 20 days of one fix an hour for three devices, and an alarm a day
@@ -56,7 +58,8 @@ describe('retention', () => {
 
     const deleted: Record<string, number> = { positions: 0, events: 0 }
     const retention = startRetention({
-      sqlite: database.sqlite,
+      store: createRetentionStore(database, clock),
+      maintenance: createMaintenanceStore(database),
       clock,
       log: silentLogger,
       days: 7,
@@ -95,7 +98,7 @@ describe('retention', () => {
   })
 
   test('the cutoff follows the clock: a day later, one more day goes', async () => {
-    const retention = startRetention({ sqlite: database.sqlite, clock, log: silentLogger, days: 7, intervalMs: 0 })
+    const retention = startRetention({ store: createRetentionStore(database, clock), maintenance: createMaintenanceStore(database), clock, log: silentLogger, days: 7, intervalMs: 0 })
     const first = await retention.runOnce()
     expect(first.positions).toBe(3 * 13 * 24)
     const again = await retention.runOnce()
@@ -108,7 +111,7 @@ describe('retention', () => {
   })
 
   test('a pass already running is joined, not doubled; stop ends it between batches', async () => {
-    const retention = startRetention({ sqlite: database.sqlite, clock, log: silentLogger, days: 7, batchRows: 50, pauseMs: 5, intervalMs: 0 })
+    const retention = startRetention({ store: createRetentionStore(database, clock), maintenance: createMaintenanceStore(database), clock, log: silentLogger, days: 7, batchRows: 50, pauseMs: 5, intervalMs: 0 })
     const a = retention.runOnce()
     const b = retention.runOnce()
     expect(a).toBe(b)
@@ -120,7 +123,7 @@ describe('retention', () => {
   })
 
   test('runs by itself on its schedule', async () => {
-    const retention = startRetention({ sqlite: database.sqlite, clock, log: silentLogger, days: 7, firstDelayMs: 5, intervalMs: 60_000 })
+    const retention = startRetention({ store: createRetentionStore(database, clock), maintenance: createMaintenanceStore(database), clock, log: silentLogger, days: 7, firstDelayMs: 5, intervalMs: 60_000 })
     const deadline = Date.now() + 5000
     while (count('SELECT count(*) AS n FROM events WHERE ts < ?', nowSeconds() - 7 * DAY) > 0 && Date.now() < deadline) await Bun.sleep(10)
     await retention.stop()

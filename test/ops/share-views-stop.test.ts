@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { freePort, serverEnv, spawnServer } from '../support/process'
 import { baseDataset, ids, keys } from '../support/world'
 
@@ -19,7 +19,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 test('SIGTERM writes the share-link views still waiting in memory', async () => {
   const setup = openDatabase(databasePath)
-  importDataset(setup.sqlite, baseDataset())
+  importNow(setup, baseDataset())
   setup.close()
 
   const ports = { http: freePort(), osmand: freePort(), teltonika: freePort() }

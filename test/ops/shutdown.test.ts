@@ -9,7 +9,7 @@ import { Database } from 'bun:sqlite'
 import { existsSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { ACCOUNT, DEVICES, fleetDataset, tempDir } from '../ingest/fleet'
 import { streamTeltonika } from '../ingest/frames'
 import { freePort, serverEnv, spawnServer } from '../support/process'
@@ -28,7 +28,7 @@ const GROUP = '00000000-0000-4000-8000-0000000000b1'
 test('SIGTERM: exit 0, every acknowledged fix stored, sessions closed, WAL checkpointed, integrity ok', async () => {
   const setup = openDatabase(databasePath)
   const dataset = fleetDataset(TELTONIKA_DEVICES.map((imei) => ({ imei })))
-  importDataset(setup.sqlite, {
+  importNow(setup, {
     ...dataset,
     groups: [{ id: GROUP, account: ACCOUNT, name: 'All' }],
     users: [{ id: '00000000-0000-4000-8000-0000000000c1', account: ACCOUNT, name: 'ops', groups: [GROUP], api_keys: [KEY] }],

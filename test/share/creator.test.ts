@@ -4,7 +4,7 @@
  * link left with none is revoked. Through the API, the live stream and the import.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { LivePositions, type LiveFix } from '../../src/ingest/live'
 import { sseBlocks } from '../support/sse'
 import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
@@ -160,13 +160,13 @@ describe('a device the creator no longer reaches leaves their links', () => {
 
   test('an import (--upsert) taking a user out of a group does the same; re-importing the same document changes nothing', async () => {
     const bobs = await share([ids.truck2, ids.van1], keys.bob)
-    importDataset(world.database.sqlite, baseDataset(), { upsert: true })
+    importNow(world.database, baseDataset(), { upsert: true })
     expect(await served(bobs)).toEqual([ids.truck2, ids.van1].sort())
 
     const dataset = baseDataset()
     const bob = dataset.users.find((u) => u.id === ids.bob)!
     bob.groups = [ids.trucks]
-    importDataset(world.database.sqlite, dataset, { upsert: true })
+    importNow(world.database, dataset, { upsert: true })
     expect(await served(bobs)).toEqual([ids.truck2])
   })
 })
@@ -190,7 +190,7 @@ describe('migration 0015 on a database from before', () => {
     }
     old.close()
     const before = openDatabase(path, { migrate: false })
-    importDataset(before.sqlite, baseDataset())
+    importNow(before, baseDataset())
     const key = (id: string) => before.sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?').get(id)!.key
     const link = (id: string, createdBy: string | null, devices: string[]) => {
       before.sqlite.run(

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { DEFAULT_ACL, PERMISSION } from '../../src/share/permissions'
 import { ids, keys, makeWorld, problem, type World } from '../support/world'
 
@@ -313,7 +313,7 @@ describe('who sees a link: only a user who reaches every one of its devices', ()
   }
 
   test('a user of the account in no group sees no link, and another\'s link is 404 to them on detail, patch and delete', async () => {
-    importDataset(world.database.sqlite, { users: [{ id: dave.id, account: ids.acme, name: 'dave', api_keys: [dave.key] }] })
+    importNow(world.database, { users: [{ id: dave.id, account: ids.acme, name: 'dave', api_keys: [dave.key] }] })
     const link = await create({ devices: [ids.truck1], ttl: HOUR })
     const other = await create({ devices: [ids.van1], ttl: HOUR }, keys.bob)
     expect(await list(dave.key)).toEqual([])

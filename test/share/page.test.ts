@@ -2,7 +2,7 @@ import { Database } from 'bun:sqlite'
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { createLogger } from '../../src/log'
 import { tileSource } from '../../src/share/page'
 import { ids, keys, makeWorld, type World } from '../support/world'
@@ -161,7 +161,7 @@ describe('what the page reads for "Updated …"', () => {
   test("the live stream starts with each device's newest stored fix, not the record's updated_at", async () => {
     // truck2 reported yesterday (an imported history); its record was written later, by the import
     const yesterday = world.clock.now() / 1000 - 86_400
-    importDataset(world.database.sqlite, {
+    importNow(world.database, {
       positions: [
         { device: ids.truck2, timestamp: yesterday - 600, latitude: 45.7, longitude: 4.8, speed: 30 },
         { device: ids.truck2, timestamp: yesterday, latitude: 45.75, longitude: 4.85, speed: 12.5 },

@@ -3,7 +3,7 @@
  * from a file is kept but never becomes the device's location, as one sent by a device is not.
  */
 import { afterEach, expect, test } from 'bun:test'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from '../support/import'
 import { createPositionStore, encodePosition, FLAG_UNLOCATABLE } from '../../src/store/positions'
 import { baseDataset, ids, keys, makeWorld, type World } from '../support/world'
 
@@ -16,7 +16,7 @@ test('an imported 0/0 is stored flagged; the device is located at its newest rea
   world = makeWorld()
   const dataset = baseDataset()
   // Van 1 never reported: its location comes from the imported positions
-  importDataset(world.database.sqlite, {
+  importNow(world.database, {
     ...dataset,
     positions: [
       { device: ids.van1, timestamp: NOW - 60, latitude: 48.85, longitude: 2.35, speed: 12.5 },

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { openDatabase, type DatabaseHandle } from '../../db/client'
 import { createApp, type AppDeps } from '../../src/app'
 import { manualClock } from '../../src/clock'
-import { importDataset } from '../../src/dataset/service'
+import { importNow } from './import'
 
 const idValues = {
   acme: '0a000000-0000-4000-8000-000000000001',
@@ -106,7 +106,7 @@ export interface World {
 export function makeWorld(dataset: object = baseDataset(), deps: Partial<AppDeps> = {}): World {
   const dir = mkdtempSync(join(tmpdir(), 'tracker-test-'))
   const database = openDatabase(join(dir, 'tracker.db'))
-  importDataset(database.sqlite, dataset)
+  importNow(database, dataset)
   const clock = manualClock()
   const app = createApp({ database, clock, ...deps })
   return {
