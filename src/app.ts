@@ -48,6 +48,7 @@ import { shareRoutes } from './share'
 import { sharePageRoutes } from './share/page'
 import { createShareService } from './share/service'
 import { createShareTokenCache } from './share/tokens'
+import { createShareLinkStore } from './store/shareLinks'
 import { viewerOf } from './share/viewer'
 import { streamRoutes } from './stream'
 import { createLiveStreams } from './stream/service'
@@ -115,9 +116,10 @@ export function createApp(deps: AppDeps) {
   metrics.bind({ sqlite })
 
   const access = createDeviceAccess(sqlite)
-  const shareTokens = createShareTokenCache(sqlite, clock, { log, accessFlushMs: deps.shareAccessFlushMs })
+  const shareLinks = createShareLinkStore(deps.database, { clock })
+  const shareTokens = createShareTokenCache(shareLinks, clock, { log, accessFlushMs: deps.shareAccessFlushMs })
   const shares = createShareService({
-    sqlite,
+    links: shareLinks,
     access,
     clock,
     tokens: shareTokens,
