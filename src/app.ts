@@ -29,6 +29,8 @@ import { createGeocoder, type Geocoder } from './geocode'
 import { eventsRoutes } from './events'
 import { createEventsService } from './events/service'
 import { createEventStore } from './store/events'
+import { createKeyStore } from './store/keys'
+import { createShareLinkStore } from './store/shareLinks'
 import { historyRoutes } from './history'
 import { createHistoryService } from './history/service'
 import { API_DESCRIPTION } from './http/description'
@@ -48,7 +50,6 @@ import { shareRoutes } from './share'
 import { sharePageRoutes } from './share/page'
 import { createShareService } from './share/service'
 import { createShareTokenCache } from './share/tokens'
-import { createShareLinkStore } from './store/shareLinks'
 import { viewerOf } from './share/viewer'
 import { streamRoutes } from './stream'
 import { createLiveStreams } from './stream/service'
@@ -130,14 +131,15 @@ export function createApp(deps: AppDeps) {
   const forwardedFor = createForwardedForWatch({ log, clock })
   const clientAddress = createClientAddress(config.trustedProxies, forwardedFor)
   const requestOrigin = createRequestOrigin(config.trustedProxies)
-  const keyUsage = createKeyUsage(sqlite, clock, { log, flushMs: deps.keyUseFlushMs })
+  const keys = createKeyStore(deps.database, { clock })
+  const keyUsage = createKeyUsage(keys, clock, { log, flushMs: deps.keyUseFlushMs })
   // one throttle: bad keys, bad session cookies and wrong passwords count together
   const throttle = createAuthThrottle(clock, deps.throttle ?? defaultThrottle)
   const sessions = createSessionService({ db: deps.database.db, clock, log, flushMs: deps.sessionFlushMs, onPasswordCheck: () => metrics.passwordChecks.inc() })
   const passwordGuard = createPasswordGuard({ throttle, limits: deps.passwordChecks, onRefused: (reason) => metrics.passwordAttemptsRefused.inc([reason]) })
   const auth = authPlugin({
     clientAddress,
-    findUserByKey: createKeyLookup(sqlite, clock, keyUsage),
+    findUserByKey: createKeyLookup(keys, clock, keyUsage),
     findUserBySession: sessions.findUserBySession,
     appOrigin: config.appUrlSet ? new URL(config.appUrl).origin : null,
     requestOrigin,
@@ -203,7 +205,7 @@ export function createApp(deps: AppDeps) {
     .use(streamRoutes(auth, streams))
     .use(unknownDeviceRoutes(auth, createUnknownIdentifiers({ db: deps.database.db, clock, recent: deps.recentUnknowns ?? null })))
     .use(devicesRoutes(auth, devices))
-    .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, me: { db: deps.database.db, access, linkExpiresAt: shares.expiresAt } }))
+    .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, keys, me: { db: deps.database.db, access, linkExpiresAt: shares.expiresAt } }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
     .use(modelRoutes(auth, { models: modelAdmin, write }))
     .use(geofenceRoutes(auth, { geofences, write }))

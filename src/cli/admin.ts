@@ -162,10 +162,11 @@ export const adminCommands = {
       const { positionals } = parseOptions(rest, {})
       if (positionals.length !== 1) throw new ArgumentError('key revoke ID: give the key\'s id (key list shows it)')
       const keyId = positionals[0]!
-      context.withDatabase((database) => {
-        const owner = keyOwner(database.db, keyId)
+      await context.withDatabaseAsync(async (database) => {
+        const deps = adminDeps(database, clock)
+        const owner = await keyOwner(deps.keys, keyId)
         if (owner === null) throw new ArgumentError(`no key with id "${keyId}"`)
-        revokeKey(adminDeps(database, clock), operator(owner.accountId), owner.userId, keyId)
+        await revokeKey(deps, operator(owner.accountId), owner.userId, keyId)
       })
       context.print(`revoked key ${keyId}; it fails from the next request`)
       return 0
@@ -173,14 +174,14 @@ export const adminCommands = {
     const { values, positionals } = parseOptions(rest, { user: { type: 'string' }, name: { type: 'string' } }, ['user'])
     if (positionals.length) throw new ArgumentError(`unexpected argument ${positionals[0]}`)
     if (name === 'list') {
-      const keys = context.withDatabase((database) => {
+      const keys = await context.withDatabaseAsync((database) => {
         const user = resolveUser(database.db, values.user!)
         return listKeys(adminDeps(database, clock), operator(user.accountId), user.id)
       })
       for (const key of keys) context.print([key.id, key.name || '-', key.created_at, key.last_used_at ?? 'never used', key.expires_at ?? 'no expiry'].join('\t'))
       return 0
     }
-    const created = context.withDatabase((database) => {
+    const created = await context.withDatabaseAsync((database) => {
       const user = resolveUser(database.db, values.user!)
       return createKey(adminDeps(database, clock), operator(user.accountId), user.id, { name: values.name })
     })
