@@ -100,25 +100,40 @@ export type KeyUsage = ReturnType<typeof createKeyUsage>
 export function createKeyLookup(keys: KeyStore, clock: { now(): number } = { now: Date.now }, usage?: KeyUsage) {
   // Only known keys are cached, by the key as presented (no hashing on a hit), and only for the
   // credentials version they were read at.
-  const recognised = new LRUCache<string, { principal: UserPrincipal; keyId: number; expiresAt: number | null }>({ max: 10_000 })
+  const recognised = new LRUCache<string, RecognisedKey>({ max: 10_000 })
   let cachedAtVersion = -1
-  return async function findUserByKey(key: string): Promise<UserPrincipal | null> {
-    const version = await keys.credentialsVersion()
+
+  function recognise(key: string, version: number): UserPrincipal | null | Promise<UserPrincipal | null> {
     if (version !== cachedAtVersion) {
       recognised.clear()
       cachedAtVersion = version
     }
-    let entry = recognised.get(key)
-    if (!entry) {
-      const presented = hashKey(key)
-      const row = await keys.keyByHash(presented)
+    const entry = recognised.get(key)
+    if (entry !== undefined) return use(entry)
+    const presented = hashKey(key)
+    return keys.keyByHash(presented).then((row) => {
       if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(presented))) return null
       const role = row.role === 'admin' ? 'admin' : 'member'
-      entry = { principal: { kind: 'user', userId: row.userId, accountId: row.accountId, role, via: 'key' }, keyId: row.id, expiresAt: row.expiresAt }
-      recognised.set(key, entry)
-    }
+      const found: RecognisedKey = { principal: { kind: 'user', userId: row.userId, accountId: row.accountId, role, via: 'key' }, keyId: row.id, expiresAt: row.expiresAt }
+      recognised.set(key, found)
+      return use(found)
+    })
+  }
+
+  function use(entry: RecognisedKey): UserPrincipal | null {
     if (entry.expiresAt !== null && clock.now() >= entry.expiresAt) return null
     usage?.record(entry.keyId)
     return entry.principal
   }
+
+  // chained rather than async: this runs on every request with a key
+  return function findUserByKey(key: string): Promise<UserPrincipal | null> {
+    return keys.credentialsVersion().then((version) => recognise(key, version))
+  }
+}
+
+interface RecognisedKey {
+  principal: UserPrincipal
+  keyId: number
+  expiresAt: number | null
 }

@@ -142,9 +142,8 @@ export function createKeyStore(database: Pick<DatabaseHandle, 'sqlite'>, { clock
   const write = <T>(work: () => T) => retryWhileBusy(sqlite, work, { clock })
 
   return {
-    async credentialsVersion() {
-      return credentialsVersion()
-    },
+    // on every request with a key: a settled promise, without an async frame
+    credentialsVersion: () => Promise.resolve(credentialsVersion()),
     async keyByHash(hash) {
       return byHash.get({ hash }) ?? null
     },
