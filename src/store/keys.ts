@@ -134,6 +134,7 @@ export function createKeyStore(database: Pick<DatabaseHandle, 'sqlite'>, { clock
     .where(eq(apiKeys.publicId, placeholder('publicId')))
     .prepare()
   // a key deleted while its use waited: the update finds no row, and nothing is written
+  // (SQLite's scalar max; PostgreSQL: greatest)
   const writeUse = db
     .update(apiKeys)
     .set({ lastUsedAt: sql`max(coalesce(${apiKeys.lastUsedAt}, 0), ${placeholder('at')})` })

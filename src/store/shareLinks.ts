@@ -8,9 +8,11 @@
  * end the links beyond their creators' reach in their own transaction, through the
  * `…InTransaction` writers below (for store adapters only; services never call them).
  *
- * SQLite-only: `json_each` (PostgreSQL: `jsonb_array_elements_text`), `INSERT OR IGNORE`
- * (PostgreSQL: `ON CONFLICT DO NOTHING`), and the access_version triggers of migrations 0003 and
- * 0015 that deleting link devices or revoking links moves (PostgreSQL: the same triggers in PL/pgSQL).
+ * SQLite-only, each with its PostgreSQL equivalent: `json_each` (`jsonb_array_elements_text`);
+ * the two-argument scalar `max` (`greatest`); booleans as 0/1 in the hand-written conditions of
+ * `endLinksBeyondCreatorsReachInTransaction` (`false`/`true`); the access_version triggers of
+ * migrations 0003 and 0015 that deleting link devices or revoking links moves (the same triggers
+ * in PL/pgSQL). A viewer counted twice is skipped with `ON CONFLICT DO NOTHING`, which both speak.
  */
 import type { Changes } from 'bun:sqlite'
 import { and, asc, count, desc, eq, gt, inArray, ne, notExists, sql, type SQL } from 'drizzle-orm'
@@ -263,7 +265,6 @@ export function createShareLinkStore(database: Pick<DatabaseHandle, 'sqlite'>, {
     .where(eq(shareLinks.id, placeholder('id')))
     .prepare()
   // the link may have gone (its account deleted) while its views waited: then they go too
-  // (INSERT OR IGNORE; PostgreSQL: ON CONFLICT DO NOTHING)
   const insertViewer = db
     .insert(shareViewers)
     .select(
@@ -278,6 +279,7 @@ export function createShareLinkStore(database: Pick<DatabaseHandle, 'sqlite'>, {
     .update(shareLinks)
     .set({
       uniqueViews: sql`${shareLinks.uniqueViews} + ${placeholder('added')}`,
+      // SQLite's scalar max; PostgreSQL: greatest
       lastAccessedAt: sql`max(coalesce(${shareLinks.lastAccessedAt}, 0), ${placeholder('at')})`,
     })
     .where(eq(shareLinks.id, placeholder('id')))
