@@ -31,6 +31,8 @@ import { createGeocoder, type Geocoder } from './geocode'
 import { eventsRoutes } from './events'
 import { createEventsService } from './events/service'
 import { createEventStore } from './store/events'
+import { createKeyStore } from './store/keys'
+import { createShareLinkStore } from './store/shareLinks'
 import { historyRoutes } from './history'
 import { createHistoryService } from './history/service'
 import { API_DESCRIPTION } from './http/description'
@@ -120,9 +122,10 @@ export function createApp(deps: AppDeps) {
   metrics.bind({ databaseSizes: () => maintenance.fileSizes() })
 
   const access = createDeviceAccess(sqlite)
-  const shareTokens = createShareTokenCache(sqlite, clock, { log, accessFlushMs: deps.shareAccessFlushMs })
+  const shareLinks = createShareLinkStore(deps.database, { clock })
+  const shareTokens = createShareTokenCache(shareLinks, clock, { log, accessFlushMs: deps.shareAccessFlushMs })
   const shares = createShareService({
-    sqlite,
+    links: shareLinks,
     access,
     clock,
     tokens: shareTokens,
@@ -133,14 +136,15 @@ export function createApp(deps: AppDeps) {
   const forwardedFor = createForwardedForWatch({ log, clock })
   const clientAddress = createClientAddress(config.trustedProxies, forwardedFor)
   const requestOrigin = createRequestOrigin(config.trustedProxies)
-  const keyUsage = createKeyUsage(sqlite, clock, { log, flushMs: deps.keyUseFlushMs })
+  const keys = createKeyStore(deps.database, { clock })
+  const keyUsage = createKeyUsage(keys, clock, { log, flushMs: deps.keyUseFlushMs })
   // one throttle: bad keys, bad session cookies and wrong passwords count together
   const throttle = createAuthThrottle(clock, deps.throttle ?? defaultThrottle)
   const sessions = createSessionService({ db: deps.database.db, clock, log, flushMs: deps.sessionFlushMs, onPasswordCheck: () => metrics.passwordChecks.inc() })
   const passwordGuard = createPasswordGuard({ throttle, limits: deps.passwordChecks, onRefused: (reason) => metrics.passwordAttemptsRefused.inc([reason]) })
   const auth = authPlugin({
     clientAddress,
-    findUserByKey: createKeyLookup(sqlite, clock, keyUsage),
+    findUserByKey: createKeyLookup(keys, clock, keyUsage),
     findUserBySession: sessions.findUserBySession,
     appOrigin: config.appUrlSet ? new URL(config.appUrl).origin : null,
     requestOrigin,
@@ -207,7 +211,7 @@ export function createApp(deps: AppDeps) {
     .use(streamRoutes(auth, streams))
     .use(unknownDeviceRoutes(auth, createUnknownIdentifiers({ db: deps.database.db, clock, recent: deps.recentUnknowns ?? null })))
     .use(devicesRoutes(auth, devices))
-    .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, me: { db: deps.database.db, access, linkExpiresAt: shares.expiresAt } }))
+    .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, keys, me: { db: deps.database.db, access, linkExpiresAt: shares.expiresAt } }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
     .use(modelRoutes(auth, { models: modelAdmin }))
     .use(geofenceRoutes(auth, { geofences, write }))

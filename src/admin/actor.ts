@@ -10,6 +10,7 @@ import { createDeviceAccess, type DeviceAccess } from '../devices/access'
 import { Invalid, NotFound, type FieldError } from '../errors'
 import type { KeyUsage } from '../keys/service'
 import type { UserPrincipal } from '../principal'
+import { createKeyStore, type KeyStore } from '../store/keys'
 import { type AuditLog, CLI_ACTOR, createAuditLog } from './audit'
 import { MAX_NAME_LENGTH } from './model'
 
@@ -21,11 +22,13 @@ export interface AdminDeps {
   access: DeviceAccess
   /** keys' uses not yet written (keys/service.ts), merged into last_used_at; absent outside the server */
   keyUsage?: KeyUsage
+  /** API keys (store/keys.ts): what admin/keys.ts reads and writes */
+  keys: KeyStore
 }
 
 /** Deps for a process of its own (the command line): the audit log and access function over the database. */
 export function adminDeps(database: DatabaseHandle, clock: Clock = { now: () => Date.now() }): AdminDeps {
-  return { db: database.db, clock, audit: createAuditLog(database.db), access: createDeviceAccess(database.sqlite) }
+  return { db: database.db, clock, audit: createAuditLog(database.db), access: createDeviceAccess(database.sqlite), keys: createKeyStore(database, { clock }) }
 }
 
 /** Who makes a change, within which account: what the audit log records, and what they may do. */

@@ -4,16 +4,23 @@
  * account. Deleting a key bumps the credentials version (migration 0005), so the key lookup's
  * cache drops it and the very next request with it is 401, in this process or any other.
  */
-import { and, eq, isNotNull } from 'drizzle-orm'
-import type { Db } from '../../db/client'
-import { apiKeys, users } from '../../db/schema'
+import type { Clock } from '../clock'
 import { Forbidden, Invalid, NotFound } from '../errors'
 import { iso } from '../http/model'
-import { generateKey, hashKey } from '../keys/service'
-import { type Actor, type AdminDeps, checkName, type Page } from './actor'
+import { generateKey, hashKey, type KeyUsage } from '../keys/service'
+import type { KeyStore, StoredKey } from '../store/keys'
+import { type Actor, checkName, type Page } from './actor'
 import type { ApiKeyBody, ApiKeyCreatedBody } from './model'
 
 export type { ApiKeyBody, ApiKeyCreatedBody }
+
+/** What the key services take (a part of admin/actor.ts's AdminDeps). */
+export interface KeyAdminDeps {
+  keys: KeyStore
+  clock: Clock
+  /** keys' uses not yet written (keys/service.ts), merged into last_used_at; absent outside the server */
+  keyUsage?: KeyUsage
+}
 
 export interface NewKey {
   /** a label; default none ('') */
@@ -22,25 +29,19 @@ export interface NewKey {
   expiresAtMs?: number | null
 }
 
-type KeyRow = typeof apiKeys.$inferSelect
-
 /** the user (404 unless of the actor's account), if the actor may manage their keys (else 403) */
-function requireKeyHolder(db: Db, by: Actor, userId: string): { id: string; accountId: string } {
-  const user = db
-    .select({ id: users.id, accountId: users.accountId })
-    .from(users)
-    .where(and(eq(users.id, userId.toLowerCase()), eq(users.accountId, by.accountId)))
-    .get()
+async function requireKeyHolder(keys: KeyStore, by: Actor, userId: string): Promise<{ id: string; accountId: string }> {
+  const user = await keys.keyHolder(userId.toLowerCase(), by.accountId)
   if (!user) throw new NotFound(`No user ${userId}`)
   if (!by.admin && by.id !== user.id) throw new Forbidden("You may manage only your own keys; an account admin manages anyone's")
   return user
 }
 
-function toBody(deps: AdminDeps, row: KeyRow): ApiKeyBody {
+function toBody(deps: KeyAdminDeps, row: StoredKey): ApiKeyBody {
   // a use noted in memory and not yet written shows at once
   const lastUsed = Math.max(row.lastUsedAt ?? 0, deps.keyUsage?.pendingUse(row.id) ?? 0)
   return {
-    id: row.publicId!,
+    id: row.publicId,
     name: row.name,
     created_at: iso(row.createdAt),
     last_used_at: lastUsed === 0 ? null : iso(lastUsed),
@@ -49,69 +50,40 @@ function toBody(deps: AdminDeps, row: KeyRow): ApiKeyBody {
 }
 
 /** The user's keys, by name then id (expired ones too). */
-export function listKeys(deps: AdminDeps, by: Actor, userId: string, page: Page = { limit: 1000, offset: 0 }): ApiKeyBody[] {
-  const user = requireKeyHolder(deps.db, by, userId)
-  const rows = deps.db
-    .select()
-    .from(apiKeys)
-    .where(and(eq(apiKeys.userId, user.id), isNotNull(apiKeys.publicId)))
-    .orderBy(apiKeys.name, apiKeys.publicId)
-    .limit(page.limit)
-    .offset(page.offset)
-    .all()
+export async function listKeys(deps: KeyAdminDeps, by: Actor, userId: string, page: Page = { limit: 1000, offset: 0 }): Promise<ApiKeyBody[]> {
+  const user = await requireKeyHolder(deps.keys, by, userId)
+  const rows = await deps.keys.keysOf(user.id, page)
   return rows.map((row) => toBody(deps, row))
 }
 
 /** A new key for the user: the answer's `key` is the secret, which is not kept and never shown again. */
-export function createKey(deps: AdminDeps, by: Actor, userId: string, input: NewKey = {}): ApiKeyCreatedBody {
+export async function createKey(deps: KeyAdminDeps, by: Actor, userId: string, input: NewKey = {}): Promise<ApiKeyCreatedBody> {
   const name = input.name === undefined || input.name === '' ? '' : checkName(input.name)
   const now = deps.clock.now()
   const expiresAt = input.expiresAtMs ?? null
   if (expiresAt !== null && expiresAt <= now) throw Invalid.field('/expires_at', 'must be in the future')
   const key = generateKey()
   const publicId = crypto.randomUUID()
-  // one connection: the statements below, through deps.db, are inside this transaction
-  const row = deps.db.transaction(
-    () => {
-      const user = requireKeyHolder(deps.db, by, userId)
-      const inserted = deps.db
-        .insert(apiKeys)
-        .values({ userId: user.id, hash: hashKey(key), publicId, name, expiresAt, createdAt: now })
-        .returning()
-        .get()
-      deps.audit.record({ accountId: user.accountId, actor: by.id, action: 'create', objectType: 'key', objectId: publicId, requestId: by.requestId }, now)
-      return inserted
-    },
-    { behavior: 'immediate' },
+  const user = await requireKeyHolder(deps.keys, by, userId)
+  // the key and its audit row in one unit of work, which checks the user again (deleted meanwhile: 404)
+  const row = await deps.keys.create(
+    { userId: user.id, accountId: user.accountId, hash: hashKey(key), publicId, name, expiresAt, now },
+    { actor: by.id, requestId: by.requestId ?? null },
   )
+  if (!row) throw new NotFound(`No user ${userId}`)
   return { ...toBody(deps, row), key }
 }
 
 /** Deletes the key: the next request with it is 401. */
-export function revokeKey(deps: AdminDeps, by: Actor, userId: string, keyId: string): void {
+export async function revokeKey(deps: KeyAdminDeps, by: Actor, userId: string, keyId: string): Promise<void> {
   const now = deps.clock.now()
-  deps.db.transaction(
-    () => {
-      const user = requireKeyHolder(deps.db, by, userId)
-      const deleted = deps.db
-        .delete(apiKeys)
-        .where(and(eq(apiKeys.publicId, keyId.toLowerCase()), eq(apiKeys.userId, user.id)))
-        .returning({ id: apiKeys.id })
-        .all()
-      if (deleted.length === 0) throw new NotFound(`No key ${keyId} of user ${user.id}`)
-      deps.audit.record({ accountId: user.accountId, actor: by.id, action: 'delete', objectType: 'key', objectId: keyId.toLowerCase(), requestId: by.requestId }, now)
-    },
-    { behavior: 'immediate' },
-  )
+  const user = await requireKeyHolder(deps.keys, by, userId)
+  const removed = await deps.keys.remove(user.id, user.accountId, keyId.toLowerCase(), now, { actor: by.id, requestId: by.requestId ?? null })
+  if (removed === 'no-user') throw new NotFound(`No user ${userId}`)
+  if (removed === 'no-key') throw new NotFound(`No key ${keyId} of user ${user.id}`)
 }
 
 /** Whose key this is (for the command line's `key revoke ID`), or null when there is no such key. */
-export function keyOwner(db: Db, keyId: string): { userId: string; accountId: string } | null {
-  const row = db
-    .select({ userId: users.id, accountId: users.accountId })
-    .from(apiKeys)
-    .innerJoin(users, eq(users.id, apiKeys.userId))
-    .where(eq(apiKeys.publicId, keyId.toLowerCase()))
-    .get()
-  return row ?? null
+export async function keyOwner(keys: KeyStore, keyId: string): Promise<{ userId: string; accountId: string } | null> {
+  return keys.ownerOf(keyId.toLowerCase())
 }

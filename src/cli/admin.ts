@@ -170,10 +170,11 @@ export const adminCommands = {
       const { positionals } = parseOptions(rest, {})
       if (positionals.length !== 1) throw new ArgumentError('key revoke ID: give the key\'s id (key list shows it)')
       const keyId = positionals[0]!
-      await context.withDatabase(({ database }) => {
-        const owner = keyOwner(database.db, keyId)
+      await context.withDatabase(async ({ database }) => {
+        const deps = adminDeps(database, clock)
+        const owner = await keyOwner(deps.keys, keyId)
         if (owner === null) throw new ArgumentError(`no key with id "${keyId}"`)
-        revokeKey(adminDeps(database, clock), operator(owner.accountId), owner.userId, keyId)
+        await revokeKey(deps, operator(owner.accountId), owner.userId, keyId)
       })
       context.print(`revoked key ${keyId}; it fails from the next request`)
       return 0

@@ -3,13 +3,16 @@
  * looked up by hash; the stored hash is then compared in constant time, so no timing of ours
  * depends on how much of a guess was right.
  */
-import type { Database } from 'bun:sqlite'
 import { LRUCache } from 'lru-cache'
 import { timingSafeEqual } from 'node:crypto'
+import type { Connectable } from '../../db/client'
 import { NotFound } from '../errors'
 import { type Logger, silentLogger } from '../log'
 import type { UserPrincipal } from '../principal'
-import { createDeferredWrites } from '../store/deferred'
+import { insertKeyInTransaction, type KeyStore } from '../store/keys'
+
+/** the session service reads the credentials version synchronously until it moves into its store */
+export { createCredentialsVersion } from '../store/keys'
 
 export function hashKey(key: string): string {
   return new Bun.CryptoHasher('sha256').update(key).digest('hex')
@@ -21,13 +24,12 @@ export function generateKey(): string {
   return `trk_${Buffer.from(bytes).toString('base64url')}`
 }
 
-export function createApiKey(sqlite: Database, givenUserId: string, now = Date.now()): string {
+/** A new key for the user, for a process that opens the database itself (the demo): its secret. */
+export function createApiKey(connection: Connectable, givenUserId: string, now = Date.now()): string {
   // ids are stored in lower case; a UUID is the same in any case
   const userId = givenUserId.toLowerCase()
-  const user = sqlite.query('SELECT id FROM users WHERE id = ?').get(userId)
-  if (!user) throw new NotFound(`No user with id ${givenUserId}`)
   const key = generateKey()
-  sqlite.query('INSERT INTO api_keys (user_id, hash, public_id, created_at) VALUES (?, ?, ?, ?)').run(userId, hashKey(key), crypto.randomUUID(), now)
+  if (!insertKeyInTransaction(connection, userId, hashKey(key), now)) throw new NotFound(`No user with id ${givenUserId}`)
   return key
 }
 
@@ -46,21 +48,16 @@ export interface KeyUsageOptions {
  * A key's use is noted at most once a minute, so a busy key costs one write a minute; the time
  * shown is its first use of that minute.
  */
-export function createKeyUsage(sqlite: Database, clock: { now(): number }, options: KeyUsageOptions = {}) {
-  // a key deleted while its use waited: the update finds no row, and nothing is written
-  const writeUse = sqlite.query<unknown, [number, number]>('UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?')
-  const writeAll = sqlite.transaction((uses: [number, number][]) => {
-    for (const [keyId, atMs] of uses) writeUse.run(atMs, keyId)
-  })
+export function createKeyUsage(keys: KeyStore, clock: { now(): number }, options: KeyUsageOptions = {}) {
   /** key row id → the use waiting to be written */
   const pending = new Map<number, number>()
   /** key row id → when its use was last noted: another within the minute is not noted */
   const noted = new Map<number, number>()
-  const deferred = createDeferredWrites(sqlite, {
+  const deferred = keys.deferUses({
     delayMs: options.flushMs ?? 1000,
     hasPending: () => pending.size > 0,
-    write: () => {
-      writeAll([...pending])
+    pending: () => pending,
+    written: () => {
       pending.clear()
       // what is older than a minute would be noted again anyway: the map stays as small as the last minute's keys
       const now = clock.now()
@@ -93,43 +90,50 @@ export function createKeyUsage(sqlite: Database, clock: { now(): number }, optio
 export type KeyUsage = ReturnType<typeof createKeyUsage>
 
 /**
- * The credentials version (row 4 of access_version, bumped by triggers when a key, a session, a
- * user's password, role or account changes, from any process): a cache of who a credential is
- * holds only while it stays the same. One read of one row a request (2 µs) buys "a revoked key
- * fails on the very next request".
+ * Who a presented key is. The credentials version (row 4 of access_version, bumped by triggers
+ * when a key, a session, a user's password, role or account changes, from any process) is read
+ * on every call (one prepared read, 2 µs): a cache of who a credential is holds only while it
+ * stays the same, which buys "a revoked key fails on the very next request".
+ *
+ * `usage`, when given, notes each accepted key's use (for last_used_at), in memory only.
  */
-export function createCredentialsVersion(sqlite: Database): () => number {
-  const read = sqlite.query<{ version: number }, []>('SELECT version FROM access_version WHERE id = 4')
-  return () => read.get()?.version ?? 0
-}
-
-/** `usage`, when given, notes each accepted key's use (for last_used_at), in memory only */
-export function createKeyLookup(sqlite: Database, clock: { now(): number } = { now: Date.now }, usage?: KeyUsage) {
-  const byHash = sqlite.query<{ id: number; hash: string; user_id: string; account_id: string; role: string; expires_at: number | null }, [string]>(
-    `SELECT k.id, k.hash, u.id AS user_id, u.account_id, u.role, k.expires_at FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.hash = ?`,
-  )
-  const credentialsVersion = createCredentialsVersion(sqlite)
+export function createKeyLookup(keys: KeyStore, clock: { now(): number } = { now: Date.now }, usage?: KeyUsage) {
   // Only known keys are cached, by the key as presented (no hashing on a hit), and only for the
   // credentials version they were read at.
-  const recognised = new LRUCache<string, { principal: UserPrincipal; keyId: number; expiresAt: number | null }>({ max: 10_000 })
+  const recognised = new LRUCache<string, RecognisedKey>({ max: 10_000 })
   let cachedAtVersion = -1
-  return function findUserByKey(key: string): UserPrincipal | null {
-    const version = credentialsVersion()
+
+  function recognise(key: string, version: number): UserPrincipal | null | Promise<UserPrincipal | null> {
     if (version !== cachedAtVersion) {
       recognised.clear()
       cachedAtVersion = version
     }
-    let entry = recognised.get(key)
-    if (!entry) {
-      const presented = hashKey(key)
-      const row = byHash.get(presented)
+    const entry = recognised.get(key)
+    if (entry !== undefined) return use(entry)
+    const presented = hashKey(key)
+    return keys.keyByHash(presented).then((row) => {
       if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(presented))) return null
       const role = row.role === 'admin' ? 'admin' : 'member'
-      entry = { principal: { kind: 'user', userId: row.user_id, accountId: row.account_id, role, via: 'key' }, keyId: row.id, expiresAt: row.expires_at }
-      recognised.set(key, entry)
-    }
+      const found: RecognisedKey = { principal: { kind: 'user', userId: row.userId, accountId: row.accountId, role, via: 'key' }, keyId: row.id, expiresAt: row.expiresAt }
+      recognised.set(key, found)
+      return use(found)
+    })
+  }
+
+  function use(entry: RecognisedKey): UserPrincipal | null {
     if (entry.expiresAt !== null && clock.now() >= entry.expiresAt) return null
     usage?.record(entry.keyId)
     return entry.principal
   }
+
+  // chained rather than async: this runs on every request with a key
+  return function findUserByKey(key: string): Promise<UserPrincipal | null> {
+    return keys.credentialsVersion().then((version) => recognise(key, version))
+  }
+}
+
+interface RecognisedKey {
+  principal: UserPrincipal
+  keyId: number
+  expiresAt: number | null
 }

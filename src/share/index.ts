@@ -90,10 +90,10 @@ export function shareRoutes(auth: ReturnType<typeof authPlugin>, shares: ShareSe
       )
       .get(
         '/s/:code',
-        ({ params, request }) => {
+        async ({ params, request }) => {
           let location: string
           try {
-            location = shares.redirectTarget(params.code)
+            location = await shares.redirectTarget(params.code)
           } catch (error) {
             // a person who opened the short link gets the page original_url would show; API clients the problem
             if (!(error instanceof NotFound) || !acceptsHtml(request)) throw error

@@ -114,14 +114,14 @@ export function sharePageRoutes(shares: ShareService, { tileUrl, appUrl }: Share
   return new Elysia({ name: 'share-page' })
     .get(
       '/share',
-      ({ query, request }) => {
+      async ({ query, request }) => {
         const url = new URL(request.url)
         // the page's relative URLs (assets, API) assume /share; /share/ would break every one of them
         if (url.pathname.endsWith('/')) return new Response(null, { status: 301, headers: { location: `../share${url.search}`, 'referrer-policy': 'no-referrer' } })
         const token = query.token ?? ''
         // a first visit gets a viewer id, which the page's API calls then carry: one viewer, counted once
         const fresh = viewerCookie(request) ? null : newViewer(secureCookie)
-        const opened = token === '' ? null : shares.open(token, fresh?.viewer ?? viewerOf(request, ''))
+        const opened = token === '' ? null : await shares.open(token, fresh?.viewer ?? viewerOf(request, ''))
         if (opened === null) return linkPage('unknown')
         if (opened === 'inactive') return linkPage('ended')
         const { acl } = opened.principal

@@ -15,11 +15,10 @@
  * MAX_PENDING_LINKS links wait, and what waits is lost if the process dies before a flush (a
  * clean stop flushes). Otherwise the count is exact: share_viewers remembers every viewer.
  */
-import type { Database } from 'bun:sqlite'
 import { LRUCache } from 'lru-cache'
 import type { Clock } from '../clock'
 import { type Logger, silentLogger } from '../log'
-import { createDeferredWrites } from '../store/deferred'
+import type { ShareLinkStore } from '../store/shareLinks'
 
 /** 32 random bytes (256 bits), base64url: unguessable, and safe in a URL as is. */
 export function generateToken(): string {
@@ -80,41 +79,18 @@ export interface ShareTokenCacheOptions {
   log?: Logger
 }
 
-export function createShareTokenCache(sqlite: Database, clock: Clock, options: ShareTokenCacheOptions = {}) {
+export function createShareTokenCache(links: ShareLinkStore, clock: Clock, options: ShareTokenCacheOptions = {}) {
   const accessFlushMs = options.accessFlushMs ?? 1000
   const log = options.log ?? silentLogger
-  const linkByToken = sqlite.query<{ id: string; account_id: string; created_by: string | null; acl: string; revoked: number; expires_at: number }, [string]>(
-    'SELECT id, account_id, created_by, acl, revoked, expires_at FROM share_links WHERE token = ?',
-  )
-  const deviceKeysOf = sqlite.query<{ device_key: number }, [string]>(
-    'SELECT device_key FROM share_link_devices WHERE link_id = ? ORDER BY ordinal',
-  )
-  // a read: whether a viewer new to the cache entry was counted before (the entry was reloaded)
-  const viewerCounted = sqlite.query<{ found: number }, [string, string]>('SELECT 1 AS found FROM share_viewers WHERE link_id = ? AND viewer = ?')
-  // the link may have gone (its account deleted) while its views waited: then they go too
-  const insertViewer = sqlite.query<unknown, [string, string, number]>(
-    'INSERT OR IGNORE INTO share_viewers (link_id, viewer, first_seen_at) SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM share_links WHERE id = ?1)',
-  )
-  const writeAccess = sqlite.query<unknown, [number, number, string]>(
-    'UPDATE share_links SET unique_views = unique_views + ?, last_accessed_at = max(coalesce(last_accessed_at, 0), ?) WHERE id = ?',
-  )
-  const writePending = sqlite.transaction((links: [string, PendingAccess][]) => {
-    for (const [linkId, access] of links) {
-      let added = 0
-      for (const [viewer, firstSeenAt] of access.viewers) added += insertViewer.run(linkId, viewer, firstSeenAt).changes
-      writeAccess.run(added, access.lastAccessedAt, linkId)
-    }
-  })
 
   const pending = new Map<string, PendingAccess>()
-  // the background write of what waits: store/deferred.ts (never on a request's path, never waiting for the lock)
-  const deferred = createDeferredWrites(sqlite, {
+  // the background write of what waits (store/deferred.ts through the link store): never on a
+  // request's path, never waiting for the lock
+  const deferred = links.deferViews({
     delayMs: accessFlushMs,
     hasPending: () => pending.size > 0,
-    write: () => {
-      writePending([...pending])
-      pending.clear()
-    },
+    pending: () => pending,
+    written: () => pending.clear(),
     log,
     failure: 'share link views not written yet; will retry',
     context: () => ({ links: pending.size }),
@@ -124,7 +100,6 @@ export function createShareTokenCache(sqlite: Database, clock: Clock, options: S
   // Devices leaving a link, by any process (an import moving a device to another account), bump
   // row 3 of access_version (migration 0003): read on each lookup (about 2 µs), the cache starts
   // over when it moved, so a cached token never serves a device its link no longer holds.
-  const linkDevicesVersion = sqlite.query<{ version: number }, []>('SELECT version FROM access_version WHERE id = 3')
   let knownLinkDevicesVersion = -1
 
   const cache = new LRUCache<string, CachedLink>({
@@ -132,32 +107,44 @@ export function createShareTokenCache(sqlite: Database, clock: Clock, options: S
     ttl: options.ttlMs ?? 60_000,
   })
 
-  function load(token: string): CachedLink | null {
-    const row = linkByToken.get(token)
+  async function load(token: string): Promise<CachedLink | null> {
+    const row = await links.linkByToken(token)
     if (!row) return null
     return {
       linkId: row.id,
-      accountId: row.account_id,
-      creatorId: row.created_by,
-      deviceKeys: deviceKeysOf.all(row.id).map((d) => d.device_key),
-      acl: new Set(JSON.parse(row.acl) as string[]),
-      revoked: row.revoked === 1,
-      expiresAt: row.expires_at,
+      accountId: row.accountId,
+      creatorId: row.createdBy,
+      deviceKeys: row.deviceKeys,
+      acl: new Set(row.acl),
+      revoked: row.revoked,
+      expiresAt: row.expiresAt,
       seenViewers: new Set(),
     }
   }
 
+  /** what waits for the link, made when there is room (a new entry schedules a flush) */
+  function pendingOf(linkId: string, now: number): PendingAccess | null {
+    let access = pending.get(linkId)
+    if (access === undefined) {
+      if (pending.size >= MAX_PENDING_LINKS) return null
+      access = { viewers: new Map(), lastAccessedAt: now }
+      pending.set(linkId, access)
+      schedule()
+    }
+    return access
+  }
+
   return {
     /** the link behind `token`, from the cache or the database; null when there is none */
-    lookup(token: string): CachedLink | null {
-      const version = linkDevicesVersion.get()?.version ?? 0
+    async lookup(token: string): Promise<CachedLink | null> {
+      const version = await links.linkDevicesVersion()
       if (version !== knownLinkDevicesVersion) {
         cache.clear()
         knownLinkDevicesVersion = version
       }
       let link = cache.get(token)
       if (link === undefined) {
-        const loaded = load(token)
+        const loaded = await load(token)
         if (loaded === null) return null
         cache.set(token, loaded)
         link = loaded
@@ -171,21 +158,18 @@ export function createShareTokenCache(sqlite: Database, clock: Clock, options: S
     },
 
     /** counts `viewer` once per link and notes the access time, in memory: the next flush writes them */
-    recordAccess(link: CachedLink, viewer: string): void {
+    async recordAccess(link: CachedLink, viewer: string): Promise<void> {
       const now = clock.now()
-      let access = pending.get(link.linkId)
-      if (access === undefined) {
-        if (pending.size >= MAX_PENDING_LINKS) return
-        access = { viewers: new Map(), lastAccessedAt: now }
-        pending.set(link.linkId, access)
-        schedule()
-      }
+      const access = pendingOf(link.linkId, now)
+      if (access === null) return
       access.lastAccessedAt = Math.max(access.lastAccessedAt, now)
       if (link.seenViewers.has(viewer) || access.viewers.has(viewer)) return
       // no room: not counted, and not remembered either, so it counts when it comes back after a flush
       if (access.viewers.size >= MAX_PENDING_VIEWERS) return
       try {
-        if (viewerCounted.get(link.linkId, viewer) === null) access.viewers.set(viewer, now)
+        const counted = await links.viewerCounted(link.linkId, viewer)
+        // a flush may have written (and let go of) the entry while the read was answered
+        if (!counted) pendingOf(link.linkId, now)?.viewers.set(viewer, now)
         // a link passed around widely must not grow the entry without bound; forgetting costs one read
         if (link.seenViewers.size >= MAX_SEEN_VIEWERS) link.seenViewers.clear()
         link.seenViewers.add(viewer)

@@ -89,7 +89,7 @@ describe('GET /audit', () => {
     const deps = adminDeps(world.database, world.clock)
     const user = createUser(deps, operator(ids.acme), { name: 'ops', role: 'admin', groups: [ids.trucks] })
     setPassword(deps, operator(ids.acme), user.id, await hashPassword('operator-secret'))
-    const key = createKey(deps, operator(ids.acme), user.id, { name: 'ops key' })
+    const key = await createKey(deps, operator(ids.acme), user.id, { name: 'ops key' })
     expect((await world.call('GET', '/users', { token: key.key })).status).toBe(200)
     expect((await audit()).map((e) => [e.actor, e.action, e.object_type, e.request_id])).toEqual([
       ['cli', 'create', 'key', null],
