@@ -13,11 +13,12 @@ import { devices as devicesTable } from '../../db/schema'
 import { createDeviceAdmin } from '../devices/admin-service'
 import { adminDeps, operator } from '../admin/actor'
 import { createKey, keyOwner, listKeys, revokeKey } from '../admin/keys'
-import { createUser, hashPassword, listUsers, setPassword } from '../admin/users'
+import { createUser, hashPassword, listUsers, type PeopleDeps, setPassword } from '../admin/users'
+import { endLinksBeyondCreatorsReach } from '../share/creators'
+import { createPeopleStore, type PeopleStore } from '../store/people'
 import { setupFirstAccount } from '../session/setup'
-import { accounts as accountsTable, users as usersTable } from '../../db/schema'
 import { modelCommand } from './models'
-import { ArgumentError, list, resolveAccount, resolveGroup, resolveModel, resolveUser } from './resolve'
+import { ArgumentError, list, resolveAccount, resolveAccountIn, resolveGroup, resolveGroupIn, resolveModel, resolveUser, resolveUserIn } from './resolve'
 
 export { ArgumentError }
 
@@ -63,6 +64,17 @@ async function passwordFrom(context: AdminCommandContext): Promise<string> {
 
 const ROLES = ['admin', 'member'] as const
 
+/**
+ * The people store of a command: alone on the database, a write waits for another process's lock
+ * in SQLite's busy timeout, as every command's does (`retry`: also after it, up to the 5 s deadline,
+ * as `init` always has, sharing the setup page's unit of work).
+ */
+function peopleOf(database: DatabaseHandle, clock: { now(): number }, retry = false): PeopleStore {
+  return createPeopleStore(database, { clock, retryWhileBusy: retry, endLinksBeyondCreatorsReach })
+}
+
+const peopleDeps = (database: DatabaseHandle, clock: { now(): number }): PeopleDeps => ({ people: peopleOf(database, clock), clock })
+
 export const adminCommands = {
   model: modelCommand,
 
@@ -70,7 +82,7 @@ export const adminCommands = {
     const [, rest] = subcommand(args, ['create'], 'account create --name NAME')
     const { values, positionals } = parseOptions(rest, { name: { type: 'string' } }, ['name'])
     if (positionals.length) throw new ArgumentError(`unexpected argument ${positionals[0]}`)
-    const account = context.withDatabase(({ db }) => createAccount(db, { name: values.name! }, CLI_ACTOR, context.now()))
+    const account = await context.withDatabaseAsync((database) => createAccount(peopleOf(database, { now: context.now }), { name: values.name! }, CLI_ACTOR, context.now()))
     context.print(`created account ${account.name} (${account.id})`)
     return 0
   },
@@ -115,13 +127,15 @@ export const adminCommands = {
     const clock = { now: context.now }
     if (name === 'list') {
       const { values } = parseOptions(rest, { account: { type: 'string' } })
-      const rows = context.withDatabase((database) => {
-        const accounts = values.account === undefined ? null : [resolveAccount(database.db, values.account).id]
-        const ids = accounts ?? database.db.selectDistinct({ id: usersTable.accountId }).from(usersTable).all().map((row) => row.id)
-        return ids.flatMap((accountId) => {
-          const accountName = database.db.select({ name: accountsTable.name }).from(accountsTable).where(eq(accountsTable.id, accountId)).get()?.name ?? ''
-          return listUsers(adminDeps(database, clock), operator(accountId), { limit: 100_000, offset: 0 }).map((user) => ({ ...user, accountId, accountName }))
-        })
+      const rows = await context.withDatabaseAsync(async (database) => {
+        const deps = peopleDeps(database, clock)
+        const accounts = values.account === undefined ? await deps.people.accountsWithUsers() : [await resolveAccountIn(deps.people, values.account)]
+        const rows = []
+        for (const account of accounts) {
+          const users = await listUsers(deps, operator(account.id), { limit: 100_000, offset: 0 })
+          rows.push(...users.map((user) => ({ ...user, accountId: account.id, accountName: account.name })))
+        }
+        return rows
       })
       // the account's id stays the fourth column (scripts read it); its name follows, for people
       for (const user of rows) context.print([user.id, user.name, user.role, user.accountId, user.accountName].join('\t'))
@@ -131,9 +145,9 @@ export const adminCommands = {
       const { positionals } = parseOptions(rest, {})
       if (positionals.length !== 1) throw new ArgumentError('user passwd N: name the user (the password comes from standard input)')
       // the name is checked before the password is read: a typo fails at once
-      const user = context.withDatabase((database) => resolveUser(database.db, positionals[0]!, 'user'))
+      const user = await context.withDatabaseAsync((database) => resolveUserIn(peopleOf(database, clock), positionals[0]!, 'user'))
       const password = await hashPassword(await passwordFrom(context), 'password (standard input)')
-      context.withDatabase((database) => setPassword(adminDeps(database, clock), operator(user.accountId), user.id, password))
+      await context.withDatabaseAsync((database) => setPassword(peopleDeps(database, clock), operator(user.accountId), user.id, password))
       context.print(`password changed for ${user.name} (${user.id}); their sessions are ended`)
       return 0
     }
@@ -146,10 +160,12 @@ export const adminCommands = {
     const role = values.role ?? 'member'
     if (!(ROLES as readonly string[]).includes(role)) throw new ArgumentError(`--role must be admin or member, got "${role}"`)
     const password = values['password-stdin'] ? await hashPassword(await passwordFrom(context), 'password (standard input)') : undefined
-    const user = context.withDatabase((database) => {
-      const account = resolveAccount(database.db, values.account!)
-      const groups = list(values.groups).map((group) => resolveGroup(database.db, account.id, group).id)
-      return createUser(adminDeps(database, clock), operator(account.id), { name: values.name!, role: role as (typeof ROLES)[number], groups, password })
+    const user = await context.withDatabaseAsync(async (database) => {
+      const deps = peopleDeps(database, clock)
+      const account = await resolveAccountIn(deps.people, values.account!)
+      const groups = []
+      for (const group of list(values.groups)) groups.push((await resolveGroupIn(deps.people, account.id, group)).id)
+      return createUser(deps, operator(account.id), { name: values.name!, role: role as (typeof ROLES)[number], groups, password })
     })
     context.print(`created ${user.role} ${user.name} (${user.id})${password ? '' : '; no password yet: `user passwd` sets one'}`)
     return 0
@@ -199,8 +215,8 @@ export const adminCommands = {
       if (!(await file.exists())) throw new ArgumentError(`--password-file: no file ${values['password-file']}`)
       password = (await file.text()).replace(/\r?\n$/, '')
     } else password = await passwordFrom(context)
-    const admin = await context.withDatabaseAsync(({ db }) =>
-      setupFirstAccount(db, { account: values.account!, name: values.admin!, password }, { now: context.now }, { actor: CLI_ACTOR }),
+    const admin = await context.withDatabaseAsync((database) =>
+      setupFirstAccount(peopleOf(database, { now: context.now }, true), { account: values.account!, name: values.admin!, password }, { now: context.now }, { actor: CLI_ACTOR }),
     )
     context.print(`created account ${admin.account.name} (${admin.account.id}) and its admin ${admin.name} (${admin.id}); sign in at the console`)
     return 0

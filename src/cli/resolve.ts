@@ -1,12 +1,17 @@
 /**
  * The operator names things as they know them: an account, user, group, device or model by its
- * name (or a device by its alias, IMEI or serial) or by its id. One lookup each, through
- * Drizzle; a name that matches nothing, or more than one thing, is a bad argument (exit 2)
- * naming the option it came from.
+ * name (or a device by its alias, IMEI or serial) or by its id. One lookup each: accounts, users
+ * and groups through the people store (`…In`); a name that matches nothing, or more than one
+ * thing, is a bad argument (exit 2) naming the option it came from.
+ *
+ * The synchronous lookups over a Drizzle database (`resolveAccount`, `resolveUser`,
+ * `resolveGroup`, `resolveModel`, `resolveDevice`) serve the commands of the areas not yet moved
+ * to a store (devices, models, keys); they go as those move.
  */
 import { and, eq, isNull, or, sql } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import { accounts, devices, groups, models, users } from '../../db/schema'
+import type { PeopleStore } from '../store/people'
 
 export class ArgumentError extends Error {}
 
@@ -21,6 +26,21 @@ function one<T extends { id: string }>(rows: T[], what: string, option: string, 
 /** by id (any case), else by name (any case) */
 const byIdOrName = (column: { id: unknown; name: unknown }, given: string) =>
   UUID.test(given) ? eq(column.id as never, given.toLowerCase()) : sql`lower(${column.name}) = ${given.toLowerCase()}`
+
+/** what the people store is asked: an id (any case), else a name (any case) */
+const matchOf = (given: string) => (UUID.test(given) ? { id: given.toLowerCase() } : { name: given })
+
+export async function resolveAccountIn(people: PeopleStore, given: string, option = '--account'): Promise<{ id: string; name: string }> {
+  return one(await people.accountsNamed(matchOf(given)), 'account', option, given)
+}
+
+export async function resolveUserIn(people: PeopleStore, given: string, option = '--user'): Promise<{ id: string; name: string; accountId: string }> {
+  return one(await people.usersNamed(matchOf(given)), 'user', option, given)
+}
+
+export async function resolveGroupIn(people: PeopleStore, accountId: string, given: string, option = '--groups'): Promise<{ id: string; name: string }> {
+  return one(await people.groupsNamed(accountId, matchOf(given)), 'group', option, given)
+}
 
 export function resolveAccount(db: Db, given: string, option = '--account'): { id: string; name: string } {
   return one(db.select({ id: accounts.id, name: accounts.name }).from(accounts).where(byIdOrName(accounts, given)).all(), 'account', option, given)

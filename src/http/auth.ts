@@ -13,9 +13,12 @@ import { readJsonBody, type BodyLimits } from './body'
 import type { ClientAddress, PeerSource, RequestOrigin } from './client'
 import type { AuthThrottle } from './limits'
 
+/** what a lookup answers: a store's promise, or a value at once */
+type Answer<T> = T | Promise<T>
+
 export interface ShareTokenResolver {
   /** the link's principal; 'inactive' for a revoked or expired link; null for no such token */
-  (token: string, request: Request, client: string): SharePrincipal | 'inactive' | null
+  (token: string, request: Request, client: string): Answer<SharePrincipal | 'inactive' | null>
 }
 
 export type AuthMode = 'admin' | 'user' | 'any'
@@ -24,9 +27,9 @@ export type AuthMode = 'admin' | 'user' | 'any'
 export const SESSION_COOKIE = 'tracker_session'
 
 export interface AuthDeps {
-  findUserByKey(key: string): UserPrincipal | null
+  findUserByKey(key: string): Answer<UserPrincipal | null>
   /** the user behind a session id from the cookie, or null (unknown, expired, ended) */
-  findUserBySession?(sessionId: string): UserPrincipal | null
+  findUserBySession?(sessionId: string): Answer<UserPrincipal | null>
   /**
    * A request that changes something with a session cookie must come from the origin it was sent
    * to (`requestOrigin`, CSRF) or, when APP_URL is set, from APP_URL's origin (`appOrigin`)
@@ -101,18 +104,18 @@ function originOf(url: string | null): string | null {
  * address). Keys and tokens are 256-bit random, so the throttle is not what stops guessing; it
  * slows and then refuses the failures of one client, and a success erases nothing.
  */
-export function authenticate(deps: AuthDeps, request: Request, clientOf: () => string, ownOriginOf: () => string | null = () => null): Principal | Promise<Principal> {
+export async function authenticate(deps: AuthDeps, request: Request, clientOf: () => string, ownOriginOf: () => string | null = () => null): Promise<Principal> {
   let address: string | undefined
   const client = () => (address ??= clientOf())
 
   const token = bearerToken(request)
-  const principal = token ? (deps.findUserByKey(token) ?? deps.resolveShareToken?.(token, request, client()) ?? null) : null
+  const principal = token ? ((await deps.findUserByKey(token)) ?? (await deps.resolveShareToken?.(token, request, client())) ?? null) : null
   if (principal !== null && principal !== 'inactive') return principal
 
   // no Authorization header at all: the console's session cookie, if there is one
   const sessionId = token === null && deps.findUserBySession ? sessionCookie(request) : null
   if (sessionId !== null) {
-    const user = deps.findUserBySession!(sessionId)
+    const user = await deps.findUserBySession!(sessionId)
     if (user !== null) {
       checkOrigin(request, deps, ownOriginOf)
       return user
@@ -131,10 +134,8 @@ export function authenticate(deps: AuthDeps, request: Request, clientOf: () => s
   if (token === '') throw new Unauthorized('The Authorization header must be "Bearer <token>"', false)
   if (principal === 'inactive') throw new Unauthorized('This share link has expired or was revoked', true)
   const delay = deps.throttle.fail(client())
-  const refuse = () => {
-    throw new Unauthorized('Unknown API key or share token', true)
-  }
-  return delay > 0 ? Bun.sleep(delay).then(refuse) : refuse()
+  if (delay > 0) await Bun.sleep(delay)
+  throw new Unauthorized('Unknown API key or share token', true)
 }
 
 interface AuthContext {
@@ -150,14 +151,14 @@ interface AuthContext {
  */
 export function authPlugin(deps: AuthDeps) {
   const principals = new WeakMap<Request, Principal>()
-  // Synchronous unless authentication must wait (a failure's delay): an async hook costs every
-  // request a microtask, and this runs on all of them.
+  // The lookups answer promises (the stores' boundary); the SQLite stores' are settled already
+  // (a cache hit, or one prepared read run to completion), so a request pays a few microtasks, no I/O wait.
   function decide({ request, server }: AuthContext, mode: AuthMode): Principal | Promise<Principal> {
     const known = principals.get(request)
     if (known !== undefined) return known
-    const decided = authenticate(deps, request, () => deps.clientAddress(request, server), () => deps.requestOrigin?.(request, server) ?? null)
-    if (decided instanceof Promise) return decided.then((principal) => remember(request, principal, mode))
-    return remember(request, decided, mode)
+    return authenticate(deps, request, () => deps.clientAddress(request, server), () => deps.requestOrigin?.(request, server) ?? null).then((principal) =>
+      remember(request, principal, mode),
+    )
   }
   function remember(request: Request, principal: Principal, mode: AuthMode): Principal {
     if (mode !== 'any' && principal.kind !== 'user') throw new Forbidden('A share token cannot do this; use an API key')
