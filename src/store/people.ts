@@ -545,7 +545,7 @@ export function createPeopleStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'
         const user = requireUserIn(tx, accountId, userId)
         if (!user) return 'no-user'
         if (isLastAdmin(tx, user)) return { lastAdmin: user.name }
-        // keys, sessions, memberships and email preferences cascade; migration 0015's trigger revokes the links they made
+        // their keys, sessions, memberships and own email-alerts channel cascade; migration 0015's trigger revokes the links they made
         tx.delete(users).where(eq(users.id, user.id)).run()
         recordAuditInTransaction(tx, { accountId: user.accountId, actor: by.actor, action: 'delete', objectType: 'user', objectId: user.id, requestId: by.requestId }, nowMs)
         return 'deleted'
