@@ -6,6 +6,9 @@
 import { Elysia } from 'elysia'
 import { adminRoutes } from './admin'
 import { createAuditLog } from './admin/audit'
+import { createAuditStore } from './store/audit'
+import { createPeopleStore } from './store/people'
+import { endLinksBeyondCreatorsReach } from './share/creators'
 import { geofenceRoutes } from './alerts'
 import { createGeofenceService } from './alerts/service'
 import { type Clock, systemClock } from './clock'
@@ -95,7 +98,7 @@ export interface AppDeps {
   /** told when the admin API has changed devices: the server drops the ingest pipeline's device cache at once */
   onDevicesChanged?: () => void
   /** the first-run setup link's token (server.ts logs it); default: a random one, when the database has no user */
-  firstRun?: FirstRun
+  firstRun?: FirstRun | Promise<FirstRun>
   /** how soon sessions' last use is written in the background (default 1 s); tests shorten it */
   sessionFlushMs?: number
   /**
@@ -140,7 +143,8 @@ export function createApp(deps: AppDeps) {
   const keyUsage = createKeyUsage(keys, clock, { log, flushMs: deps.keyUseFlushMs })
   // one throttle: bad keys, bad session cookies and wrong passwords count together
   const throttle = createAuthThrottle(clock, deps.throttle ?? defaultThrottle)
-  const sessions = createSessionService({ db: deps.database.db, clock, log, flushMs: deps.sessionFlushMs, onPasswordCheck: () => metrics.passwordChecks.inc() })
+  const people = createPeopleStore(deps.database, { clock, endLinksBeyondCreatorsReach })
+  const sessions = createSessionService({ people, clock, log, flushMs: deps.sessionFlushMs, onPasswordCheck: () => metrics.passwordChecks.inc() })
   const passwordGuard = createPasswordGuard({ throttle, limits: deps.passwordChecks, onRefused: (reason) => metrics.passwordAttemptsRefused.inc([reason]) })
   const auth = authPlugin({
     clientAddress,
@@ -211,14 +215,14 @@ export function createApp(deps: AppDeps) {
     .use(streamRoutes(auth, streams))
     .use(unknownDeviceRoutes(auth, createUnknownIdentifiers({ db: deps.database.db, clock, recent: deps.recentUnknowns ?? null })))
     .use(devicesRoutes(auth, devices))
-    .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, keys, me: { db: deps.database.db, access, linkExpiresAt: shares.expiresAt } }))
+    .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, keys, people, auditLog: createAuditStore(deps.database), me: { people, access, linkExpiresAt: shares.expiresAt } }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
     .use(modelRoutes(auth, { models: modelAdmin }))
     .use(geofenceRoutes(auth, { geofences, write }))
     .use(notificationRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), allowPrivate: config.webhookAllowPrivate, messaging: deps.messaging ?? messagingOf(config) }))
     .use(emailAlertRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), smtpConfigured: config.smtpUrl !== null }))
     .use(sessionRoutes(auth, sessions, { guard: passwordGuard, clientAddress, requestOrigin, appUrl: config.appUrl, appUrlSet: config.appUrlSet }))
-    .use(setupRoutes({ db: deps.database.db, firstRun: deps.firstRun ?? createFirstRun(deps.database.db), sessions, clock, appUrl: config.appUrl, requestOrigin }))
+    .use(setupRoutes({ people, firstRun: deps.firstRun ?? createFirstRun(people), sessions, clock, appUrl: config.appUrl, requestOrigin }))
     // share-link views still in memory are written before the server closes the database
     .onStop(() => {
       commandQueue.stop()

@@ -2,10 +2,8 @@
  * Accounts: created by the operator (`account create`) or by the first-run setup. An account is
  * a fleet's boundary: nothing ever crosses it.
  */
-import type { Db } from '../../db/client'
-import { accounts } from '../../db/schema'
 import { Invalid } from '../errors'
-import { createAuditLog } from './audit'
+import type { PeopleStore } from '../store/people'
 
 export interface AccountBody {
   id: string
@@ -13,13 +11,11 @@ export interface AccountBody {
   created_at: string
 }
 
-export function createAccount(db: Db, input: { name: string }, actor: string, nowMs: number, requestId: string | null = null): AccountBody {
+/** A new account with its audit entry (one unit of work of the people store). */
+export async function createAccount(people: PeopleStore, input: { name: string }, actor: string, nowMs: number, requestId: string | null = null): Promise<AccountBody> {
   const name = input.name.trim()
   if (name === '' || name.length > 200) throw Invalid.field('/name', 'must be 1 to 200 characters')
   const id = crypto.randomUUID()
-  db.transaction((tx) => {
-    tx.insert(accounts).values({ id, name, createdAt: nowMs }).run()
-    createAuditLog(tx).record({ accountId: id, actor, action: 'create', objectType: 'account', objectId: id, requestId }, nowMs)
-  })
+  await people.createAccount({ id, name }, { actor, requestId }, nowMs)
   return { id, name, created_at: new Date(nowMs).toISOString() }
 }

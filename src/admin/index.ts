@@ -1,8 +1,8 @@
 /**
  * Administration routes: /me, /groups, /users, /users/{id}/keys and /audit. They parse, call the
  * services (users.ts, groups.ts, keys.ts, me.ts, audit.ts) and shape the answer. Writes wait for
- * another process's write lock asynchronously (store/busy.ts: 504 after 5 s); a password is
- * hashed before its transaction.
+ * another process's write lock asynchronously (store/busy.ts: 504 after 5 s; the people store
+ * waits inside its units of work); a password is hashed before its unit of work.
  */
 import { Elysia, t } from 'elysia'
 import type { Database } from 'bun:sqlite'
@@ -11,7 +11,9 @@ import { asUser, type authPlugin } from '../http/auth'
 import { IdParams, responses } from '../http/model'
 import { REQUEST_ID_HEADER } from '../ops/requests'
 import type { UserPrincipal } from '../principal'
+import type { AuditStore } from '../store/audit'
 import { retryWhileBusy } from '../store/busy'
+import type { PeopleStore } from '../store/people'
 import { actorOf, type AdminDeps } from './actor'
 import { createGroup, deleteGroup, getGroup, listGroups, updateGroup } from './groups'
 import { createKey, listKeys, revokeKey } from './keys'
@@ -37,6 +39,10 @@ import { createUser, deleteUser, getUser, hashPassword, listUsers, updateUser } 
 export interface AdminRoutesDeps extends AdminDeps {
   sqlite: Database
   me: MeDeps
+  /** accounts, users, groups (store/people.ts): what users.ts and groups.ts read and write */
+  people: PeopleStore
+  /** the audit log's reads (GET /audit) */
+  auditLog: AuditStore
 }
 
 const TAGS = ['Administration']
@@ -102,7 +108,7 @@ export function adminRoutes(auth: ReturnType<typeof authPlugin>, deps: AdminRout
       .post(
         '/groups',
         async ({ principal, body, set }) => {
-          const group = await write(() => createGroup(deps, by(asUser(principal), set), body))
+          const group = await createGroup(deps, by(asUser(principal), set), body)
           created(set, `/groups/${group.id}`)
           return group
         },
@@ -117,7 +123,7 @@ export function adminRoutes(auth: ReturnType<typeof authPlugin>, deps: AdminRout
           },
         },
       )
-      .patch('/groups/:id', ({ principal, params, body, set }) => write(() => updateGroup(deps, by(asUser(principal), set), params.id, body)), {
+      .patch('/groups/:id', ({ principal, params, body, set }) => updateGroup(deps, by(asUser(principal), set), params.id, body), {
         auth: 'admin',
         params: IdParams,
         body: UpdateGroupBody,
@@ -131,7 +137,7 @@ export function adminRoutes(auth: ReturnType<typeof authPlugin>, deps: AdminRout
       .delete(
         '/groups/:id',
         async ({ principal, params, set }) => {
-          await write(() => deleteGroup(deps, by(asUser(principal), set), params.id))
+          await deleteGroup(deps, by(asUser(principal), set), params.id)
           return noContent()
         },
         {
@@ -172,7 +178,7 @@ export function adminRoutes(auth: ReturnType<typeof authPlugin>, deps: AdminRout
         async ({ principal, body, set }) => {
           const actor = by(asUser(principal), set)
           const password = body.password === undefined ? undefined : await hashPassword(body.password)
-          const user = await write(() => createUser(deps, actor, { ...body, password }))
+          const user = await createUser(deps, actor, { ...body, password })
           created(set, `/users/${user.id}`)
           return user
         },
@@ -194,7 +200,7 @@ export function adminRoutes(auth: ReturnType<typeof authPlugin>, deps: AdminRout
         async ({ principal, params, body, set }) => {
           const actor = by(asUser(principal), set)
           const password = body.password === undefined ? undefined : await hashPassword(body.password)
-          return write(() => updateUser(deps, actor, params.id, { ...body, password }))
+          return updateUser(deps, actor, params.id, { ...body, password })
         },
         {
           auth: 'admin',
@@ -214,7 +220,7 @@ export function adminRoutes(auth: ReturnType<typeof authPlugin>, deps: AdminRout
       .delete(
         '/users/:id',
         async ({ principal, params, set }) => {
-          await write(() => deleteUser(deps, by(asUser(principal), set), params.id))
+          await deleteUser(deps, by(asUser(principal), set), params.id)
           return noContent()
         },
         {
@@ -290,7 +296,7 @@ export function adminRoutes(auth: ReturnType<typeof authPlugin>, deps: AdminRout
         '/audit',
         ({ principal, query }) => {
           if (query.from !== undefined && query.to !== undefined && query.from > query.to) throw Invalid.field('/from', 'must not be after to')
-          return deps.audit.list(asUser(principal).accountId, {
+          return deps.auditLog.list(asUser(principal).accountId, {
             fromMs: query.from === undefined ? undefined : query.from * 1000,
             // `to` names a whole second: every change within it is in
             toMs: query.to === undefined ? undefined : query.to * 1000 + 999,

@@ -3,40 +3,33 @@
  * read afresh. A share token: what the link lets its holder read, its devices listed through the
  * access function (as GET /devices lists them), and when it ends.
  */
-import { eq } from 'drizzle-orm'
-import type { Db } from '../../db/client'
-import { accounts, users } from '../../db/schema'
 import type { DeviceAccess } from '../devices/access'
 import { NotFound } from '../errors'
 import { iso } from '../http/model'
 import type { Principal } from '../principal'
+import type { PeopleStore } from '../store/people'
 import type { MeBody } from './model'
 
 /** a link holds at most this many devices (share/model.ts) */
 const MAX_LINK_DEVICES = 1000
 
 export interface MeDeps {
-  db: Db
+  people: Pick<PeopleStore, 'userWithAccount'>
   access: DeviceAccess
   /** when a share link expires (Unix ms), null when there is no such link */
-  linkExpiresAt(linkId: string): number | null
+  linkExpiresAt(linkId: string): number | null | Promise<number | null>
 }
 
-export function describePrincipal(deps: MeDeps, principal: Principal): MeBody {
+export async function describePrincipal(deps: MeDeps, principal: Principal): Promise<MeBody> {
   if (principal.kind === 'share') {
-    const devices = deps.access.list(principal, { groups: null, limit: MAX_LINK_DEVICES, offset: 0 })
-    const expiresAt = deps.linkExpiresAt(principal.linkId)
+    const devices = await deps.access.list(principal, { groups: null, limit: MAX_LINK_DEVICES, offset: 0 })
+    const expiresAt = await deps.linkExpiresAt(principal.linkId)
     // the link was deleted between authentication and here (its account went)
     if (expiresAt === null) throw new NotFound('No such share link')
     return { kind: 'share', devices: devices.map((d) => d.id), expires_at: iso(expiresAt), acl: [...principal.acl] }
   }
-  const row = deps.db
-    .select({ id: users.id, name: users.name, role: users.role, accountId: accounts.id, accountName: accounts.name })
-    .from(users)
-    .innerJoin(accounts, eq(accounts.id, users.accountId))
-    .where(eq(users.id, principal.userId))
-    .get()
+  const user = await deps.people.userWithAccount(principal.userId)
   // deleted by another process after authentication
-  if (!row) throw new NotFound('No such user')
-  return { kind: 'user', id: row.id, name: row.name, role: row.role === 'admin' ? 'admin' : 'member', account: { id: row.accountId, name: row.accountName } }
+  if (!user) throw new NotFound('No such user')
+  return { kind: 'user', ...user }
 }

@@ -11,7 +11,9 @@ import { CLI_ACTOR } from '../admin/audit'
 import { createDeviceAdmin } from '../devices/admin-service'
 import { adminDeps, operator } from '../admin/actor'
 import { createKey, keyOwner, listKeys, revokeKey } from '../admin/keys'
-import { createUser, hashPassword, listUsers, setPassword } from '../admin/users'
+import { createUser, hashPassword, listUsers, type PeopleDeps, setPassword } from '../admin/users'
+import { endLinksBeyondCreatorsReach } from '../share/creators'
+import { createPeopleStore, type PeopleStore } from '../store/people'
 import { setupFirstAccount } from '../session/setup'
 import type { OperatorNameStore } from '../store/operator-names'
 import { modelCommand } from './models'
@@ -74,6 +76,17 @@ async function groupIds(names: OperatorNameStore, accountId: string, given: stri
   return ids
 }
 
+/**
+ * The people store of a command: alone on the database, a write waits for another process's lock
+ * in SQLite's busy timeout, as every command's does (`retry`: also after it, up to the 5 s deadline,
+ * as `init` always has, sharing the setup page's unit of work).
+ */
+function peopleOf(database: DatabaseHandle, clock: { now(): number }, retry = false): PeopleStore {
+  return createPeopleStore(database, { clock, retryWhileBusy: retry, endLinksBeyondCreatorsReach })
+}
+
+const peopleDeps = (database: DatabaseHandle, clock: { now(): number }): PeopleDeps => ({ people: peopleOf(database, clock), clock })
+
 export const adminCommands = {
   model: modelCommand,
 
@@ -81,7 +94,7 @@ export const adminCommands = {
     const [, rest] = subcommand(args, ['create'], 'account create --name NAME')
     const { values, positionals } = parseOptions(rest, { name: { type: 'string' } }, ['name'])
     if (positionals.length) throw new ArgumentError(`unexpected argument ${positionals[0]}`)
-    const account = await context.withDatabase(({ database }) => createAccount(database.db, { name: values.name! }, CLI_ACTOR, context.now()))
+    const account = await context.withDatabase(({ database }) => createAccount(peopleOf(database, { now: context.now }), { name: values.name! }, CLI_ACTOR, context.now()))
     context.print(`created account ${account.name} (${account.id})`)
     return 0
   },
@@ -124,12 +137,15 @@ export const adminCommands = {
     if (name === 'list') {
       const { values } = parseOptions(rest, { account: { type: 'string' } })
       const rows = await context.withDatabase(async ({ names, database }) => {
+        const deps = peopleDeps(database, clock)
         const ids = values.account === undefined ? await names.accountsWithUsers() : [(await resolveAccount(names, values.account)).id]
         const accountNames = await names.accountNames()
-        return ids.flatMap((accountId) => {
-          const accountName = accountNames.get(accountId) ?? ''
-          return listUsers(adminDeps(database, clock), operator(accountId), { limit: 100_000, offset: 0 }).map((user) => ({ ...user, accountId, accountName }))
-        })
+        const rows = []
+        for (const accountId of ids) {
+          const users = await listUsers(deps, operator(accountId), { limit: 100_000, offset: 0 })
+          rows.push(...users.map((user) => ({ ...user, accountId, accountName: accountNames.get(accountId) ?? '' })))
+        }
+        return rows
       })
       // the account's id stays the fourth column (scripts read it); its name follows, for people
       for (const user of rows) context.print([user.id, user.name, user.role, user.accountId, user.accountName].join('\t'))
@@ -141,7 +157,7 @@ export const adminCommands = {
       // the name is checked before the password is read: a typo fails at once
       const user = await context.withDatabase(({ names }) => resolveUser(names, positionals[0]!, 'user'))
       const password = await hashPassword(await passwordFrom(context), 'password (standard input)')
-      await context.withDatabase(({ database }) => setPassword(adminDeps(database, clock), operator(user.accountId), user.id, password))
+      await context.withDatabase(({ database }) => setPassword(peopleDeps(database, clock), operator(user.accountId), user.id, password))
       context.print(`password changed for ${user.name} (${user.id}); their sessions are ended`)
       return 0
     }
@@ -157,7 +173,7 @@ export const adminCommands = {
     const user = await context.withDatabase(async ({ names, database }) => {
       const account = await resolveAccount(names, values.account!)
       const groups = await groupIds(names, account.id, values.groups)
-      return createUser(adminDeps(database, clock), operator(account.id), { name: values.name!, role: role as (typeof ROLES)[number], groups, password })
+      return createUser(peopleDeps(database, clock), operator(account.id), { name: values.name!, role: role as (typeof ROLES)[number], groups, password })
     })
     context.print(`created ${user.role} ${user.name} (${user.id})${password ? '' : '; no password yet: `user passwd` sets one'}`)
     return 0
@@ -209,7 +225,7 @@ export const adminCommands = {
       password = (await file.text()).replace(/\r?\n$/, '')
     } else password = await passwordFrom(context)
     const admin = await context.withDatabase(({ database }) =>
-      setupFirstAccount(database.db, { account: values.account!, name: values.admin!, password }, { now: context.now }, { actor: CLI_ACTOR }),
+      setupFirstAccount(peopleOf(database, { now: context.now }, true), { account: values.account!, name: values.admin!, password }, { now: context.now }, { actor: CLI_ACTOR }),
     )
     context.print(`created account ${admin.account.name} (${admin.account.id}) and its admin ${admin.name} (${admin.id}); sign in at the console`)
     return 0

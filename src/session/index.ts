@@ -3,7 +3,6 @@
  * then authenticates every API route as the user's key would (http/auth.ts).
  */
 import { Elysia, t } from 'elysia'
-import type { Db } from '../../db/client'
 import type { Clock } from '../clock'
 import { Me } from '../admin/model'
 import { Conflict, Forbidden, Invalid, Unauthorized } from '../errors'
@@ -17,6 +16,7 @@ import { ChangePasswordBody, SessionAnswer, SetupBody, SignInBody } from './mode
 import { setupAssetRoute, setupPage } from './page'
 import { hashPassword } from './passwords'
 import { SESSION_LIFETIME_MS, type SessionService } from './service'
+import type { PeopleStore } from '../store/people'
 import { type FirstRun, setupFirstAccount } from './setup'
 
 /** `Set-Cookie` for a session; Max-Age 0 ends it in the browser */
@@ -98,7 +98,7 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
       '/me',
       async ({ principal, body, request, server, set }) => {
         const user = asUser(principal)
-        const stored = sessions.credentialsOf(user.userId)
+        const stored = await sessions.credentialsOf(user.userId)
         if (stored === null) throw new Unauthorized('The signed-in user no longer exists', false)
         if (stored.passwordHash === null) throw new Forbidden('You have no password to change: an admin of your account sets the first one (PATCH /users/{id})')
         const expectedHash = stored.passwordHash
@@ -111,7 +111,7 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
         const keep = user.via === 'session' ? sessionCookie(request) : null
         await sessions.changePassword(user.userId, expectedHash, newHash, keep, typeof set.headers[REQUEST_ID_HEADER] === 'string' ? set.headers[REQUEST_ID_HEADER] : null)
         Object.assign(set.headers, noStore)
-        return { kind: 'user' as const, ...sessions.userOf(user) }
+        return { kind: 'user' as const, ...(await sessions.userOf(user)) }
       },
       {
         auth: 'user',
@@ -142,7 +142,7 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
         const sessionId = user.via === 'session' ? sessionCookie(request) : null
         const renewed = sessionId === null ? null : await sessions.renew(sessionId)
         if (renewed !== null) set.headers['set-cookie'] = sessionCookieHeader(renewed, secure(request, server))
-        return { user: sessions.userOf(user) }
+        return { user: await sessions.userOf(user) }
       },
       {
         auth: 'user',
@@ -188,19 +188,21 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
 }
 
 export interface SetupRouteOptions {
-  db: Db
-  firstRun: FirstRun
+  /** the accounts' and users' store: the setup's unit of work */
+  people: PeopleStore
+  /** the first run, or its making (it reads whether a user exists) */
+  firstRun: FirstRun | Promise<FirstRun>
   sessions: SessionService
   clock: Clock
   appUrl: string
   requestOrigin: RequestOrigin
 }
 
-export function setupRoutes({ db, firstRun, sessions, clock, appUrl, requestOrigin }: SetupRouteOptions) {
+export function setupRoutes({ people, firstRun: makingFirstRun, sessions, clock, appUrl, requestOrigin }: SetupRouteOptions) {
   const secure = secureCookie(appUrl, requestOrigin)
 
   return new Elysia({ name: 'setup' })
-    .get('/setup', ({ query }) => setupPage(firstRun, query.token ?? ''), {
+    .get('/setup', async ({ query }) => setupPage(await makingFirstRun, query.token ?? ''), {
       query: t.Object({ token: t.Optional(t.String()) }, { additionalProperties: true }),
       detail: {
         tags: ['Sign-in'],
@@ -222,15 +224,16 @@ export function setupRoutes({ db, firstRun, sessions, clock, appUrl, requestOrig
     .post(
       '/setup',
       async ({ body, request, server, set }) => {
+        const firstRun = await makingFirstRun
         const check = firstRun.check(body.token)
         if (check === 'used') throw new Forbidden('This setup link has been used; sign in with POST /session')
         if (check === 'wrong') {
-          if (!firstRun.needed()) throw new Conflict('Setup is done: this server already has a user; sign in with POST /session')
+          if (!(await firstRun.needed())) throw new Conflict('Setup is done: this server already has a user; sign in with POST /session')
           throw new Forbidden('This setup link is not valid; the server logs the current one at start (it changes at every start)')
         }
         let user
         try {
-          user = await setupFirstAccount(db, body, clock, { requestId: String(set.headers[REQUEST_ID_HEADER] ?? '') || null })
+          user = await setupFirstAccount(people, body, clock, { requestId: String(set.headers[REQUEST_ID_HEADER] ?? '') || null })
         } catch (error) {
           // setup was done another way meanwhile (`tracker init`): the link is spent
           if (error instanceof Conflict) firstRun.invalidate()

@@ -68,10 +68,10 @@ function notice(kind: keyof typeof NOTICES): Response {
 }
 
 /** GET /setup?token=: the form while the token is the current one and no user exists, else a page that says why not */
-export function setupPage(firstRun: FirstRun, token: string): Response {
+export async function setupPage(firstRun: FirstRun, token: string): Promise<Response> {
   const check = firstRun.check(token)
   if (check === 'used') return notice('used')
-  if (!firstRun.needed()) return notice('done')
+  if (!(await firstRun.needed())) return notice('done')
   if (check === 'wrong') return notice('wrong')
   return new Response(fill(formTemplate(), { token }), { headers: HEADERS })
 }

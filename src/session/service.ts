@@ -4,22 +4,17 @@
  * SESSION_LIFETIME_MS from its last use: each use slides it in memory at once, and in the
  * database in the background (store/deferred.ts), at most once a minute a session, so no request
  * waits on a write. It ends at sign-out, when it goes unused for the lifetime, and when its user
- * is deleted or their password changes (the users service deletes the rows; the trigger on
- * sessions moves the credentials version, which empties every process's cache).
+ * is deleted or their password changes (the people store deletes the rows in the same unit of
+ * work; the trigger on sessions moves the credentials version, which empties every process's cache).
+ * Every read and write goes through the people store (store/people.ts).
  */
-import { and, eq, isNotNull, lte, ne, sql } from 'drizzle-orm'
 import { timingSafeEqual } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
-import { connectionOf, type Db } from '../../db/client'
-import { accounts, sessions, users } from '../../db/schema'
-import { createAuditLog } from '../admin/audit'
 import { type Clock, systemClock } from '../clock'
 import { Conflict, NotFound } from '../errors'
-import { createCredentialsVersion } from '../keys/service'
 import { type Logger, silentLogger } from '../log'
 import type { Role, UserPrincipal } from '../principal'
-import { retryWhileBusy } from '../store/busy'
-import { createDeferredWrites } from '../store/deferred'
+import type { PeopleStore } from '../store/people'
 import { verifyPassword } from './passwords'
 
 /** 14 days from the last use */
@@ -71,7 +66,7 @@ interface CachedSession {
 }
 
 export interface SessionServiceOptions {
-  db: Db
+  people: PeopleStore
   clock?: Clock
   log?: Logger
   /** how soon a session's use is written in the background (default 1 s) */
@@ -80,42 +75,7 @@ export interface SessionServiceOptions {
   onPasswordCheck?: () => void
 }
 
-export function createSessionService({ db, clock = systemClock, log = silentLogger, flushMs = 1000, onPasswordCheck = () => {} }: SessionServiceOptions) {
-  const sqlite = connectionOf(db)
-  const credentialsVersion = createCredentialsVersion(sqlite)
-  // a user who lost their password (set to none) can no longer use a session either
-  const bySessionHash = db
-    .select({
-      idHash: sessions.idHash,
-      userId: users.id,
-      accountId: users.accountId,
-      role: users.role,
-      createdAt: sessions.createdAt,
-      expiresAt: sessions.expiresAt,
-      lastUsedAt: sessions.lastUsedAt,
-    })
-    .from(sessions)
-    .innerJoin(users, eq(users.id, sessions.userId))
-    .where(and(eq(sessions.idHash, sql.placeholder('idHash')), isNotNull(users.passwordHash)))
-    .prepare()
-  // the partial unique index on lower(name) serves this only with its own condition (name <> '')
-  const audit = createAuditLog(db)
-  const byName = db
-    .select({ id: users.id, passwordHash: users.passwordHash })
-    .from(users)
-    .where(and(sql`lower(${users.name}) = lower(${sql.placeholder('name')})`, ne(users.name, '')))
-    .prepare()
-  const userById = db
-    .select({ id: users.id, name: users.name, role: users.role, accountId: accounts.id, accountName: accounts.name })
-    .from(users)
-    .innerJoin(accounts, eq(accounts.id, users.accountId))
-    .where(eq(users.id, sql.placeholder('id')))
-    .prepare()
-
-  // A session's row has expires_at = last_used_at + the lifetime while it slides; a replaced one
-  // (renew) is given another distance (the grace), which is how every reader tells it apart.
-  const sliding = sql`${sessions.expiresAt} = ${sessions.lastUsedAt} + ${SESSION_LIFETIME_MS}`
-
+export function createSessionService({ people, clock = systemClock, log = silentLogger, flushMs = 1000, onPasswordCheck = () => {} }: SessionServiceOptions) {
   // Only sessions found are cached, by the id as presented (no hashing on a hit), and only for
   // the credentials version they were read at.
   const cache = new LRUCache<string, CachedSession>({ max: 10_000 })
@@ -123,49 +83,30 @@ export function createSessionService({ db, clock = systemClock, log = silentLogg
 
   /** session id hash → the use waiting to be written */
   const pendingUse = new Map<string, number>()
-  const deferred = createDeferredWrites(sqlite, {
+  const deferred = people.deferSessionUses(SESSION_LIFETIME_MS, {
     delayMs: flushMs,
     hasPending: () => pendingUse.size > 0,
-    write: () => {
-      const uses = [...pendingUse]
-      // a session ended meanwhile: its row is gone and the update changes nothing; nor does it
-      // reach a replaced one
-      db.transaction((tx) => {
-        for (const [idHash, atMs] of uses) {
-          tx.update(sessions).set({ lastUsedAt: atMs, expiresAt: atMs + SESSION_LIFETIME_MS }).where(and(eq(sessions.idHash, idHash), sliding)).run()
-        }
-      })
-      pendingUse.clear()
-    },
+    pending: () => [...pendingUse],
+    written: () => pendingUse.clear(),
     log,
     failure: "sessions' last use not written yet; will retry",
     context: () => ({ sessions: pendingUse.size }),
   })
 
-  function userBody(userId: string): SessionUser {
-    const row = userById.get({ id: userId })
-    if (!row) throw new NotFound('The signed-in user no longer exists')
-    return { id: row.id, name: row.name, role: row.role === 'admin' ? 'admin' : 'member', account: { id: row.accountId, name: row.accountName } }
+  async function userBody(userId: string): Promise<SessionUser> {
+    const user = await people.userWithAccount(userId)
+    if (!user) throw new NotFound('The signed-in user no longer exists')
+    return user
   }
 
   /** a new session for the user, in the database; its id (for the cookie) */
   async function open(userId: string, passwordHash: string | null = null): Promise<string | null> {
     const sessionId = generateSessionId()
     const now = clock.now()
-    const opened = await retryWhileBusy(
-      sqlite,
-      () =>
-        db.transaction((tx) => {
-          // the user may have gone, or changed their password, while the password was checked
-          if (passwordHash !== null) {
-            const current = tx.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).get()
-            if (current?.passwordHash !== passwordHash) return false
-          }
-          tx.delete(sessions).where(lte(sessions.expiresAt, now - SWEEP_MARGIN_MS)).run()
-          tx.insert(sessions).values({ idHash: hashSessionId(sessionId), userId, createdAt: now, lastUsedAt: now, expiresAt: now + SESSION_LIFETIME_MS }).run()
-          return true
-        }),
-      { clock },
+    const opened = await people.openSession(
+      { idHash: hashSessionId(sessionId), userId, createdAt: now, expiresAt: now + SESSION_LIFETIME_MS },
+      passwordHash,
+      now - SWEEP_MARGIN_MS,
     )
     return opened ? sessionId : null
   }
@@ -177,17 +118,17 @@ export function createSessionService({ db, clock = systemClock, log = silentLogg
      * when there is no user to verify against).
      */
     async signIn(name: string, password: string): Promise<{ sessionId: string; user: SessionUser } | null> {
-      const user = byName.get({ name }) ?? null
+      const user = await people.userByName(name)
       onPasswordCheck()
       const matches = await verifyPassword(password, user?.passwordHash ?? null)
       if (!matches || user === null) return null
       const sessionId = await open(user.id, user.passwordHash)
-      return sessionId === null ? null : { sessionId, user: userBody(user.id) }
+      return sessionId === null ? null : { sessionId, user: await userBody(user.id) }
     },
 
     /** the user's sign-in name and password hash (null: none), or null when the user is gone */
-    credentialsOf(userId: string): { name: string; passwordHash: string | null } | null {
-      return db.select({ name: users.name, passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).get() ?? null
+    credentialsOf(userId: string): Promise<{ name: string; passwordHash: string | null } | null> {
+      return people.credentialsOf(userId)
     },
 
     /** whether `password` is the one `passwordHash` was made from (an argon2id verification) */
@@ -204,24 +145,9 @@ export function createSessionService({ db, clock = systemClock, log = silentLogg
      */
     async changePassword(userId: string, expectedHash: string, newHash: string, keepSessionId: string | null, requestId: string | null): Promise<void> {
       const kept = keepSessionId === null ? null : hashSessionId(keepSessionId)
-      const now = clock.now()
-      const changed = await retryWhileBusy(
-        sqlite,
-        () =>
-          db.transaction(
-            (tx) => {
-              const user = tx.select({ accountId: users.accountId, passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).get()
-              if (!user) throw new NotFound('The signed-in user no longer exists')
-              if (user.passwordHash !== expectedHash) return false
-              tx.update(users).set({ passwordHash: newHash }).where(eq(users.id, userId)).run()
-              tx.delete(sessions).where(kept === null ? eq(sessions.userId, userId) : and(eq(sessions.userId, userId), ne(sessions.idHash, kept))).run()
-              audit.record({ accountId: user.accountId, actor: userId, action: 'password', objectType: 'user', objectId: userId, requestId }, now)
-              return true
-            },
-            { behavior: 'immediate' },
-          ),
-        { clock },
-      )
+      const outcome = await people.changeOwnPassword(userId, expectedHash, newHash, kept, requestId, clock.now())
+      if (outcome === 'no-user') throw new NotFound('The signed-in user no longer exists')
+      const changed = outcome === 'changed'
       if (!changed) throw new Conflict('Your password was changed meanwhile (another session, or an admin); nothing was changed')
     },
 
@@ -231,8 +157,8 @@ export function createSessionService({ db, clock = systemClock, log = silentLogg
     },
 
     /** the user of a live session, sliding its expiry; null when unknown, expired or ended (AuthDeps.findUserBySession) */
-    findUserBySession(sessionId: string): UserPrincipal | null {
-      const version = credentialsVersion()
+    async findUserBySession(sessionId: string): Promise<UserPrincipal | null> {
+      const version = await people.credentialsVersion()
       if (version !== cachedAtVersion) {
         cache.clear()
         cachedAtVersion = version
@@ -240,9 +166,9 @@ export function createSessionService({ db, clock = systemClock, log = silentLogg
       let entry = cache.get(sessionId)
       if (entry === undefined) {
         const presented = hashSessionId(sessionId)
-        const row = bySessionHash.get({ idHash: presented })
+        const row = await people.sessionByHash(presented)
         if (!row || !timingSafeEqual(Buffer.from(row.idHash), Buffer.from(presented))) return null
-        const role: Role = row.role === 'admin' ? 'admin' : 'member'
+        const role: Role = row.role
         entry = {
           idHash: row.idHash,
           principal: { kind: 'user', userId: row.userId, accountId: row.accountId, role, via: 'session' },
@@ -282,22 +208,12 @@ export function createSessionService({ db, clock = systemClock, log = silentLogg
       entry.replaced = true
       entry.expiresAt = endsAt
       pendingUse.delete(entry.idHash)
-      await retryWhileBusy(
-        sqlite,
-        () =>
-          db.transaction((tx) => {
-            tx.update(sessions).set({ lastUsedAt: now, expiresAt: endsAt }).where(eq(sessions.idHash, entry.idHash)).run()
-            tx.insert(sessions)
-              .values({ idHash: hashSessionId(fresh), userId: entry.principal.userId, createdAt: now, lastUsedAt: now, expiresAt: now + SESSION_LIFETIME_MS })
-              .run()
-          }),
-        { clock },
-      )
+      await people.renewSession(entry.idHash, now, endsAt, { idHash: hashSessionId(fresh), userId: entry.principal.userId, createdAt: now, expiresAt: now + SESSION_LIFETIME_MS })
       return fresh
     },
 
     /** who the principal is, as /session shows it */
-    userOf(principal: UserPrincipal): SessionUser {
+    userOf(principal: UserPrincipal): Promise<SessionUser> {
       return userBody(principal.userId)
     },
 
@@ -306,7 +222,7 @@ export function createSessionService({ db, clock = systemClock, log = silentLogg
       const idHash = hashSessionId(sessionId)
       pendingUse.delete(idHash)
       cache.delete(sessionId)
-      await retryWhileBusy(sqlite, () => db.delete(sessions).where(eq(sessions.idHash, idHash)).run(), { clock })
+      await people.endSession(idHash)
     },
 
     /** writes the uses waiting (at stop: `wait`) */

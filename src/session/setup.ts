@@ -4,16 +4,12 @@
  * opens it names the first account and its admin. `tracker init` does the same from the command
  * line through `setupFirstAccount`.
  */
-import { sql } from 'drizzle-orm'
 import { timingSafeEqual } from 'node:crypto'
 import { networkInterfaces } from 'node:os'
-import { connectionOf, type Db } from '../../db/client'
-import { accounts, users } from '../../db/schema'
 import { checkName } from '../admin/actor'
-import { createAuditLog } from '../admin/audit'
 import type { Clock } from '../clock'
 import { Conflict, Invalid } from '../errors'
-import { retryWhileBusy } from '../store/busy'
+import type { PeopleStore } from '../store/people'
 import { checkPassword, hashPassword } from './passwords'
 import { type SessionUser } from './service'
 
@@ -25,11 +21,6 @@ function checkAccountName(value: string, path: string): string {
   if (name === '' || name.length > MAX_ACCOUNT_NAME_LENGTH) throw Invalid.field(path, `must be 1 to ${MAX_ACCOUNT_NAME_LENGTH} characters`)
   if (/\p{Cc}/u.test(name)) throw Invalid.field(path, 'must not hold control characters')
   return name
-}
-
-/** whether the database has no user at all (then the first run offers its setup link) */
-export function needsSetup(db: Pick<Db, 'select'>): boolean {
-  return db.select({ one: sql<number>`1` }).from(users).limit(1).get() === undefined
 }
 
 export interface FirstAccount {
@@ -51,30 +42,20 @@ export interface SetupOptions {
  * control characters, no space at either end); the account name is trimmed, 1 to 200 characters.
  * Waits for another process's write lock (up to 5 s, then 504).
  */
-export async function setupFirstAccount(db: Db, input: FirstAccount, clock: Clock, options: SetupOptions = {}): Promise<SessionUser> {
+export async function setupFirstAccount(people: PeopleStore, input: FirstAccount, clock: Clock, options: SetupOptions = {}): Promise<SessionUser> {
   const accountName = checkAccountName(input.account, '/account')
   // a sign-in name as the users API takes it
   const userName = checkName(input.name, '/name')
   const passwordHash = await hashPassword(checkPassword(input.password))
   const accountId = crypto.randomUUID()
   const userId = crypto.randomUUID()
-  return retryWhileBusy(
-    connectionOf(db),
-    () =>
-      db.transaction((tx) => {
-        if (!needsSetup(tx)) throw new Conflict('Setup is done: this server already has a user; sign in instead')
-        const now = clock.now()
-        tx.insert(accounts).values({ id: accountId, name: accountName, createdAt: now }).run()
-        tx.insert(users).values({ id: userId, accountId, name: userName, role: 'admin', passwordHash, createdAt: now }).run()
-        const audit = createAuditLog(tx)
-        const actor = options.actor ?? userId
-        const requestId = options.requestId ?? null
-        audit.record({ accountId, actor, action: 'setup', objectType: 'account', objectId: accountId, requestId }, now)
-        audit.record({ accountId, actor, action: 'setup', objectType: 'user', objectId: userId, requestId }, now)
-        return { id: userId, name: userName, role: 'admin' as const, account: { id: accountId, name: accountName } }
-      }),
-    { clock },
+  const made = await people.setupFirstAccount(
+    { accountId, accountName, userId, userName, passwordHash },
+    { actor: options.actor ?? null, requestId: options.requestId ?? null },
+    clock.now(),
   )
+  if (!made) throw new Conflict('Setup is done: this server already has a user; sign in instead')
+  return { id: userId, name: userName, role: 'admin', account: { id: accountId, name: accountName } }
 }
 
 const hashToken = (token: string) => new Bun.CryptoHasher('sha256').update(token).digest()
@@ -89,15 +70,19 @@ export interface FirstRun {
   /** the token has served (or setup was done elsewhere meanwhile): it is refused from now on */
   invalidate(): void
   /** whether setup is still needed (no user in the database) */
-  needed(): boolean
+  needed(): Promise<boolean>
 }
 
 /**
  * `token`: tests choose it; the server lets it be random (32 bytes, base64url). None is issued
  * when the database already has a user.
  */
-export function createFirstRun(db: Db, token: string = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url')): FirstRun {
-  let current: string | null = needsSetup(db) ? token : null
+export async function createFirstRun(
+  people: Pick<PeopleStore, 'hasUsers'>,
+  token: string = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64url'),
+): Promise<FirstRun> {
+  const needed = async () => !(await people.hasUsers())
+  let current: string | null = (await needed()) ? token : null
   let used: Buffer | null = null
   return {
     get token() {
@@ -114,7 +99,7 @@ export function createFirstRun(db: Db, token: string = Buffer.from(crypto.getRan
       if (current !== null) used = hashToken(current)
       current = null
     },
-    needed: () => needsSetup(db),
+    needed,
   }
 }
 

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { adminDeps, operator } from '../../src/admin/actor'
 import { createKey } from '../../src/admin/keys'
 import { createUser, hashPassword, setPassword } from '../../src/admin/users'
+import { peopleOf } from '../session/support'
 import { ids, keys, makeWorld, problem, type World } from '../support/world'
 
 let world: World
@@ -87,8 +88,9 @@ describe('GET /audit', () => {
 
   test('the services called from the command line record actor "cli" and no request id', async () => {
     const deps = adminDeps(world.database, world.clock)
-    const user = createUser(deps, operator(ids.acme), { name: 'ops', role: 'admin', groups: [ids.trucks] })
-    setPassword(deps, operator(ids.acme), user.id, await hashPassword('operator-secret'))
+    const people = { people: peopleOf(world), clock: world.clock }
+    const user = await createUser(people, operator(ids.acme), { name: 'ops', role: 'admin', groups: [ids.trucks] })
+    await setPassword(people, operator(ids.acme), user.id, await hashPassword('operator-secret'))
     const key = await createKey(deps, operator(ids.acme), user.id, { name: 'ops key' })
     expect((await world.call('GET', '/users', { token: key.key })).status).toBe(200)
     expect((await audit()).map((e) => [e.actor, e.action, e.object_type, e.request_id])).toEqual([

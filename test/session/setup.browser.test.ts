@@ -15,6 +15,7 @@ import { createFirstRun } from '../../src/session/setup'
 import { chromiumPresent, launchChromium, watchedPage } from '../console/support'
 import { freePort } from '../support/process'
 import { makeWorld, type World } from '../support/world'
+import { peopleOf } from './support'
 
 const hasChromium = chromiumPresent('the setup page browser test')
 
@@ -39,7 +40,7 @@ beforeAll(async () => {
     database: world.database,
     clock: systemClock,
     config: loadConfig({ APP_URL: base }),
-    firstRun: createFirstRun(world.database.db, TOKEN),
+    firstRun: createFirstRun(peopleOf(world), TOKEN),
   })
   app.listen({ port, hostname: '127.0.0.1' })
   browser = await launchChromium()

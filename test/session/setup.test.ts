@@ -7,7 +7,7 @@ import { CLI_ACTOR } from '../../src/admin/audit'
 import { createApp } from '../../src/app'
 import { createFirstRun, setupFirstAccount } from '../../src/session/setup'
 import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
-import { cookieAttributes, cookieOf } from './support'
+import { cookieAttributes, cookieOf, peopleOf } from './support'
 
 const TOKEN = 'setup-token-for-tests-0123456789'
 const PASSWORD = 'a long setup passphrase'
@@ -22,7 +22,7 @@ afterEach(() => {
 function emptyWorld(token = TOKEN): World {
   const world = makeWorld({})
   worlds.push(world)
-  const app = createApp({ database: world.database, clock: world.clock, firstRun: createFirstRun(world.database.db, token) })
+  const app = createApp({ database: world.database, clock: world.clock, firstRun: createFirstRun(peopleOf(world), token) })
   const call: World['call'] = (method, path, { token: bearer, body, headers = {} } = {}) => {
     const init: RequestInit = { method, headers: { ...headers, ...(bearer === undefined ? {} : { authorization: `Bearer ${bearer}` }) } }
     if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body)
@@ -158,7 +158,7 @@ describe('POST /setup', () => {
 
   test('setup done another way meanwhile (tracker init): the valid link answers 409 and is spent', async () => {
     const world = emptyWorld()
-    const user = await setupFirstAccount(world.database.db, { account: 'Globex', name: 'erin', password: PASSWORD }, world.clock, { actor: CLI_ACTOR })
+    const user = await setupFirstAccount(peopleOf(world), { account: 'Globex', name: 'erin', password: PASSWORD }, world.clock, { actor: CLI_ACTOR })
     expect(user).toMatchObject({ name: 'erin', role: 'admin', account: { name: 'Globex' } })
     const audit = world.database.sqlite.query<{ actor: string }, []>('SELECT actor FROM audit_log').all()
     expect(audit).toEqual([{ actor: 'cli' }, { actor: 'cli' }])
@@ -166,18 +166,18 @@ describe('POST /setup', () => {
     await problem(await setup(world, { token: TOKEN, ...first }), 403)
     expect(count(world, 'users')).toBe(1)
     // and setupFirstAccount itself refuses a second time
-    await expect(setupFirstAccount(world.database.db, first, world.clock)).rejects.toMatchObject({ status: 409 })
+    await expect(setupFirstAccount(peopleOf(world), first, world.clock)).rejects.toMatchObject({ status: 409 })
   })
 
   test('a new token at every start until setup is done; none once a user exists', async () => {
     const world = makeWorld({})
     worlds.push(world)
-    const a = createFirstRun(world.database.db)
-    const b = createFirstRun(world.database.db)
+    const a = await createFirstRun(peopleOf(world))
+    const b = await createFirstRun(peopleOf(world))
     expect(a.token).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(b.token).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(a.token).not.toBe(b.token)
-    await setupFirstAccount(world.database.db, first, world.clock)
-    expect(createFirstRun(world.database.db).token).toBeNull()
+    await setupFirstAccount(peopleOf(world), first, world.clock)
+    expect((await createFirstRun(peopleOf(world))).token).toBeNull()
   })
 })
