@@ -8,6 +8,7 @@ import { adminRoutes } from './admin'
 import { createAuditLog } from './admin/audit'
 import { geofenceRoutes } from './alerts'
 import { createGeofenceService } from './alerts/service'
+import { createGeofenceStore } from './store/geofences'
 import { type Clock, systemClock } from './clock'
 import { commandsRoutes } from './commands'
 import { consoleRoutes } from './console'
@@ -158,7 +159,7 @@ export function createApp(deps: AppDeps) {
   const devices = createDeviceService({ sqlite, access, live, geocoder })
   const history = createHistoryService({ sqlite, access, geocoder, memoryBytes: config.historyMemoryMb * 1024 * 1024, maxWaitMs: deps.historyMaxWaitMs })
   const geofences = createGeofenceService({
-    db: deps.database.db,
+    store: createGeofenceStore(deps.database, { clock }),
     clock,
     onChange: deps.onGeofencesChanged,
     maxPerAccount: config.maxGeofencesPerAccount,
@@ -205,7 +206,7 @@ export function createApp(deps: AppDeps) {
     .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, me: { db: deps.database.db, access, linkExpiresAt: shares.expiresAt } }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
     .use(modelRoutes(auth, { models: modelAdmin, write }))
-    .use(geofenceRoutes(auth, { geofences, write }))
+    .use(geofenceRoutes(auth, { geofences }))
     .use(notificationRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), allowPrivate: config.webhookAllowPrivate, messaging: deps.messaging ?? messagingOf(config) }))
     .use(emailAlertRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), smtpConfigured: config.smtpUrl !== null }))
     .use(sessionRoutes(auth, sessions, { guard: passwordGuard, clientAddress, requestOrigin, appUrl: config.appUrl, appUrlSet: config.appUrlSet }))

@@ -12,6 +12,7 @@ import type { Config } from './config'
 import { createCommandQueue } from './commands/queue'
 import { LivePositions } from './ingest/live'
 import { createGeofenceCache } from './alerts/cache'
+import { createGeofenceCacheReads, createRuleStateStore } from './store/geofences'
 import { createAlertRules } from './alerts/rules'
 import { createIngestPipeline, type IngestPipeline } from './ingest/pipeline'
 import { createRecentUnknowns } from './ingest/recent-unknowns'
@@ -55,8 +56,8 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   const status: ServerStatus = { listening: false, stopping: false }
   // alerts: the rules derive events inside ingest's transaction; the outbox rows written with them
   // are sent by the delivery worker (started below), woken after each commit
-  const geofenceCache = createGeofenceCache({ db: database.db, clock, log })
-  const alertRules = createAlertRules({ database, clock, geofences: geofenceCache, log })
+  const geofenceCache = createGeofenceCache({ reads: createGeofenceCacheReads(database), clock, log })
+  const alertRules = createAlertRules({ states: createRuleStateStore(database), clock, geofences: geofenceCache, log })
   // one set of messaging settings for the worker and the API's test sends: its console link is
   // settled once the server listens (below)
   const messaging = messagingOf(config)
