@@ -9,6 +9,7 @@ import { createAuditLog } from './admin/audit'
 import { geofenceRoutes } from './alerts'
 import { createGeofenceService } from './alerts/service'
 import { createGeofenceStore } from './store/geofences'
+import { createNotificationStore } from './store/notifications'
 import { type Clock, systemClock } from './clock'
 import { commandsRoutes } from './commands'
 import { consoleRoutes } from './console'
@@ -158,6 +159,7 @@ export function createApp(deps: AppDeps) {
   })
   const devices = createDeviceService({ sqlite, access, live, geocoder })
   const history = createHistoryService({ sqlite, access, geocoder, memoryBytes: config.historyMemoryMb * 1024 * 1024, maxWaitMs: deps.historyMaxWaitMs })
+  const notificationStore = createNotificationStore(deps.database, { clock })
   const geofences = createGeofenceService({
     store: createGeofenceStore(deps.database, { clock }),
     clock,
@@ -207,8 +209,8 @@ export function createApp(deps: AppDeps) {
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
     .use(modelRoutes(auth, { models: modelAdmin, write }))
     .use(geofenceRoutes(auth, { geofences }))
-    .use(notificationRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), allowPrivate: config.webhookAllowPrivate, messaging: deps.messaging ?? messagingOf(config) }))
-    .use(emailAlertRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), smtpConfigured: config.smtpUrl !== null }))
+    .use(notificationRoutes(auth, { store: notificationStore, clock, allowPrivate: config.webhookAllowPrivate, messaging: deps.messaging ?? messagingOf(config) }))
+    .use(emailAlertRoutes(auth, { store: notificationStore, clock, smtpConfigured: config.smtpUrl !== null }))
     .use(sessionRoutes(auth, sessions, { guard: passwordGuard, clientAddress, requestOrigin, appUrl: config.appUrl, appUrlSet: config.appUrlSet }))
     .use(setupRoutes({ db: deps.database.db, firstRun: deps.firstRun ?? createFirstRun(deps.database.db), sessions, clock, appUrl: config.appUrl, requestOrigin }))
     // share-link views still in memory are written before the server closes the database
