@@ -24,6 +24,7 @@ import { createLogger, type Logger } from './log'
 import type { ServerStatus } from './ops/health'
 import { startRetention } from './ops/retention'
 import { createDeliveryWorker, messagingOf } from './alerts/delivery'
+import { createDeliveryStore } from './store/notifications'
 import { countingPipeline, createServerMetrics, type ServerMetrics } from './ops/server-metrics'
 import { consoleAddresses, createFirstRun, setupUrl } from './session/setup'
 import pkg from '../package.json'
@@ -61,7 +62,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   // one set of messaging settings for the worker and the API's test sends: its console link is
   // settled once the server listens (below)
   const messaging = messagingOf(config)
-  const notificationDelivery = createDeliveryWorker({ database, clock, log, metrics, allowPrivate: config.webhookAllowPrivate, messaging })
+  const notificationDelivery = createDeliveryWorker({ store: createDeliveryStore(database, { clock }), clock, log, metrics, allowPrivate: config.webhookAllowPrivate, messaging })
   // the unknown identifiers refused lately: the pipeline lists them, the admin API shows them
   const recentUnknowns = createRecentUnknowns()
   const pipeline = createIngestPipeline({

@@ -358,3 +358,236 @@ export function outboxInTransaction(tx: Connectable): OutboxInTransaction {
   outboxes.set(connection, found)
   return found
 }
+
+/** A pending delivery as the worker reads it. */
+export interface QueuedDelivery {
+  key: number
+  id: string
+  notificationId: string
+  kind: string
+  payload: string | null
+  attempts: number
+  createdAt: number
+  nextAttemptAt: number | null
+  fixes: number | null
+}
+
+/** An enabled channel with its account's name, as the worker sends to it. */
+export interface SendingChannel {
+  id: string
+  accountId: string
+  account: string
+  type: string
+  url: string
+  secret: string | null
+  positions: boolean
+}
+
+/** What an attempt's outcome writes to its delivery. */
+export interface DeliverySettled {
+  status: 'pending' | 'delivered' | 'dead'
+  attempts: number
+  lastStatusCode: number | null
+  lastError: string | null
+  nextAttemptAt: number | null
+  deliveredAt: number | null
+  /** a settled batch of fixes is not kept (its count stays) */
+  clearPayload: boolean
+}
+
+/** How many batches after the head (never sent either) fit in one batch with it, up to `maxFixes` fixes. */
+export function mergeableBatches(heads: readonly { attempts: number; fixes: number | null }[], maxFixes: number): number {
+  let total = heads[0]?.fixes ?? 0
+  let count = 0
+  for (const next of heads.slice(1)) {
+    if (next.attempts > 0 || total + (next.fixes ?? 0) > maxFixes) break
+    total += next.fixes ?? 0
+    count++
+  }
+  return count
+}
+
+export interface DeliveryStore {
+  /**
+   * Pending deliveries: how many, and since when the oldest waits (Unix ms; null when none).
+   * Synchronous: the metrics gauges read it as they render (ops/server-metrics.ts).
+   */
+  pendingStatsNow(): { pending: number; oldestCreatedAt: number | null }
+  /** the newest delivery key (0: none) */
+  newestKey(): Promise<number>
+  /** the channels that deliveries with a key above `key` were written to */
+  channelsWrittenAfter(key: number): Promise<string[]>
+  /** access_version row 6: moves on every change to a channel, by any process */
+  channelsVersion(): Promise<number>
+  /** the enabled channels, by id */
+  enabledChannels(): Promise<SendingChannel[]>
+  /** up to `limit` of the channel's pending event deliveries, by next attempt then writing */
+  pendingEvents(channelId: string, limit: number): Promise<QueuedDelivery[]>
+  /** up to `limit` of the channel's pending batches of fixes, oldest first */
+  pendingBatches(channelId: string, limit: number): Promise<QueuedDelivery[]>
+  /**
+   * Before the first attempt of the channel's oldest batch: takes the batches written after it
+   * that fit (mergeableBatches) into it, in one unit of work. The head as it now is, with its
+   * payload (unchanged when it is no longer `headKey`'s or there was nothing to take).
+   */
+  mergeBatches(channelId: string, headKey: number, maxFixes: number): Promise<QueuedDelivery>
+  /** the keys of up to `limit` of the channel's queued deliveries due before `until` (Unix ms) */
+  dueBefore(channelId: string, until: number, limit: number): Promise<number[]>
+  /** moves the channel's queued deliveries due before `until` to `until` (a backed-off channel's pause) */
+  holdUntil(channelId: string, until: number): Promise<void>
+  /** deletes up to `limit` delivered or dead deliveries written before `before` (Unix ms); how many */
+  prune(before: number, limit: number): Promise<number>
+  /** writes an attempt's outcome to the delivery if it is still pending, retried while another process holds the write lock */
+  settle(key: number, outcome: DeliverySettled): Promise<void>
+}
+
+/** the kinds the worker sends (a test delivery is sent by the API, never pending) */
+const QUEUED_KINDS = ['event', 'positions']
+
+export function createDeliveryStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'>, { clock = systemClock }: NotificationStoreOptions = {}): DeliveryStore {
+  const { db, sqlite } = database
+  const placeholder = sql.placeholder
+  const columns = {
+    key: notificationDeliveries.key,
+    id: notificationDeliveries.id,
+    notificationId: notificationDeliveries.notificationId,
+    kind: notificationDeliveries.kind,
+    payload: notificationDeliveries.payload,
+    attempts: notificationDeliveries.attempts,
+    createdAt: notificationDeliveries.createdAt,
+    nextAttemptAt: notificationDeliveries.nextAttemptAt,
+    fixes: notificationDeliveries.fixes,
+  }
+  // prepared once: a look (after every commit and every attempt that ends) runs these
+  const stats = db
+    .select({ pending: sql<number>`count(*)`, oldest: sql<number | null>`min(${notificationDeliveries.createdAt})` })
+    .from(notificationDeliveries)
+    .where(eq(notificationDeliveries.status, 'pending'))
+    .prepare()
+  const newestKey = db.select({ key: sql<number | null>`max(${notificationDeliveries.key})` }).from(notificationDeliveries).prepare()
+  const writtenAfter = db
+    .selectDistinct({ channel: notificationDeliveries.notificationId })
+    .from(notificationDeliveries)
+    .where(gt(notificationDeliveries.key, placeholder('key')))
+    .prepare()
+  const channelsVersion = db.select({ version: accessVersion.version }).from(accessVersion).where(eq(accessVersion.id, NOTIFICATIONS_VERSION_ROW)).prepare()
+  const enabledChannels = db
+    .select({
+      id: notifications.id,
+      accountId: notifications.accountId,
+      account: accounts.name,
+      type: notifications.channelType,
+      url: notifications.url,
+      secret: notifications.secret,
+      positions: notifications.positions,
+    })
+    .from(notifications)
+    .innerJoin(accounts, eq(accounts.id, notifications.accountId))
+    .where(eq(notifications.enabled, true))
+    .orderBy(asc(notifications.id))
+    .prepare()
+  const pendingEvents = db
+    .select(columns)
+    .from(notificationDeliveries)
+    .where(and(eq(notificationDeliveries.notificationId, placeholder('channel')), eq(notificationDeliveries.kind, 'event'), eq(notificationDeliveries.status, 'pending')))
+    .orderBy(asc(notificationDeliveries.nextAttemptAt), asc(notificationDeliveries.key))
+    .limit(placeholder('limit'))
+    .prepare()
+  /** a channel's oldest pending batches of fixes, oldest first */
+  const pendingBatches = (tx: Pick<Db, 'select'>, channelId: string, limit: number) =>
+    tx
+      .select(columns)
+      .from(notificationDeliveries)
+      .where(and(eq(notificationDeliveries.notificationId, channelId), eq(notificationDeliveries.kind, 'positions'), eq(notificationDeliveries.status, 'pending')))
+      .orderBy(asc(notificationDeliveries.key))
+      .limit(limit)
+      .all()
+  // a channel's queued deliveries due before `until`: the rows a backoff holds back
+  const pendingBeforeUntil = and(
+    eq(notificationDeliveries.notificationId, placeholder('channel')),
+    inArray(notificationDeliveries.kind, QUEUED_KINDS),
+    eq(notificationDeliveries.status, 'pending'),
+    lt(notificationDeliveries.nextAttemptAt, placeholder('until')),
+  )
+  const dueBefore = db
+    .select({ key: notificationDeliveries.key })
+    .from(notificationDeliveries)
+    .where(pendingBeforeUntil)
+    .limit(placeholder('limit'))
+    .prepare()
+  const holdUntil = db
+    .update(notificationDeliveries)
+    .set({ nextAttemptAt: sql`${placeholder('until')}` })
+    .where(pendingBeforeUntil)
+    .prepare()
+
+  return {
+    pendingStatsNow() {
+      const row = stats.get()
+      return { pending: row?.pending ?? 0, oldestCreatedAt: row?.oldest ?? null }
+    },
+    async newestKey() {
+      return newestKey.get()?.key ?? 0
+    },
+    async channelsWrittenAfter(key) {
+      return writtenAfter.all({ key }).map((row) => row.channel)
+    },
+    async channelsVersion() {
+      return channelsVersion.get()?.version ?? 0
+    },
+    async enabledChannels() {
+      return enabledChannels.all()
+    },
+    async pendingEvents(channelId, limit) {
+      return pendingEvents.all({ channel: channelId, limit })
+    },
+    async pendingBatches(channelId, limit) {
+      return pendingBatches(db, channelId, limit)
+    },
+    async mergeBatches(channelId, headKey, maxFixes) {
+      return db.transaction(
+        (tx) => {
+          const heads = pendingBatches(tx, channelId, maxFixes)
+          const first = heads[0]!
+          const taken = heads.slice(1, 1 + mergeableBatches(heads, maxFixes))
+          if (first.key !== headKey || taken.length === 0) return first
+          // the batches' payloads are JSON arrays of fixes: joined into one array
+          const merged = [first, ...taken].flatMap((row) => JSON.parse(row.payload ?? '[]') as unknown[])
+          const payload = JSON.stringify(merged)
+          tx.update(notificationDeliveries).set({ payload, fixes: merged.length }).where(eq(notificationDeliveries.key, first.key)).run()
+          tx.delete(notificationDeliveries).where(inArray(notificationDeliveries.key, taken.map((row) => row.key))).run()
+          return { ...first, payload, fixes: merged.length }
+        },
+        { behavior: 'immediate' },
+      )
+    },
+    async dueBefore(channelId, until, limit) {
+      return dueBefore.all({ channel: channelId, until, limit }).map((row) => row.key)
+    },
+    async holdUntil(channelId, until) {
+      holdUntil.run({ channel: channelId, until })
+    },
+    async prune(before, limit) {
+      const old = db
+        .select({ key: notificationDeliveries.key })
+        .from(notificationDeliveries)
+        .where(and(inArray(notificationDeliveries.status, ['delivered', 'dead']), lt(notificationDeliveries.createdAt, before)))
+        .limit(limit)
+      const { changes } = db.delete(notificationDeliveries).where(inArray(notificationDeliveries.key, old)).run() as unknown as { changes: number }
+      return changes
+    },
+    async settle(key, outcome) {
+      const { clearPayload, ...fields } = outcome
+      await retryWhileBusy(
+        sqlite,
+        () =>
+          db
+            .update(notificationDeliveries)
+            .set({ ...fields, ...(clearPayload ? { payload: null } : {}) })
+            .where(and(eq(notificationDeliveries.key, key), eq(notificationDeliveries.status, 'pending')))
+            .run(),
+        { clock },
+      )
+    },
+  }
+}

@@ -28,7 +28,6 @@ const STILL_MOVING = new Set([
   'src/admin/me.ts',
   'src/admin/models.ts',
   'src/admin/users.ts',
-  'src/alerts/delivery.ts',
   'src/cli/admin.ts',
   'src/cli/models.ts',
   'src/cli/resolve.ts',
