@@ -235,6 +235,7 @@ export interface GeofenceCacheReads {
 
 export function createGeofenceCacheReads(database: Pick<DatabaseHandle, 'db'>): GeofenceCacheReads {
   const { db } = database
+  // migration 0008's triggers bump the row. PostgreSQL: the same row, bumped by the same triggers in PL/pgSQL
   const readVersion = db.select({ version: accessVersion.version }).from(accessVersion).where(eq(accessVersion.id, GEOFENCES_VERSION_ROW)).prepare()
   const readAccount = db
     .select({
@@ -324,6 +325,7 @@ export function createRuleStateStore(database: Pick<DatabaseHandle, 'db' | 'sqli
   const readDevicesVersion = sqlite.query<{ version: number }, []>(`SELECT version FROM access_version WHERE id = ${DEVICES_RULES_VERSION_ROW}`)
 
   return {
+    // bun:sqlite's transactions are the connection's. PostgreSQL: the adapter holds the group commit's transaction and answers whether it is open
     inTransaction: () => sqlite.inTransaction,
     devicesVersion: () => readDevicesVersion.get()?.version ?? 0,
     device: (deviceKey) => readDevice.get(deviceKey),

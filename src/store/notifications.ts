@@ -308,7 +308,8 @@ export function outboxInTransaction(tx: Connectable): OutboxInTransaction {
   if (found) return found
   const db = drizzle(connection, { schema })
   const placeholder = sql.placeholder
-  // both rows only grow, so their sum moves when either does
+  // both rows only grow, so their sum moves when either does (migrations 0010's and 0005's triggers bump them).
+  // PostgreSQL: the same rows, bumped by the same triggers in PL/pgSQL
   const version = db
     .select({ version: sql<number>`sum(${accessVersion.version})` })
     .from(accessVersion)
@@ -470,6 +471,7 @@ export function createDeliveryStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
     .from(notificationDeliveries)
     .where(gt(notificationDeliveries.key, placeholder('key')))
     .prepare()
+  // row 6, bumped by migration 0010's triggers. PostgreSQL: the same row and triggers in PL/pgSQL
   const channelsVersion = db.select({ version: accessVersion.version }).from(accessVersion).where(eq(accessVersion.id, NOTIFICATIONS_VERSION_ROW)).prepare()
   const enabledChannels = db
     .select({
@@ -573,6 +575,7 @@ export function createDeliveryStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
         .from(notificationDeliveries)
         .where(and(inArray(notificationDeliveries.status, ['delivered', 'dead']), lt(notificationDeliveries.createdAt, before)))
         .limit(limit)
+      // bun:sqlite reports the rows deleted as `changes`. PostgreSQL: the DELETE's row count (a LIMIT in the subquery works the same)
       const { changes } = db.delete(notificationDeliveries).where(inArray(notificationDeliveries.key, old)).run() as unknown as { changes: number }
       return changes
     },
