@@ -15,8 +15,8 @@
  */
 import { and, asc, count, eq, inArray, sql } from 'drizzle-orm'
 import type { DatabaseHandle, Db } from '../../db/client'
-import { accessVersion, auditLog, deviceGroups, geofences, groups } from '../../db/schema'
-import type { AuditEntry } from '../admin/audit'
+import { accessVersion, deviceGroups, geofences, groups } from '../../db/schema'
+import { type AuditEntry, createAuditLog } from '../admin/audit'
 import { type Clock, systemClock } from '../clock'
 import { retryWhileBusy } from './busy'
 
@@ -74,11 +74,9 @@ export const GEOFENCES_VERSION_ROW = 5
 /** the access_version row that migration 0011's trigger bumps when a device's account or properties change */
 export const DEVICES_RULES_VERSION_ROW = 7
 
-/** The audit row of a change, written in its unit of work as admin/audit.ts writes it (that module sits above the store; its own in-transaction writer replaces this once the audit log has a store). */
+/** The audit row of a change, written in its unit of work with the audit log's writer (admin/audit.ts takes a Drizzle database; a transaction has the same insert). */
 function recordAuditInTransaction(tx: Pick<Db, 'insert'>, entry: AuditEntry, atMs: number): void {
-  tx.insert(auditLog)
-    .values({ ...entry, requestId: entry.requestId ?? null, at: atMs })
-    .run()
+  createAuditLog(tx as Db).record(entry, atMs)
 }
 
 export interface GeofenceStoreOptions {

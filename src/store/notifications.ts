@@ -13,8 +13,8 @@ import { and, asc, desc, eq, gt, inArray, isNull, lt, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/bun-sqlite'
 import { type Connectable, connectionOf, type DatabaseHandle, type Db } from '../../db/client'
 import * as schema from '../../db/schema'
-import { accessVersion, accounts, auditLog, deviceGroups, devices, groups, notificationDeliveries, notifications, users } from '../../db/schema'
-import type { AuditEntry } from '../admin/audit'
+import { accessVersion, accounts, deviceGroups, devices, groups, notificationDeliveries, notifications, users } from '../../db/schema'
+import { type AuditEntry, createAuditLog } from '../admin/audit'
 import { type Clock, systemClock } from '../clock'
 import { retryWhileBusy } from './busy'
 
@@ -79,11 +79,9 @@ export interface NotificationStore {
 /** what a personal row is called (the admins never see it; a mail's subject does not name it) */
 const PERSONAL_ROW_NAME = 'Email alerts'
 
-/** The audit row of a change, written in its unit of work as admin/audit.ts writes it (that module sits above the store; its own in-transaction writer replaces this once the audit log has a store). */
+/** The audit row of a change, written in its unit of work with the audit log's writer (admin/audit.ts takes a Drizzle database; a transaction has the same insert). */
 function recordAuditInTransaction(tx: Pick<Db, 'insert'>, entry: AuditEntry, atMs: number): void {
-  tx.insert(auditLog)
-    .values({ ...entry, requestId: entry.requestId ?? null, at: atMs })
-    .run()
+  createAuditLog(tx as Db).record(entry, atMs)
 }
 
 export interface NotificationStoreOptions {

@@ -11,6 +11,8 @@ import { closureOf, ROOT, runtimeImports, sourceFiles } from './imports'
 
 /** what the bottom layers may reach at run time: themselves and a few leaves (no I/O, no app) */
 const BOTTOM = /^(db\/|src\/track\/|src\/store\/|src\/config\.ts$|src\/http\/addresses\.ts$|src\/clock\.ts$|src\/errors\.ts$|src\/log\.ts$)/
+/** above the bottom, reached from it while it moves down into src/store/ (the list only shrinks) */
+const MOVING_DOWN = new Set(['src/admin/audit.ts'])
 
 /** a statement on a connection: prepare/query/transaction on anything, exec/run on a connection's usual names */
 const RAW_CALL = /(?:\.(?:prepare|query|transaction)\s*[<(])|(?:\b(?:sqlite|db|tx|trx|database|connection|conn|handle)\s*\.\s*(?:exec|run)\s*[<(])/
@@ -73,7 +75,7 @@ describe('layers point down', () => {
   test('config.ts, db/, track/ and store/ reach nothing above them at run time', () => {
     const reached: Record<string, string[]> = {}
     for (const file of ['src/config.ts', ...sourceFiles('db', 'src/track', 'src/store')]) {
-      const above = [...closureOf(file)].filter((target) => !BOTTOM.test(target))
+      const above = [...closureOf(file)].filter((target) => !BOTTOM.test(target) && !MOVING_DOWN.has(target))
       if (above.length) reached[file] = above.sort()
     }
     expect(reached).toEqual({})
