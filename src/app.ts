@@ -11,6 +11,8 @@ import { createPeopleStore } from './store/people'
 import { endLinksBeyondCreatorsReach } from './share/creators'
 import { geofenceRoutes } from './alerts'
 import { createGeofenceService } from './alerts/service'
+import { createGeofenceStore } from './store/geofences'
+import { createNotificationStore } from './store/notifications'
 import { type Clock, systemClock } from './clock'
 import { commandsRoutes } from './commands'
 import { consoleRoutes } from './console'
@@ -170,8 +172,9 @@ export function createApp(deps: AppDeps) {
   })
   const devices = createDeviceService({ sqlite, access, live, geocoder })
   const history = createHistoryService({ sqlite, access, geocoder, memoryBytes: config.historyMemoryMb * 1024 * 1024, maxWaitMs: deps.historyMaxWaitMs })
+  const notificationStore = createNotificationStore(deps.database, { clock })
   const geofences = createGeofenceService({
-    db: deps.database.db,
+    store: createGeofenceStore(deps.database, { clock }),
     clock,
     onChange: deps.onGeofencesChanged,
     maxPerAccount: config.maxGeofencesPerAccount,
@@ -218,9 +221,9 @@ export function createApp(deps: AppDeps) {
     .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, keys, people, auditLog: createAuditStore(deps.database), me: { people, access, linkExpiresAt: shares.expiresAt } }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
     .use(modelRoutes(auth, { models: modelAdmin }))
-    .use(geofenceRoutes(auth, { geofences, write }))
-    .use(notificationRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), allowPrivate: config.webhookAllowPrivate, messaging: deps.messaging ?? messagingOf(config) }))
-    .use(emailAlertRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), smtpConfigured: config.smtpUrl !== null }))
+    .use(geofenceRoutes(auth, { geofences }))
+    .use(notificationRoutes(auth, { store: notificationStore, clock, allowPrivate: config.webhookAllowPrivate, messaging: deps.messaging ?? messagingOf(config) }))
+    .use(emailAlertRoutes(auth, { store: notificationStore, clock, smtpConfigured: config.smtpUrl !== null }))
     .use(sessionRoutes(auth, sessions, { guard: passwordGuard, clientAddress, requestOrigin, appUrl: config.appUrl, appUrlSet: config.appUrlSet }))
     .use(setupRoutes({ people, firstRun: deps.firstRun ?? createFirstRun(people), sessions, clock, appUrl: config.appUrl, requestOrigin }))
     // share-link views still in memory are written before the server closes the database

@@ -13,6 +13,7 @@ import { createCommandQueue } from './commands/queue'
 import { createCommandStore } from './store/commands'
 import { LivePositions } from './ingest/live'
 import { createGeofenceCache } from './alerts/cache'
+import { createGeofenceCacheReads, createRuleStateStore } from './store/geofences'
 import { createAlertRules } from './alerts/rules'
 import { createIngestPipeline, type IngestPipeline } from './ingest/pipeline'
 import { createRecentUnknowns } from './ingest/recent-unknowns'
@@ -26,6 +27,7 @@ import { startRetention } from './ops/retention'
 import { createMaintenanceStore } from './store/maintenance'
 import { createRetentionStore } from './store/retention'
 import { createDeliveryWorker, messagingOf } from './alerts/delivery'
+import { createDeliveryStore } from './store/notifications'
 import { countingPipeline, createServerMetrics, type ServerMetrics } from './ops/server-metrics'
 import { consoleAddresses, createFirstRun, setupUrl } from './session/setup'
 import { endLinksBeyondCreatorsReach } from './share/creators'
@@ -60,12 +62,12 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   const status: ServerStatus = { listening: false, stopping: false }
   // alerts: the rules derive events inside ingest's transaction; the outbox rows written with them
   // are sent by the delivery worker (started below), woken after each commit
-  const geofenceCache = createGeofenceCache({ db: database.db, clock, log })
-  const alertRules = createAlertRules({ database, clock, geofences: geofenceCache, log })
+  const geofenceCache = createGeofenceCache({ reads: createGeofenceCacheReads(database), clock, log })
+  const alertRules = createAlertRules({ states: createRuleStateStore(database), clock, geofences: geofenceCache, log })
   // one set of messaging settings for the worker and the API's test sends: its console link is
   // settled once the server listens (below)
   const messaging = messagingOf(config)
-  const notificationDelivery = createDeliveryWorker({ database, clock, log, metrics, allowPrivate: config.webhookAllowPrivate, messaging })
+  const notificationDelivery = createDeliveryWorker({ store: createDeliveryStore(database, { clock }), clock, log, metrics, allowPrivate: config.webhookAllowPrivate, messaging })
   // the unknown identifiers refused lately: the pipeline lists them, the admin API shows them
   const recentUnknowns = createRecentUnknowns()
   const pipeline = createIngestPipeline({

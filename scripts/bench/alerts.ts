@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { createGeofenceCache } from '../../src/alerts/cache'
+import { createGeofenceCacheReads, createRuleStateStore } from '../../src/store/geofences'
 import { createAlertRules, type RuleFix } from '../../src/alerts/rules'
 import { systemClock } from '../../src/clock'
 import { importNow } from '../../test/support/import'
@@ -91,7 +92,7 @@ function open(name: string, alerts: boolean): Side {
         'INSERT INTO notifications (id, account_id, name, events, groups, positions, channel_type, url, secret, enabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, 1, ?, ?)',
       )
       .run(uuid('0b000000', 1), account, 'All', '["*"]', '[]', 'webhook', 'https://hooks.example.com/bench', 'secret', now, now)
-    const rules = createAlertRules({ database, clock: systemClock, geofences: createGeofenceCache({ db: database.db, clock: systemClock }) })
+    const rules = createAlertRules({ states: createRuleStateStore(database), clock: systemClock, geofences: createGeofenceCache({ reads: createGeofenceCacheReads(database), clock: systemClock }) })
     const timed = {
       ...rules,
       beginBatch() {

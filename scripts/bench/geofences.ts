@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { createGeofenceCache } from '../../src/alerts/cache'
+import { createGeofenceCacheReads, createRuleStateStore } from '../../src/store/geofences'
 import { createAlertRules } from '../../src/alerts/rules'
 import { systemClock } from '../../src/clock'
 import { importNow } from '../../test/support/import'
@@ -236,7 +237,7 @@ try {
 
 try {
   const database = openDatabase(path)
-  const rules = createAlertRules({ database, clock: systemClock, geofences: createGeofenceCache({ db: database.db, clock: systemClock }) })
+  const rules = createAlertRules({ states: createRuleStateStore(database), clock: systemClock, geofences: createGeofenceCache({ reads: createGeofenceCacheReads(database), clock: systemClock }) })
   const key = (database.sqlite.query('SELECT key FROM devices WHERE id = ?').get(DRAWN.device) as { key: number }).key
   const samples: { ms: number; events: number }[] = []
   // as in the server: the first reports load the geofences and build their grids (within each report's budget)

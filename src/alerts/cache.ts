@@ -11,15 +11,11 @@
  * millisecond on if need be) or its area's length (a hand edit that left updated_at), so a rename
  * among 1,000 polygons of 1,000 points does not read 25 MB again.
  */
-import { eq, sql } from 'drizzle-orm'
-import type { Db } from '../../db/client'
-import { accessVersion, geofences } from '../../db/schema'
 import type { Clock } from '../clock'
 import { type Logger, silentLogger } from '../log'
+import type { GeofenceCacheReads } from '../store/geofences'
 import { type Area, areaBoxes, areaContains, type Box, createGeofenceIndex, type GeofenceIndex, type PreparedArea, prepareArea, type WorkMeter } from '../track/geofence'
 
-/** the access_version row that migration 0008's triggers bump on every geofence change */
-export const GEOFENCES_VERSION_ROW = 5
 /** how stale the cache may be after another process changed geofences */
 export const VERSION_CHECK_MS = 1000
 
@@ -58,49 +54,25 @@ interface Prepared {
 }
 
 export interface GeofenceCacheDeps {
-  db: Db
+  /** the geofence store's reads for the cache (src/store/geofences.ts), synchronous: the cache is built inside ingest's transaction */
+  reads: GeofenceCacheReads
   clock: Clock
   log?: Logger
   versionCheckMs?: number
 }
 
-export function createGeofenceCache({ db, clock, log = silentLogger, versionCheckMs = VERSION_CHECK_MS }: GeofenceCacheDeps) {
+export function createGeofenceCache({ reads, clock, log = silentLogger, versionCheckMs = VERSION_CHECK_MS }: GeofenceCacheDeps) {
   const accounts = new Map<string, AccountGeofences>()
   /** prepared areas by account and geofence, with the row's updated_at and area length they were prepared from */
   const prepared = new Map<string, Map<string, Prepared>>()
   let version: number | null = null
   let checkedAt = -Infinity
 
-  const readVersion = db
-    .select({ version: accessVersion.version })
-    .from(accessVersion)
-    .where(eq(accessVersion.id, GEOFENCES_VERSION_ROW))
-    .prepare()
-  const readAccount = db
-    .select({
-      id: geofences.id,
-      name: geofences.name,
-      groups: geofences.groups,
-      speedLimit: geofences.speedLimit,
-      updatedAt: geofences.updatedAt,
-      // its bytes, which SQLite knows without reading the text (length() would count its characters)
-      areaLength: sql<number>`octet_length(${geofences.area})`,
-    })
-    .from(geofences)
-    .where(eq(geofences.accountId, sql.placeholder('account')))
-    .orderBy(geofences.name, geofences.id)
-    .prepare()
-  const readArea = db
-    .select({ area: geofences.area })
-    .from(geofences)
-    .where(eq(geofences.id, sql.placeholder('id')))
-    .prepare()
-
   function checkVersion(): void {
     const now = clock.now()
     if (now - checkedAt < versionCheckMs) return
     checkedAt = now
-    const current = readVersion.get()?.version ?? 0
+    const current = reads.version()
     if (version !== null && current !== version) accounts.clear()
     version = current
   }
@@ -109,11 +81,11 @@ export function createGeofenceCache({ db, clock, log = silentLogger, versionChec
     const before = prepared.get(accountId)
     const after = new Map<string, Prepared>()
     const all: CachedGeofence[] = []
-    for (const row of readAccount.all({ account: accountId })) {
+    for (const row of reads.ofAccount(accountId)) {
       let entry = before?.get(row.id)
       if (entry === undefined || entry.updatedAt !== row.updatedAt || entry.areaLength !== row.areaLength) {
         try {
-          const text = readArea.get({ id: row.id })?.area
+          const text = reads.areaOf(row.id)
           if (text === undefined) continue // deleted meanwhile (another process)
           entry = { updatedAt: row.updatedAt, areaLength: row.areaLength, area: prepareArea(JSON.parse(text) as Area) }
         } catch (error) {

@@ -38,20 +38,17 @@
  *   channel's are deleted with it. Delivered and dead rows are deleted after 7 days.
  */
 import { createHmac } from 'node:crypto'
-import { and, asc, eq, gt, inArray, lt, sql } from 'drizzle-orm'
-import type { DatabaseHandle, Db } from '../../db/client'
-import { accessVersion, accounts, notificationDeliveries, notifications } from '../../db/schema'
 import type { Clock } from '../clock'
 import type { Config } from '../config'
 import type { Logger } from '../log'
 import type { ServerMetrics } from '../ops/server-metrics'
-import { retryWhileBusy } from '../store/busy'
+import { type DeliveryStore, mergeableBatches, type QueuedDelivery, type SendingChannel } from '../store/notifications'
 import { createWebhookGuard, TargetRefused, type WebhookGuard } from './ssrf'
 import { createTransport, type Transporter } from 'nodemailer'
 import type SMTPTransport from 'nodemailer/lib/smtp-transport'
 import { defaultCities } from '../geocode'
 import { messageOf } from './message'
-import { MAX_FIXES_PER_BATCH, NOTIFICATIONS_VERSION_ROW, type PositionPayload } from './outbox'
+import { MAX_FIXES_PER_BATCH } from './outbox'
 import pkg from '../../package.json'
 
 /** where Telegram's Bot API is, unless TELEGRAM_API_URL says otherwise */
@@ -284,7 +281,8 @@ export function deliveryBody(delivery: { id: string; kind: string; payload: stri
 }
 
 export interface DeliveryWorkerOptions {
-  database: DatabaseHandle
+  /** the outbox and its deliveries (src/store/notifications.ts createDeliveryStore) */
+  store: DeliveryStore
   clock: Clock
   log: Logger
   /** WEBHOOK_ALLOW_PRIVATE */
@@ -297,30 +295,18 @@ export interface DeliveryWorkerOptions {
   messaging?: MessagingSettings
   timeoutMs?: number
   pollMs?: number
+  /** tests: told at the end of each look, its attempts started (a look reads the store, promises, before it starts any) */
+  onLook?: (started: number) => void
   maxInFlight?: number
   maxInFlightPerAccount?: number
   maxInFlightPerChannel?: number
 }
 
 /** A delivery to start, with its channel. */
-type Due = {
-  key: number
-  id: string
-  notificationId: string
-  accountId: string
-  kind: string
-  payload: string | null
-  attempts: number
-  createdAt: number
-  nextAttemptAt: number | null
-  type: string
-  account: string
-  url: string
-  secret: string | null
-}
+type Due = QueuedDelivery & Pick<SendingChannel, 'accountId' | 'type' | 'account' | 'url' | 'secret'>
 
 /** An enabled channel, as the worker needs it. */
-type ChannelRow = { id: string; accountId: string; account: string; type: string; url: string; secret: string | null; positions: boolean }
+type ChannelRow = SendingChannel
 
 /** What the worker remembers of a channel between looks (memory only: a restart starts afresh). */
 interface ChannelState {
@@ -336,37 +322,11 @@ interface ChannelState {
   nextDueAt: number
 }
 
-const deliveryColumns = {
-  key: notificationDeliveries.key,
-  id: notificationDeliveries.id,
-  notificationId: notificationDeliveries.notificationId,
-  kind: notificationDeliveries.kind,
-  payload: notificationDeliveries.payload,
-  attempts: notificationDeliveries.attempts,
-  createdAt: notificationDeliveries.createdAt,
-  nextAttemptAt: notificationDeliveries.nextAttemptAt,
-  fixes: notificationDeliveries.fixes,
-}
-
-/** the kinds the worker sends (a test delivery is sent by the API, never pending) */
-const QUEUED_KINDS = ['event', 'positions']
-
-/** Pending deliveries: how many, and since when the oldest waits (Unix ms; null when none). */
-export function outboxStats(db: Db): { pending: number; oldestCreatedAt: number | null } {
-  const row = db
-    .select({ pending: sql<number>`count(*)`, oldest: sql<number | null>`min(${notificationDeliveries.createdAt})` })
-    .from(notificationDeliveries)
-    .where(eq(notificationDeliveries.status, 'pending'))
-    .get()
-  return { pending: row?.pending ?? 0, oldestCreatedAt: row?.oldest ?? null }
-}
-
 /** oldest first: by next attempt, then by writing */
 const older = (a: Due, b: Due) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0) || a.key - b.key
 
 export function createDeliveryWorker(options: DeliveryWorkerOptions) {
-  const { database, clock, log, metrics } = options
-  const { db, sqlite } = database
+  const { store, clock, log, metrics } = options
   const guard = options.guard ?? createWebhookGuard({ allowPrivate: options.allowPrivate })
   const attempt = createSender({ guard, timeoutMs: options.timeoutMs, messaging: options.messaging })
   const maxInFlight = options.maxInFlight ?? MAX_IN_FLIGHT
@@ -395,67 +355,17 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
 
   metrics?.bind({
     notificationOutbox: () => {
-      const { pending, oldestCreatedAt } = outboxStats(db)
+      const { pending, oldestCreatedAt } = store.pendingStatsNow()
       return { pending, oldestAgeSeconds: oldestCreatedAt === null ? 0 : Math.max(0, (clock.now() - oldestCreatedAt) / 1000) }
     },
   })
 
-  const placeholder = sql.placeholder
-  // prepared once: a look (after every commit and every attempt that ends) runs these
-  const newestKey = db.select({ key: sql<number | null>`max(${notificationDeliveries.key})` }).from(notificationDeliveries).prepare()
-  const writtenAfter = db
-    .selectDistinct({ channel: notificationDeliveries.notificationId })
-    .from(notificationDeliveries)
-    .where(gt(notificationDeliveries.key, placeholder('key')))
-    .prepare()
-  const channelsVersion = db.select({ version: accessVersion.version }).from(accessVersion).where(eq(accessVersion.id, NOTIFICATIONS_VERSION_ROW)).prepare()
-  const enabledChannels = db
-    .select({
-      id: notifications.id,
-      accountId: notifications.accountId,
-      account: accounts.name,
-      type: notifications.channelType,
-      url: notifications.url,
-      secret: notifications.secret,
-      positions: notifications.positions,
-    })
-    .from(notifications)
-    .innerJoin(accounts, eq(accounts.id, notifications.accountId))
-    .where(eq(notifications.enabled, true))
-    .orderBy(asc(notifications.id))
-    .prepare()
-  const pendingEvents = db
-    .select(deliveryColumns)
-    .from(notificationDeliveries)
-    .where(and(eq(notificationDeliveries.notificationId, placeholder('channel')), eq(notificationDeliveries.kind, 'event'), eq(notificationDeliveries.status, 'pending')))
-    .orderBy(asc(notificationDeliveries.nextAttemptAt), asc(notificationDeliveries.key))
-    .limit(placeholder('limit'))
-    .prepare()
-  // a channel's queued deliveries due before `until`: the rows a backoff holds back
-  const pendingBeforeUntil = and(
-    eq(notificationDeliveries.notificationId, placeholder('channel')),
-    inArray(notificationDeliveries.kind, QUEUED_KINDS),
-    eq(notificationDeliveries.status, 'pending'),
-    lt(notificationDeliveries.nextAttemptAt, placeholder('until')),
-  )
-  const dueBefore = db
-    .select({ key: notificationDeliveries.key })
-    .from(notificationDeliveries)
-    .where(pendingBeforeUntil)
-    .limit(placeholder('limit'))
-    .prepare()
-  const holdUntil = db
-    .update(notificationDeliveries)
-    .set({ nextAttemptAt: sql`${placeholder('until')}` })
-    .where(pendingBeforeUntil)
-    .prepare()
-
   let channels: { version: number; rows: ChannelRow[] } | null = null
   /** the enabled channels, read again only when access_version row 6 moved (any change to a channel, by any process) */
-  function enabled(): ChannelRow[] {
-    const version = channelsVersion.get()?.version ?? 0
+  async function enabled(): Promise<ChannelRow[]> {
+    const version = await store.channelsVersion()
     if (channels?.version !== version) {
-      channels = { version, rows: enabledChannels.all() }
+      channels = { version, rows: await store.enabledChannels() }
       // a channel disabled or deleted is forgotten (enabled again, it starts afresh); the others are read again
       const ids = new Set(channels.rows.map((row) => row.id))
       for (const [id, state] of channelStates) {
@@ -483,60 +393,27 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     return count
   }
 
-  /** a channel's oldest pending batches of fixes, oldest first */
-  const pendingBatches = (tx: Pick<Db, 'select'>, channelId: string) =>
-    tx
-      .select(deliveryColumns)
-      .from(notificationDeliveries)
-      .where(and(eq(notificationDeliveries.notificationId, channelId), eq(notificationDeliveries.kind, 'positions'), eq(notificationDeliveries.status, 'pending')))
-      .orderBy(asc(notificationDeliveries.key))
-
-  /** the batches after the head, never sent either, that fit in one batch with it */
-  function mergeable(heads: { attempts: number; fixes: number | null }[]): number {
-    let total = heads[0]?.fixes ?? 0
-    let count = 0
-    for (const next of heads.slice(1)) {
-      if (next.attempts > 0 || total + (next.fixes ?? 0) > MAX_FIXES_PER_BATCH) break
-      total += next.fixes ?? 0
-      count++
-    }
-    return count
-  }
-
   /**
    * The channel's oldest pending batch of fixes, if due. Before its first attempt it takes in the
    * batches written after it (a read first: the write transaction only when there is a merge to make).
    */
-  function positionsHead(channel: ChannelRow, now: number): Due | null {
-    const peek = pendingBatches(db, channel.id).limit(2).all()
+  async function positionsHead(channel: ChannelRow, now: number): Promise<Due | null> {
+    const peek = await store.pendingBatches(channel.id, 2)
     const head = peek[0]
     if (!head || (head.nextAttemptAt ?? 0) > now) return null
-    const due = (row: typeof head, payload = row.payload): Due => ({ ...row, payload, accountId: channel.accountId, type: channel.type, account: channel.account, url: channel.url, secret: channel.secret })
-    if (head.attempts > 0 || mergeable(peek) === 0) return due(head)
-    return db.transaction(
-      (tx) => {
-        const heads = pendingBatches(tx, channel.id).limit(MAX_FIXES_PER_BATCH).all()
-        const first = heads[0]!
-        const taken = heads.slice(1, 1 + mergeable(heads))
-        if (first.key !== head.key || taken.length === 0) return due(first)
-        const merged = [first, ...taken].flatMap((row) => JSON.parse(row.payload ?? '[]') as PositionPayload[])
-        const payload = JSON.stringify(merged)
-        tx.update(notificationDeliveries).set({ payload, fixes: merged.length }).where(eq(notificationDeliveries.key, first.key)).run()
-        tx.delete(notificationDeliveries).where(inArray(notificationDeliveries.key, taken.map((row) => row.key))).run()
-        return due(first, payload)
-      },
-      { behavior: 'immediate' },
-    )
+    const due = (row: QueuedDelivery): Due => ({ ...row, accountId: channel.accountId, type: channel.type, account: channel.account, url: channel.url, secret: channel.secret })
+    if (head.attempts > 0 || mergeableBatches(peek, MAX_FIXES_PER_BATCH) === 0) return due(head)
+    return due(await store.mergeBatches(channel.id, head.key, MAX_FIXES_PER_BATCH))
   }
 
   /** the channels that deliveries were written to since the last look are read again */
-  function readNew(): void {
-    const newest = newestKey.get()?.key ?? 0
+  async function readNew(): Promise<void> {
+    const newest = await store.newestKey()
     if (performance.now() - lastFullReadMs >= READ_EVERY_CHANNEL_MS) {
       lastFullReadMs = performance.now()
       for (const state of channelStates.values()) state.nextDueAt = -Infinity
     } else if (newest > seenKey) {
-      for (const { channel } of writtenAfter.all({ key: seenKey })) {
+      for (const channel of await store.channelsWrittenAfter(seenKey)) {
         const state = channelStates.get(channel)
         if (state) state.nextDueAt = -Infinity
       }
@@ -549,13 +426,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
    * one more than that, so the state learns when the next one is due (a channel with nothing due
    * is not read again until then, or until new deliveries are written).
    */
-  function dueEvents(channel: ChannelRow, state: ChannelState, room: number, now: number): Due[] {
+  async function dueEvents(channel: ChannelRow, state: ChannelState, room: number, now: number): Promise<Due[]> {
     const under = perChannel.get(channel.id) ?? 0
-    const rows = pendingEvents.all({ channel: channel.id, limit: under + room + 1 })
+    const rows = await store.pendingEvents(channel.id, under + room + 1)
     const due: Due[] = []
     let next = Infinity
     for (const row of rows) {
-      if (inFlight.has(row.key)) continue
+      if (underWay(row.key)) continue
       if ((row.nextAttemptAt ?? 0) > now || due.length === room) {
         next = row.nextAttemptAt ?? 0
         break
@@ -572,31 +449,56 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
    * meanwhile too) have their next_attempt_at moved to it, so the deliveries list tells the truth.
    * A read first: the write only when there is one to move.
    */
-  function holdBack(channelId: string, state: ChannelState): void {
+  async function holdBack(channelId: string, state: ChannelState): Promise<void> {
     if (state.writtenPause === state.pausedUntil && state.nextDueAt >= state.pausedUntil) return
     const under = perChannel.get(channelId) ?? 0
-    const waiting = dueBefore.all({ channel: channelId, until: state.pausedUntil, limit: under + 1 })
-    if (waiting.some((row) => !inFlight.has(row.key))) holdUntil.run({ channel: channelId, until: state.pausedUntil })
+    const waiting = await store.dueBefore(channelId, state.pausedUntil, under + 1)
+    if (waiting.some((key) => !underWay(key))) await store.holdUntil(channelId, state.pausedUntil)
     state.writtenPause = state.pausedUntil
     state.nextDueAt = state.pausedUntil
   }
 
+  /**
+   * Attempts that ended during the look under way: a row it read before their outcome was written
+   * may still say pending, so they are not started again from it.
+   */
+  let endedDuringLook: Set<number> | null = null
+  /** under way, or ended since the look under way read its rows */
+  const underWay = (key: number) => inFlight.has(key) || (endedDuringLook?.has(key) ?? false)
+
+  /** looks run one at a time (each reads the store, then starts what it found) */
+  let looking: Promise<unknown> = Promise.resolve()
   /** One look: start every due delivery there is room for, fairly. Returns how many it started. */
-  function pass(): number {
+  function pass(): Promise<number> {
+    const next = looking.then(look)
+    looking = next.catch(() => {})
+    return next
+  }
+
+  async function look(): Promise<number> {
     if (stopped) return 0
+    endedDuringLook = new Set()
+    try {
+      return await lookOnce()
+    } finally {
+      endedDuringLook = null
+    }
+  }
+
+  async function lookOnce(): Promise<number> {
     const now = clock.now()
     let started = 0
     try {
       // what each account could start now, by channel
       const due = new Map<string, Map<string, Due[]>>()
       if (inFlight.size < maxInFlight) {
-        const list = enabled()
-        readNew()
+        const list = await enabled()
+        await readNew()
         for (const channel of list) {
           const state = stateOf(channel.id)
           if (state.pausedUntil > now) {
             try {
-              holdBack(channel.id, state)
+              await holdBack(channel.id, state)
             } catch (error) {
               // another process's write lock: the next look writes it; the channel waits meanwhile
               log.debug('notification delivery: a pause could not be written', { notification: channel.id, error: (error as Error).message })
@@ -607,20 +509,23 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
           if (room <= 0) continue
           const found: Due[] = []
           if (channel.positions && !positionsBusy.has(channel.id)) {
-            const head = positionsHead(channel, now)
-            if (head && !inFlight.has(head.key)) found.push(head)
+            const head = await positionsHead(channel, now)
+            if (head && !underWay(head.key)) found.push(head)
           }
-          if (found.length < room && state.nextDueAt <= now) found.push(...dueEvents(channel, state, room - found.length, now))
+          if (found.length < room && state.nextDueAt <= now) found.push(...(await dueEvents(channel, state, room - found.length, now)))
           if (found.length === 0) continue
           const ofAccount = due.get(channel.accountId)
           if (ofAccount) ofAccount.set(channel.id, found)
           else due.set(channel.accountId, new Map([[channel.id, found]]))
         }
       }
+      // stopped while reading: nothing more starts
+      if (stopped) return 0
       started = startFairly(due)
+      options.onLook?.(started)
       if (now - lastPruneAt >= PRUNE_EVERY_MS) {
         lastPruneAt = now
-        prune(now)
+        await prune(now)
       }
     } catch (error) {
       // another process's write lock (an import) or a closed database: the next look tries again
@@ -682,23 +587,20 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       }
       const list = lists.get(channelId)!
       const delivery = list.shift()!
-      if (backedOff(channelId)) backedOffUnder++
-      launch(delivery)
-      started++
+      // read before an attempt at it ended during this look: its row may not say so yet
+      if (!underWay(delivery.key)) {
+        if (backedOff(channelId)) backedOffUnder++
+        launch(delivery)
+        started++
+      }
       if (list.length === 0 || (perChannel.get(channelId) ?? 0) >= channelCap(channelId)) lists.delete(channelId)
       if (lists.size === 0) due.delete(account)
     }
     return started
   }
 
-  function prune(now: number): void {
-    const old = db
-      .select({ key: notificationDeliveries.key })
-      .from(notificationDeliveries)
-      .where(and(inArray(notificationDeliveries.status, ['delivered', 'dead']), lt(notificationDeliveries.createdAt, now - KEEP_FINISHED_MS)))
-      .limit(PRUNE_BATCH)
-    const { changes } = db.delete(notificationDeliveries).where(inArray(notificationDeliveries.key, old)).run() as unknown as { changes: number }
-    if (changes === PRUNE_BATCH) lastPruneAt = -Infinity
+  async function prune(now: number): Promise<void> {
+    if ((await store.prune(now - KEEP_FINISHED_MS, PRUNE_BATCH)) === PRUNE_BATCH) lastPruneAt = -Infinity
   }
 
   const increment = (map: Map<string, number>, key: string) => map.set(key, (map.get(key) ?? 0) + 1)
@@ -714,6 +616,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     if (delivery.kind === 'positions') positionsBusy.add(delivery.notificationId)
     const work = run(delivery, ++launches).finally(() => {
       inFlight.delete(delivery.key)
+      endedDuringLook?.add(delivery.key)
       decrement(perChannel, delivery.notificationId)
       decrement(perAccount, delivery.accountId)
       if (delivery.kind === 'positions') positionsBusy.delete(delivery.notificationId)
@@ -758,25 +661,16 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     // a backed-off channel's pause holds its retries too (it may take the last try past 24 h)
     const nextAttemptAt = status === 'pending' ? Math.max(Math.min(now + retryDelayMs(attempts), deadline), state.pausedUntil) : null
     try {
-      await retryWhileBusy(
-        sqlite,
-        () =>
-          db
-            .update(notificationDeliveries)
-            .set({
-              status,
-              attempts,
-              lastStatusCode: outcome.statusCode,
-              lastError: outcome.error,
-              nextAttemptAt,
-              deliveredAt: outcome.delivered ? now : null,
-              // a batch of fixes is not kept once it is settled; its count stays
-              ...(status !== 'pending' && delivery.kind === 'positions' ? { payload: null } : {}),
-            })
-            .where(and(eq(notificationDeliveries.key, delivery.key), eq(notificationDeliveries.status, 'pending')))
-            .run(),
-        { clock },
-      )
+      await store.settle(delivery.key, {
+        status,
+        attempts,
+        lastStatusCode: outcome.statusCode,
+        lastError: outcome.error,
+        nextAttemptAt,
+        deliveredAt: outcome.delivered ? now : null,
+        // a batch of fixes is not kept once it is settled; its count stays
+        clearPayload: status !== 'pending' && delivery.kind === 'positions',
+      })
     } catch (error) {
       // left pending as it was: sent again later (the receiver deduplicates by X-Tracker-Delivery)
       state.nextDueAt = -Infinity
@@ -798,8 +692,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     }
     timer = setTimeout(() => {
       timer = null
-      pass()
-      schedule(pollMs)
+      void pass().finally(() => schedule(pollMs))
     }, delayMs)
   }
 
@@ -824,7 +717,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       let attempts = 0
       for (;;) {
         lastFullReadMs = -Infinity
-        const started = pass()
+        const started = await pass()
         attempts += started
         if (started === 0 && inFlight.size === 0) return attempts
         await Promise.all(inFlight.values())

@@ -12,9 +12,8 @@ import { CreateGeofenceBody, Geofence, GeofenceListQuery, UpdateGeofenceBody } f
 import type { GeofenceService } from './service'
 
 export interface GeofenceRouteDeps {
+  /** its writes wait for another process's write lock asynchronously (the store's units of work, store/busy.ts) */
   geofences: GeofenceService
-  /** runs one write, waiting for another process's write lock asynchronously (store/busy.ts) */
-  write<T>(work: () => T): Promise<T>
 }
 
 const TAGS = ['Geofences']
@@ -41,7 +40,7 @@ function requestIdOf(set: { headers: Record<string, unknown> }): string | null {
   return typeof id === 'string' ? id : null
 }
 
-export function geofenceRoutes(auth: ReturnType<typeof authPlugin>, { geofences, write }: GeofenceRouteDeps) {
+export function geofenceRoutes(auth: ReturnType<typeof authPlugin>, { geofences }: GeofenceRouteDeps) {
   return new Elysia({ name: 'geofences', prefix: '/geofences' })
     .use(auth)
     .get('', ({ principal, query }) => geofences.list(asUser(principal).accountId, query), {
@@ -68,7 +67,7 @@ export function geofenceRoutes(auth: ReturnType<typeof authPlugin>, { geofences,
       '',
       async ({ principal, body, set }) => {
         const by = actorOf(asUser(principal), requestIdOf(set))
-        const created = await write(() => geofences.create(by, body))
+        const created = await geofences.create(by, body)
         set.status = 201
         set.headers.location = `/geofences/${created.id}`
         return created
@@ -91,7 +90,7 @@ export function geofenceRoutes(auth: ReturnType<typeof authPlugin>, { geofences,
       '/:id',
       async ({ principal, params, body, set }) => {
         const by = actorOf(asUser(principal), requestIdOf(set))
-        return write(() => geofences.update(by, params.id, body))
+        return geofences.update(by, params.id, body)
       },
       {
         auth: 'admin',
@@ -111,7 +110,7 @@ export function geofenceRoutes(auth: ReturnType<typeof authPlugin>, { geofences,
       '/:id',
       async ({ principal, params, set }) => {
         const by = actorOf(asUser(principal), requestIdOf(set))
-        await write(() => geofences.remove(by, params.id))
+        await geofences.remove(by, params.id)
         set.status = 204
         return null
       },

@@ -1,29 +1,22 @@
 /**
  * Notification channels of an account (the admin's): which events, or every fix, go to which
  * webhook, for which devices; their deliveries; a test delivery. Plain functions over the
- * database: each change is one transaction with its audit entry (never the secret), retried
- * while another process holds the write lock (store/busy.ts). A URL is checked by the SSRF guard
- * (ssrf.ts) before its transaction, as DNS takes time.
+ * notification store (src/store/notifications.ts): each change is one unit of work there with its
+ * audit entry (never the secret), retried while another process holds the write lock. A URL is
+ * checked by the SSRF guard (ssrf.ts) before its unit of work, as DNS takes time.
  */
-import type { Database } from 'bun:sqlite'
-import { and, asc, desc, eq, inArray, isNull } from 'drizzle-orm'
-import type { Db } from '../../db/client'
-import { accounts, groups, notificationDeliveries, notifications } from '../../db/schema'
 import { type Actor, checkName, distinctIds, type Page, requireKnown } from '../admin/actor'
-import type { AuditLog } from '../admin/audit'
 import type { Clock } from '../clock'
 import { Forbidden, Invalid, NotFound, type FieldError } from '../errors'
 import { iso, isoOrNull } from '../http/model'
-import { retryWhileBusy } from '../store/busy'
+import type { DeliveryRow, GroupsRefused, NotificationAudit, NotificationRow, NotificationStore } from '../store/notifications'
 import { deliveryBody, mailtoAddresses, type Sender } from './delivery'
 import { type CreateNotificationInput, type DeliveryBody, MIN_SECRET_BYTES, type NotificationBody, type UpdateNotificationInput } from './notifications-model'
 import { TargetRefused, type WebhookGuard } from './ssrf'
 
 export interface NotificationServiceDeps {
-  db: Db
-  sqlite: Database
+  store: NotificationStore
   clock: Clock
-  audit: AuditLog
   guard: WebhookGuard
   /** sends a test delivery (delivery.ts createSender) */
   send: Sender
@@ -31,8 +24,7 @@ export interface NotificationServiceDeps {
   smtpConfigured: boolean
 }
 
-type Row = typeof notifications.$inferSelect
-type DeliveryRow = typeof notificationDeliveries.$inferSelect
+type Row = NotificationRow
 
 function channelOf(row: Row): NotificationBody['channel'] {
   if (row.channelType === 'email') return { type: 'email', to: mailtoAddresses(row.url) }
@@ -166,31 +158,22 @@ function positionsOf(top: boolean | undefined, inChannel: boolean | undefined): 
 }
 
 export function createNotificationService(deps: NotificationServiceDeps) {
-  const { db, sqlite, clock, audit, guard } = deps
-  const write = <T>(work: () => T) => retryWhileBusy(sqlite, work, { clock })
+  const { store, clock, guard } = deps
 
-  function requireRow(by: Actor, id: string): Row {
-    const row = db
-      .select()
-      .from(notifications)
-      // a user's own email alerts are theirs (/me/email-alerts), not the account's: never shown or touched here
-      .where(and(eq(notifications.id, id.toLowerCase()), eq(notifications.accountId, by.accountId), isNull(notifications.userId)))
-      .get()
+  async function requireRow(by: Actor, id: string): Promise<Row> {
+    const row = await store.find(by.accountId, id)
     if (!row) throw new NotFound(`No notification ${id}`)
     return row
   }
 
-  /** group ids of the body, each a group of the account (else 404 naming its place) */
-  function requireGroups(by: Actor, raw: readonly string[]): string[] {
-    const ids = distinctIds(raw, '/groups')
-    if (ids.length === 0) return ids
-    const found = db
-      .select({ id: groups.id })
-      .from(groups)
-      .where(and(eq(groups.accountId, by.accountId), inArray(groups.id, ids)))
-      .all()
-    requireKnown(ids, new Set(found.map((g) => g.id)), '/groups', 'group')
-    return ids
+  /** the store's refusal of groups: 404 naming the place of the first that is not the account's */
+  function refusedGroups(refused: GroupsRefused, ids: readonly string[]): Error {
+    try {
+      requireKnown(ids, refused.groupsFound, '/groups', 'group')
+    } catch (error) {
+      return error as Error
+    }
+    return new Error('notification store: groups refused, yet all found')
   }
 
   async function checkUrl(raw: string): Promise<string> {
@@ -202,27 +185,18 @@ export function createNotificationService(deps: NotificationServiceDeps) {
     }
   }
 
-  const record = (by: Actor, action: 'create' | 'update' | 'delete', id: string, now: number) =>
-    audit.record({ accountId: by.accountId, actor: by.id, action, objectType: 'notification', objectId: id, requestId: by.requestId }, now)
+  const auditOf = (by: Actor): NotificationAudit => ({ actor: by.id, requestId: by.requestId ?? null })
 
   return {
     /** the account's channels, by name then id */
-    list(by: Actor, page: Page): NotificationBody[] {
+    async list(by: Actor, page: Page): Promise<NotificationBody[]> {
       requireAdmin(by)
-      return db
-        .select()
-        .from(notifications)
-        .where(and(eq(notifications.accountId, by.accountId), isNull(notifications.userId)))
-        .orderBy(asc(notifications.name), asc(notifications.id))
-        .limit(page.limit)
-        .offset(page.offset)
-        .all()
-        .map(toBody)
+      return (await store.list(by.accountId, page)).map(toBody)
     },
 
-    get(by: Actor, id: string): NotificationBody {
+    async get(by: Actor, id: string): Promise<NotificationBody> {
       requireAdmin(by)
-      return toBody(requireRow(by, id))
+      return toBody(await requireRow(by, id))
     },
 
     async create(by: Actor, input: CreateNotificationInput): Promise<NotificationBody> {
@@ -247,40 +221,32 @@ export function createNotificationService(deps: NotificationServiceDeps) {
         url = await checkUrl(channel.url!)
         secret = channel.secret ?? null
       }
-      const id = crypto.randomUUID()
-      return write(() => {
-        const now = clock.now()
-        db.transaction(
-          () => {
-            const groupIds = requireGroups(by, input.groups ?? [])
-            db.insert(notifications)
-              .values({
-                id,
-                accountId: by.accountId,
-                name,
-                events: JSON.stringify(events),
-                groups: JSON.stringify(groupIds),
-                positions,
-                channelType: channel.type,
-                url,
-                secret,
-                enabled: input.enabled ?? true,
-                createdAt: now,
-                updatedAt: now,
-              })
-              .run()
-            record(by, 'create', id, now)
-          },
-          { behavior: 'immediate' },
-        )
-        return toBody(requireRow(by, id))
-      })
+      const groupIds = distinctIds(input.groups ?? [], '/groups')
+      const now = clock.now()
+      const row: Row = {
+        id: crypto.randomUUID(),
+        accountId: by.accountId,
+        name,
+        events: JSON.stringify(events),
+        groups: JSON.stringify(groupIds),
+        positions,
+        channelType: channel.type,
+        url,
+        secret,
+        enabled: input.enabled ?? true,
+        createdAt: now,
+        updatedAt: now,
+        userId: null,
+      }
+      const created = await store.create(row, groupIds, auditOf(by))
+      if ('groupsFound' in created) throw refusedGroups(created, groupIds)
+      return toBody(created)
     },
 
     /** Only what is sent changes; the secret stays unless sent (null removes it). */
     async update(by: Actor, id: string, input: UpdateNotificationInput): Promise<NotificationBody> {
       requireAdmin(by)
-      const current = requireRow(by, id)
+      const current = await requireRow(by, id)
       const name = input.name === undefined ? undefined : checkName(input.name)
       const sent = input.channel ?? {}
       const type = current.channelType
@@ -300,64 +266,34 @@ export function createNotificationService(deps: NotificationServiceDeps) {
       // a secret set before the rule stays as it is unless a new one is sent
       checkSecret(input.channel?.secret)
       const url = input.channel?.url === undefined || input.channel.url === current.url ? undefined : await checkUrl(input.channel.url)
-      return write(() => {
-        const now = clock.now()
-        db.transaction(
-          () => {
-            const row = requireRow(by, id)
-            const groupIds = input.groups === undefined ? undefined : requireGroups(by, input.groups)
-            db.update(notifications)
-              .set({
-                ...(name !== undefined ? { name } : {}),
-                events: JSON.stringify(events),
-                ...(groupIds !== undefined ? { groups: JSON.stringify(groupIds) } : {}),
-                positions,
-                ...(url !== undefined ? { url } : {}),
-                ...(target !== undefined ? { url: target } : {}),
-                ...(input.channel?.secret !== undefined ? { secret: input.channel.secret } : {}),
-                ...(botToken !== undefined ? { secret: botToken } : {}),
-                ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
-                updatedAt: now,
-              })
-              .where(eq(notifications.id, row.id))
-              .run()
-            record(by, 'update', row.id, now)
-          },
-          { behavior: 'immediate' },
-        )
-        return toBody(requireRow(by, id))
-      })
+      const groupIds = input.groups === undefined ? undefined : distinctIds(input.groups, '/groups')
+      const fields: Partial<Row> = {
+        ...(name !== undefined ? { name } : {}),
+        events: JSON.stringify(events),
+        positions,
+        ...(url !== undefined ? { url } : {}),
+        ...(target !== undefined ? { url: target } : {}),
+        ...(input.channel?.secret !== undefined ? { secret: input.channel.secret } : {}),
+        ...(botToken !== undefined ? { secret: botToken } : {}),
+        ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+      }
+      const updated = await store.update(by.accountId, id, fields, groupIds, clock.now(), auditOf(by))
+      if (updated === null) throw new NotFound(`No notification ${id}`)
+      if ('groupsFound' in updated) throw refusedGroups(updated, groupIds ?? [])
+      return toBody(updated)
     },
 
     /** Deletes the channel and its deliveries, pending ones included. */
     async remove(by: Actor, id: string): Promise<void> {
       requireAdmin(by)
-      await write(() => {
-        const now = clock.now()
-        db.transaction(
-          () => {
-            const row = requireRow(by, id)
-            db.delete(notifications).where(eq(notifications.id, row.id)).run()
-            record(by, 'delete', row.id, now)
-          },
-          { behavior: 'immediate' },
-        )
-      })
+      if (!(await store.remove(by.accountId, id, clock.now(), auditOf(by)))) throw new NotFound(`No notification ${id}`)
     },
 
     /** the channel's deliveries, newest first */
-    deliveries(by: Actor, id: string, page: Page): DeliveryBody[] {
+    async deliveries(by: Actor, id: string, page: Page): Promise<DeliveryBody[]> {
       requireAdmin(by)
-      const row = requireRow(by, id)
-      return db
-        .select()
-        .from(notificationDeliveries)
-        .where(eq(notificationDeliveries.notificationId, row.id))
-        .orderBy(desc(notificationDeliveries.key))
-        .limit(page.limit)
-        .offset(page.offset)
-        .all()
-        .map(deliveryItem)
+      const row = await requireRow(by, id)
+      return (await store.deliveries(row.id, page)).map(deliveryItem)
     },
 
     /**
@@ -366,17 +302,15 @@ export function createNotificationService(deps: NotificationServiceDeps) {
      */
     async test(by: Actor, id: string): Promise<DeliveryBody> {
       requireAdmin(by)
-      const row = requireRow(by, id)
+      const row = await requireRow(by, id)
       const deliveryId = crypto.randomUUID()
       const sentAt = clock.now()
       const body = deliveryBody({ id: deliveryId, kind: 'test', payload: null }, sentAt, { id: row.id, name: row.name })
-      const account = db.select({ name: accounts.name }).from(accounts).where(eq(accounts.id, row.accountId)).get()?.name ?? ''
+      const account = await store.accountName(row.accountId)
       const outcome = await deps.send({ type: row.channelType, account, url: row.url, secret: row.secret }, deliveryId, body, sentAt)
-      return write(() => {
+      {
         const now = clock.now()
-        // the channel may have been deleted meanwhile: then there is no log to write it in
-        const still = db.select({ id: notifications.id }).from(notifications).where(eq(notifications.id, row.id)).get()
-        const delivery: typeof notificationDeliveries.$inferInsert = {
+        const delivery = {
           id: deliveryId,
           notificationId: row.id,
           kind: 'test',
@@ -388,9 +322,10 @@ export function createNotificationService(deps: NotificationServiceDeps) {
           createdAt: sentAt,
           deliveredAt: outcome.delivered ? now : null,
         }
-        if (still) db.insert(notificationDeliveries).values(delivery).run()
+        // kept only while the channel is (it may have been deleted meanwhile: then there is no log to write it in)
+        await store.recordTest(delivery)
         return deliveryItem({ key: 0, deviceKey: null, payload: null, fixes: null, ...delivery } as DeliveryRow)
-      })
+      }
     },
   }
 }

@@ -3,26 +3,23 @@
  * call the service (notifications-service.ts) and shape the answer.
  */
 import { Elysia, t } from 'elysia'
-import type { Database } from 'bun:sqlite'
-import type { Db } from '../../db/client'
 import { actorOf } from '../admin/actor'
-import type { AuditLog } from '../admin/audit'
 import { PageQuery } from '../admin/model'
 import type { Clock } from '../clock'
 import { asUser, type authPlugin } from '../http/auth'
 import { IdParams, responses } from '../http/model'
 import { REQUEST_ID_HEADER } from '../ops/requests'
 import type { UserPrincipal } from '../principal'
+import type { NotificationStore } from '../store/notifications'
 import { createSender, DEFAULT_MESSAGING, type MessagingSettings } from './delivery'
 import { CreateNotificationBody, DeliveriesQuery, Delivery, Notification, UpdateNotificationBody } from './notifications-model'
 import { createNotificationService } from './notifications-service'
 import { createWebhookGuard, type WebhookGuard } from './ssrf'
 
 export interface NotificationRoutesDeps {
-  db: Db
-  sqlite: Database
+  /** the channels and their deliveries (src/store/notifications.ts) */
+  store: NotificationStore
   clock: Clock
-  audit: AuditLog
   /** WEBHOOK_ALLOW_PRIVATE */
   allowPrivate: boolean
   /** tests: another address rule or resolver */
@@ -58,7 +55,7 @@ function requestIdOf(set: { headers: Record<string, unknown> }): string | null {
 export function notificationRoutes(auth: ReturnType<typeof authPlugin>, deps: NotificationRoutesDeps) {
   const guard = deps.guard ?? createWebhookGuard({ allowPrivate: deps.allowPrivate })
   const messaging = deps.messaging ?? DEFAULT_MESSAGING
-  const service = createNotificationService({ ...deps, guard, send: createSender({ guard, messaging }), smtpConfigured: messaging.smtpUrl !== null })
+  const service = createNotificationService({ store: deps.store, clock: deps.clock, guard, send: createSender({ guard, messaging }), smtpConfigured: messaging.smtpUrl !== null })
   const by = (principal: UserPrincipal, set: { headers: Record<string, unknown> }) => actorOf(principal, requestIdOf(set))
 
   return new Elysia({ name: 'notifications', prefix: '/notifications' })

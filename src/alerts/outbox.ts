@@ -9,8 +9,9 @@
  *   with every fix it stores (only when `forwardsPositions`), after the inserts: the deliveries
  *   commit with the event or fix, or not at all (a crash never loses one, and never delivers one
  *   that was not stored).
- * - `tx` is the Drizzle database or transaction, or the raw bun:sqlite connection: statements run
- *   on that connection, so they join whatever transaction it has open.
+ * - `tx` is the Drizzle database or transaction, or the raw bun:sqlite connection: the store's
+ *   statements (src/store/notifications.ts `outboxInTransaction`) run on that connection, so
+ *   they join whatever transaction it has open.
  * - Only what was really stored: an event the store ignored as a re-send (same device, second
  *   and code), a duplicate fix (same device and second) must not be passed, or it is delivered twice.
  * - `nowMs` is the injected clock's now: a delivery is due at once.
@@ -30,16 +31,12 @@
  * (at most MAX_FIXES_PER_BATCH fixes each, in timestamp order), merged into batches of up to 500
  * fixes across devices when the worker sends them.
  */
-import type { Database } from 'bun:sqlite'
-import { eq, inArray, sql } from 'drizzle-orm'
-import { drizzle } from 'drizzle-orm/bun-sqlite'
 import { type Connectable, connectionOf } from '../../db/client'
-import * as schema from '../../db/schema'
-import { accessVersion, deviceGroups, devices, notificationDeliveries, notifications, users } from '../../db/schema'
 import { createDeviceAccess } from '../devices/access'
 import type { UserPrincipal } from '../principal'
 import type { DecodedFix } from '../ingest/types'
 import { type EncodedEvent, type EventBody, eventBody } from '../store/events'
+import { NOTIFICATIONS_VERSION_ROW, type OutboxInTransaction, outboxInTransaction } from '../store/notifications'
 
 /** fixes in one positions delivery at most (the contract's batch size) */
 export const MAX_FIXES_PER_BATCH = 500
@@ -61,10 +58,7 @@ export type PositionPayload = Omit<FixToNotify, 'device' | 'attributes'> & { dev
 
 export type OutboxTx = Connectable
 
-/** the access_version row that migration 0010's triggers bump on every change to notifications */
-export const NOTIFICATIONS_VERSION_ROW = 6
-/** the access_version row that moves with a user's role or account (migration 0005): whom a user's own alerts reach */
-const CREDENTIALS_VERSION_ROW = 4
+export { NOTIFICATIONS_VERSION_ROW }
 
 /** An enabled channel, as matching needs it. */
 interface Channel {
@@ -102,70 +96,22 @@ function eventPayloadText(event: EventToNotify, device: { id: string; alias: str
   return `{"alarm_code":${JSON.stringify(alarm_code)},"context":${event.context},${JSON.stringify(payload).slice(1)}`
 }
 
-const placeholder = sql.placeholder
-
-/**
- * The statements, prepared once a connection: the pipeline calls these on every commit, and
- * building Drizzle queries each time cost about 100 µs a call (measured), against a few µs prepared.
- */
-function statements(connection: Database) {
-  const db = drizzle(connection, { schema })
-  return {
-    // both rows only grow, so their sum moves when either does
-    version: db
-      .select({ version: sql<number>`sum(${accessVersion.version})` })
-      .from(accessVersion)
-      .where(inArray(accessVersion.id, [NOTIFICATIONS_VERSION_ROW, CREDENTIALS_VERSION_ROW]))
-      .prepare(),
-    channels: db
-      .select({
-        id: notifications.id,
-        accountId: notifications.accountId,
-        events: notifications.events,
-        groups: notifications.groups,
-        positions: notifications.positions,
-        userId: notifications.userId,
-        userRole: users.role,
-        userAccountId: users.accountId,
-      })
-      .from(notifications)
-      .leftJoin(users, eq(users.id, notifications.userId))
-      .where(eq(notifications.enabled, true))
-      .prepare(),
-    device: db.select({ id: devices.id, alias: devices.alias, accountId: devices.accountId }).from(devices).where(eq(devices.key, placeholder('device'))).prepare(),
-    groupsOf: db.select({ id: deviceGroups.groupId }).from(deviceGroups).where(eq(deviceGroups.deviceKey, placeholder('device'))).prepare(),
-    insert: db
-      .insert(notificationDeliveries)
-      .values({
-        id: placeholder('id'),
-        notificationId: placeholder('notificationId'),
-        kind: placeholder('kind'),
-        deviceKey: placeholder('deviceKey'),
-        payload: placeholder('payload'),
-        fixes: placeholder('fixes'),
-        status: 'pending',
-        attempts: 0,
-        nextAttemptAt: placeholder('now'),
-        createdAt: placeholder('now'),
-      })
-      .prepare(),
-  }
-}
-
 interface Outbox {
-  run: ReturnType<typeof statements>
+  run: OutboxInTransaction
   /** whom a user's own alerts reach: the one access function, on this connection (inside the caller's transaction) */
   access: ReturnType<typeof createDeviceAccess>
   channels: Channels | null
 }
 
-const outboxes = new WeakMap<Database, Outbox>()
+/** by the store's statements of a connection: one a connection */
+const outboxes = new WeakMap<OutboxInTransaction, Outbox>()
 function outboxFor(tx: OutboxTx): Outbox {
-  const connection = connectionOf(tx)
-  let found = outboxes.get(connection)
+  const run = outboxInTransaction(tx)
+  let found = outboxes.get(run)
   if (!found) {
-    found = { run: statements(connection), access: createDeviceAccess(connection), channels: null }
-    outboxes.set(connection, found)
+    // the access function takes the connection itself (devices/access.ts, as it is until it moves into its store)
+    found = { run, access: createDeviceAccess(connectionOf(tx)), channels: null }
+    outboxes.set(run, found)
   }
   return found
 }
@@ -176,10 +122,10 @@ function outboxFor(tx: OutboxTx): Outbox {
  * batches). Read inside the caller's transaction, so a channel committed before it is seen.
  */
 function channelsOf(outbox: Outbox): Channels {
-  const version = outbox.run.version.get()?.version ?? 0
+  const version = outbox.run.version()
   if (outbox.channels?.version === version) return outbox.channels
   const channels: Channels = { version, events: new Map(), positions: new Map() }
-  for (const row of outbox.run.channels.all()) {
+  for (const row of outbox.run.enabledChannels()) {
     const codes = JSON.parse(row.events) as string[]
     let user: UserPrincipal | null = null
     if (row.userId !== null) {
@@ -197,10 +143,6 @@ function channelsOf(outbox: Outbox): Channels {
   }
   outbox.channels = channels
   return channels
-}
-
-function groupSet(statement: ReturnType<typeof statements>['groupsOf'], device: number): Set<string> {
-  return new Set(statement.all({ device }).map((g) => g.id))
 }
 
 type DeviceRow = { id: string; alias: string; accountId: string }
@@ -234,7 +176,7 @@ export function beginOutboxBatch(tx: OutboxTx): OutboxBatch {
   const deviceOf = (key: number): DeviceRow | null => {
     let device = devices.get(key)
     if (device === undefined) {
-      device = run.device.get({ device: key }) ?? null
+      device = run.device(key)
       devices.set(key, device)
     }
     return device
@@ -243,7 +185,7 @@ export function beginOutboxBatch(tx: OutboxTx): OutboxBatch {
   const groupsOf = (key: number): ReadonlySet<string> => {
     let found = groups.get(key)
     if (found === undefined) {
-      found = groupSet(run.groupsOf, key)
+      found = new Set(run.groupsOf(key))
       groups.set(key, found)
     }
     return found
@@ -274,7 +216,7 @@ export function beginOutboxBatch(tx: OutboxTx): OutboxBatch {
       if (wanted.length === 0) return 0
       const payload = eventPayloadText(event, { id: device.id, alias: device.alias })
       for (const channel of wanted) {
-        run.insert.run({ id: Bun.randomUUIDv7(), notificationId: channel.id, kind: 'event', deviceKey: event.device, payload, fixes: null, now: nowMs })
+        run.enqueue({ id: Bun.randomUUIDv7(), notificationId: channel.id, kind: 'event', deviceKey: event.device, payload, fixes: null, now: nowMs })
       }
       return wanted.length
     },
@@ -312,7 +254,7 @@ export function beginOutboxBatch(tx: OutboxTx): OutboxBatch {
           const chunk = items.slice(i, i + MAX_FIXES_PER_BATCH)
           const payload = JSON.stringify(chunk)
           for (const channel of targets) {
-            run.insert.run({ id: Bun.randomUUIDv7(), notificationId: channel.id, kind: 'positions', deviceKey: key, payload, fixes: chunk.length, now: nowMs })
+            run.enqueue({ id: Bun.randomUUIDv7(), notificationId: channel.id, kind: 'positions', deviceKey: key, payload, fixes: chunk.length, now: nowMs })
             written++
           }
         }

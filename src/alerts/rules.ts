@@ -9,10 +9,10 @@
  *
  * For the engineer who wires it:
  *
- *   const rules = createAlertRules({ database, clock, geofences: createGeofenceCache({ db, clock, log }) })
+ *   const rules = createAlertRules({ states: createRuleStateStore(database), clock, geofences: createGeofenceCache({ reads: createGeofenceCacheReads(database), clock, log }) })
  *   // give the same cache's invalidate to createApp: onGeofencesChanged: (account) => rules.geofencesChanged(account)
  *
- *   sqlite.transaction(() => {
+ *   in ingest's unit of work (the store's group commit, one transaction) {
  *     // per device, after its fixes are inserted (pass every fix of the report, valid or not,
  *     // duplicates too: the rules skip invalid, late and re-sent ones themselves)
  *     for (const e of rules.onFixes(deviceKey, fixes)) insert e like a device alarm, publish it after commit
@@ -21,7 +21,7 @@
  *     // when the device becomes connected (a report after silence, a TCP login) or disconnected
  *     // (TCP closed, OFFLINE_AFTER silence); repeats are harmless
  *     for (const e of rules.onConnection(deviceKey, connected, atMs)) …
- *   }).immediate()
+ *   }
  *
  * Ingest does the same through a batch, one per transaction: `const batch = rules.beginBatch()`,
  * `batch.onFixes(…)` etc. inside it, `batch.committed()` after the commit. A batch reads each
@@ -31,7 +31,8 @@
  * a call outside a batch forgets what is kept for its device).
  *
  * Each call throws if no transaction is open on the connection (bun:sqlite's transactions are
- * the connection's: there is no separate `tx` to pass; anything prepared on it runs inside).
+ * the connection's: there is no separate `tx` to pass; the rule state store's statements run
+ * inside it, src/store/geofences.ts `RuleStateStore`).
  * Events come back in the shape of a decoder's events (DerivedEvent: timestamp, alarmCode,
  * coordinates, speed, context, …). Cost per call: the device's account and speed limit and its
  * state from memory in a batch (else a read of each), a read of its groups when any geofence of
@@ -46,11 +47,9 @@
  * The pipeline stores each event returned with the events store's `append` (a new row at its own
  * second, whatever else of its code that second holds): never give back an event already stored.
  */
-import { eq, sql } from 'drizzle-orm'
-import type { DatabaseHandle } from '../../db/client'
-import { deviceGroups } from '../../db/schema'
 import type { Clock } from '../clock'
 import { type Logger, silentLogger } from '../log'
+import type { RuleStateStore } from '../store/geofences'
 import type { CachedGeofence, GeofenceCache } from './cache'
 import {
   type Derived,
@@ -68,7 +67,8 @@ import {
 export type { DerivedEvent, RuleFix } from './derive'
 
 export interface AlertRulesDeps {
-  database: Pick<DatabaseHandle, 'db' | 'sqlite'>
+  /** the rules' reads and writes inside ingest's transaction (src/store/geofences.ts) */
+  states: RuleStateStore
   clock: Clock
   geofences: GeofenceCache
   /** told, a line a minute at most, when reports' geofence work was bounded */
@@ -97,19 +97,7 @@ interface Loaded extends DeviceFacts {
   stored: RuleState | null
 }
 
-interface StateRow {
-  last_fix_ts: number | null
-  inside: string
-  overspeed_since: number | null
-  overspeed_reported_ts: number | null
-  ignition: number | null
-  ignition_ts: number | null
-  online: number | null
-}
-
 const NONE_INSIDE: readonly string[] = []
-/** the access_version row that migration 0011's trigger bumps when a device's account or properties change */
-export const DEVICES_RULES_VERSION_ROW = 7
 /** states (and devices' facts) kept in memory at most, a device each; past it they are read again */
 const MAX_KEPT_STATES = 200_000
 
@@ -123,28 +111,7 @@ function sameIds(a: readonly string[], b: readonly string[]): boolean {
   return true
 }
 
-export function createAlertRules({ database, clock, geofences, log = silentLogger }: AlertRulesDeps) {
-  const { db, sqlite } = database
-  const placeholder = sql.placeholder
-  // Plain prepared statements bound positionally, not Drizzle's: this runs for every report
-  // of every device, and Drizzle's named-value mapping cost more than the queries themselves
-  // (`npm run bench -- alerts`). Two reads, not a LEFT JOIN (the join measured slower).
-  const readDevice = sqlite.query<{ account_id: string; properties: string }, [number]>('SELECT account_id, properties FROM devices WHERE key = ?')
-  const readState = sqlite.query<StateRow, [number]>(
-    'SELECT last_fix_ts, inside, overspeed_since, overspeed_reported_ts, ignition, ignition_ts, online FROM alert_states WHERE device_key = ?',
-  )
-  const readGroups = db.select({ id: deviceGroups.groupId }).from(deviceGroups).where(eq(deviceGroups.deviceKey, placeholder('device'))).prepare()
-  const writeState = sqlite.query(
-    `INSERT INTO alert_states (device_key, last_fix_ts, inside, overspeed_since, overspeed_reported_ts, ignition, ignition_ts, online, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (device_key) DO UPDATE SET last_fix_ts = excluded.last_fix_ts, inside = excluded.inside,
-       overspeed_since = excluded.overspeed_since, overspeed_reported_ts = excluded.overspeed_reported_ts,
-       ignition = excluded.ignition, ignition_ts = excluded.ignition_ts, online = excluded.online, updated_at = excluded.updated_at`,
-  )
-  // the common case of a report on the road: only the newest fix's timestamp moved
-  const writeLastFix = sqlite.query('UPDATE alert_states SET last_fix_ts = ?, updated_at = ? WHERE device_key = ?')
-
-  const readDevicesVersion = sqlite.query<{ version: number }, []>(`SELECT version FROM access_version WHERE id = ${DEVICES_RULES_VERSION_ROW}`)
+export function createAlertRules({ states, clock, geofences, log = silentLogger }: AlertRulesDeps) {
   /**
    * Each device's account and speed limit, read once, not on every report; forgotten, with the
    * states kept, when access_version row 7 moves (migrations 0011 and 0012: a device's account or
@@ -154,7 +121,7 @@ export function createAlertRules({ database, clock, geofences, log = silentLogge
   const devicesSeen = new Map<number, DeviceFacts>()
   let devicesVersion = -1
   function checkDevicesVersion(): void {
-    const version = readDevicesVersion.get()?.version ?? 0
+    const version = states.devicesVersion()
     if (version === devicesVersion) return
     // a device changed or was deleted (its state rows with it): read everything again
     devicesSeen.clear()
@@ -164,7 +131,7 @@ export function createAlertRules({ database, clock, geofences, log = silentLogge
   function deviceFacts(deviceKey: number): DeviceFacts | null {
     let facts = devicesSeen.get(deviceKey)
     if (facts === undefined) {
-      const device = readDevice.get(deviceKey)
+      const device = states.device(deviceKey)
       // not kept: a key not found yet may be a device being added
       if (device === null) return null
       let properties: Record<string, unknown> | null = null
@@ -181,7 +148,7 @@ export function createAlertRules({ database, clock, geofences, log = silentLogge
   }
 
   function requireTransaction(): void {
-    if (!sqlite.inTransaction) throw new Error("alert rules: call inside ingest's transaction, so the state and its events commit together")
+    if (!states.inTransaction()) throw new Error("alert rules: call inside ingest's transaction, so the state and its events commit together")
   }
 
   const bit = (value: boolean | null) => (value === null ? null : value ? 1 : 0)
@@ -189,7 +156,7 @@ export function createAlertRules({ database, clock, geofences, log = silentLogge
 
   /** the device's rule state as alert_states holds it (null: no row yet) */
   function readStored(deviceKey: number): RuleState | null {
-    const row = readState.get(deviceKey)
+    const row = states.state(deviceKey)
     if (row === null) return null
     return {
       lastFixTs: row.last_fix_ts,
@@ -238,20 +205,22 @@ export function createAlertRules({ database, clock, geofences, log = silentLogge
       was.online === s.online
     ) {
       if (was.lastFixTs !== s.lastFixTs) {
-        writeLastFix.run(s.lastFixTs, clock.now(), deviceKey)
+        states.writeLastFix(deviceKey, s.lastFixTs, clock.now())
         scope.set(deviceKey, s)
       }
       return derived.events
     }
-    writeState.run(
+    states.writeState(
       deviceKey,
-      s.lastFixTs,
-      s.inside.length === 0 ? '[]' : JSON.stringify(s.inside),
-      s.overspeedSince,
-      s.overspeedReportedTs,
-      bit(s.ignition),
-      s.ignitionTs,
-      bit(s.online),
+      {
+        last_fix_ts: s.lastFixTs,
+        inside: s.inside.length === 0 ? '[]' : JSON.stringify(s.inside),
+        overspeed_since: s.overspeedSince,
+        overspeed_reported_ts: s.overspeedReportedTs,
+        ignition: bit(s.ignition),
+        ignition_ts: s.ignitionTs,
+        online: bit(s.online),
+      },
       clock.now(),
     )
     scope.set(deviceKey, s)
@@ -283,7 +252,7 @@ export function createAlertRules({ database, clock, geofences, log = silentLogge
     let groups: Set<string> | null = null
     const applies = (g: CachedGeofence) => {
       if (g.groups.size === 0) return true
-      groups ??= new Set(readGroups.all({ device: deviceKey }).map((r) => r.id))
+      groups ??= new Set(states.groupsOf(deviceKey))
       for (const id of g.groups) if (groups.has(id)) return true
       return false
     }

@@ -1,26 +1,23 @@
 /**
  * Geofences of an account: any user of the account reads them all (a member too: they are the
- * account's map, not a device's), an account admin changes them. Plain synchronous functions;
- * each change is one transaction with its audit entry, and tells `onChange` after it commits
- * (the alert rules' geofence cache drops the account's geofences). Another account's geofence is
- * 404, as one that does not exist.
+ * account's map, not a device's), an account admin changes them. Plain functions over the
+ * geofence store (src/store/geofences.ts): each change is one unit of work with its audit entry
+ * there, and tells `onChange` after it commits (the alert rules' geofence cache drops the
+ * account's geofences). Another account's geofence is 404, as one that does not exist.
  */
-import { and, asc, count, eq, inArray } from 'drizzle-orm'
-import type { Db } from '../../db/client'
-import { geofences, groups } from '../../db/schema'
 import { type Actor, checkName, distinctIds, type Page, requireKnown } from '../admin/actor'
-import { createAuditLog } from '../admin/audit'
 import type { Clock } from '../clock'
 import { Conflict, Forbidden, Invalid, NotFound } from '../errors'
 import { iso } from '../http/model'
 import { type Area, checkArea, MAX_POLYGON_POINTS } from '../track/geofence'
+import type { GeofenceAudit, GeofenceRefused, GeofenceRow, GeofenceStore } from '../store/geofences'
 import type { CreateGeofenceInput, GeofenceBody, UpdateGeofenceInput } from './model'
 
 /** an account's geofences at most, unless the operator says otherwise (MAX_GEOFENCES_PER_ACCOUNT) */
 export const MAX_GEOFENCES_PER_ACCOUNT = 1000
 
 export interface GeofenceServiceDeps {
-  db: Db
+  store: GeofenceStore
   clock: Clock
   /** told after a change has committed, with the account whose geofences changed */
   onChange?: (accountId: string) => void
@@ -30,7 +27,6 @@ export interface GeofenceServiceDeps {
   maxPoints?: number
 }
 
-type GeofenceRow = typeof geofences.$inferSelect
 
 /** The area as stored: only its own fields (a Polygon's `bbox` is dropped: the server computes its own). */
 function checkedArea(input: Record<string, unknown>, maxPoints: number): Area {
@@ -56,143 +52,112 @@ export function toGeofenceBody(row: GeofenceRow): GeofenceBody {
   }
 }
 
-export function createGeofenceService({ db, clock, onChange, maxPerAccount = MAX_GEOFENCES_PER_ACCOUNT, maxPoints = MAX_POLYGON_POINTS }: GeofenceServiceDeps) {
-  const audit = createAuditLog(db)
-
+export function createGeofenceService({ store, clock, onChange, maxPerAccount = MAX_GEOFENCES_PER_ACCOUNT, maxPoints = MAX_POLYGON_POINTS }: GeofenceServiceDeps) {
   function requireAdmin(by: Actor): void {
     if (!by.admin) throw new Forbidden('Only an account admin can do this')
   }
 
-  function requireGeofence(accountId: string, id: string): GeofenceRow {
-    const row = db
-      .select()
-      .from(geofences)
-      .where(and(eq(geofences.id, id.toLowerCase()), eq(geofences.accountId, accountId)))
-      .get()
+  async function requireGeofence(accountId: string, id: string): Promise<GeofenceRow> {
+    const row = await store.find(accountId, id)
     if (!row) throw new NotFound(`No geofence ${id}`)
     return row
   }
 
-  /** group ids as stored (lower case, each once), each a group of the account (else 404 naming its place) */
-  function checkedGroups(accountId: string, given: readonly string[]): string[] {
-    const ids = distinctIds(given, '/groups')
-    if (ids.length === 0) return ids
-    const found = db
-      .select({ id: groups.id })
-      .from(groups)
-      .where(and(eq(groups.accountId, accountId), inArray(groups.id, ids)))
-      .all()
-    requireKnown(ids, new Set(found.map((g) => g.id)), '/groups', 'group')
-    return ids
+  const full = (held: number) =>
+    new Conflict(
+      `The account has ${held.toLocaleString('en')} geofences, the most it may have (${maxPerAccount.toLocaleString('en')}, MAX_GEOFENCES_PER_ACCOUNT): delete one first`,
+    )
+
+  /** what the store's refusal means: the account is full (409), or a group is not the account's (404 naming its place) */
+  function refusal(refused: GeofenceRefused, ids: readonly string[]): Error {
+    if ('held' in refused) return full(refused.held)
+    try {
+      requireKnown(ids, refused.groupsFound, '/groups', 'group')
+    } catch (error) {
+      return error as Error
+    }
+    return new Error('geofence store: groups refused, yet all found')
   }
 
-  const record = (by: Actor, action: 'create' | 'update' | 'delete', id: string, at: number) =>
-    audit.record({ accountId: by.accountId, actor: by.id, action, objectType: 'geofence', objectId: id, requestId: by.requestId }, at)
+  const auditOf = (by: Actor): GeofenceAudit => ({ actor: by.id, requestId: by.requestId ?? null })
 
   return {
     /** the account's geofences, by name then id */
-    list(accountId: string, page: Page): GeofenceBody[] {
-      return db
-        .select()
-        .from(geofences)
-        .where(eq(geofences.accountId, accountId))
-        .orderBy(asc(geofences.name), asc(geofences.id))
-        .limit(page.limit)
-        .offset(page.offset)
-        .all()
-        .map(toGeofenceBody)
+    async list(accountId: string, page: Page): Promise<GeofenceBody[]> {
+      return (await store.list(accountId, page)).map(toGeofenceBody)
     },
 
-    get(accountId: string, id: string): GeofenceBody {
-      return toGeofenceBody(requireGeofence(accountId, id))
+    async get(accountId: string, id: string): Promise<GeofenceBody> {
+      return toGeofenceBody(await requireGeofence(accountId, id))
     },
 
-    create(by: Actor, input: CreateGeofenceInput): GeofenceBody {
+    async create(by: Actor, input: CreateGeofenceInput): Promise<GeofenceBody> {
       requireAdmin(by)
       const name = checkName(input.name)
       const area = checkedArea(input.area, maxPoints)
+      let groupIds: string[]
+      try {
+        groupIds = distinctIds(input.groups ?? [], '/groups')
+      } catch (error) {
+        // a full account is told first, as when the count and the groups were checked in one transaction
+        const held = await store.count(by.accountId)
+        if (held >= maxPerAccount) throw full(held)
+        throw error
+      }
       const now = clock.now()
       const id = crypto.randomUUID()
-      const row = db.transaction(
-        () => {
-          // counted in the write transaction: two creations at once cannot both take the last place
-          const held = db.select({ n: count() }).from(geofences).where(eq(geofences.accountId, by.accountId)).get()?.n ?? 0
-          if (held >= maxPerAccount) {
-            throw new Conflict(
-              `The account has ${held.toLocaleString('en')} geofences, the most it may have (${maxPerAccount.toLocaleString('en')}, MAX_GEOFENCES_PER_ACCOUNT): delete one first`,
-            )
-          }
-          const groupIds = checkedGroups(by.accountId, input.groups ?? [])
-          const inserted = db
-            .insert(geofences)
-            .values({
-              id,
-              accountId: by.accountId,
-              name,
-              area: JSON.stringify(area),
-              groups: JSON.stringify(groupIds),
-              speedLimit: input.speed_limit ?? null,
-              createdAt: now,
-              updatedAt: now,
-            })
-            .returning()
-            .get()
-          record(by, 'create', id, now)
-          return inserted
-        },
-        { behavior: 'immediate' },
-      )
+      const row: GeofenceRow = {
+        id,
+        accountId: by.accountId,
+        name,
+        area: JSON.stringify(area),
+        groups: JSON.stringify(groupIds),
+        speedLimit: input.speed_limit ?? null,
+        createdAt: now,
+        updatedAt: now,
+      }
+      const outcome = await store.create({ row, groupIds, maxPerAccount }, auditOf(by))
+      if (!('created' in outcome)) throw refusal(outcome, groupIds)
       onChange?.(by.accountId)
-      return toGeofenceBody(row)
+      return toGeofenceBody(outcome.created)
     },
 
     /** Changes the fields given (`groups` replaces the list, `speed_limit: null` removes the limit); an empty change changes nothing. */
-    update(by: Actor, id: string, input: UpdateGeofenceInput): GeofenceBody {
+    async update(by: Actor, id: string, input: UpdateGeofenceInput): Promise<GeofenceBody> {
       requireAdmin(by)
       const name = input.name === undefined ? undefined : checkName(input.name)
       const area = input.area === undefined ? undefined : checkedArea(input.area, maxPoints)
+      let groupIds: string[] | undefined
+      try {
+        groupIds = input.groups === undefined ? undefined : distinctIds(input.groups, '/groups')
+      } catch (error) {
+        // an unknown geofence is told first, as when it was read in the same transaction
+        await requireGeofence(by.accountId, id)
+        throw error
+      }
       const now = clock.now()
-      let changed = false
-      const row = db.transaction(
-        () => {
-          const current = requireGeofence(by.accountId, id)
-          const groupIds = input.groups === undefined ? undefined : checkedGroups(by.accountId, input.groups)
-          const changes: Partial<GeofenceRow> = {
-            ...(name === undefined ? {} : { name }),
-            ...(area === undefined ? {} : { area: JSON.stringify(area) }),
-            ...(groupIds === undefined ? {} : { groups: JSON.stringify(groupIds) }),
-            ...(input.speed_limit === undefined ? {} : { speedLimit: input.speed_limit }),
-          }
-          if (Object.keys(changes).length === 0) return current
-          changed = true
-          // on by a millisecond at least: the rules' cache tells a changed area by it (alerts/cache.ts)
-          const updated = db
-            .update(geofences)
-            .set({ ...changes, updatedAt: Math.max(now, current.updatedAt + 1) })
-            .where(eq(geofences.id, current.id))
-            .returning()
-            .get()!
-          record(by, 'update', current.id, now)
-          return updated
+      const outcome = await store.update(
+        by.accountId,
+        id,
+        {
+          ...(name === undefined ? {} : { name }),
+          ...(area === undefined ? {} : { area: JSON.stringify(area) }),
+          ...(groupIds === undefined ? {} : { groupIds }),
+          ...(input.speed_limit === undefined ? {} : { speedLimit: input.speed_limit }),
         },
-        { behavior: 'immediate' },
+        now,
+        auditOf(by),
       )
-      if (changed) onChange?.(by.accountId)
-      return toGeofenceBody(row)
+      if (outcome === null) throw new NotFound(`No geofence ${id}`)
+      if (!('row' in outcome)) throw refusal(outcome, groupIds ?? [])
+      if (outcome.changed) onChange?.(by.accountId)
+      return toGeofenceBody(outcome.row)
     },
 
     /** Deletes the geofence: devices inside it get no exit event (it no longer exists to leave). */
-    remove(by: Actor, id: string): void {
+    async remove(by: Actor, id: string): Promise<void> {
       requireAdmin(by)
-      const now = clock.now()
-      db.transaction(
-        () => {
-          const current = requireGeofence(by.accountId, id)
-          db.delete(geofences).where(eq(geofences.id, current.id)).run()
-          record(by, 'delete', current.id, now)
-        },
-        { behavior: 'immediate' },
-      )
+      if (!(await store.remove(by.accountId, id, clock.now(), auditOf(by)))) throw new NotFound(`No geofence ${id}`)
       onChange?.(by.accountId)
     },
   }

@@ -8,6 +8,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { createGeofenceCache } from '../../src/alerts/cache'
+import { createGeofenceCacheReads, createRuleStateStore } from '../../src/store/geofences'
 import { MAX_GEOFENCE_EVENTS_PER_REPORT, type RuleFix } from '../../src/alerts/derive'
 import { createAlertRules } from '../../src/alerts/rules'
 import { LivePositions } from '../../src/ingest/live'
@@ -27,7 +28,7 @@ beforeEach(() => {
   world = makeWorld(undefined, { onGeofencesChanged: (account) => rules.geofencesChanged(account) })
   logged = []
   const log = createLogger('warn', (line) => logged.push(JSON.parse(line)))
-  rules = createAlertRules({ database: world.database, clock: world.clock, geofences: createGeofenceCache({ db: world.database.db, clock: world.clock }), log })
+  rules = createAlertRules({ states: createRuleStateStore(world.database), clock: world.clock, geofences: createGeofenceCache({ reads: createGeofenceCacheReads(world.database), clock: world.clock }), log })
   pipeline = createIngestPipeline({
     sqlite: world.database.sqlite, clock: world.clock, log, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0,
     alerts: { rules, wake: () => {} },

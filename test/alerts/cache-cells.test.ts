@@ -3,6 +3,7 @@
 // across cell edges, for areas spanning many cells and across the antimeridian.
 import { afterEach, expect, test } from 'bun:test'
 import { createGeofenceCache } from '../../src/alerts/cache'
+import { createGeofenceCacheReads } from '../../src/store/geofences'
 import { ids, keys, makeWorld, type World } from '../support/world'
 
 let world: World
@@ -20,7 +21,7 @@ test('the cell memo finds the same geofences as the index, at and around cell ed
     const res = await world.call('POST', '/geofences', { token: keys.dana, body: { name: `G${i}`, area } })
     expect(res.status).toBe(201)
   }
-  const account = createGeofenceCache({ db: world.database.db, clock: world.clock }).forAccount(ids.acme)
+  const account = createGeofenceCache({ reads: createGeofenceCacheReads(world.database), clock: world.clock }).forAccount(ids.acme)
   const points: [number, number][] = [[-16.01, 180], [-16.01, -180], [-16.01, 179.995], [-16.01, -179.995]]
   for (let lat = 48.79; lat <= 48.91; lat += 0.0013) for (let lon = 2.29; lon <= 2.41; lon += 0.0017) points.push([lat, lon])
   // exactly on cell edges too

@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from '../../src/alerts/delivery'
+import { createDeliveryStore } from '../../src/store/notifications'
 import { beginOutboxBatch, type EventToNotify, type FixToNotify } from '../../src/alerts/outbox'
 import { createWebhookGuard, refusedAddress } from '../../src/alerts/ssrf'
 import { loadConfig } from '../../src/config'
@@ -17,6 +18,10 @@ import { createLogger, silentLogger } from '../../src/log'
 import { createServerMetrics } from '../../src/ops/server-metrics'
 import { ids, keys, makeWorld, type World } from '../support/world'
 import { startHanging, startReceiver, verifySignature, type Receiver } from './delivery-receiver'
+
+/** waiting for the worker's look under way: it reads the outbox through its store (promises) before it starts attempts */
+const lookWaiters: (() => void)[] = []
+const looked = () => new Promise<void>((resolve) => lookWaiters.push(resolve))
 
 const SECRET = 'delivery-test-secret-0123456789'
 
@@ -34,7 +39,16 @@ afterEach(async () => {
 })
 
 function worker(options: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
-  const created = createDeliveryWorker({ database: world.database, clock: world.clock, log: silentLogger, allowPrivate: true, ...options })
+  const created = createDeliveryWorker({
+    store: createDeliveryStore(world.database, { clock: world.clock }),
+    clock: world.clock,
+    log: silentLogger,
+    allowPrivate: true,
+    onLook: () => {
+      for (const resolve of lookWaiters.splice(0)) resolve()
+    },
+    ...options,
+  })
   workers.push(created)
   return created
 }
@@ -318,7 +332,7 @@ describe('restarts', () => {
     // another process, after a restart: its own connection to the same file
     const reopened = openDatabase(join(world.dir, 'tracker.db'))
     try {
-      const second = createDeliveryWorker({ database: reopened, clock: world.clock, log: silentLogger, allowPrivate: true })
+      const second = createDeliveryWorker({ store: createDeliveryStore(reopened, { clock: world.clock }), clock: world.clock, log: silentLogger, allowPrivate: true })
       workers.push(second)
       expect(await second.deliverDue()).toBe(2)
     } finally {
@@ -364,6 +378,7 @@ describe('bounded concurrency', () => {
     let release = hold()
     const work = worker()
     const running = work.deliverDue()
+    await looked()
     // three channels could take 12: an account alone takes 8 (the other 2 stay for other accounts)
     expect(work.inFlight).toBe(8)
     release()
@@ -373,6 +388,7 @@ describe('bounded concurrency', () => {
     for (let i = 0; i < 10; i++) commitEvent(event(ids.truck1, 'sos', 1_764_001_000 + i))
     release = hold()
     const again = work.deliverDue()
+    await looked()
     expect(work.inFlight).toBe(4)
     release()
     expect(await again).toBe(10)
@@ -404,6 +420,7 @@ describe('tenants apart', () => {
       let releases = [holdOn(receiver), holdOn(other)]
       const work = worker()
       const both = work.deliverDue()
+      await looked()
       expect(work.inFlight).toBe(10)
       while (receiver.received.length + other.received.length < 10) await Bun.sleep(1)
       expect([receiver.received.length, other.received.length]).toEqual([5, 5])
@@ -414,10 +431,12 @@ describe('tenants apart', () => {
       for (let i = 0; i < 10; i++) commitEvent(event(ids.truck1, 'sos', 1_764_001_000 + i))
       releases = [holdOn(receiver), holdOn(other)]
       const alone = work.deliverDue()
+      await looked()
       expect(work.inFlight).toBe(8)
       // Globex's next alarm starts at once, whatever Acme's attempts are waiting for
       commitEvent(event(ids.globexCar, 'sos', 1_764_001_000))
       const next = work.deliverDue()
+      await looked()
       expect(work.inFlight).toBe(10)
       for (const release of releases) release()
       expect((await alone) + (await next)).toBe(32)
@@ -476,10 +495,12 @@ describe('tenants apart', () => {
       expect(await work.deliverDue()).toBe(7)
       world.clock.advance(10_000)
       const probes = work.deliverDue()
+      await looked()
       expect(work.inFlight).toBe(5)
       // another account's delivery still finds a slot
       commitEvent(event(ids.globexCar, 'sos'))
       const next = work.deliverDue()
+      await looked()
       expect(work.inFlight).toBe(6)
       // the two left go once a backed-off slot is free
       expect((await probes) + (await next)).toBe(8)

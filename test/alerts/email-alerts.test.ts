@@ -7,6 +7,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { simpleParser } from 'mailparser'
 import { createDeliveryWorker, type DeliveryWorker, messagingOf } from '../../src/alerts/delivery'
+import { createDeliveryStore } from '../../src/store/notifications'
 import { beginOutboxBatch, type EventToNotify } from '../../src/alerts/outbox'
 import { loadConfig } from '../../src/config'
 import { createLogger } from '../../src/log'
@@ -29,7 +30,7 @@ afterEach(async () => {
 })
 
 function worker(): DeliveryWorker {
-  const created = createDeliveryWorker({ database: world.database, clock: world.clock, log: createLogger('error', () => {}), allowPrivate: true, messaging: messagingOf(configOf()) })
+  const created = createDeliveryWorker({ store: createDeliveryStore(world.database, { clock: world.clock }), clock: world.clock, log: createLogger('error', () => {}), allowPrivate: true, messaging: messagingOf(configOf()) })
   workers.push(created)
   return created
 }

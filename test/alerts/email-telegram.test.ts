@@ -8,6 +8,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { simpleParser, type ParsedMail } from 'mailparser'
 import { createDeliveryWorker, type DeliveryWorker, messagingOf } from '../../src/alerts/delivery'
+import { createDeliveryStore } from '../../src/store/notifications'
 import { beginOutboxBatch, type EventToNotify } from '../../src/alerts/outbox'
 import { loadConfig } from '../../src/config'
 import { createLogger } from '../../src/log'
@@ -41,7 +42,7 @@ afterEach(async () => {
 
 function worker(): DeliveryWorker {
   const created = createDeliveryWorker({
-    database: world.database,
+    store: createDeliveryStore(world.database, { clock: world.clock }),
     clock: world.clock,
     log: createLogger('debug', (line) => logLines.push(line)),
     allowPrivate: true,

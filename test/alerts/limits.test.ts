@@ -6,6 +6,7 @@
  */
 import { afterEach, expect, test } from 'bun:test'
 import { createGeofenceCache } from '../../src/alerts/cache'
+import { createGeofenceCacheReads, createRuleStateStore } from '../../src/store/geofences'
 import { createAlertRules } from '../../src/alerts/rules'
 import { createApp } from '../../src/app'
 import { loadConfig } from '../../src/config'
@@ -99,7 +100,7 @@ test('a geofence stored under a higher limit is kept as it is: listed, renamed, 
   expect(((await renamed.json()) as Listed).area.coordinates![0]).toHaveLength(800)
   expect((await call('PATCH', `/geofences/${port.id}`, { area: polygon(800) })).status).toBe(400)
 
-  const rules = createAlertRules({ database: world.database, clock: world.clock, geofences: createGeofenceCache({ db: world.database.db, clock: world.clock }) })
+  const rules = createAlertRules({ states: createRuleStateStore(world.database), clock: world.clock, geofences: createGeofenceCache({ reads: createGeofenceCacheReads(world.database), clock: world.clock }) })
   const device = (world.database.sqlite.query('SELECT key FROM devices WHERE id = ?').get(ids.truck1) as { key: number }).key
   const events = world.database.sqlite
     .transaction(() => rules.onFixes(device, [{ timestamp: 1_795_000_000, latitude: 48.85, longitude: 2.35, speed: 40, valid: true }]))

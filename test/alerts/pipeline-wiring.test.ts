@@ -7,6 +7,7 @@
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test'
 import { createGeofenceCache } from '../../src/alerts/cache'
+import { createGeofenceCacheReads, createRuleStateStore } from '../../src/store/geofences'
 import { createAlertRules } from '../../src/alerts/rules'
 import { LivePositions } from '../../src/ingest/live'
 import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline'
@@ -23,7 +24,7 @@ beforeEach(() => {
   const live = new LivePositions()
   live.subscribeAlarms((alarm) => alarms.push(alarm.alarmCode))
   world = makeWorld(undefined, { live })
-  const rules = createAlertRules({ database: world.database, clock: world.clock, geofences: createGeofenceCache({ db: world.database.db, clock: world.clock }) })
+  const rules = createAlertRules({ states: createRuleStateStore(world.database), clock: world.clock, geofences: createGeofenceCache({ reads: createGeofenceCacheReads(world.database), clock: world.clock }) })
   wakes = 0
   alarms.length = 0
   pipeline = createIngestPipeline({

@@ -8,6 +8,7 @@ import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { createGeofenceCache } from '../../src/alerts/cache'
+import { createGeofenceCacheReads, createRuleStateStore } from '../../src/store/geofences'
 import { deriveFromConnection, deriveFromFixes, INITIAL_STATE, OVERSPEED_REPEAT_SECONDS, type RuleContext, type RuleFix, type RuleState } from '../../src/alerts/derive'
 import { createAlertRules, type AlertRules } from '../../src/alerts/rules'
 import { createGeofenceIndex, prepareArea, type Area } from '../../src/track/geofence'
@@ -179,7 +180,7 @@ describe('the entry point, in ingest transactions', () => {
 
   beforeEach(async () => {
     world = makeWorld(dataset(), { onGeofencesChanged: (account) => rules.geofencesChanged(account) })
-    rules = createAlertRules({ database: world.database, clock: world.clock, geofences: createGeofenceCache({ db: world.database.db, clock: world.clock }) })
+    rules = createAlertRules({ states: createRuleStateStore(world.database), clock: world.clock, geofences: createGeofenceCache({ reads: createGeofenceCacheReads(world.database), clock: world.clock }) })
     device = (world.database.sqlite.query('SELECT key FROM devices WHERE id = ?').get(ids.truck1) as { key: number }).key
     yardId = await addGeofence({ name: 'Yard', area: YARD, speed_limit: 20 })
   })
@@ -324,7 +325,7 @@ describe('the entry point, in ingest transactions', () => {
 
     const database = openDatabase(join(world.dir, 'tracker.db'))
     try {
-      const reopened = createAlertRules({ database, clock: world.clock, geofences: createGeofenceCache({ db: database.db, clock: world.clock }) })
+      const reopened = createAlertRules({ states: createRuleStateStore(database), clock: world.clock, geofences: createGeofenceCache({ reads: createGeofenceCacheReads(database), clock: world.clock }) })
       const call = <T>(work: () => T) => database.sqlite.transaction(work).immediate()
       // still inside, still over the limit (under 5 minutes), ignition still on, still offline
       expect(call(() => reopened.onFixes(device, [fix(T0 + 60, IN_YARD, { speed: 30, attributes: { ignition: true } })]))).toEqual([])

@@ -23,14 +23,6 @@ const QUERY_BUILDING = /from\s+['"](?:drizzle-orm[^'"]*|(?:\.\.\/)+db\/schema)['
 /** what still holds SQL outside db/ and src/store/, until it moves into a store */
 const STILL_MOVING = new Set([
   'src/admin/index.ts',
-  'src/alerts/cache.ts',
-  'src/alerts/delivery.ts',
-  'src/alerts/email-alerts-service.ts',
-  'src/alerts/notifications-service.ts',
-  'src/alerts/notifications.ts',
-  'src/alerts/outbox.ts',
-  'src/alerts/rules.ts',
-  'src/alerts/service.ts',
   'src/devices/access.ts',
   'src/devices/admin-service.ts',
   'src/devices/service.ts',
