@@ -5,7 +5,6 @@
  */
 import { Elysia } from 'elysia'
 import { adminRoutes } from './admin'
-import { createAuditLog } from './admin/audit'
 import { createAuditStore } from './store/audit'
 import { createPeopleStore } from './store/people'
 import { endLinksBeyondCreatorsReach } from './share/creators'
@@ -218,7 +217,7 @@ export function createApp(deps: AppDeps) {
     .use(streamRoutes(auth, streams))
     .use(unknownDeviceRoutes(auth, createUnknownIdentifiers({ db: deps.database.db, clock, recent: deps.recentUnknowns ?? null })))
     .use(devicesRoutes(auth, devices))
-    .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, keys, people, auditLog: createAuditStore(deps.database), me: { people, access, linkExpiresAt: shares.expiresAt } }))
+    .use(adminRoutes(auth, { clock, access, keyUsage, keys, people, auditLog: createAuditStore(deps.database), me: { people, access, linkExpiresAt: shares.expiresAt } }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
     .use(modelRoutes(auth, { models: modelAdmin }))
     .use(geofenceRoutes(auth, { geofences }))

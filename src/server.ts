@@ -173,10 +173,11 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
     tcpConnections: () =>
       Object.fromEntries(PROTOCOLS.filter((p) => p.transport === 'tcp').map((p) => [p.name, (listeners.get(p.name) as TcpListener | null)?.connections ?? 0])),
   })
+  const maintenance = createMaintenanceStore(database)
   const retention = config.retentionDays
     ? startRetention({
         store: createRetentionStore(database, clock),
-        maintenance: createMaintenanceStore(database),
+        maintenance,
         clock,
         log,
         days: config.retentionDays,
@@ -211,8 +212,9 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
       // API requests get a moment to finish; live streams never do, so their connections are cut
       await Promise.race([httpDrained, Bun.sleep(HTTP_DRAIN_MS)])
       await app.stop(true)
-      // fold the WAL into the database file: a clean file to copy, a fast next start
-      database.sqlite.run('PRAGMA wal_checkpoint(TRUNCATE)')
+      // fold the WAL into the database file: a clean file to copy, a fast next start (not when
+      // another process holds it: then it stays for the next start)
+      await maintenance.truncateLog().catch(() => undefined)
       database.close()
       log.info('stopped')
     },

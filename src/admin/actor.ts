@@ -1,23 +1,20 @@
 /**
- * What the administration services (users.ts, groups.ts, keys.ts) take: the database, the
- * clock, the audit log, and who acts. They are plain synchronous functions, each change one
- * transaction with its audit entry, so the HTTP routes (which retry them while another process
- * holds the write lock, store/busy.ts) and the command line (which waits for the lock) share them.
+ * What the administration services (users.ts, groups.ts, keys.ts) take besides their stores: the
+ * clock, the access function, and who acts. Each change is one unit of work of a store, with its
+ * audit row; the stores wait for another process's write lock themselves (store/busy.ts).
  */
-import type { DatabaseHandle, Db } from '../../db/client'
+import type { DatabaseHandle } from '../../db/client'
 import type { Clock } from '../clock'
 import { createDeviceAccess, type DeviceAccess } from '../devices/access'
 import { Invalid, NotFound, type FieldError } from '../errors'
 import type { KeyUsage } from '../keys/service'
 import type { UserPrincipal } from '../principal'
 import { createKeyStore, type KeyStore } from '../store/keys'
-import { type AuditLog, CLI_ACTOR, createAuditLog } from './audit'
+import { CLI_ACTOR } from '../store/audit'
 import { MAX_NAME_LENGTH } from './model'
 
 export interface AdminDeps {
-  db: Db
   clock: Clock
-  audit: AuditLog
   /** the one access function: device ids named in a group are looked up through it */
   access: DeviceAccess
   /** keys' uses not yet written (keys/service.ts), merged into last_used_at; absent outside the server */
@@ -26,9 +23,9 @@ export interface AdminDeps {
   keys: KeyStore
 }
 
-/** Deps for a process of its own (the command line): the audit log and access function over the database. */
+/** Deps for a process of its own (the command line): the access function and the key store over the database. */
 export function adminDeps(database: DatabaseHandle, clock: Clock = { now: () => Date.now() }): AdminDeps {
-  return { db: database.db, clock, audit: createAuditLog(database.db), access: createDeviceAccess(database.sqlite), keys: createKeyStore(database, { clock }) }
+  return { clock, access: createDeviceAccess(database.sqlite), keys: createKeyStore(database, { clock }) }
 }
 
 /** Who makes a change, within which account: what the audit log records, and what they may do. */

@@ -5,14 +5,12 @@
  * waits inside its units of work); a password is hashed before its unit of work.
  */
 import { Elysia, t } from 'elysia'
-import type { Database } from 'bun:sqlite'
 import { Invalid } from '../errors'
 import { asUser, type authPlugin } from '../http/auth'
 import { IdParams, responses } from '../http/model'
 import { REQUEST_ID_HEADER } from '../ops/requests'
 import type { UserPrincipal } from '../principal'
 import type { AuditStore } from '../store/audit'
-import { retryWhileBusy } from '../store/busy'
 import type { PeopleStore } from '../store/people'
 import { actorOf, type AdminDeps } from './actor'
 import { createGroup, deleteGroup, getGroup, listGroups, updateGroup } from './groups'
@@ -37,7 +35,6 @@ import {
 import { createUser, deleteUser, getUser, hashPassword, listUsers, updateUser } from './users'
 
 export interface AdminRoutesDeps extends AdminDeps {
-  sqlite: Database
   me: MeDeps
   /** accounts, users, groups (store/people.ts): what users.ts and groups.ts read and write */
   people: PeopleStore
@@ -61,7 +58,6 @@ function requestIdOf(set: { headers: Record<string, unknown> }): string | null {
 }
 
 export function adminRoutes(auth: ReturnType<typeof authPlugin>, deps: AdminRoutesDeps) {
-  const write = <T>(work: () => T) => retryWhileBusy(deps.sqlite, work, { clock: deps.clock })
   const by = (principal: UserPrincipal, set: { headers: Record<string, unknown> }) => actorOf(principal, requestIdOf(set))
   const created = (set: { status?: unknown; headers: Record<string, unknown> }, location: string) => {
     set.status = 201
@@ -255,7 +251,7 @@ export function adminRoutes(auth: ReturnType<typeof authPlugin>, deps: AdminRout
         '/users/:id/keys',
         async ({ principal, params, body, set }) => {
           const expiresAtMs = body.expires_at === undefined ? null : typeof body.expires_at === 'number' ? body.expires_at * 1000 : Date.parse(body.expires_at)
-          const key = await write(() => createKey(deps, by(asUser(principal), set), params.id, { name: body.name, expiresAtMs }))
+          const key = await createKey(deps, by(asUser(principal), set), params.id, { name: body.name, expiresAtMs })
           set.status = 201
           return key
         },
@@ -276,7 +272,7 @@ export function adminRoutes(auth: ReturnType<typeof authPlugin>, deps: AdminRout
       .delete(
         '/users/:id/keys/:keyId',
         async ({ principal, params, set }) => {
-          await write(() => revokeKey(deps, by(asUser(principal), set), params.id, params.keyId))
+          await revokeKey(deps, by(asUser(principal), set), params.id, params.keyId)
           return noContent()
         },
         {

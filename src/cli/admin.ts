@@ -7,7 +7,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import type { DatabaseHandle } from '../../db/client'
 import { createAccount } from '../admin/accounts'
-import { CLI_ACTOR } from '../admin/audit'
+import { CLI_ACTOR } from '../store/audit'
 import { createDeviceAdmin } from '../devices/admin-service'
 import { adminDeps, operator } from '../admin/actor'
 import { createKey, keyOwner, listKeys, revokeKey } from '../admin/keys'

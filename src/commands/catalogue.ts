@@ -11,7 +11,7 @@
  * server-wide models (403), the command line and the import built-in ones.
  */
 import type { Db } from '../../db/client'
-import { CLI_ACTOR } from '../admin/audit'
+import { CLI_ACTOR } from '../store/audit'
 import type { ModelBody } from '../admin/models-model'
 import { PROTOCOLS } from '../ingest/protocols'
 import { ensureModelsInDatabase } from '../store/models'

@@ -16,7 +16,7 @@
 import { and, asc, count, eq, inArray, sql } from 'drizzle-orm'
 import type { DatabaseHandle, Db } from '../../db/client'
 import { accessVersion, deviceGroups, geofences, groups } from '../../db/schema'
-import { type AuditEntry, createAuditLog } from '../admin/audit'
+import { type AuditEntry, recordAuditInTransaction } from './audit'
 import { type Clock, systemClock } from '../clock'
 import { retryWhileBusy } from './busy'
 
@@ -73,11 +73,6 @@ export interface GeofenceStore {
 export const GEOFENCES_VERSION_ROW = 5
 /** the access_version row that migration 0011's trigger bumps when a device's account or properties change */
 export const DEVICES_RULES_VERSION_ROW = 7
-
-/** The audit row of a change, written in its unit of work with the audit log's writer (admin/audit.ts takes a Drizzle database; a transaction has the same insert). */
-function recordAuditInTransaction(tx: Pick<Db, 'insert'>, entry: AuditEntry, atMs: number): void {
-  createAuditLog(tx as Db).record(entry, atMs)
-}
 
 export interface GeofenceStoreOptions {
   /** where the write deadline is read (busy retries) */

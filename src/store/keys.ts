@@ -13,7 +13,7 @@ import { drizzle } from 'drizzle-orm/bun-sqlite'
 import { connectionOf, type Connectable, type DatabaseHandle, type Db } from '../../db/client'
 import * as schema from '../../db/schema'
 import { accessVersion, apiKeys, users } from '../../db/schema'
-import { createAuditLog } from '../admin/audit'
+import { recordAuditInTransaction } from './audit'
 import { type Clock, systemClock } from '../clock'
 import type { Logger } from '../log'
 import { retryWhileBusy } from './busy'
@@ -169,7 +169,7 @@ export function createKeyStore(database: Pick<DatabaseHandle, 'sqlite'>, { clock
               .values({ userId: key.userId, hash: key.hash, publicId: key.publicId, name: key.name, expiresAt: key.expiresAt, createdAt: key.now })
               .returning(KEY_COLUMNS)
               .get()
-            auditOf(tx).record({ accountId: key.accountId, actor: audit.actor, action: 'create', objectType: 'key', objectId: key.publicId, requestId: audit.requestId }, key.now)
+            recordAuditInTransaction(tx, { accountId: key.accountId, actor: audit.actor, action: 'create', objectType: 'key', objectId: key.publicId, requestId: audit.requestId }, key.now)
             return stored(row)
           },
           { behavior: 'immediate' },
@@ -189,7 +189,7 @@ export function createKeyStore(database: Pick<DatabaseHandle, 'sqlite'>, { clock
               .returning({ id: apiKeys.id })
               .all()
             if (deleted.length === 0) return 'no-key' as const
-            auditOf(tx).record({ accountId, actor: audit.actor, action: 'delete', objectType: 'key', objectId: publicId, requestId: audit.requestId }, now)
+            recordAuditInTransaction(tx, { accountId, actor: audit.actor, action: 'delete', objectType: 'key', objectId: publicId, requestId: audit.requestId }, now)
             return 'removed' as const
           },
           { behavior: 'immediate' },
@@ -216,9 +216,6 @@ export function createKeyStore(database: Pick<DatabaseHandle, 'sqlite'>, { clock
     },
   }
 }
-
-/** the audit log writing in the transaction `tx` (admin/audit.ts takes a Drizzle database; a transaction has the same insert) */
-const auditOf = (tx: Pick<Db, 'insert'>) => createAuditLog(tx as Db)
 
 /**
  * A synchronous reader of the credentials version, for the session service until it moves into

@@ -13,7 +13,7 @@ import { and, asc, eq, inArray, isNull, ne, notInArray, or, sql } from 'drizzle-
 import type { DatabaseHandle, Db } from '../../db/client'
 import { commands, devices, models } from '../../db/schema'
 import type { ModelBody, ModelInputCommand } from '../admin/models-model'
-import { type AuditAction, createAuditLog } from '../admin/audit'
+import { type AuditAction, recordAuditInTransaction } from './audit'
 import { type Clock, systemClock } from '../clock'
 import { Conflict } from '../errors'
 import { retryWhileBusy } from './busy'
@@ -117,10 +117,9 @@ export function recordModelChangeInTransaction(
   change: { modelId: string; action: AuditAction; actor: string; requestId?: string | null; accounts: Iterable<string | null> },
   atMs: number,
 ): void {
-  const log = createAuditLog(tx as Db)
   for (const accountId of new Set(change.accounts)) {
     if (accountId === null) continue
-    log.record({ accountId, actor: change.actor, action: change.action, objectType: 'model', objectId: change.modelId, requestId: change.requestId ?? null }, atMs)
+    recordAuditInTransaction(tx as Db, { accountId, actor: change.actor, action: change.action, objectType: 'model', objectId: change.modelId, requestId: change.requestId ?? null }, atMs)
   }
 }
 

@@ -14,7 +14,7 @@ import { drizzle } from 'drizzle-orm/bun-sqlite'
 import { type Connectable, connectionOf, type DatabaseHandle, type Db } from '../../db/client'
 import * as schema from '../../db/schema'
 import { accessVersion, accounts, deviceGroups, devices, groups, notificationDeliveries, notifications, users } from '../../db/schema'
-import { type AuditEntry, createAuditLog } from '../admin/audit'
+import { type AuditEntry, recordAuditInTransaction } from './audit'
 import { type Clock, systemClock } from '../clock'
 import { retryWhileBusy } from './busy'
 
@@ -78,11 +78,6 @@ export interface NotificationStore {
 
 /** what a personal row is called (the admins never see it; a mail's subject does not name it) */
 const PERSONAL_ROW_NAME = 'Email alerts'
-
-/** The audit row of a change, written in its unit of work with the audit log's writer (admin/audit.ts takes a Drizzle database; a transaction has the same insert). */
-function recordAuditInTransaction(tx: Pick<Db, 'insert'>, entry: AuditEntry, atMs: number): void {
-  createAuditLog(tx as Db).record(entry, atMs)
-}
 
 export interface NotificationStoreOptions {
   /** where the write deadline is read (busy retries) */

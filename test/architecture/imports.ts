@@ -45,17 +45,12 @@ export function runtimeImports(file: string, types = false): string[] {
   return [...found]
 }
 
-/**
- * every file reached from `file` at run time (with `types`: through type-only imports too), itself
- * included; the files in `stopAt` are reached but not followed
- */
-export function closureOf(file: string, types = false, stopAt: ReadonlySet<string> = new Set()): Set<string> {
+/** every file reached from `file` at run time (with `types`: through type-only imports too), itself included */
+export function closureOf(file: string, types = false): Set<string> {
   const seen = new Set<string>([file])
   const queue = [file]
   while (queue.length) {
-    const current = queue.pop()!
-    if (current !== file && stopAt.has(current)) continue
-    for (const next of runtimeImports(current, types)) {
+    for (const next of runtimeImports(queue.pop()!, types)) {
       if (!seen.has(next)) {
         seen.add(next)
         queue.push(next)
