@@ -29,16 +29,22 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 export const SHORT_CODE_LENGTH = 10
 export const SHORT_CODE = /^[0-9A-Za-z]{8,32}$/
 
-/** 10 base62 characters (59 bits), drawn without modulo bias. */
+/**
+ * 10 base62 characters (59 bits), drawn without modulo bias, mixing at least two of lower case,
+ * upper case and digits: the access log knows a code wherever it stands by that mix (ops/requests.ts),
+ * and a code of one class alone (about 1 in 5,000 draws, e.g. all lower case) would pass as a word.
+ */
 export function generateShortCode(length = SHORT_CODE_LENGTH): string {
-  let code = ''
-  while (code.length < length) {
-    for (const byte of crypto.getRandomValues(new Uint8Array(length * 2))) {
-      // 248 = 4 × 62: bytes above it would favour the first characters
-      if (byte < 248 && code.length < length) code += BASE62[byte % 62]
+  for (;;) {
+    let code = ''
+    while (code.length < length) {
+      for (const byte of crypto.getRandomValues(new Uint8Array(length * 2))) {
+        // 248 = 4 × 62: bytes above it would favour the first characters
+        if (byte < 248 && code.length < length) code += BASE62[byte % 62]
+      }
     }
+    if (Number(/[a-z]/.test(code)) + Number(/[A-Z]/.test(code)) + Number(/[0-9]/.test(code)) >= 2) return code
   }
-  return code
 }
 
 /** viewers an entry remembers as already counted; past it the set starts over (a re-check is one read) */
