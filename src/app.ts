@@ -18,6 +18,7 @@ import { createDeviceAccess } from './devices/access'
 import { devicesRoutes } from './devices'
 import { deviceAdminRoutes } from './devices/admin-routes'
 import { createUnknownIdentifiers } from './devices/unknown'
+import { createUnknownIdentifierStore } from './store/devices'
 import { unknownDeviceRoutes } from './devices/unknown-routes'
 import type { RecentUnknowns } from './ingest/recent-unknowns'
 import { createDeviceAdmin } from './devices/admin-service'
@@ -200,7 +201,7 @@ export function createApp(deps: AppDeps) {
     .use(sharePageRoutes(shares, { tileUrl: config.tileUrl, appUrl: config.appUrl }))
     .use(consoleRoutes({ tileUrl: config.tileUrl }))
     .use(streamRoutes(auth, streams))
-    .use(unknownDeviceRoutes(auth, createUnknownIdentifiers({ db: deps.database.db, clock, recent: deps.recentUnknowns ?? null })))
+    .use(unknownDeviceRoutes(auth, createUnknownIdentifiers({ store: createUnknownIdentifierStore(deps.database), clock, recent: deps.recentUnknowns ?? null })))
     .use(devicesRoutes(auth, devices))
     .use(adminRoutes(auth, { sqlite, db: deps.database.db, clock, audit: createAuditLog(deps.database.db), access, keyUsage, me: { db: deps.database.db, access, linkExpiresAt: shares.expiresAt } }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
