@@ -29,7 +29,9 @@ import { createDeviceService } from './devices/service'
 import { createGeocoder, type Geocoder } from './geocode'
 import { eventsRoutes } from './events'
 import { createEventsService } from './events/service'
-import { createEventStore } from './store/events'
+import { createEventReads } from './store/events'
+import { createPositionReads, createPositionStore } from './store/positions'
+import { createStatusReads } from './store/status'
 import { historyRoutes } from './history'
 import { createHistoryService } from './history/service'
 import { API_DESCRIPTION } from './http/description'
@@ -156,8 +158,10 @@ export function createApp(deps: AppDeps) {
     intervalMs: config.geocoderIntervalMs,
     maxInFlight: config.geocoderMaxInFlight,
   })
-  const devices = createDeviceService({ sqlite, access, live, geocoder })
-  const history = createHistoryService({ sqlite, access, geocoder, memoryBytes: config.historyMemoryMb * 1024 * 1024, maxWaitMs: deps.historyMaxWaitMs })
+  const positionReads = createPositionReads(deps.database)
+  const eventReads = createEventReads(deps.database)
+  const devices = createDeviceService({ positions: positionReads, statuses: createStatusReads(deps.database), access, live, geocoder })
+  const history = createHistoryService({ positions: positionReads, events: eventReads, access, geocoder, memoryBytes: config.historyMemoryMb * 1024 * 1024, maxWaitMs: deps.historyMaxWaitMs })
   const geofences = createGeofenceService({
     db: deps.database.db,
     clock,
@@ -166,7 +170,7 @@ export function createApp(deps: AppDeps) {
     maxPoints: config.maxGeofenceVertices,
   })
   const streams = createLiveStreams({
-    sqlite,
+    positions: createPositionStore(sqlite),
     access,
     live,
     clock,
@@ -196,7 +200,7 @@ export function createApp(deps: AppDeps) {
     .use(apiDocs(API_DESCRIPTION, pkg.version))
     .use(commandsRoutes(auth, commands))
     .use(historyRoutes(auth, history))
-    .use(eventsRoutes(auth, createEventsService({ access, store: createEventStore(deps.database.db), clock, geocoder })))
+    .use(eventsRoutes(auth, createEventsService({ access, store: eventReads, clock, geocoder })))
     .use(shareRoutes(auth, shares))
     .use(sharePageRoutes(shares, { tileUrl: config.tileUrl, appUrl: config.appUrl }))
     .use(consoleRoutes({ tileUrl: config.tileUrl }))

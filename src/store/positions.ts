@@ -176,3 +176,27 @@ export function createPositionStore(sqlite: Database) {
 }
 
 export type PositionStore = ReturnType<typeof createPositionStore>
+
+/**
+ * What services read of positions (devices, history): the store's boundary, answering promises
+ * (a PostgreSQL adapter answers the same). The SQLite adapter reads synchronously and answers
+ * settled promises. Writers (insert, upsert, the deletes) stay on PositionStore: they run inside
+ * other owners' units of work (ingest, import, retention, a device's deletion).
+ */
+export interface PositionReads {
+  /** The device's newest fix that may be a location, or null. */
+  newestValid(deviceKey: number): Promise<NewestFix | null>
+  /** Up to `limit` fixes of a window (Unix seconds, both inclusive), oldest first, as encoded arrays. */
+  fixesIn(deviceKey: number, from: number, to: number, limit: number): Promise<EncodedFixRow[]>
+  /** How many fixes a window holds. */
+  countIn(deviceKey: number, from: number, to: number): Promise<number>
+}
+
+export function createPositionReads(database: { sqlite: Database }): PositionReads {
+  const store = createPositionStore(database.sqlite)
+  return {
+    newestValid: async (deviceKey) => store.newestValid(deviceKey),
+    fixesIn: async (deviceKey, from, to, limit) => store.fixesIn(deviceKey, from, to, limit),
+    countIn: async (deviceKey, from, to) => store.countIn(deviceKey, from, to),
+  }
+}

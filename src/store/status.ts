@@ -46,3 +46,14 @@ export function createStatusStore(sqlite: Database) {
 }
 
 export type StatusStore = ReturnType<typeof createStatusStore>
+
+/** What services read of device status: the store's boundary, answering promises (the SQLite adapter's are settled). */
+export interface StatusReads {
+  /** The device's latest status, or null when no packet has told any. */
+  latest(deviceKey: number): Promise<StoredStatus | null>
+}
+
+export function createStatusReads(database: { sqlite: Database }): StatusReads {
+  const store = createStatusStore(database.sqlite)
+  return { latest: async (deviceKey) => store.latest(deviceKey) }
+}

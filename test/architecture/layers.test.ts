@@ -45,8 +45,6 @@ const STILL_MOVING = new Set([
   'src/dataset/service.ts',
   'src/demo.ts',
   'src/devices/admin-service.ts',
-  'src/devices/service.ts',
-  'src/history/service.ts',
   'src/keys/service.ts',
   'src/main.ts',
   'src/ops/backup.ts',
@@ -60,7 +58,6 @@ const STILL_MOVING = new Set([
   'src/share/creators.ts',
   'src/share/service.ts',
   'src/share/tokens.ts',
-  'src/stream/service.ts',
 ])
 
 function holdsSql(file: string): string[] {
