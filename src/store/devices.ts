@@ -17,11 +17,14 @@
  * by triggers (db/migrations; PostgreSQL: the same triggers in PL/pgSQL).
  */
 import type { Database } from 'bun:sqlite'
-import { and, asc, count, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm'
+import { and, asc, count, desc, eq, inArray, isNull, ne, or, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/bun-sqlite'
-import { type Connectable, connectionOf, type DatabaseHandle } from '../../db/client'
+import { type Connectable, connectionOf, type DatabaseHandle, type Db } from '../../db/client'
 import * as schema from '../../db/schema'
-import { accessVersion, accounts, devices, models } from '../../db/schema'
+import { accessVersion, accounts, deviceGroups, devices, groups, models, shareLinkDevices, shareLinks } from '../../db/schema'
+import { Conflict, NotFound } from '../errors'
+import { createEventStore } from './events'
+import { createPositionStore } from './positions'
 
 /** A device's row as the access function answers it (the stored column names). */
 export interface DeviceRow {
@@ -321,3 +324,261 @@ export function createUnknownIdentifierStore(database: Pick<DatabaseHandle, 'db'
     },
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// an account's devices administered: each change one unit of work with its audit entry
+// ---------------------------------------------------------------------------------------------
+
+/** A Drizzle transaction over the database, as other owners' in-transaction writers take it. */
+export type DeviceTransaction = Parameters<Parameters<Db['transaction']>[0]>[0]
+
+/** Who made a change, for its audit entry. */
+export interface DeviceChangeActor {
+  accountId: string
+  /** a user id, or the command line's actor */
+  actor: string
+  requestId: string | null
+  /** when, Unix ms */
+  atMs: number
+}
+
+/**
+ * Other owners' writers a device change runs inside its unit of work (their modules export them
+ * for adapters; the composer hands them here, so this store reaches nothing above it).
+ */
+export interface DeviceChangeWriters {
+  /** the audit log's entry for the change */
+  audit(tx: DeviceTransaction, entry: { accountId: string; actor: string; action: 'create' | 'update' | 'delete'; objectType: 'device'; objectId: string; requestId: string | null }, atMs: number): void
+  /** share links keep a device only where the user who made them still reaches it (after a group change) */
+  endLinksBeyondCreatorsReach(tx: DeviceTransaction, accountId: string, atMs: number): void
+}
+
+/** A device as stored, with its groups. */
+export type StoredDevice = typeof devices.$inferSelect & { groups: string[] }
+
+/** A new device's fields; `model` is the id asked for (checked: server-wide or the account's). */
+export interface NewDevice {
+  id: string
+  model: string | null
+  alias: string
+  properties: string
+  imei: string
+  serial: string
+  iccid: string
+  state: string
+}
+
+/** The fields a change sets (absent: kept); `groups` replaces them when given. */
+export interface DeviceChange {
+  model?: string
+  alias?: string
+  properties?: string
+  imei?: string
+  serial?: string
+  iccid?: string
+  state?: string
+  groups?: readonly string[]
+}
+
+/** What deleting a device removed besides it. */
+export interface RemovedDevice {
+  id: string
+  positions: number
+  events: number
+  /** share links that lost the device */
+  links: number
+  /** of which revoked, left with no device */
+  revokedLinks: number
+}
+
+/**
+ * Each change is one IMMEDIATE transaction: the checks against the database (model, groups,
+ * identifiers already used) and the writes see the same state, whichever process writes
+ * meanwhile, and the audit entry is written with the change or not at all. Synchronous, as the
+ * command line and the API's busy wait (store/busy.ts around the call) take it today.
+ *
+ * Identifiers: ingestion finds a device by `imei = x OR serial = x`, so an IMEI and a serial
+ * share one namespace: an identifier any other device has (any account, unlinked or not) is a
+ * Conflict. The share-link rows a deletion removes are written here until the share links' store
+ * offers its in-transaction writer for it.
+ */
+export function createDeviceAdminStore(database: { db: Db }, writers: DeviceChangeWriters) {
+  const { db } = database
+  const positionStore = createPositionStore(connectionOf(db))
+  const eventStore = createEventStore(db)
+
+  /** a model the account's devices may use: server-wide, or the account's own (another account's is 404, as an unknown one) */
+  function requireModel(tx: DeviceTransaction, id: string, accountId: string): string {
+    const found = tx
+      .select({ id: models.id })
+      .from(models)
+      .where(and(eq(models.id, id.toLowerCase()), or(isNull(models.accountId), eq(models.accountId, accountId))))
+      .get()
+    if (!found) throw new NotFound(`model: no model ${id} that your account's devices may use`)
+    return found.id
+  }
+
+  /** the groups (ids, lower case, each once), all of the account's (else 404: another account's group is not revealed) */
+  function requireGroups(tx: DeviceTransaction, wanted: readonly string[], accountId: string): readonly string[] {
+    if (wanted.length === 0) return []
+    const found = new Set(
+      tx.select({ id: groups.id }).from(groups).where(and(inArray(groups.id, [...wanted]), eq(groups.accountId, accountId))).all().map((g) => g.id),
+    )
+    const missing = wanted.filter((id) => !found.has(id))
+    if (missing.length > 0) throw new NotFound(`groups: no group ${missing.slice(0, 5).join(', ')} in your account`)
+    return wanted
+  }
+
+  /** Conflict when another device (any account) already answers to one of these identifiers. */
+  function requireUnused(tx: DeviceTransaction, identifiers: { path: string; value: string }[], exceptKey: number | null): void {
+    // an empty value is "none": it is no identifier, so it neither collides nor is named
+    const given = identifiers.filter((i) => i.value !== '')
+    const values = [...new Set(given.map((i) => i.value))]
+    if (values.length === 0) return
+    const clash = or(inArray(devices.imei, values), inArray(devices.serial, values))
+    const rows = tx
+      .select({ imei: devices.imei, serial: devices.serial })
+      .from(devices)
+      .where(exceptKey === null ? clash : and(clash, ne(devices.key, exceptKey)))
+      .limit(1)
+      .all()
+    if (rows.length === 0) return
+    const used = new Set([rows[0]!.imei, rows[0]!.serial])
+    const taken = given.find((i) => used.has(i.value))!
+    // which device holds it is not said: it may be another account's
+    const message = `${taken.value} is already the IMEI or serial of another device on this server`
+    throw new Conflict(`${taken.path.slice(1)}: ${message}`, [{ path: taken.path, message }])
+  }
+
+  function storedDevice(tx: DeviceTransaction, id: string, accountId: string) {
+    return tx.select().from(devices).where(and(eq(devices.id, id.toLowerCase()), eq(devices.accountId, accountId))).get()
+  }
+
+  function withGroups(tx: DeviceTransaction, row: typeof devices.$inferSelect): StoredDevice {
+    const ids = tx.select({ id: deviceGroups.groupId }).from(deviceGroups).where(eq(deviceGroups.deviceKey, row.key)).all()
+    return { ...row, groups: ids.map((g) => g.id) }
+  }
+
+  const audit = (tx: DeviceTransaction, by: DeviceChangeActor, action: 'create' | 'update' | 'delete', objectId: string) =>
+    writers.audit(tx, { accountId: by.accountId, actor: by.actor, action, objectType: 'device', objectId, requestId: by.requestId }, by.atMs)
+
+  return {
+    /** Adds the device to `by.accountId` with its groups (ids, lower case, each once); NotFound for a model or group it may not use, Conflict for a used identifier. */
+    create(device: NewDevice, groupIds: readonly string[], by: DeviceChangeActor): StoredDevice {
+      return db.transaction(
+        (tx) => {
+          const model = device.model === null ? null : requireModel(tx, device.model, by.accountId)
+          const wanted = requireGroups(tx, groupIds, by.accountId)
+          requireUnused(tx, [{ path: '/imei', value: device.imei }, { path: '/serial', value: device.serial }], null)
+          const row = tx
+            .insert(devices)
+            .values({
+              id: device.id,
+              accountId: by.accountId,
+              modelId: model,
+              alias: device.alias,
+              properties: device.properties,
+              imei: device.imei,
+              serial: device.serial,
+              iccid: device.iccid,
+              state: device.state,
+              createdAt: by.atMs,
+              updatedAt: by.atMs,
+            })
+            .returning()
+            .get()
+          if (wanted.length > 0) tx.insert(deviceGroups).values(wanted.map((groupId) => ({ groupId, deviceKey: row.key }))).run()
+          audit(tx, by, 'create', device.id)
+          return withGroups(tx, row)
+        },
+        { behavior: 'immediate' },
+      )
+    },
+
+    /**
+     * Changes the account's device: NotFound when it is not the account's. `check` sees the
+     * identifiers the device would keep (and may refuse them) before anything is written; a new
+     * IMEI or serial is checked against every other device, one kept as it is is not (an import
+     * may have left duplicates).
+     */
+    update(id: string, change: DeviceChange, by: DeviceChangeActor, check: (kept: { imei: string; serial: string }) => void): StoredDevice {
+      return db.transaction(
+        (tx) => {
+          const row = storedDevice(tx, id, by.accountId)
+          if (!row) throw new NotFound(`No device ${id}`)
+          const imei = change.imei ?? row.imei
+          const serial = change.serial ?? row.serial
+          check({ imei, serial })
+          const model = change.model === undefined ? row.modelId : requireModel(tx, change.model, by.accountId)
+          const wanted = change.groups === undefined ? null : requireGroups(tx, change.groups, by.accountId)
+          const renamed = [...(imei !== row.imei ? [{ path: '/imei', value: imei }] : []), ...(serial !== row.serial ? [{ path: '/serial', value: serial }] : [])]
+          requireUnused(tx, renamed, row.key)
+          const updated = tx
+            .update(devices)
+            .set({
+              modelId: model,
+              alias: change.alias ?? row.alias,
+              properties: change.properties ?? row.properties,
+              imei,
+              serial,
+              iccid: change.iccid ?? row.iccid,
+              state: change.state ?? row.state,
+              updatedAt: by.atMs,
+            })
+            .where(eq(devices.key, row.key))
+            .returning()
+            .get()!
+          if (wanted !== null) {
+            tx.delete(deviceGroups).where(eq(deviceGroups.deviceKey, row.key)).run()
+            if (wanted.length > 0) tx.insert(deviceGroups).values(wanted.map((groupId) => ({ groupId, deviceKey: row.key }))).run()
+            writers.endLinksBeyondCreatorsReach(tx, by.accountId, by.atMs)
+          }
+          audit(tx, by, 'update', row.id)
+          return withGroups(tx, updated)
+        },
+        { behavior: 'immediate' },
+      )
+    },
+
+    /**
+     * Deletes the account's device with its positions and events; it leaves its groups and share
+     * links, and a link left with no device is revoked (deleting the share-link rows moves the
+     * version the share token cache follows, migration 0003). NotFound when not the account's.
+     */
+    remove(id: string, by: DeviceChangeActor): RemovedDevice {
+      return db.transaction(
+        (tx) => {
+          const row = storedDevice(tx, id, by.accountId)
+          if (!row) throw new NotFound(`No device ${id}`)
+          // the big tables' own deletes: on the same connection, inside this transaction
+          const removedPositions = positionStore.deleteAll(row.key)
+          const removedEvents = eventStore.deleteAll(row.key)
+          const links = tx
+            .delete(shareLinkDevices)
+            .where(eq(shareLinkDevices.deviceKey, row.key))
+            .returning({ linkId: shareLinkDevices.linkId })
+            .all()
+            .map((l) => l.linkId)
+          let revokedLinks = 0
+          for (const linkId of links) {
+            const left = tx.select({ linkId: shareLinkDevices.linkId }).from(shareLinkDevices).where(eq(shareLinkDevices.linkId, linkId)).limit(1).all()
+            if (left.length > 0) continue
+            revokedLinks += tx
+              .update(shareLinks)
+              .set({ revoked: true, updatedAt: by.atMs })
+              .where(and(eq(shareLinks.id, linkId), eq(shareLinks.revoked, false)))
+              .returning({ id: shareLinks.id })
+              .all().length
+          }
+          tx.delete(deviceGroups).where(eq(deviceGroups.deviceKey, row.key)).run()
+          tx.delete(devices).where(eq(devices.key, row.key)).run()
+          audit(tx, by, 'delete', row.id)
+          return { id: row.id, positions: removedPositions, events: removedEvents, links: links.length, revokedLinks }
+        },
+        { behavior: 'immediate' },
+      )
+    },
+  }
+}
+
+export type DeviceAdminStore = ReturnType<typeof createDeviceAdminStore>

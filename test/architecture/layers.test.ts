@@ -44,7 +44,6 @@ const STILL_MOVING = new Set([
   'src/commands/service.ts',
   'src/dataset/service.ts',
   'src/demo.ts',
-  'src/devices/admin-service.ts',
   'src/keys/service.ts',
   'src/main.ts',
   'src/ops/backup.ts',
