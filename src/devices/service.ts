@@ -24,19 +24,23 @@ export interface DeviceServiceDeps {
 }
 
 export function createDeviceService({ positions, statuses, access, live, geocoder }: DeviceServiceDeps) {
-  const stillLocation = (row: DeviceRow): [number, number] | null => (row.latitude === null || row.longitude === null ? null : [row.latitude, row.longitude])
+  type Location = [number, number] | null
+  const rowLocation = (row: DeviceRow): Location => (row.latitude === null || row.longitude === null ? null : [row.latitude, row.longitude])
 
-  async function location(row: DeviceRow): Promise<[number, number] | null> {
-    if (row.state === 'moving') {
-      const fix = live.get(row.key)
-      if (fix) return [fix.latitude, fix.longitude]
-      const stored = await positions.newestValid(row.key)
-      if (stored) return [stored.latitude, stored.longitude]
-    }
-    return stillLocation(row)
+  /** Where the device is; a promise only when the store must be read (a moving device without a live fix), so a page of parked devices awaits nothing. */
+  function location(row: DeviceRow): Location | Promise<Location> {
+    if (row.state !== 'moving') return rowLocation(row)
+    const fix = live.get(row.key)
+    if (fix) return [fix.latitude, fix.longitude]
+    return positions.newestValid(row.key).then((stored) => (stored ? [stored.latitude, stored.longitude] : rowLocation(row)))
   }
 
   async function toBody(row: DeviceRow): Promise<DeviceBody> {
+    const at = location(row)
+    return body(row, at instanceof Promise ? await at : at)
+  }
+
+  function body(row: DeviceRow, at: Location): DeviceBody {
     return {
       id: row.id,
       model: row.model_id,
@@ -46,7 +50,7 @@ export function createDeviceService({ positions, statuses, access, live, geocode
       imei: row.imei,
       iccid: row.iccid,
       state: row.state as DeviceState,
-      location: await location(row),
+      location: at,
       connected: row.connected === 1,
       connected_at: isoOrNull(row.connected_at),
       disconnected_at: isoOrNull(row.disconnected_at),
@@ -60,7 +64,12 @@ export function createDeviceService({ positions, statuses, access, live, geocode
       requirePermission(principal, PERMISSION.location)
       const rows = access.list(principal, filter)
       if (rows.length === 0) throw new NotFound('No devices found')
-      return Promise.all(rows.map(toBody))
+      const bodies: DeviceBody[] = []
+      for (const row of rows) {
+        const at = location(row)
+        bodies.push(body(row, at instanceof Promise ? await at : at))
+      }
+      return bodies
     },
 
     async get(principal: Principal, id: string): Promise<DeviceBody> {
@@ -73,7 +82,8 @@ export function createDeviceService({ positions, statuses, access, live, geocode
       requirePermission(principal, PERMISSION.location)
       const device = requireDevice(access, principal, id)
       const stored = await statuses.latest(device.key)
-      const at = await location(device)
+      const found = location(device)
+      const at = found instanceof Promise ? await found : found
       return {
         id: device.id,
         attributes: stored?.attributes ?? {},

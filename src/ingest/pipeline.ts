@@ -6,9 +6,10 @@
  *               or masked past their source's ration: answered as known, nothing stored)
  *   validate    each fix and event, by the pure rules of track/validate.ts, encoded for the store
  *               (an alarm code outside the product's list stored as `alarm`, protocols/events.ts)
- *   commit      group commit: one transaction for every report queued since the last one (at
- *               most 500 fixes), the big tables written through store/, the device rows updated
- *               in the same transaction
+ *   commit      group commit: one unit of work for every report queued since the last one (at
+ *               most 500 fixes), one call of store/ingest.ts that owns the transaction: fixes,
+ *               events, the device rows, device status, and the rules' state and outbox rows
+ *               through the rules' synchronous hook and the outbox's in-transaction writer
  *   acknowledge the caller's promise resolves only after the commit: then it answers the device.
  *               Nothing is acknowledged before it is durable, and the cost of a commit is shared
  *               by every report in it.

@@ -17,7 +17,7 @@
  * by triggers (db/migrations; PostgreSQL: the same triggers in PL/pgSQL).
  */
 import type { Database } from 'bun:sqlite'
-import { and, asc, count, desc, eq, inArray, isNull, ne, or, sql } from 'drizzle-orm'
+import { and, count, desc, eq, inArray, isNull, ne, or, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/bun-sqlite'
 import { type Connectable, connectionOf, type DatabaseHandle, type Db } from '../../db/client'
 import * as schema from '../../db/schema'
@@ -75,27 +75,6 @@ export interface IdentifiedDevice {
 
 const placeholder = sql.placeholder
 
-/** The columns of DeviceRow; `connected` read as the stored integer (the schema's boolean mode is not wanted here). */
-const ROW = {
-  key: devices.key,
-  id: devices.id,
-  account_id: devices.accountId,
-  model_id: devices.modelId,
-  alias: devices.alias,
-  properties: devices.properties,
-  serial: devices.serial,
-  imei: devices.imei,
-  iccid: devices.iccid,
-  state: devices.state,
-  latitude: devices.latitude,
-  longitude: devices.longitude,
-  connected: sql<number>`${devices.connected}`.mapWith(Number),
-  connected_at: devices.connectedAt,
-  disconnected_at: devices.disconnectedAt,
-  created_at: devices.createdAt,
-  updated_at: devices.updatedAt,
-}
-
 /**
  * The scope's test, `$scope` the user id, account id or link id. The user's test is a correlated
  * EXISTS: with the devices_alias index SQLite walks devices in list order and stops after
@@ -111,6 +90,16 @@ const SCOPE: Record<DeviceScope, () => ReturnType<typeof sql>> = {
   admin: () => sql`${devices.accountId} = ${placeholder('scope')}`,
 }
 const SCOPES = Object.keys(SCOPE) as DeviceScope[]
+
+/** The same tests over `devices d`, for the raw page statements (named parameter $scope). */
+const RAW_SCOPE: Record<DeviceScope, string> = {
+  user: `EXISTS (SELECT 1 FROM device_groups dg CROSS JOIN user_groups ug ON ug.group_id = dg.group_id AND ug.user_id = $scope
+                 WHERE dg.device_key = d.key)`,
+  share: `d.key IN (SELECT device_key FROM share_link_devices WHERE link_id = $scope)`,
+  admin: `d.account_id = $scope`,
+}
+const PAGE_COLUMNS = `d.key, d.id, d.account_id, d.model_id, d.alias, d.properties, d.serial, d.imei, d.iccid, d.state,
+  d.latitude, d.longitude, d.connected, d.connected_at, d.disconnected_at, d.created_at, d.updated_at`
 
 const listed = sql`${devices.state} <> 'unlink'`
 
@@ -143,11 +132,21 @@ export function createDeviceAccessReads(connection: Connectable) {
     .prepare()
   const membershipVersion = db.select({ version: accessVersion.version }).from(accessVersion).where(eq(accessVersion.id, 1)).prepare()
   const devicesOfAccount = db.select({ key: devices.key }).from(devices).where(eq(devices.accountId, placeholder('account'))).prepare()
-  const inGroups = sql`EXISTS (SELECT 1 FROM device_groups g WHERE g.device_key = ${devices.key} AND g.group_id IN (SELECT value FROM json_each(${placeholder('groups')})))`
-  const page = (where: ReturnType<typeof sql>) =>
-    db.select(ROW).from(devices).where(where).orderBy(asc(devices.alias), asc(devices.id)).limit(placeholder('limit')).offset(placeholder('offset')).prepare()
-  const list = byScope((scope) => page(sql`${listed} AND ${scope}`))
-  const listInGroups = byScope((scope) => page(sql`${listed} AND ${scope} AND ${inGroups}`))
+  // A page of a list (GET /devices, every request of the console's fleet view): raw, as byId is.
+  // Drizzle's prepared builder measured 340–373 µs a page of 99 devices against 227–238 µs raw
+  // (bun:sqlite in memory, 3,000 pages a round, four rounds of one run): the same SQL, named
+  // parameters, rows as the statement answers them.
+  const connectionForPages = connectionOf(connection)
+  const page = (scope: DeviceScope, groupFilter: string) =>
+    connectionForPages.query<DeviceRow, [Record<string, string | number>]>(
+      `SELECT ${PAGE_COLUMNS} FROM devices d WHERE d.state <> 'unlink' AND ${RAW_SCOPE[scope]} ${groupFilter} ORDER BY d.alias, d.id LIMIT $limit OFFSET $offset`,
+    )
+  const list = {} as Record<DeviceScope, ReturnType<typeof page>>
+  const listInGroups = {} as Record<DeviceScope, ReturnType<typeof page>>
+  for (const scope of SCOPES) {
+    list[scope] = page(scope, '')
+    listInGroups[scope] = page(scope, `AND EXISTS (SELECT 1 FROM device_groups g WHERE g.device_key = d.key AND g.group_id IN (SELECT value FROM json_each($groups)))`)
+  }
   const brief = byScope((scope) => db.select({ key: devices.key, id: devices.id, alias: devices.alias }).from(devices).where(sql`${listed} AND ${scope}`).prepare())
   const many = byScope((scope) =>
     db
