@@ -170,6 +170,7 @@ export function createEventStore(database: Db | Database) {
     .from(events)
     .where(
       and(
+        // SQLite-only: json_each (PostgreSQL: jsonb_array_elements_text, or = ANY of an array parameter)
         sql`${events.device} IN (SELECT value FROM json_each(${sql.placeholder('keys')}))`,
         between(events.ts, sql.placeholder('from'), sql.placeholder('to')),
         sql`(${sql.placeholder('alarmCode')} IS NULL OR ${events.alarmCode} = ${sql.placeholder('alarmCode')})`,

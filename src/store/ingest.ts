@@ -10,6 +10,9 @@
  * asynchronously (store/busy.ts): the writer runs again from the start, the previous attempt
  * rolled back, until it commits or WRITE_DEADLINE_MS passes (then Timeout).
  *
+ * SQLite-only: BEGIN IMMEDIATE, taking the write lock at the start so that a busy database fails
+ * the attempt before any work (PostgreSQL: a plain transaction; rows lock as they are written).
+ *
  * The SQLite adapter answers with a settled promise: the batch has committed when `commit`
  * returns. A PostgreSQL adapter implements the same `commit` with an asynchronous transaction
  * (its writer then awaits each write): the writer's shape is the one part that would change.

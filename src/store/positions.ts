@@ -109,6 +109,7 @@ export function createPositionStore(sqlite: Database) {
   // a re-sent (device, ts) is a duplicate, not a new row: devices resend buffered data;
   // an import with --upsert replaces what it names
   const columns = '(device, ts, lat, lon, speed, course, altitude, satellites, flags, attributes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+  // SQLite-only: INSERT OR IGNORE (PostgreSQL: ON CONFLICT (device, ts) DO NOTHING), INSERT OR REPLACE (ON CONFLICT … DO UPDATE)
   const insertOrIgnore = sqlite.query<unknown, PositionParameters>(`INSERT OR IGNORE INTO positions ${columns}`)
   const insertOrReplace = sqlite.query<unknown, PositionParameters>(`INSERT OR REPLACE INTO positions ${columns}`)
   const locatable = sql`(${positions.flags} & ${sql.raw(String(FLAG_UNLOCATABLE))}) = 0`

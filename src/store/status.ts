@@ -23,6 +23,7 @@ export function createStatusStore(sqlite: Database) {
     .values({ deviceKey: sql.placeholder('device'), attributes: sql.placeholder('attributes'), updatedAt: sql.placeholder('at') })
     .onConflictDoUpdate({
       target: deviceStatus.deviceKey,
+      // SQLite-only: json_patch, an RFC 7396 merge (PostgreSQL: the same merge as a small SQL function over jsonb)
       set: { attributes: sql`json_patch(${deviceStatus.attributes}, excluded.attributes)`, updatedAt: sql`excluded.updated_at` },
     })
     .prepare()
