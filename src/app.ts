@@ -22,6 +22,7 @@ import { createDeviceAccess } from './devices/access'
 import { devicesRoutes } from './devices'
 import { deviceAdminRoutes } from './devices/admin-routes'
 import { createUnknownIdentifiers } from './devices/unknown'
+import { createUnknownIdentifierStore } from './store/devices'
 import { unknownDeviceRoutes } from './devices/unknown-routes'
 import type { RecentUnknowns } from './ingest/recent-unknowns'
 import { createDeviceAdmin } from './devices/admin-service'
@@ -34,9 +35,11 @@ import { createDeviceService } from './devices/service'
 import { createGeocoder, type Geocoder } from './geocode'
 import { eventsRoutes } from './events'
 import { createEventsService } from './events/service'
-import { createEventStore } from './store/events'
 import { createKeyStore } from './store/keys'
 import { createShareLinkStore } from './store/shareLinks'
+import { createEventReads } from './store/events'
+import { createPositionReads, createPositionStore } from './store/positions'
+import { createStatusReads } from './store/status'
 import { historyRoutes } from './history'
 import { createHistoryService } from './history/service'
 import { API_DESCRIPTION } from './http/description'
@@ -169,8 +172,10 @@ export function createApp(deps: AppDeps) {
     intervalMs: config.geocoderIntervalMs,
     maxInFlight: config.geocoderMaxInFlight,
   })
-  const devices = createDeviceService({ sqlite, access, live, geocoder })
-  const history = createHistoryService({ sqlite, access, geocoder, memoryBytes: config.historyMemoryMb * 1024 * 1024, maxWaitMs: deps.historyMaxWaitMs })
+  const positionReads = createPositionReads(deps.database)
+  const eventReads = createEventReads(deps.database)
+  const devices = createDeviceService({ positions: positionReads, statuses: createStatusReads(deps.database), access, live, geocoder })
+  const history = createHistoryService({ positions: positionReads, events: eventReads, access, geocoder, memoryBytes: config.historyMemoryMb * 1024 * 1024, maxWaitMs: deps.historyMaxWaitMs })
   const notificationStore = createNotificationStore(deps.database, { clock })
   const geofences = createGeofenceService({
     store: createGeofenceStore(deps.database, { clock }),
@@ -180,7 +185,7 @@ export function createApp(deps: AppDeps) {
     maxPoints: config.maxGeofenceVertices,
   })
   const streams = createLiveStreams({
-    sqlite,
+    positions: createPositionStore(sqlite),
     access,
     live,
     clock,
@@ -210,12 +215,12 @@ export function createApp(deps: AppDeps) {
     .use(apiDocs(API_DESCRIPTION, pkg.version))
     .use(commandsRoutes(auth, commands))
     .use(historyRoutes(auth, history))
-    .use(eventsRoutes(auth, createEventsService({ access, store: createEventStore(deps.database.db), clock, geocoder })))
+    .use(eventsRoutes(auth, createEventsService({ access, store: eventReads, clock, geocoder })))
     .use(shareRoutes(auth, shares))
     .use(sharePageRoutes(shares, { tileUrl: config.tileUrl, appUrl: config.appUrl }))
     .use(consoleRoutes({ tileUrl: config.tileUrl }))
     .use(streamRoutes(auth, streams))
-    .use(unknownDeviceRoutes(auth, createUnknownIdentifiers({ db: deps.database.db, clock, recent: deps.recentUnknowns ?? null })))
+    .use(unknownDeviceRoutes(auth, createUnknownIdentifiers({ store: createUnknownIdentifierStore(deps.database), clock, recent: deps.recentUnknowns ?? null })))
     .use(devicesRoutes(auth, devices))
     .use(adminRoutes(auth, { clock, access, keyUsage, keys, people, auditLog: createAuditStore(deps.database), me: { people, access, linkExpiresAt: shares.expiresAt } }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))

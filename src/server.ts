@@ -72,7 +72,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   const recentUnknowns = createRecentUnknowns()
   const pipeline = createIngestPipeline({
     alerts: { rules: alertRules, wake: () => notificationDelivery.wake() },
-    sqlite: database.sqlite,
+    database,
     clock,
     log,
     live,

@@ -111,7 +111,7 @@ function open(name: string, alerts: boolean): Side {
     }
     alertOptions = { alerts: { rules: timed, wake: () => {} } }
   }
-  side.pipeline = createIngestPipeline({ sqlite: database.sqlite, clock: systemClock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, maxBatchFixes: 500, ...alertOptions })
+  side.pipeline = createIngestPipeline({ database: database, clock: systemClock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, maxBatchFixes: 500, ...alertOptions })
   return side
 }
 

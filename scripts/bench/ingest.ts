@@ -107,7 +107,7 @@ function floorInsert(database: DatabaseHandle): number {
 }
 
 async function pipelineInsert(database: DatabaseHandle): Promise<number> {
-  const pipeline = createIngestPipeline({ sqlite: database.sqlite, clock: systemClock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, maxBatchFixes: BATCH })
+  const pipeline = createIngestPipeline({ database: database, clock: systemClock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, maxBatchFixes: BATCH })
   const devices = fleet(DEVICES, IMEI_BASE)
   const started = performance.now()
   // A window of reports in flight at a time, as many connections would have.
@@ -186,7 +186,7 @@ try {
   }
   async function osmandProduct(round: number) {
     const database = fleetDatabase(`osmand-${round}`, fleet(DEVICES, IMEI_BASE))
-    const pipeline = createIngestPipeline({ sqlite: database.sqlite, clock: systemClock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, maxBatchDelayMs: DELAY })
+    const pipeline = createIngestPipeline({ database: database, clock: systemClock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, maxBatchDelayMs: DELAY })
     const listener = startOsmandListener({ pipeline, clock: systemClock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
     try {
       const result = await child(['osmand', `http://127.0.0.1:${listener.port}`, '50', String(SECONDS), 'S', String(DEVICES)])
@@ -219,7 +219,7 @@ try {
   }
   async function teltonikaProduct(round: number) {
     const database = fleetDatabase(`teltonika-${round}`, fleet(CONNECTIONS, TCP_IMEI_BASE, 'T'))
-    const pipeline = createIngestPipeline({ sqlite: database.sqlite, clock: systemClock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, maxBatchDelayMs: DELAY })
+    const pipeline = createIngestPipeline({ database: database, clock: systemClock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, maxBatchDelayMs: DELAY })
     // every load connection comes from 127.0.0.1: lift the per-address cap
     const gate = createConnectionGate({ maxConnectionsPerAddress: CONNECTIONS })
     const listener = startTcpListener(teltonika, { pipeline, clock: systemClock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate })

@@ -3,41 +3,44 @@
  * spec. A `moving` device's location is its newest live fix (fed by ingestion), or its newest
  * stored fix when no live one is held.
  */
-import type { Database } from 'bun:sqlite'
 import { NotFound } from '../errors'
 import type { Geocoder } from '../geocode'
 import { isoOrNull } from '../http/model'
 import type { LivePositions } from '../ingest/live'
 import type { Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
-import { createPositionStore } from '../store/positions'
-import { createStatusStore } from '../store/status'
+import type { PositionReads } from '../store/positions'
+import type { StatusReads } from '../store/status'
 import type { DeviceAccess, DeviceRow, ListFilter } from './access'
 import type { DeviceBody, DeviceState, DeviceStatusBody } from './model'
 
 export interface DeviceServiceDeps {
-  sqlite: Database
+  positions: Pick<PositionReads, 'newestValid'>
+  statuses: StatusReads
   access: DeviceAccess
   live: LivePositions
   /** names the place of a device's location in its status */
   geocoder: Pick<Geocoder, 'reverseOffline'>
 }
 
-export function createDeviceService({ sqlite, access, live, geocoder }: DeviceServiceDeps) {
-  const positions = createPositionStore(sqlite)
-  const statuses = createStatusStore(sqlite)
+export function createDeviceService({ positions, statuses, access, live, geocoder }: DeviceServiceDeps) {
+  type Location = [number, number] | null
+  const rowLocation = (row: DeviceRow): Location => (row.latitude === null || row.longitude === null ? null : [row.latitude, row.longitude])
 
-  function location(row: DeviceRow): [number, number] | null {
-    if (row.state === 'moving') {
-      const fix = live.get(row.key)
-      if (fix) return [fix.latitude, fix.longitude]
-      const stored = positions.newestValid(row.key)
-      if (stored) return [stored.latitude, stored.longitude]
-    }
-    return row.latitude === null || row.longitude === null ? null : [row.latitude, row.longitude]
+  /** Where the device is; a promise only when the store must be read (a moving device without a live fix), so a page of parked devices awaits nothing. */
+  function location(row: DeviceRow): Location | Promise<Location> {
+    if (row.state !== 'moving') return rowLocation(row)
+    const fix = live.get(row.key)
+    if (fix) return [fix.latitude, fix.longitude]
+    return positions.newestValid(row.key).then((stored) => (stored ? [stored.latitude, stored.longitude] : rowLocation(row)))
   }
 
-  function toBody(row: DeviceRow): DeviceBody {
+  async function toBody(row: DeviceRow): Promise<DeviceBody> {
+    const at = location(row)
+    return body(row, at instanceof Promise ? await at : at)
+  }
+
+  function body(row: DeviceRow, at: Location): DeviceBody {
     return {
       id: row.id,
       model: row.model_id,
@@ -47,7 +50,7 @@ export function createDeviceService({ sqlite, access, live, geocoder }: DeviceSe
       imei: row.imei,
       iccid: row.iccid,
       state: row.state as DeviceState,
-      location: location(row),
+      location: at,
       connected: row.connected === 1,
       connected_at: isoOrNull(row.connected_at),
       disconnected_at: isoOrNull(row.disconnected_at),
@@ -57,24 +60,30 @@ export function createDeviceService({ sqlite, access, live, geocoder }: DeviceSe
   }
 
   return {
-    list(principal: Principal, filter: ListFilter): DeviceBody[] {
+    async list(principal: Principal, filter: ListFilter): Promise<DeviceBody[]> {
       requirePermission(principal, PERMISSION.location)
       const rows = access.list(principal, filter)
       if (rows.length === 0) throw new NotFound('No devices found')
-      return rows.map(toBody)
+      const bodies: DeviceBody[] = []
+      for (const row of rows) {
+        const at = location(row)
+        bodies.push(body(row, at instanceof Promise ? await at : at))
+      }
+      return bodies
     },
 
-    get(principal: Principal, id: string): DeviceBody {
+    async get(principal: Principal, id: string): Promise<DeviceBody> {
       requirePermission(principal, PERMISSION.location)
       return toBody(requireDevice(access, principal, id))
     },
 
     /** What the device's status and information packets said of it, each attribute's latest value, and where it is. */
-    status(principal: Principal, id: string): DeviceStatusBody {
+    async status(principal: Principal, id: string): Promise<DeviceStatusBody> {
       requirePermission(principal, PERMISSION.location)
       const device = requireDevice(access, principal, id)
-      const stored = statuses.latest(device.key)
-      const at = location(device)
+      const stored = await statuses.latest(device.key)
+      const found = location(device)
+      const at = found instanceof Promise ? await found : found
       return {
         id: device.id,
         attributes: stored?.attributes ?? {},

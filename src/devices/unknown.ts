@@ -10,11 +10,9 @@
  * ("device refused", once per source and minute). The rule is read at every request: the list
  * stops the moment a second account is made.
  */
-import { count, inArray, or } from 'drizzle-orm'
-import type { Db } from '../../db/client'
-import { accounts, devices } from '../../db/schema'
 import type { Clock } from '../clock'
 import type { RecentUnknowns } from '../ingest/recent-unknowns'
+import type { UnknownIdentifierStore } from '../store/devices'
 
 export interface UnknownIdentifierBody {
   identifier: string
@@ -36,24 +34,15 @@ export interface UnknownIdentifiersBody {
 export const SHARED_SERVER_REASON =
   "Unknown identifiers are listed only on a server with one account: they belong to no account, and one account's admins must not see what is sent to another's. The server's log names them (\"device refused\")."
 
-export function createUnknownIdentifiers({ db, clock, recent }: { db: Db; clock: Clock; recent: RecentUnknowns | null }) {
+export function createUnknownIdentifiers({ store, clock, recent }: { store: UnknownIdentifierStore; clock: Clock; recent: RecentUnknowns | null }) {
   return {
     /** the list, most recently seen first; none (`listed` false) on a server with more than one account */
-    list(): UnknownIdentifiersBody {
-      const accountCount = db.select({ n: count() }).from(accounts).get()?.n ?? 0
-      if (accountCount > 1) return { listed: false, reason: SHARED_SERVER_REASON, identifiers: [] }
+    async list(): Promise<UnknownIdentifiersBody> {
+      if ((await store.accountCount()) > 1) return { listed: false, reason: SHARED_SERVER_REASON, identifiers: [] }
       const seen = recent?.list(clock.now()) ?? []
       if (seen.length === 0) return { listed: true, reason: null, identifiers: [] }
       // a device added since (by any process) is no longer unknown
-      const wanted = seen.map((s) => s.identifier)
-      const known = new Set<string>()
-      for (let at = 0; at < wanted.length; at += 400) {
-        const chunk = wanted.slice(at, at + 400)
-        for (const row of db.select({ imei: devices.imei, serial: devices.serial }).from(devices).where(or(inArray(devices.imei, chunk), inArray(devices.serial, chunk))).all()) {
-          known.add(row.imei)
-          known.add(row.serial)
-        }
-      }
+      const known = await store.knownIdentifiers(seen.map((s) => s.identifier))
       const identifiers = seen
         .filter((s) => !known.has(s.identifier))
         .map((s) => ({

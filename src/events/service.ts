@@ -9,12 +9,12 @@ import type { Geocoder } from '../geocode'
 import { Invalid } from '../errors'
 import type { Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
-import { eventBody, type EventStore } from '../store/events'
+import { eventBody, type EventReads } from '../store/events'
 import { DEFAULT_WINDOW_SECONDS, MAX_RANGE_SECONDS, type EventsQueryInput, type FleetEventBody } from './model'
 
 export interface EventsServiceDeps {
   access: DeviceAccess
-  store: EventStore
+  store: Pick<EventReads, 'newestFirst'>
   clock: Clock
   /** the offline "City, CC" of each event */
   geocoder: Pick<Geocoder, 'reverseOffline'>
@@ -22,7 +22,7 @@ export interface EventsServiceDeps {
 
 export function createEventsService({ access, store, clock, geocoder }: EventsServiceDeps) {
   return {
-    list(principal: Principal, query: EventsQueryInput): FleetEventBody[] {
+    async list(principal: Principal, query: EventsQueryInput): Promise<FleetEventBody[]> {
       const to = query.to ?? Math.floor(clock.now() / 1000)
       const from = query.from ?? Math.max(0, to - DEFAULT_WINDOW_SECONDS)
       if (from > to) throw Invalid.field('/from', `must not be after to (${from} > ${to})`)
@@ -31,7 +31,7 @@ export function createEventsService({ access, store, clock, geocoder }: EventsSe
 
       const reachable = access.reachableDevices(principal).filter((d) => query.device === undefined || d.id === query.device.toLowerCase())
       const devices = new Map(reachable.map((d) => [d.key, d]))
-      const rows = store.newestFirst([...devices.keys()], { from, to, limit: query.limit, offset: query.offset, alarmCode: query.alarm_code ?? null })
+      const rows = await store.newestFirst([...devices.keys()], { from, to, limit: query.limit, offset: query.offset, alarmCode: query.alarm_code ?? null })
       return rows.map((e) => {
         const device = devices.get(e.device)!
         const body = eventBody(e)

@@ -8,15 +8,14 @@
  * keys, sessions and share links together) may have HISTORY_REQUESTS_PER_PRINCIPAL route or
  * travels requests in flight, and the process as a whole a memory budget of them (limit.ts).
  */
-import type { Database } from 'bun:sqlite'
 import type { DeviceAccess } from '../devices/access'
 import { requireDevice } from '../devices/service'
 import { Invalid } from '../errors'
 import type { Geocoder } from '../geocode'
 import type { Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
-import { createEventStore, eventBody } from '../store/events'
-import { COORDINATE_SCALE, createPositionStore, FLAG_UNLOCATABLE, SPEED_SCALE, type EncodedFixRow } from '../store/positions'
+import { eventBody, type EventReads } from '../store/events'
+import { COORDINATE_SCALE, FLAG_UNLOCATABLE, SPEED_SCALE, type EncodedFixRow, type PositionReads } from '../store/positions'
 import { allocateColumns, analyseTrackInPasses, fillMissingSpeedColumn, selectColumns, truncateColumns, type TrackAnalysis, type TrackColumns } from '../track'
 import { BYTES_PER_FIX_IN_FLIGHT, createInFlightLimit, createMemoryBudget } from './limit'
 import { MAX_RANGE_SECONDS, type EventBody, type TravelBody } from './model'
@@ -24,7 +23,8 @@ import { nextTurn, routeBody } from './route-body'
 import { createStepTurns } from './turns'
 
 export interface HistoryServiceDeps {
-  sqlite: Database
+  positions: Pick<PositionReads, 'fixesIn' | 'countIn'>
+  events: Pick<EventReads, 'ofDevice'>
   access: DeviceAccess
   geocoder: Geocoder
   /** bytes the route and travels requests in flight may hold together (HISTORY_MEMORY_MB); default DEFAULT_HISTORY_MEMORY_BYTES */
@@ -75,12 +75,10 @@ function checkRange({ from, to }: Range): void {
   if (to - from > MAX_RANGE_SECONDS) throw Invalid.field('/to', `the window may span at most 31 days (${MAX_RANGE_SECONDS} s); got ${to - from} s`)
 }
 
-export function createHistoryService({ sqlite, access, geocoder, memoryBytes = DEFAULT_HISTORY_MEMORY_BYTES, maxWaitMs = MAX_HISTORY_WAIT_MS }: HistoryServiceDeps) {
+export function createHistoryService({ positions, events, access, geocoder, memoryBytes = DEFAULT_HISTORY_MEMORY_BYTES, maxWaitMs = MAX_HISTORY_WAIT_MS }: HistoryServiceDeps) {
   const limit = createInFlightLimit(HISTORY_REQUESTS_PER_PRINCIPAL)
   const memory = createMemoryBudget({ maxBytes: memoryBytes, maxWaiting: MAX_HISTORY_WAITING, maxWaitMs })
   const turns = createStepTurns()
-  const positions = createPositionStore(sqlite)
-  const events = createEventStore(sqlite)
 
   /**
    * Takes one of the principal's slots (429 when they are taken), counts the window's fixes and
@@ -117,7 +115,7 @@ export function createHistoryService({ sqlite, access, geocoder, memoryBytes = D
     let fixes = 0
     for (let from = range.from; from <= range.to; from += COUNT_SLICE_SECONDS) {
       if (from > range.from) await nextTurn()
-      fixes += positions.countIn(deviceKey, from, Math.min(range.to, from + COUNT_SLICE_SECONDS - 1))
+      fixes += await positions.countIn(deviceKey, from, Math.min(range.to, from + COUNT_SLICE_SECONDS - 1))
     }
     return fixes
   }
@@ -131,7 +129,7 @@ export function createHistoryService({ sqlite, access, geocoder, memoryBytes = D
   async function readFixes(deviceKey: number, range: Range, counted: number): Promise<StoredFixes> {
     // a window read in one statement is a step too short to queue behind the others: it goes at once
     if (counted > FIXES_PER_READ) await turns.next()
-    let rows: EncodedFixRow[] = positions.fixesIn(deviceKey, range.from, range.to, FIXES_PER_READ)
+    let rows: EncodedFixRow[] = await positions.fixesIn(deviceKey, range.from, range.to, FIXES_PER_READ)
     let capacity = Math.max(counted, rows.length)
     let points = allocateColumns(capacity)
     let deviceValid = new Uint8Array(capacity)
@@ -165,7 +163,7 @@ export function createHistoryService({ sqlite, access, geocoder, memoryBytes = D
       const after = rows[rows.length - 1][0] + 1
       rows = []
       await turns.next()
-      rows = positions.fixesIn(deviceKey, after, range.to, FIXES_PER_READ)
+      rows = await positions.fixesIn(deviceKey, after, range.to, FIXES_PER_READ)
     }
     return { points: truncateColumns(points, n), deviceValid: deviceValid.subarray(0, n), deviceInvalidCount }
   }
@@ -244,11 +242,11 @@ export function createHistoryService({ sqlite, access, geocoder, memoryBytes = D
       }
     },
 
-    events(principal: Principal, deviceId: string, range: Range): EventBody[] {
+    async events(principal: Principal, deviceId: string, range: Range): Promise<EventBody[]> {
       checkRange(range)
       const device = requireDevice(access, principal, deviceId)
       requirePermission(principal, PERMISSION.events)
-      return events.ofDevice(device.key, range.from, range.to).map(eventBody)
+      return (await events.ofDevice(device.key, range.from, range.to)).map(eventBody)
     },
   }
 }

@@ -8,11 +8,11 @@
  * What an unknown identifier is told is rationed per source (sources.ts): past the ration it is
  * masked, answered as a known device would be. A known device is never refused for its source.
  */
-import type { Database } from 'bun:sqlite'
 import { LRUCache } from 'lru-cache'
 import type { Clock } from '../clock'
 import { NotFound } from '../errors'
 import type { Logger } from '../log'
+import type { DeviceIdentityReads } from '../store/devices'
 import type { RecentUnknowns } from './recent-unknowns'
 import { createUnknownIdentifierLimiter, type UnknownIdentifierLimits } from './sources'
 
@@ -64,22 +64,16 @@ export interface DeviceRef {
 const IDENTITY_CHECK_MS = 1000
 
 export function createDeviceIdentifier(options: {
-  sqlite: Database
+  /** the devices store's identification reads (src/store/devices.ts) */
+  reads: DeviceIdentityReads
   clock: Clock
   log: Logger
   limits?: UnknownIdentifierLimits
   /** told of each unknown identifier refused (never a masked one, nor an unlinked device's) */
   recentUnknowns?: RecentUnknowns
 }) {
-  const { sqlite, clock } = options
+  const { reads, clock } = options
   const unknownIdentifiers = createUnknownIdentifierLimiter({ log: options.log, limits: options.limits })
-  const identityVersion = sqlite.query<{ version: number }, []>('SELECT version FROM access_version WHERE id = 2')
-  // An unlinked device loses to a live one with the same identifier (a re-provisioned tracker);
-  // then an IMEI match beats a serial match; then the newest device.
-  const findDevice = sqlite.query<DeviceRef, [string]>(
-    `SELECT key, id, state, model_id IS NULL AS modelless FROM devices WHERE imei = ?1 OR serial = ?1
-     ORDER BY state = 'unlink', imei = ?1 DESC, key DESC LIMIT 1`,
-  )
   /** identifier → its device (null: none) */
   const lookups = new LRUCache<string, { device: DeviceRef | null }>({ max: 50_000 })
   /** identity version the cached lookups were made at, and when it was last read */
@@ -99,7 +93,7 @@ export function createDeviceIdentifier(options: {
       // read the version at most once a second, and start over when it moved
       if (now - checkedAt >= IDENTITY_CHECK_MS || now < checkedAt) {
         checkedAt = now
-        const version = identityVersion.get()?.version ?? 0
+        const version = reads.identityVersion()
         if (version !== knownVersion) {
           lookups.clear()
           knownVersion = version
@@ -107,7 +101,7 @@ export function createDeviceIdentifier(options: {
       }
       let cached = lookups.get(uniqueId)
       if (!cached) {
-        cached = { device: uniqueId === '' ? null : findDevice.get(uniqueId) }
+        cached = { device: uniqueId === '' ? null : reads.find(uniqueId) }
         lookups.set(uniqueId, cached)
       }
       const device = cached.device

@@ -6,9 +6,10 @@
  *               or masked past their source's ration: answered as known, nothing stored)
  *   validate    each fix and event, by the pure rules of track/validate.ts, encoded for the store
  *               (an alarm code outside the product's list stored as `alarm`, protocols/events.ts)
- *   commit      group commit: one transaction for every report queued since the last one (at
- *               most 500 fixes), the big tables written through store/, the device rows updated
- *               in the same transaction
+ *   commit      group commit: one unit of work for every report queued since the last one (at
+ *               most 500 fixes), one call of store/ingest.ts that owns the transaction: fixes,
+ *               events, the device rows, device status, and the rules' state and outbox rows
+ *               through the rules' synchronous hook and the outbox's in-transaction writer
  *   acknowledge the caller's promise resolves only after the commit: then it answers the device.
  *               Nothing is acknowledged before it is durable, and the cost of a commit is shared
  *               by every report in it.
@@ -31,16 +32,16 @@
  * meanwhile queue behind it, and after WRITE_DEADLINE_MS (5 s) its reports are refused
  * (Timeout), never acknowledged.
  */
-import type { Database, Statement } from 'bun:sqlite'
+import type { DatabaseHandle } from '../../db/client'
 import { beginOutboxBatch, type FixToNotify } from '../alerts/outbox'
 import type { AlertRules, AlertRulesBatch, DerivedEvent, RuleFix } from '../alerts/rules'
 import type { Clock } from '../clock'
 import { DomainError } from '../errors'
 import type { Logger } from '../log'
-import { isDatabaseBusy, retryWhileBusy } from '../store/busy'
-import { createEventStore, encodeEvent, type EncodedEvent } from '../store/events'
-import { createPositionStore, decodeCoordinate, encodePosition, type EncodedPosition } from '../store/positions'
-import { createStatusStore } from '../store/status'
+import { createDeviceIdentityReads } from '../store/devices'
+import { encodeEvent, type EncodedEvent } from '../store/events'
+import { createIngestStore, type IngestUnit } from '../store/ingest'
+import { decodeCoordinate, encodePosition, type EncodedPosition } from '../store/positions'
 import { motionOf, type MotionState, type TimedPosition } from '../track/motion'
 import { DEFAULT_MAX_FIX_AGE_DAYS, isPlausiblePosition, isTimely, judgeFix, timeWindow, type TimeWindow } from '../track/validate'
 import { createDeviceIdentifier, MaskedUnknownDevice, type DeviceRef, type ReportOrigin } from './identify'
@@ -78,7 +79,8 @@ export interface DeviceSession {
 }
 
 export interface PipelineOptions {
-  sqlite: Database
+  /** the database its stores are made on (src/store/ingest.ts, the devices store's identification reads) */
+  database: Pick<DatabaseHandle, 'sqlite'>
   clock: Clock
   log: Logger
   live: LivePositions
@@ -243,39 +245,20 @@ function validateReport(report: DecodedReport, window: TimeWindow): CheckedRepor
 }
 
 export function createIngestPipeline(options: PipelineOptions) {
-  const { sqlite, clock, log, live } = options
+  const { clock, log, live } = options
   const offlineAfterMs = options.offlineAfterSeconds * 1000
   const maxBatchFixes = options.maxBatchFixes ?? 500
   const maxBatchDelayMs = options.maxBatchDelayMs ?? 0
   const maxFixAgeDays = options.maxFixAgeDays ?? DEFAULT_MAX_FIX_AGE_DAYS
-  const identifier = createDeviceIdentifier({ sqlite, clock, log, limits: options.unknownIdentifiers, recentUnknowns: options.recentUnknowns })
-  const positions = createPositionStore(sqlite)
-  const events = createEventStore(sqlite)
-  const statuses = createStatusStore(sqlite)
+  const identifier = createDeviceIdentifier({
+    reads: createDeviceIdentityReads(options.database),
+    clock,
+    log,
+    limits: options.unknownIdentifiers,
+    recentUnknowns: options.recentUnknowns,
+  })
+  const store = createIngestStore(options.database)
   const alerts = options.alerts ?? null
-
-  // The device row: ingest's own writes (the hot path binds positionally).
-  // ?5 is the state the newest fix implies, NULL when this batch moved nothing.
-  const markSeen: Statement = sqlite.query(
-    `UPDATE devices SET
-       connected_at = CASE WHEN connected = 0 OR connected_at IS NULL THEN ?2 ELSE connected_at END,
-       connected = 1,
-       updated_at = ?2,
-       latitude = coalesce(?3, latitude),
-       longitude = coalesce(?4, longitude),
-       state = CASE WHEN ?5 IS NULL OR state IN ('suspended', 'unlink', 'stolen') THEN state ELSE ?5 END
-     WHERE key = ?1`,
-  )
-  const markDisconnected: Statement = sqlite.query(
-    `UPDATE devices SET connected = 0, disconnected_at = ?2, updated_at = ?2,
-       state = CASE WHEN state IN ('moving', 'stopped') THEN 'off' ELSE state END
-     WHERE key = ?1 AND connected = 1`,
-  )
-  // a device added without a model gets its protocol's built-in one with its first report (only
-  // while it has none; the model must exist: a database opened without the catalogue keeps null)
-  const giveBuiltinModel: Statement = sqlite.query(
-    'UPDATE devices SET model_id = ?2 WHERE key = ?1 AND model_id IS NULL AND EXISTS (SELECT 1 FROM models WHERE id = ?2)',
-  )
 
   // --- in-memory state ---
   /** newest committed locatable fix per device key: what a fix must beat to move the device */
@@ -285,15 +268,16 @@ export function createIngestPipeline(options: PipelineOptions) {
   let queue: Operation[] = []
   let queuedFixes = 0
   let flushTimer: ReturnType<typeof setTimeout> | ReturnType<typeof setImmediate> | null = null
-  /** a batch waiting for another process's write lock; the next batch starts after it settles */
-  let waitingForLock: Promise<void> | null = null
+  /**
+   * the batch being committed (or waiting for another process's write lock) until its callers are
+   * settled: the next batch starts after it, so it reads the newest fixes and rule states it left
+   */
+  let committing: Promise<void> | null = null
   let stopped = false
   let batches = 0
 
   // Devices left connected by a previous run: their last sign of life is their updated_at.
-  for (const row of sqlite.query<{ key: number; updated_at: number }, []>('SELECT key, updated_at FROM devices WHERE connected = 1').all()) {
-    liveness.set(row.key, { lastSeen: row.updated_at, connected: true, sessions: 0 })
-  }
+  for (const row of store.connectedDevices()) liveness.set(row.key, { lastSeen: row.updatedAt, connected: true, sessions: 0 })
 
   const sweepTimer = options.sweepIntervalMs ? setInterval(() => sweep(), options.sweepIntervalMs) : null
   sweepTimer?.unref?.()
@@ -433,6 +417,7 @@ export function createIngestPipeline(options: PipelineOptions) {
    * the newest fixes it made.
    */
   function writeBatch(
+    unit: IngestUnit,
     operations: Operation[],
     results: (IngestResult | null)[],
   ): { published: Published; newestAfter: Map<number, TimedPosition>; rules: AlertRulesBatch | null } {
@@ -448,7 +433,7 @@ export function createIngestPipeline(options: PipelineOptions) {
       if (pending) return pending
       let known = newest.get(key)
       if (known === undefined) {
-        known = positions.newestValid(key)
+        known = unit.newestValid(key)
         newest.set(key, known)
       }
       return known
@@ -457,7 +442,7 @@ export function createIngestPipeline(options: PipelineOptions) {
     // the rules of this attempt: what they read and write is kept only once it has committed
     const rules = alerts ? alerts.rules.beginBatch() : null
     // the outbox of this attempt: channels checked once; fixes gathered only when some channel forwards them
-    const outbox = alerts ? beginOutboxBatch(sqlite) : null
+    const outbox = alerts ? unit.inTransaction(beginOutboxBatch) : null
     const forwarding = outbox !== null && outbox.forwardsPositions
     const fixesToNotify: FixToNotify[] = []
     /** a stored event: on the live stream after the commit, in the outbox now */
@@ -474,13 +459,13 @@ export function createIngestPipeline(options: PipelineOptions) {
       for (const e of derived) {
         const placed = e.latitude !== null && e.longitude !== null && isPlausiblePosition(e.latitude, e.longitude)
         const row = encodeEvent(e, placed)
-        events.append(key, row)
+        unit.appendEvent(key, row)
         storedEvent(key, row)
       }
     }
     const applyUpdate = (key: number, update: DeviceUpdate) => {
       const position = update.fix
-      markSeen.run(key, update.at, position ? position.latitude : null, position ? position.longitude : null, update.state)
+      unit.markSeen(key, update.at, position ? position.latitude : null, position ? position.longitude : null, update.state)
     }
 
     for (let i = 0; i < operations.length; i++) {
@@ -492,18 +477,18 @@ export function createIngestPipeline(options: PipelineOptions) {
           applyUpdate(op.deviceKey, pending)
           updates.delete(op.deviceKey)
         }
-        markDisconnected.run(op.deviceKey, op.at)
+        unit.markDisconnected(op.deviceKey, op.at)
         if (rules) storeDerived(op.deviceKey, rules.onConnection(op.deviceKey, false, op.at))
         continue
       }
       const key = op.device.key
       const { checked } = op
-      if (op.builtinModel !== null) giveBuiltinModel.run(key, op.builtinModel)
+      if (op.builtinModel !== null) unit.giveBuiltinModel(key, op.builtinModel)
       // read what is stored before this batch adds to it
       if (checked.fixes.length > 0) newestOf(key)
       let stored = 0
       for (const fix of checked.fixes) {
-        if (!positions.insert(key, fix.row)) continue
+        if (!unit.insertFix(key, fix.row)) continue
         stored++
         if (forwarding) {
           // every stored fix is forwarded; one that is no location (flagged invalid, or 0/0) says so
@@ -524,7 +509,7 @@ export function createIngestPipeline(options: PipelineOptions) {
       }
       let written = 0
       for (const [i, event] of checked.events.entries()) {
-        if (!events.insert(key, event, checked.eventSeqs[i])) continue
+        if (!unit.insertEvent(key, event, checked.eventSeqs[i])) continue
         written++
         storedEvent(key, event)
       }
@@ -551,7 +536,7 @@ export function createIngestPipeline(options: PipelineOptions) {
     }
     for (const [key, update] of updates) applyUpdate(key, update)
     for (const [key, { attributes, at }] of statusChanges) {
-      statuses.merge(key, JSON.stringify(attributes), at)
+      unit.mergeStatus(key, JSON.stringify(attributes), at)
       published.statuses.push({ deviceKey: key, attributes, at })
     }
     if (outbox && fixesToNotify.length > 0) outbox.enqueuePositions(fixesToNotify, nowMs)
@@ -601,38 +586,44 @@ export function createIngestPipeline(options: PipelineOptions) {
       else clearImmediate(flushTimer as ReturnType<typeof setImmediate>)
       flushTimer = null
     }
-    if (queue.length === 0 || waitingForLock !== null) return
+    if (queue.length === 0 || committing !== null) return
     const operations = queue
     queue = []
     queuedFixes = 0
 
     const results: (IngestResult | null)[] = new Array(operations.length).fill(null)
-    let written: ReturnType<typeof writeBatch> | null = null
     let started = 0
-    const commit = () => {
+    // one attempt, inside the store's unit of work (a retried attempt starts over)
+    const write = (unit: IngestUnit) => {
       started = performance.now()
-      sqlite.transaction(() => (written = writeBatch(operations, results))).immediate()
+      return writeBatch(unit, operations, results)
     }
     const fail = (error: unknown) => {
       log.error('ingest batch failed', { operations: operations.length, error: (error as Error).message })
       for (const op of operations) if (op.kind !== 'disconnect') op.reject(error)
     }
     // acknowledge: only now, after the commit, are the callers told (and they answer the devices)
-    const settle = () => {
-      // first: the rules' memory must follow the commit even if a hook below throws
-      written!.rules?.committed()
-      batches++
-      options.onBatch?.({ operations: operations.length, seconds: (performance.now() - started) / 1000 })
-      const { published, newestAfter } = written!
-      for (const [key, value] of newestAfter) newest.set(key, value)
-      for (let i = 0; i < operations.length; i++) {
-        const op = operations[i]
-        // the device has its model now: its later reports (the cached ref is shared) skip the write
-        if (op.kind === 'report' && op.builtinModel !== null) op.device.modelless = 0
-        if (op.kind === 'report') op.resolve(results[i]!)
-        else if (op.kind === 'barrier') op.resolve()
+    let settled = false
+    const settle = (written: ReturnType<typeof writeBatch>) => {
+      settled = true
+      try {
+        // first: the rules' memory must follow the commit even if a hook below throws
+        written.rules?.committed()
+        batches++
+        options.onBatch?.({ operations: operations.length, seconds: (performance.now() - started) / 1000 })
+        const { published, newestAfter } = written
+        for (const [key, value] of newestAfter) newest.set(key, value)
+        for (let i = 0; i < operations.length; i++) {
+          const op = operations[i]
+          // the device has its model now: its later reports (the cached ref is shared) skip the write
+          if (op.kind === 'report' && op.builtinModel !== null) op.device.modelless = 0
+          if (op.kind === 'report') op.resolve(results[i]!)
+          else if (op.kind === 'barrier') op.resolve()
+        }
+        publish(published)
+      } catch (error) {
+        log.error('ingest batch settling failed', { error: (error as Error)?.message })
       }
-      publish(published)
       // the outbox rows just committed: the worker looks now rather than at its next poll
       if (alerts) {
         try {
@@ -643,28 +634,24 @@ export function createIngestPipeline(options: PipelineOptions) {
       }
     }
 
-    try {
-      commit()
-    } catch (error) {
-      if (!isDatabaseBusy(error)) return fail(error)
-      // another process holds the write lock: wait for it without blocking the event loop
-      log.warn('database locked by another process: the ingest batch waits for it', { operations: operations.length })
-      waitingForLock = retryWhileBusy(sqlite, commit, { clock, afterBusy: true })
-        .then(settle, fail)
-        .finally(() => {
-          waitingForLock = null
-          flush()
-        })
-      return
-    }
-    settle()
+    // Another process holding the write lock is waited for inside the store, without blocking the
+    // event loop; a batch that committed at once was settled within the call (`committed`).
+    const onBusy = () => log.warn('database locked by another process: the ingest batch waits for it', { operations: operations.length })
+    const outcome = store.commit(write, { clock, onBusy, committed: settle })
+    if (settled) return
+    committing = outcome
+      .then(() => {}, fail)
+      .finally(() => {
+        committing = null
+        flush()
+      })
   }
 
   /** Flush what is queued (waiting for a locked database up to its deadline) and take nothing more. Sessions should be closed before this. */
   async function stop(): Promise<void> {
     if (sweepTimer) clearInterval(sweepTimer)
     flush()
-    while (waitingForLock !== null) await waitingForLock
+    while (committing !== null) await committing
     stopped = true
   }
 

@@ -170,6 +170,7 @@ export function createEventStore(database: Db | Database) {
     .from(events)
     .where(
       and(
+        // SQLite-only: json_each (PostgreSQL: jsonb_array_elements_text, or = ANY of an array parameter)
         sql`${events.device} IN (SELECT value FROM json_each(${sql.placeholder('keys')}))`,
         between(events.ts, sql.placeholder('from'), sql.placeholder('to')),
         sql`(${sql.placeholder('alarmCode')} IS NULL OR ${events.alarmCode} = ${sql.placeholder('alarmCode')})`,
@@ -239,3 +240,23 @@ export function createEventStore(database: Db | Database) {
 }
 
 export type EventStore = ReturnType<typeof createEventStore>
+
+/**
+ * What services read of events (a device's history, the fleet's events): the store's boundary,
+ * answering promises (the SQLite adapter's are settled). Writers stay on the EventStore: they run
+ * inside other owners' units of work.
+ */
+export interface EventReads {
+  /** A device's events in a window (Unix seconds, both inclusive), oldest first. */
+  ofDevice(deviceKey: number, from: number, to: number): Promise<StoredEvent[]>
+  /** Events of many devices in a window, newest first, one page; only `alarmCode`'s when given. */
+  newestFirst(deviceKeys: readonly number[], window: EventWindow & { alarmCode?: string | null }): Promise<StoredEvent[]>
+}
+
+export function createEventReads(database: { sqlite: Database }): EventReads {
+  const store = createEventStore(database.sqlite)
+  return {
+    ofDevice: async (deviceKey, from, to) => store.ofDevice(deviceKey, from, to),
+    newestFirst: async (deviceKeys, window) => store.newestFirst(deviceKeys, window),
+  }
+}

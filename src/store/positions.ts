@@ -109,6 +109,7 @@ export function createPositionStore(sqlite: Database) {
   // a re-sent (device, ts) is a duplicate, not a new row: devices resend buffered data;
   // an import with --upsert replaces what it names
   const columns = '(device, ts, lat, lon, speed, course, altitude, satellites, flags, attributes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+  // SQLite-only: INSERT OR IGNORE (PostgreSQL: ON CONFLICT (device, ts) DO NOTHING), INSERT OR REPLACE (ON CONFLICT … DO UPDATE)
   const insertOrIgnore = sqlite.query<unknown, PositionParameters>(`INSERT OR IGNORE INTO positions ${columns}`)
   const insertOrReplace = sqlite.query<unknown, PositionParameters>(`INSERT OR REPLACE INTO positions ${columns}`)
   const locatable = sql`(${positions.flags} & ${sql.raw(String(FLAG_UNLOCATABLE))}) = 0`
@@ -176,3 +177,27 @@ export function createPositionStore(sqlite: Database) {
 }
 
 export type PositionStore = ReturnType<typeof createPositionStore>
+
+/**
+ * What services read of positions (devices, history): the store's boundary, answering promises
+ * (a PostgreSQL adapter answers the same). The SQLite adapter reads synchronously and answers
+ * settled promises. Writers (insert, upsert, the deletes) stay on PositionStore: they run inside
+ * other owners' units of work (ingest, import, retention, a device's deletion).
+ */
+export interface PositionReads {
+  /** The device's newest fix that may be a location, or null. */
+  newestValid(deviceKey: number): Promise<NewestFix | null>
+  /** Up to `limit` fixes of a window (Unix seconds, both inclusive), oldest first, as encoded arrays. */
+  fixesIn(deviceKey: number, from: number, to: number, limit: number): Promise<EncodedFixRow[]>
+  /** How many fixes a window holds. */
+  countIn(deviceKey: number, from: number, to: number): Promise<number>
+}
+
+export function createPositionReads(database: { sqlite: Database }): PositionReads {
+  const store = createPositionStore(database.sqlite)
+  return {
+    newestValid: async (deviceKey) => store.newestValid(deviceKey),
+    fixesIn: async (deviceKey, from, to, limit) => store.fixesIn(deviceKey, from, to, limit),
+    countIn: async (deviceKey, from, to) => store.countIn(deviceKey, from, to),
+  }
+}

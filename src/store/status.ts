@@ -23,6 +23,7 @@ export function createStatusStore(sqlite: Database) {
     .values({ deviceKey: sql.placeholder('device'), attributes: sql.placeholder('attributes'), updatedAt: sql.placeholder('at') })
     .onConflictDoUpdate({
       target: deviceStatus.deviceKey,
+      // SQLite-only: json_patch, an RFC 7396 merge (PostgreSQL: the same merge as a small SQL function over jsonb)
       set: { attributes: sql`json_patch(${deviceStatus.attributes}, excluded.attributes)`, updatedAt: sql`excluded.updated_at` },
     })
     .prepare()
@@ -46,3 +47,14 @@ export function createStatusStore(sqlite: Database) {
 }
 
 export type StatusStore = ReturnType<typeof createStatusStore>
+
+/** What services read of device status: the store's boundary, answering promises (the SQLite adapter's are settled). */
+export interface StatusReads {
+  /** The device's latest status, or null when no packet has told any. */
+  latest(deviceKey: number): Promise<StoredStatus | null>
+}
+
+export function createStatusReads(database: { sqlite: Database }): StatusReads {
+  const store = createStatusStore(database.sqlite)
+  return { latest: async (deviceKey) => store.latest(deviceKey) }
+}

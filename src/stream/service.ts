@@ -16,17 +16,20 @@
  * a group stops getting that group's devices and a user put in one starts getting them. A share
  * link's stream ends at the link's expires_at, to the millisecond, and when the link changes.
  */
-import type { Database } from 'bun:sqlite'
 import type { Clock } from '../clock'
 import type { DeviceAccess } from '../devices/access'
 import { TooManyRequests, Unavailable } from '../errors'
 import type { LiveAlarm, LiveFix, LivePositions, LiveStatus } from '../ingest/live'
 import { budgetHolder, type Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
-import { createPositionStore } from '../store/positions'
+import type { PositionStore } from '../store/positions'
 
 export interface LiveStreamDeps {
-  sqlite: Database
+  /**
+   * the newest stored fix, what a stream starts a device with when none is held in memory: read
+   * synchronously as the stream's first frames are written (the one read of this module)
+   */
+  positions: Pick<PositionStore, 'newestValid'>
   access: DeviceAccess
   live: LivePositions
   clock: Clock
@@ -97,7 +100,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1
 const encoder = new TextEncoder()
 
 export function createLiveStreams({
-  sqlite,
+  positions,
   access,
   live,
   clock,
@@ -109,7 +112,6 @@ export function createLiveStreams({
 }: LiveStreamDeps) {
   const openByHolder = new Map<string, number>()
   let openInProcess = 0
-  const positions = createPositionStore(sqlite)
   /** what a stream starts a device with: the fix held in memory, else the newest stored one */
   function newestFix(deviceKey: number): LiveFix | undefined {
     const held = live.get(deviceKey)

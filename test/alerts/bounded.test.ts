@@ -30,7 +30,7 @@ beforeEach(() => {
   const log = createLogger('warn', (line) => logged.push(JSON.parse(line)))
   rules = createAlertRules({ states: createRuleStateStore(world.database), clock: world.clock, geofences: createGeofenceCache({ reads: createGeofenceCacheReads(world.database), clock: world.clock }), log })
   pipeline = createIngestPipeline({
-    sqlite: world.database.sqlite, clock: world.clock, log, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0,
+    database: world.database, clock: world.clock, log, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0,
     alerts: { rules, wake: () => {} },
   })
 })

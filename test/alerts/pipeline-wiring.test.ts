@@ -28,7 +28,7 @@ beforeEach(() => {
   wakes = 0
   alarms.length = 0
   pipeline = createIngestPipeline({
-    sqlite: world.database.sqlite, clock: world.clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0,
+    database: world.database, clock: world.clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0,
     alerts: { rules, wake: () => wakes++ },
   })
 })

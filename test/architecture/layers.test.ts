@@ -1,8 +1,7 @@
 /**
  * The house's layering, read from the source (#21): the bottom layers import nothing above them,
- * and SQL lives in db/ and src/store/. The files that still hold SQL are listed by name while
- * they move into stores; the list may only shrink (an entry that no longer holds SQL fails too,
- * so the list stays true).
+ * and SQL lives in db/ and src/store/ only (the composition in src/server.ts, src/app.ts and
+ * src/main.ts hands the database handle to the stores it builds, and runs no statement itself).
  */
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
@@ -17,18 +16,6 @@ const RAW_CALL = /(?:\.(?:prepare|query|transaction)\s*[<(])|(?:\b(?:sqlite|db|t
 const BUN_SQLITE = /from\s+['"]bun:sqlite['"]/
 /** builds queries: Drizzle's operators or the tables themselves */
 const QUERY_BUILDING = /from\s+['"](?:drizzle-orm[^'"]*|(?:\.\.\/)+db\/schema)['"]/
-
-/** what still holds SQL outside db/ and src/store/, until it moves into a store */
-const STILL_MOVING = new Set([
-  'src/devices/access.ts',
-  'src/devices/admin-service.ts',
-  'src/devices/service.ts',
-  'src/devices/unknown.ts',
-  'src/history/service.ts',
-  'src/ingest/identify.ts',
-  'src/ingest/pipeline.ts',
-  'src/stream/service.ts',
-])
 
 function holdsSql(file: string): string[] {
   const text = readFileSync(join(ROOT, file), 'utf8')
@@ -57,14 +44,9 @@ describe('layers point down', () => {
 })
 
 describe('SQL lives in db/ and src/store/', () => {
-  const outside = sourceFiles('src').filter((file) => !file.startsWith('src/store/') && !file.startsWith('src/console/app/'))
-  const holding = Object.fromEntries(outside.map((file) => [file, holdsSql(file)]).filter(([, why]) => why.length > 0))
-
-  test('no file outside them holds SQL but those still moving', () => {
-    expect(Object.keys(holding).filter((file) => !STILL_MOVING.has(file))).toEqual([])
-  })
-
-  test('each file still listed as moving does hold SQL (the list only shrinks)', () => {
-    expect([...STILL_MOVING].filter((file) => !(file in holding))).toEqual([])
+  test('no file outside them imports bun:sqlite, runs a statement on a connection, or builds a query', () => {
+    const outside = sourceFiles('src').filter((file) => !file.startsWith('src/store/') && !file.startsWith('src/console/app/'))
+    const holding = Object.fromEntries(outside.map((file) => [file, holdsSql(file)]).filter(([, why]) => why.length > 0))
+    expect(holding).toEqual({})
   })
 })

@@ -123,7 +123,7 @@ beforeEach(() => {
   queue = createCommandQueue({ commands: createCommandStore(database, { clock }), clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
   watch = watched(queue)
   app = createApp({ database, config, clock, live, commandQueue: queue })
-  pipeline = createIngestPipeline({ sqlite: database.sqlite, clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+  pipeline = createIngestPipeline({ database: database, clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
   const options = { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', commands: watch.delivery }
   listeners = { gt06: startTcpListener(gt06, options), teltonika: startTcpListener(teltonika, options), h02: startTcpListener(h02, options) }
 })

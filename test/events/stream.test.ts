@@ -25,7 +25,7 @@ let osmand: { port: number; stop(): Promise<void> }
 beforeEach(() => {
   live = new LivePositions()
   world = makeWorld(undefined, { live })
-  pipeline = createIngestPipeline({ sqlite: world.database.sqlite, clock: world.clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+  pipeline = createIngestPipeline({ database: world.database, clock: world.clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
   osmand = startOsmandListener({ pipeline, clock: world.clock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
 })
 afterEach(async () => {

@@ -30,7 +30,7 @@ let clock: ReturnType<typeof manualClock>
 let pipeline: IngestPipeline
 
 function newPipeline(options: Partial<PipelineOptions> = {}) {
-  return createIngestPipeline({ sqlite: db.database.sqlite, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0, ...options })
+  return createIngestPipeline({ database: db.database, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0, ...options })
 }
 
 const count = (sql: string) => db.database.sqlite.query<{ n: number }, []>(sql).get()!.n

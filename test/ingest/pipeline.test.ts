@@ -25,7 +25,7 @@ let pipeline: IngestPipeline
 
 function build(options: Partial<PipelineOptions> = {}) {
   return createIngestPipeline({
-    sqlite: db.database.sqlite,
+    database: db.database,
     clock,
     log: createLogger('debug', (line) => logLines.push(line)),
     live,

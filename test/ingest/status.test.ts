@@ -26,7 +26,7 @@ let listener: TcpListener
 beforeEach(() => {
   live = new LivePositions()
   world = makeWorld(undefined, { live })
-  pipeline = createIngestPipeline({ sqlite: world.database.sqlite, clock: world.clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+  pipeline = createIngestPipeline({ database: world.database, clock: world.clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
   listener = startTcpListener(gt06, { pipeline, clock: world.clock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
 })
 afterEach(async () => {

@@ -49,7 +49,7 @@ const count = (sqlite: Database, sql: string) => sqlite.query<{ n: number }, []>
 describe('backup', () => {
   test('a consistent, checked copy while the server keeps ingesting', async () => {
     const clock = manualClock(Date.UTC(2026, 0, 2))
-    const pipeline = createIngestPipeline({ sqlite: database.sqlite, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600 })
+    const pipeline = createIngestPipeline({ database: database, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600 })
     const before = count(database.sqlite, 'SELECT count(*) AS n FROM positions')
 
     let written = 0

@@ -55,7 +55,7 @@ function link(id: string, unixSeconds: number): Uint8Array {
 beforeEach(() => {
   db = tempFleetDb([{ imei: '', serial: SERIAL_ID }, { imei: IMEI_ID }])
   clock = manualClock(START)
-  pipeline = createIngestPipeline({ sqlite: db.database.sqlite, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+  pipeline = createIngestPipeline({ database: db.database, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
   if (h02.transport !== 'tcp') throw new Error('H02 is a TCP protocol')
   listener = startTcpListener(h02, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate: createConnectionGate() })
 })
@@ -138,7 +138,7 @@ test('an unknown id closes the connection; nothing is stored', async () => {
 test("past the address's ration an unknown id keeps its connection, as a device's, and stores nothing; the address's known devices are served", async () => {
   await listener.stop()
   await pipeline.stop()
-  pipeline = createIngestPipeline({ sqlite: db.database.sqlite, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0, unknownIdentifiers: { perSource: 1 } })
+  pipeline = createIngestPipeline({ database: db.database, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0, unknownIdentifiers: { perSource: 1 } })
   if (h02.transport !== 'tcp') throw new Error('H02 is a TCP protocol')
   listener = startTcpListener(h02, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate: createConnectionGate() })
   const told = await connectClient(listener.port)

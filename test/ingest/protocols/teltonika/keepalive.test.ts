@@ -26,7 +26,7 @@ describe('Teltonika keep-alive (0xFF) over TCP', () => {
   beforeEach(() => {
     db = tempFleetDb()
     clock = manualClock(START)
-    pipeline = createIngestPipeline({ sqlite: db.database.sqlite, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+    pipeline = createIngestPipeline({ database: db.database, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
     listener = startTcpListener(teltonika, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS })
   })
   afterEach(async () => {
