@@ -2,11 +2,29 @@
 import type { Subprocess } from 'bun'
 import { PROTOCOLS } from '../../src/ingest/protocols'
 
+/** ports this process has handed out: never twice */
+const handedOut = new Set<number>()
+
+/**
+ * A port free now on 127.0.0.1, for a server a test starts a moment later. Drawn below Linux's
+ * ephemeral range (32768–60999): a port the kernel gave for probing comes from that range, and
+ * in the moment before the server binds it, an outgoing connection of another test could be
+ * given the same one as its local port (a full run once saw "port … is already in use").
+ */
 export function freePort(): number {
-  const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
-  const port = probe.port
-  probe.stop(true)
-  return port
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000)
+    if (handedOut.has(port)) continue
+    try {
+      const probe = Bun.listen({ hostname: '127.0.0.1', port, socket: { data() {} } })
+      probe.stop(true)
+    } catch {
+      continue
+    }
+    handedOut.add(port)
+    return port
+  }
+  throw new Error('no free port found between 20000 and 32000')
 }
 
 export interface ServerProcess {
