@@ -23,8 +23,8 @@ export function ratiosOf(output: string): Map<string, number> {
   let section = ''
   for (const raw of output.split('\n')) {
     const line = raw.replace(/\(goal[^)]*\)/g, '')
-    if (/^\S/.test(line) && !/×/.test(line)) section = line.trim().replace(/\s+/g, ' ').slice(0, 60)
     const figures = [...line.matchAll(/(\d+(?:\.\d+)?)×/g)]
+    if (/^\S/.test(line) && figures.length === 0) section = line.trim().replace(/\s+/g, ' ').slice(0, 60)
     if (figures.length === 0) continue
     // the words before the first figure, up to the first number that is not the line's first word ("1 day 86,400 …" → "1 day")
     const words = line.slice(0, figures[0]!.index).trim().split(/\s+/)
@@ -38,8 +38,8 @@ export function ratiosOf(output: string): Map<string, number> {
 async function runBench(tree: string, bench: string, tag: string, logs: string): Promise<Map<string, number>> {
   const child = Bun.spawn([process.execPath, join(tree, 'scripts', 'bench', `${bench}.ts`)], {
     cwd: tree,
-    // each tree builds its own history database: the two schemas need not agree
-    env: { ...process.env, BENCH_HISTORY_DB: join(tmpdir(), `bench-history-${tag.split('-')[0]}.db`) },
+    // each checkout builds its own history database (named by its path): the two schemas need not agree
+    env: { ...process.env, BENCH_HISTORY_DB: join(tmpdir(), `bench-history-${tree.replace(/[^A-Za-z0-9]+/g, '-')}.db`) },
     stdout: 'pipe',
     stderr: 'pipe',
   })
