@@ -35,11 +35,6 @@ export function createDeviceService({ positions, statuses, access, live, geocode
     return positions.newestValid(row.key).then((stored) => (stored ? [stored.latitude, stored.longitude] : rowLocation(row)))
   }
 
-  async function toBody(row: DeviceRow): Promise<DeviceBody> {
-    const at = location(row)
-    return body(row, at instanceof Promise ? await at : at)
-  }
-
   function body(row: DeviceRow, at: Location): DeviceBody {
     return {
       id: row.id,
@@ -72,9 +67,12 @@ export function createDeviceService({ positions, statuses, access, live, geocode
       return bodies
     },
 
+    // one async frame on GET /devices/{id}, the busiest read: the body built here, not in toBody's own
     async get(principal: Principal, id: string): Promise<DeviceBody> {
       requirePermission(principal, PERMISSION.location)
-      return toBody(requireDevice(access, principal, id))
+      const row = requireDevice(access, principal, id)
+      const at = location(row)
+      return body(row, at instanceof Promise ? await at : at)
     },
 
     /** What the device's status and information packets said of it, each attribute's latest value, and where it is. */
