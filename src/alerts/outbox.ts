@@ -31,7 +31,7 @@
  * (at most MAX_FIXES_PER_BATCH fixes each, in timestamp order), merged into batches of up to 500
  * fixes across devices when the worker sends them.
  */
-import { type Connectable, connectionOf } from '../../db/client'
+import type { Connectable } from '../../db/client'
 import { createDeviceAccess } from '../devices/access'
 import type { UserPrincipal } from '../principal'
 import type { DecodedFix } from '../ingest/types'
@@ -109,8 +109,8 @@ function outboxFor(tx: OutboxTx): Outbox {
   const run = outboxInTransaction(tx)
   let found = outboxes.get(run)
   if (!found) {
-    // the access function takes the connection itself (devices/access.ts, as it is until it moves into its store)
-    found = { run, access: createDeviceAccess(connectionOf(tx)), channels: null }
+    // the access function over the unit's own transaction: its reads join it
+    found = { run, access: createDeviceAccess(tx), channels: null }
     outboxes.set(run, found)
   }
   return found
