@@ -7,7 +7,6 @@ import { Elysia } from 'elysia'
 import { adminRoutes } from './admin'
 import { createAuditStore } from './store/audit'
 import { createPeopleStore } from './store/people'
-import { endLinksBeyondCreatorsReach } from './share/creators'
 import { geofenceRoutes } from './alerts'
 import { createGeofenceService } from './alerts/service'
 import { createGeofenceStore } from './store/geofences'
@@ -147,7 +146,7 @@ export function createApp(deps: AppDeps) {
   const keyUsage = createKeyUsage(keys, clock, { log, flushMs: deps.keyUseFlushMs })
   // one throttle: bad keys, bad session cookies and wrong passwords count together
   const throttle = createAuthThrottle(clock, deps.throttle ?? defaultThrottle)
-  const people = createPeopleStore(deps.database, { clock, endLinksBeyondCreatorsReach })
+  const people = createPeopleStore(deps.database, { clock })
   const sessions = createSessionService({ people, clock, log, flushMs: deps.sessionFlushMs, onPasswordCheck: () => metrics.passwordChecks.inc() })
   const passwordGuard = createPasswordGuard({ throttle, limits: deps.passwordChecks, onRefused: (reason) => metrics.passwordAttemptsRefused.inc([reason]) })
   const auth = authPlugin({

@@ -30,7 +30,6 @@ import { createDeliveryWorker, messagingOf } from './alerts/delivery'
 import { createDeliveryStore } from './store/notifications'
 import { countingPipeline, createServerMetrics, type ServerMetrics } from './ops/server-metrics'
 import { consoleAddresses, createFirstRun, setupUrl } from './session/setup'
-import { endLinksBeyondCreatorsReach } from './share/creators'
 import { createPeopleStore } from './store/people'
 import pkg from '../package.json'
 
@@ -88,7 +87,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   })
   // a device created or re-identified over the API reports in on its very next fix
   // no user yet: a one-time setup link (its token in memory only, new at every start until setup is done)
-  const firstRun = await createFirstRun(createPeopleStore(database, { clock, endLinksBeyondCreatorsReach }))
+  const firstRun = await createFirstRun(createPeopleStore(database, { clock }))
   // one command queue: the API queues into it, the device listeners deliver from it (the app runs its sweep)
   const commandQueue = createCommandQueue({ commands: createCommandStore(database, { clock }), clock, live, log, ttlSeconds: config.commandTtl })
   const app = createApp({ database, config, clock, log, live, metrics, status, firstRun, commandQueue, messaging, onDevicesChanged: () => pipeline.devicesChanged(), recentUnknowns,

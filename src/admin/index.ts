@@ -43,7 +43,7 @@ export interface AdminRoutesDeps extends AdminDeps {
 }
 
 const TAGS = ['Administration']
-/** what a change of reach does to share links (share/creators.ts) */
+/** what a change of reach does to share links (store/shareLinks.ts) */
 const LINKS_FOLLOW =
   'A share link serves only what the user who made it still reaches: a device one no longer reaches leaves the links they made, for good, ' +
   'and a link left with none is revoked, at once.'

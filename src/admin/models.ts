@@ -22,16 +22,8 @@ import { patternProblems } from '../commands/patterns'
 import { Conflict, Forbidden, Invalid, NotFound, type FieldError } from '../errors'
 import { PROTOCOLS } from '../ingest/protocols'
 import { type CommandTaken, type ModelAudit, type ModelStore, type StoredModel } from '../store/models'
-import { CLI_ACTOR } from './audit'
+import { CLI_ACTOR } from '../store/audit'
 import type { CreateModelInput, ModelBody, ModelInputCommand, UpdateModelInput } from './models-model'
-
-// The in-transaction helpers under their former names, for dataset/service.ts (its import writes
-// models in its own unit of work) until it moves to a store of its own.
-export {
-  accountsUsingModelInTransaction as accountsUsingModel,
-  modelBodyInTransaction as modelBody,
-  recordModelChangeInTransaction as recordModelChange,
-} from '../store/models'
 
 export interface ModelAdminDeps {
   models: ModelStore

@@ -12,7 +12,6 @@ import { createDeviceAdmin } from '../devices/admin-service'
 import { adminDeps, operator } from '../admin/actor'
 import { createKey, keyOwner, listKeys, revokeKey } from '../admin/keys'
 import { createUser, hashPassword, listUsers, type PeopleDeps, setPassword } from '../admin/users'
-import { endLinksBeyondCreatorsReach } from '../share/creators'
 import { createPeopleStore, type PeopleStore } from '../store/people'
 import { setupFirstAccount } from '../session/setup'
 import type { OperatorNameStore } from '../store/operator-names'
@@ -82,7 +81,7 @@ async function groupIds(names: OperatorNameStore, accountId: string, given: stri
  * as `init` always has, sharing the setup page's unit of work).
  */
 function peopleOf(database: DatabaseHandle, clock: { now(): number }, retry = false): PeopleStore {
-  return createPeopleStore(database, { clock, retryWhileBusy: retry, endLinksBeyondCreatorsReach })
+  return createPeopleStore(database, { clock, retryWhileBusy: retry })
 }
 
 const peopleDeps = (database: DatabaseHandle, clock: { now(): number }): PeopleDeps => ({ people: peopleOf(database, clock), clock })

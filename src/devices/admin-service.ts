@@ -12,26 +12,13 @@
  * as its IMEI or its serial, in any account, unlinked or not, is a Conflict.
  */
 import type { Db } from '../../db/client'
-import { createAuditLog } from '../admin/audit'
-import { endLinksBeyondCreatorsReach } from '../share/creators'
-import { createDeviceAdminStore, type DeviceChangeWriters, type RemovedDevice, type StoredDevice } from '../store/devices'
+import { createDeviceAdminStore, type RemovedDevice, type StoredDevice } from '../store/devices'
 import type { Clock } from '../clock'
 import { Invalid, type FieldError } from '../errors'
 import type { CreateDeviceInput, UpdateDeviceInput } from './admin-model'
 import { identifierProblems } from './identifiers'
 import type { DeviceState } from './model'
 
-
-/**
- * Other owners' in-transaction writers a device change runs in its unit of work: the audit log's
- * entry, and share links' end beyond their creators' reach.
- */
-export const DEVICE_CHANGE_WRITERS: DeviceChangeWriters = {
-  audit: (tx, entry, atMs) => createAuditLog(tx).record(entry, atMs),
-  endLinksBeyondCreatorsReach: (tx, accountId, atMs) => {
-    endLinksBeyondCreatorsReach(tx, accountId, atMs)
-  },
-}
 
 export interface DeviceAdminDeps {
   /** the database the devices store is made on (given to the store, never queried here) */
@@ -85,7 +72,7 @@ function distinctIds(ids: readonly string[]): string[] {
 }
 
 export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDeps) {
-  const store = createDeviceAdminStore({ db }, DEVICE_CHANGE_WRITERS)
+  const store = createDeviceAdminStore({ db })
 
   function shape(row: StoredDevice): AdministeredDevice {
     return {

@@ -11,9 +11,6 @@ import { type Logger, silentLogger } from '../log'
 import type { UserPrincipal } from '../principal'
 import { insertKeyInTransaction, type KeyStore } from '../store/keys'
 
-/** the session service reads the credentials version synchronously until it moves into its store */
-export { createCredentialsVersion } from '../store/keys'
-
 export function hashKey(key: string): string {
   return new Bun.CryptoHasher('sha256').update(key).digest('hex')
 }

@@ -26,8 +26,6 @@ import type { CreateShareInput, ShareCreatedBody, ShareLinkBody, ShareLinkDetail
 import { DEFAULT_ACL, isPermission } from './permissions'
 import { generateShortCode, generateToken, SHORT_CODE, type ShareTokenCache } from './tokens'
 
-/** the dataset import's writer, in its transaction (it moves with the import into its store) */
-export { removeFromOtherAccountsLinksInTransaction as removeFromOtherAccountsLinks } from '../store/shareLinks'
 
 export interface ShareServiceDeps {
   links: ShareLinkStore

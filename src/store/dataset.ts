@@ -5,9 +5,8 @@
  * rows through `StoredRows` and throws to refuse; nothing is written then.
  *
  * Positions and events go through their owners' writers (store/positions.ts, store/events.ts:
- * the one encoding). The model audit and the share links' reach are still written by their
- * modules' functions on this transaction's connection (admin/models.ts, share/service.ts,
- * share/creators.ts); they become those owners' `…InTransaction` writers as they move.
+ * the one encoding); the model audit and the share links' reach by the models' and share links'
+ * stores' in-transaction writers.
  *
  * SQLite-only: `ON CONFLICT … DO UPDATE`/`DO NOTHING` here are PostgreSQL's too; a PostgreSQL
  * adapter answers `StoredRows` from the document's ids loaded first (one `= ANY($1)` read a
@@ -334,7 +333,7 @@ export function createDatasetStore(database: DatabaseHandle): DatasetStore {
 
     // once every user's and device's groups, roles and accounts are as the rows say (never
     // between a group cleared and the same group given back): share links keep only what their
-    // creators reach (share/creators.ts). Only an upsert can take reach away.
+    // creators reach (store/shareLinks.ts). Only an upsert can take reach away.
     if (upsert) endLinksBeyondCreatorsReach(sqlite, null, now)
     const keyOf = (id: string) => {
       let key = keys.get(id)

@@ -23,8 +23,10 @@ import { type Connectable, connectionOf, type DatabaseHandle, type Db } from '..
 import * as schema from '../../db/schema'
 import { accessVersion, accounts, deviceGroups, devices, groups, models, shareLinkDevices, shareLinks } from '../../db/schema'
 import { Conflict, NotFound } from '../errors'
+import { recordAuditInTransaction } from './audit'
 import { createEventStore } from './events'
 import { createPositionStore } from './positions'
+import { endLinksBeyondCreatorsReachInTransaction } from './shareLinks'
 
 /** A device's row as the access function answers it (the stored column names). */
 export interface DeviceRow {
@@ -344,17 +346,6 @@ export interface DeviceChangeActor {
   atMs: number
 }
 
-/**
- * Other owners' writers a device change runs inside its unit of work (their modules export them
- * for adapters; the composer hands them here, so this store reaches nothing above it).
- */
-export interface DeviceChangeWriters {
-  /** the audit log's entry for the change */
-  audit(tx: DeviceTransaction, entry: { accountId: string; actor: string; action: 'create' | 'update' | 'delete'; objectType: 'device'; objectId: string; requestId: string | null }, atMs: number): void
-  /** share links keep a device only where the user who made them still reaches it (after a group change) */
-  endLinksBeyondCreatorsReach(tx: DeviceTransaction, accountId: string, atMs: number): void
-}
-
 /** A device as stored, with its groups. */
 export type StoredDevice = typeof devices.$inferSelect & { groups: string[] }
 
@@ -404,7 +395,7 @@ export interface RemovedDevice {
  * Conflict. The share-link rows a deletion removes are written here until the share links' store
  * offers its in-transaction writer for it.
  */
-export function createDeviceAdminStore(database: { db: Db }, writers: DeviceChangeWriters) {
+export function createDeviceAdminStore(database: { db: Db }) {
   const { db } = database
   const positionStore = createPositionStore(connectionOf(db))
   const eventStore = createEventStore(db)
@@ -462,7 +453,7 @@ export function createDeviceAdminStore(database: { db: Db }, writers: DeviceChan
   }
 
   const audit = (tx: DeviceTransaction, by: DeviceChangeActor, action: 'create' | 'update' | 'delete', objectId: string) =>
-    writers.audit(tx, { accountId: by.accountId, actor: by.actor, action, objectType: 'device', objectId, requestId: by.requestId }, by.atMs)
+    recordAuditInTransaction(tx, { accountId: by.accountId, actor: by.actor, action, objectType: 'device', objectId, requestId: by.requestId }, by.atMs)
 
   return {
     /** Adds the device to `by.accountId` with its groups (ids, lower case, each once); NotFound for a model or group it may not use, Conflict for a used identifier. */
@@ -533,7 +524,7 @@ export function createDeviceAdminStore(database: { db: Db }, writers: DeviceChan
           if (wanted !== null) {
             tx.delete(deviceGroups).where(eq(deviceGroups.deviceKey, row.key)).run()
             if (wanted.length > 0) tx.insert(deviceGroups).values(wanted.map((groupId) => ({ groupId, deviceKey: row.key }))).run()
-            writers.endLinksBeyondCreatorsReach(tx, by.accountId, by.atMs)
+            endLinksBeyondCreatorsReachInTransaction(tx, by.accountId, by.atMs)
           }
           audit(tx, by, 'update', row.id)
           return withGroups(tx, updated)

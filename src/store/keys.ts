@@ -217,11 +217,8 @@ export function createKeyStore(database: Pick<DatabaseHandle, 'sqlite'>, { clock
   }
 }
 
-/**
- * A synchronous reader of the credentials version, for the session service until it moves into
- * its store (session/service.ts reads it inside its synchronous lookup).
- */
-export function createCredentialsVersion(connection: Connectable): () => number {
+/** A reader of the credentials version (access_version row 4: keys, roles, users), run to completion. */
+function createCredentialsVersion(connection: Connectable): () => number {
   const read = drizzle(connectionOf(connection)).select({ version: accessVersion.version }).from(accessVersion).where(eq(accessVersion.id, 4)).prepare()
   return () => read.get()?.version ?? 0
 }

@@ -13,9 +13,8 @@
  * - a session opened (sweeping the expired), renewed, ended; sessions' last uses in the background.
  *
  * A change of who reaches what (a role, memberships, a group deleted) also ends what share links
- * their creators no longer reach, in the same unit of work, with the links' owner's in-transaction
- * writer, which the composition hands over (`endLinksBeyondCreatorsReach`): this layer imports
- * nothing above it.
+ * their creators no longer reach, in the same unit of work, with the share-link store's
+ * in-transaction writer (`endLinksBeyondCreatorsReachInTransaction`).
  *
  * The decisions (who may do what, what a name may be, which error) are the services'
  * (admin/users.ts, admin/groups.ts, session/*); this answers what it found, as outcomes.
@@ -33,6 +32,7 @@ import type { Logger } from '../log'
 import { recordAuditInTransaction } from './audit'
 import { retryWhileBusy } from './busy'
 import { createDeferredWrites, type DeferredWrites } from './deferred'
+import { endLinksBeyondCreatorsReachInTransaction as endLinks } from './shareLinks'
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 
@@ -258,11 +258,6 @@ export interface PeopleStoreOptions {
   clock?: Clock
   /** false: a write waits in SQLite's busy timeout only (a process alone: the command line) */
   retryWhileBusy?: boolean
-  /**
-   * The share links' owner's in-transaction writer: ends what links their creators no longer
-   * reach (share/creators.ts), after a change of roles or memberships in the account.
-   */
-  endLinksBeyondCreatorsReach(tx: Tx, accountId: string, nowMs: number): unknown
 }
 
 const asRole = (role: string): StoredRole => (role === 'admin' ? 'admin' : 'member')
@@ -271,10 +266,9 @@ const asRole = (role: string): StoredRole => (role === 'admin' ? 'admin' : 'memb
 const named = (columns: { id: unknown; name: unknown }, match: { id: string } | { name: string }) =>
   'id' in match ? eq(columns.id as never, match.id) : sql`lower(${columns.name}) = ${match.name.toLowerCase()}`
 
-export function createPeopleStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'>, options: PeopleStoreOptions): PeopleStore {
+export function createPeopleStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'>, options: PeopleStoreOptions = {}): PeopleStore {
   const { db, sqlite } = database
   const clock = options.clock ?? systemClock
-  const endLinks = options.endLinksBeyondCreatorsReach
   const placeholder = sql.placeholder
 
   const write = <T>(work: () => T): Promise<T> => (options.retryWhileBusy === false ? new Promise<T>((resolve) => resolve(work())) : retryWhileBusy(sqlite, work, { clock }))

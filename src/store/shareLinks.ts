@@ -450,8 +450,26 @@ export interface EndedLinks {
   removed: number
 }
 
+/*
+ * A share link ends with its creator. It serves only the devices the user who made it still
+ * reaches — an admin the account's, a member those of their groups — so that a member taken out
+ * of a group, a device moved to another group or account, or an admin made a member, cannot keep
+ * showing what they no longer see through a link made before. A device the creator no longer
+ * reaches leaves the link for good (coming back into reach does not bring it back); a link left
+ * with none is revoked, as one left with no device always was. The user deleted: every link they
+ * made is revoked (a trigger, migration 0015, so whichever process deletes them).
+ *
+ * Every unit of work that changes who reaches what (a user's groups or role, a group's users or
+ * devices, a device's groups or account, an import: the people, devices and dataset stores) calls
+ * the writer below inside its transaction, after all of its changes: never between a delete and
+ * the insert that replaces it, where a user who keeps a group would seem to have lost it.
+ * Deleting link devices and revoking links move row 3 of access_version (migrations 0003 and
+ * 0015), so the share token cache and open live streams follow on their next request, in every
+ * process.
+ */
+
 /**
- * A share link ends with its creator (share/creators.ts says why): takes out of the active links
+ * A share link ends with its creator (above): takes out of the active links
  * of `accountId` (of every account when null: an import) the devices their creator no longer
  * reaches, and revokes those left with none, which keep their device list as it was. `now` (Unix
  * ms) is their updated_at. Inside the transaction `tx` of the change to who reaches what, after

@@ -3,7 +3,7 @@
  * its refusals, and setupFirstAccount (what `tracker init` calls).
  */
 import { afterEach, describe, expect, test } from 'bun:test'
-import { CLI_ACTOR } from '../../src/admin/audit'
+import { CLI_ACTOR } from '../../src/store/audit'
 import { createApp } from '../../src/app'
 import { createFirstRun, setupFirstAccount } from '../../src/session/setup'
 import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'

@@ -1,5 +1,4 @@
 /** Shared by the sign-in tests: people with passwords in the test world, and cookies. */
-import { endLinksBeyondCreatorsReach } from '../../src/share/creators'
 import { createPeopleStore, type PeopleStore } from '../../src/store/people'
 import type { World } from '../support/world'
 
@@ -7,7 +6,7 @@ export const PASSWORD = 'correct horse battery'
 
 /** the people store over the world's database, as the app builds it */
 export function peopleOf(world: Pick<World, 'database' | 'clock'>): PeopleStore {
-  return createPeopleStore(world.database, { clock: world.clock, endLinksBeyondCreatorsReach })
+  return createPeopleStore(world.database, { clock: world.clock })
 }
 
 let hashed: Promise<string> | undefined
