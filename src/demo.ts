@@ -18,7 +18,7 @@ import liverpoolCsv from '../test/fixtures/tracks/liverpool_bus_route14_outbound
 import type { Config } from './config'
 import { importDataset } from './dataset/service'
 import { createDatasetStore } from './store/dataset'
-import { createDemoStore } from './store/demo'
+import { createPeopleStore } from './store/people'
 import { generateKey } from './keys/service'
 import { hashPassword } from './session/passwords'
 import { devicePortsOf } from './ingest/protocols/ports'
@@ -217,7 +217,7 @@ export async function runDemo(options: DemoOptions): Promise<{ sent: number; ref
     // the fleet and the run's new key, in one unit of work
     await importDataset(createDatasetStore(database), demoDataset(tracks, key), { upsert: true })
     // a new password ends the sessions of the last run
-    await createDemoStore(database).setPasswordEndingSessions(DEMO.user, passwordHash)
+    await createPeopleStore(database).replaceDemoPassword(DEMO.user, passwordHash)
   } finally {
     database.close()
   }

@@ -5,7 +5,7 @@
  * which the stores that make changes call inside their transactions (services never do); the
  * audit API reads through `createAuditStore`. Secrets (passwords, keys, session ids) never go in.
  */
-import { and, desc, eq, gte, lte, sql } from 'drizzle-orm'
+import { and, desc, eq, sql } from 'drizzle-orm'
 import type { DatabaseHandle, Db } from '../../db/client'
 import { auditLog } from '../../db/schema'
 
@@ -100,29 +100,3 @@ export function createAuditStore(database: Pick<DatabaseHandle, 'db'>): AuditSto
     },
   }
 }
-
-/**
- * The audit log as it was before the stores (`createAuditLog(tx).record(...)` inside a caller's
- * own transaction): kept for the modules not yet moved to a store. New code writes with
- * `recordAuditInTransaction` from its store and reads through `AuditStore`.
- */
-export function createAuditLog(db: Db) {
-  return {
-    /** call inside the transaction that makes the change */
-    record(entry: AuditEntry, atMs: number): void {
-      recordAuditInTransaction(db, entry, atMs)
-    },
-
-    /** the account's entries, newest first */
-    list(accountId: string, query: AuditQuery): AuditRecord[] {
-      const where = and(
-        eq(auditLog.accountId, accountId),
-        query.fromMs === undefined ? undefined : gte(auditLog.at, query.fromMs),
-        query.toMs === undefined ? undefined : lte(auditLog.at, query.toMs),
-      )
-      return db.select().from(auditLog).where(where).orderBy(desc(auditLog.at), desc(auditLog.id)).limit(query.limit).offset(query.offset).all().map(recordOf)
-    },
-  }
-}
-
-export type AuditLog = ReturnType<typeof createAuditLog>

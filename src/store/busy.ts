@@ -88,3 +88,25 @@ export async function retryWhileBusy<T>(sqlite: Database, work: () => T, options
     }
   }
 }
+
+/**
+ * Runs `work` now and answers its result as a settled promise, a throw as a rejection: how an
+ * SQLite adapter (synchronous inside) answers at its promise boundary.
+ */
+export function settled<T>(work: () => T): Promise<T> {
+  try {
+    return Promise.resolve(work())
+  } catch (error) {
+    return Promise.reject(error)
+  }
+}
+
+/**
+ * A store's write: waits out another process's lock (`retryWhileBusy`), or, with `retry` false
+ * (a process alone on the database: the command line), runs at once within SQLite's own busy
+ * timeout.
+ */
+export function storeWriter(sqlite: Database, options: { clock?: Clock; retry?: boolean } = {}): <T>(work: () => T) => Promise<T> {
+  if (options.retry === false) return settled
+  return (work) => retryWhileBusy(sqlite, work, { clock: options.clock })
+}

@@ -23,6 +23,7 @@ import { endLinksBeyondCreatorsReachInTransaction as endLinksBeyondCreatorsReach
 import { isPlausiblePosition } from '../track/validate'
 import { createEventStore, encodeEvent } from './events'
 import { createPositionStore, encodePosition } from './positions'
+import { settled } from './busy'
 
 /** What a dataset holds, as the import writes it (ids in lower case, API keys as their hashes). */
 export interface ImportRows {
@@ -377,13 +378,11 @@ export function createDatasetStore(database: DatabaseHandle): DatasetStore {
 
   return {
     importRows(rows, options) {
-      try {
+      return settled(() => {
         options.check(storedRows())
         // one unit of work: every table or none (bun:sqlite's transaction, deferred as before)
-        return Promise.resolve(sqlite.transaction(() => write(rows, options))())
-      } catch (error) {
-        return Promise.reject(error)
-      }
+        return sqlite.transaction(() => write(rows, options))()
+      })
     },
   }
 }

@@ -26,6 +26,7 @@ import { Conflict, NotFound } from '../errors'
 import { recordAuditInTransaction } from './audit'
 import { createEventStore } from './events'
 import { createPositionStore } from './positions'
+import { groupsOfAccountInTransaction } from './people'
 import { endLinksBeyondCreatorsReachInTransaction } from './shareLinks'
 
 /** A device's row as the access function answers it (the stored column names). */
@@ -414,9 +415,7 @@ export function createDeviceAdminStore(database: { db: Db }) {
   /** the groups (ids, lower case, each once), all of the account's (else 404: another account's group is not revealed) */
   function requireGroups(tx: DeviceTransaction, wanted: readonly string[], accountId: string): readonly string[] {
     if (wanted.length === 0) return []
-    const found = new Set(
-      tx.select({ id: groups.id }).from(groups).where(and(inArray(groups.id, [...wanted]), eq(groups.accountId, accountId))).all().map((g) => g.id),
-    )
+    const found = groupsOfAccountInTransaction(tx, accountId, wanted)
     const missing = wanted.filter((id) => !found.has(id))
     if (missing.length > 0) throw new NotFound(`groups: no group ${missing.slice(0, 5).join(', ')} in your account`)
     return wanted

@@ -13,12 +13,13 @@
  *   commit (the pipeline's unit of work): each call joins the transaction open on the connection,
  *   so a device's state commits or rolls back with the fixes and events that moved it.
  */
-import { and, asc, count, eq, inArray, sql } from 'drizzle-orm'
+import { and, asc, count, eq, sql } from 'drizzle-orm'
 import type { DatabaseHandle, Db } from '../../db/client'
-import { accessVersion, deviceGroups, geofences, groups } from '../../db/schema'
+import { accessVersion, deviceGroups, geofences } from '../../db/schema'
 import { type AuditEntry, recordAuditInTransaction } from './audit'
 import { type Clock, systemClock } from '../clock'
 import { retryWhileBusy } from './busy'
+import { groupsOfAccountInTransaction } from './people'
 
 /** a geofence as stored */
 export type GeofenceRow = typeof geofences.$inferSelect
@@ -92,20 +93,10 @@ export function createGeofenceStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
   const countOf = db.select({ n: count() }).from(geofences).where(eq(geofences.accountId, placeholder('account'))).prepare()
   const find = (accountId: string, id: string): GeofenceRow | null => findOne.get({ id: id.toLowerCase(), account: accountId }) ?? null
   const held = (accountId: string): number => countOf.get({ account: accountId })?.n ?? 0
-  /** the given ids that are groups of the account */
-  const groupsFound = (tx: Pick<Db, 'select'>, accountId: string, ids: readonly string[]): Set<string> =>
-    new Set(
-      tx
-        .select({ id: groups.id })
-        .from(groups)
-        .where(and(eq(groups.accountId, accountId), inArray(groups.id, [...ids])))
-        .all()
-        .map((g) => g.id),
-    )
   /** null when every id is a group of the account */
   const unknownGroups = (tx: Pick<Db, 'select'>, accountId: string, ids: readonly string[] | undefined): GeofenceRefused | null => {
     if (ids === undefined || ids.length === 0) return null
-    const found = groupsFound(tx, accountId, ids)
+    const found = groupsOfAccountInTransaction(tx, accountId, ids)
     return ids.every((id) => found.has(id)) ? null : { groupsFound: found }
   }
   const auditOf = (accountId: string, audit: GeofenceAudit, action: 'create' | 'update' | 'delete', id: string): AuditEntry => ({

@@ -7,6 +7,7 @@ import { Database } from 'bun:sqlite'
 import { sql } from 'drizzle-orm'
 import { statSync } from 'node:fs'
 import { type DatabaseHandle, migrationsApplied } from '../../db/client'
+import { settled } from './busy'
 
 export interface DatabaseFileSizes {
   /** bytes of the database file (an in-memory database: its pages) */
@@ -41,17 +42,10 @@ export interface MaintenanceStore {
 export function createMaintenanceStore(database: DatabaseHandle): MaintenanceStore {
   const { sqlite, db } = database
   const file = sqlite.filename && sqlite.filename !== ':memory:' ? sqlite.filename : null
-  const settle = <T>(work: () => T): Promise<T> => {
-    try {
-      return Promise.resolve(work())
-    } catch (error) {
-      return Promise.reject(error)
-    }
-  }
   return {
     file,
     answers: () =>
-      settle(() => {
+      settled(() => {
         try {
           db.all(sql`SELECT 1`)
           return true
@@ -60,19 +54,19 @@ export function createMaintenanceStore(database: DatabaseHandle): MaintenanceSto
           return false
         }
       }),
-    migrationsApplied: () => settle(() => migrationsApplied(sqlite)),
+    migrationsApplied: () => settled(() => migrationsApplied(sqlite)),
     fileSizes: () =>
-      settle(() => {
+      settled(() => {
         if (file === null) {
           const [pages] = db.all<{ n: number }>(sql`SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()`)
           return { database: pages?.n ?? 0, wal: 0 }
         }
         return { database: fileSize(file), wal: fileSize(`${file}-wal`) }
       }),
-    copyTo: (path) => settle(() => void db.run(sql`VACUUM INTO ${path}`)),
-    checkpoint: () => settle(() => void db.run(sql`PRAGMA wal_checkpoint(PASSIVE)`)),
+    copyTo: (path) => settled(() => void db.run(sql`VACUUM INTO ${path}`)),
+    checkpoint: () => settled(() => void db.run(sql`PRAGMA wal_checkpoint(PASSIVE)`)),
     truncateLog: () =>
-      settle(() => {
+      settled(() => {
         const [{ timeout }] = db.all<{ timeout: number }>(sql`PRAGMA busy_timeout`) as [{ timeout: number }]
         try {
           db.run(sql.raw('PRAGMA busy_timeout = 0'))
@@ -97,15 +91,12 @@ function fileSize(path: string): number {
  * server: 'ok' or the problems found. PostgreSQL: pg_restore --list of the dump (or amcheck).
  */
 export function integrityOfFile(path: string): Promise<string> {
-  try {
+  return settled(() => {
     const copy = new Database(path, { readonly: true })
     try {
-      const rows = copy.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all()
-      return Promise.resolve(rows.map((r) => r.integrity_check).join('; '))
+      return copy.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all().map((r) => r.integrity_check).join('; ')
     } finally {
       copy.close()
     }
-  } catch (error) {
-    return Promise.reject(error)
-  }
+  })
 }

@@ -16,7 +16,7 @@ import type { ModelBody, ModelInputCommand } from '../admin/models-model'
 import { type AuditAction, recordAuditInTransaction } from './audit'
 import { type Clock, systemClock } from '../clock'
 import { Conflict } from '../errors'
-import { retryWhileBusy } from './busy'
+import { storeWriter } from './busy'
 
 type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 /** a Drizzle database or one of its transactions: where the in-transaction writers run */
@@ -228,14 +228,7 @@ export interface ModelStoreOptions {
 export function createModelStore(database: DatabaseHandle, options: ModelStoreOptions = {}): ModelStore {
   const { db, sqlite } = database
   const clock = options.clock ?? systemClock
-  const write = <T>(work: () => T): Promise<T> => {
-    if (options.retryWhileBusy !== false) return retryWhileBusy(sqlite, work, { clock })
-    try {
-      return Promise.resolve(work())
-    } catch (error) {
-      return Promise.reject(error)
-    }
-  }
+  const write = storeWriter(sqlite, { clock, retry: options.retryWhileBusy })
   /** one unit of work, holding the write lock from its start (its reads decide its writes) */
   const unit = <T>(work: (tx: Tx) => T): Promise<T> => write(() => db.transaction(work, { behavior: 'immediate' }))
 

@@ -13,10 +13,11 @@ import { and, asc, desc, eq, gt, inArray, isNull, lt, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/bun-sqlite'
 import { type Connectable, connectionOf, type DatabaseHandle, type Db } from '../../db/client'
 import * as schema from '../../db/schema'
-import { accessVersion, accounts, deviceGroups, devices, groups, notificationDeliveries, notifications, users } from '../../db/schema'
+import { accessVersion, accounts, deviceGroups, devices, notificationDeliveries, notifications, users } from '../../db/schema'
 import { type AuditEntry, recordAuditInTransaction } from './audit'
 import { type Clock, systemClock } from '../clock'
 import { retryWhileBusy } from './busy'
+import { groupsOfAccountInTransaction } from './people'
 
 /** a channel (or a user's email alerts) as stored */
 export type NotificationRow = typeof notifications.$inferSelect
@@ -99,14 +100,7 @@ export function createNotificationStore(database: Pick<DatabaseHandle, 'db' | 's
   /** null when every id is a group of the account */
   const refusedGroups = (tx: Pick<Db, 'select'>, accountId: string, ids: readonly string[] | undefined): GroupsRefused | null => {
     if (ids === undefined || ids.length === 0) return null
-    const found = new Set(
-      tx
-        .select({ id: groups.id })
-        .from(groups)
-        .where(and(eq(groups.accountId, accountId), inArray(groups.id, [...ids])))
-        .all()
-        .map((g) => g.id),
-    )
+    const found = groupsOfAccountInTransaction(tx, accountId, ids)
     return ids.every((id) => found.has(id)) ? null : { groupsFound: found }
   }
   const entry = (accountId: string, audit: NotificationAudit, action: 'create' | 'update' | 'delete', id: string): AuditEntry => ({

@@ -9,6 +9,7 @@ import { and, asc, eq, isNull, or, sql, type SQL } from 'drizzle-orm'
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import type { DatabaseHandle } from '../../db/client'
 import { accounts, devices, groups, models, users } from '../../db/schema'
+import { settled } from './busy'
 
 /** a row by its id (lower case), or by its name whatever its case */
 export type NameMatch = { id: string } | { name: string }
@@ -31,28 +32,20 @@ export interface OperatorNameStore {
   accountNames(): Promise<Map<string, string>>
 }
 
-const settle = <T>(read: () => T): Promise<T> => {
-  try {
-    return Promise.resolve(read())
-  } catch (error) {
-    return Promise.reject(error)
-  }
-}
-
 const matching = (id: SQLiteColumn, name: SQLiteColumn, match: NameMatch): SQL =>
   'id' in match ? eq(id, match.id) : sql`lower(${name}) = ${match.name.toLowerCase()}`
 
 export function createOperatorNameStore({ db }: DatabaseHandle): OperatorNameStore {
   return {
-    accounts: (match) => settle(() => db.select({ id: accounts.id, name: accounts.name }).from(accounts).where(matching(accounts.id, accounts.name, match)).all()),
+    accounts: (match) => settled(() => db.select({ id: accounts.id, name: accounts.name }).from(accounts).where(matching(accounts.id, accounts.name, match)).all()),
     users: (match) =>
-      settle(() => db.select({ id: users.id, name: users.name, accountId: users.accountId }).from(users).where(matching(users.id, users.name, match)).all()),
+      settled(() => db.select({ id: users.id, name: users.name, accountId: users.accountId }).from(users).where(matching(users.id, users.name, match)).all()),
     groups: (accountId, match) =>
-      settle(() =>
+      settled(() =>
         db.select({ id: groups.id, name: groups.name }).from(groups).where(and(eq(groups.accountId, accountId), matching(groups.id, groups.name, match))).all(),
       ),
     models: (match, accountId) =>
-      settle(() => {
+      settled(() => {
         const found = matching(models.id, models.name, match)
         return db
           .select({ id: models.id, name: models.name, accountId: models.accountId })
@@ -60,9 +53,9 @@ export function createOperatorNameStore({ db }: DatabaseHandle): OperatorNameSto
           .where(accountId === undefined ? found : and(found, or(isNull(models.accountId), eq(models.accountId, accountId))))
           .all()
       }),
-    anyModel: (match) => settle(() => db.select({ id: models.id }).from(models).where(matching(models.id, models.name, match)).limit(1).get() !== undefined),
+    anyModel: (match) => settled(() => db.select({ id: models.id }).from(models).where(matching(models.id, models.name, match)).limit(1).get() !== undefined),
     devices: (match, accountId) =>
-      settle(() => {
+      settled(() => {
         const found =
           'id' in match
             ? eq(devices.id, match.id)
@@ -78,13 +71,13 @@ export function createOperatorNameStore({ db }: DatabaseHandle): OperatorNameSto
           .all()
       }),
     deviceList: (accountId) =>
-      settle(() => {
+      settled(() => {
         const query = db
           .select({ id: devices.id, alias: devices.alias, imei: devices.imei, serial: devices.serial, state: devices.state })
           .from(devices)
         return (accountId === null ? query : query.where(eq(devices.accountId, accountId))).orderBy(asc(devices.alias), asc(devices.id)).all()
       }),
-    accountsWithUsers: () => settle(() => db.selectDistinct({ id: users.accountId }).from(users).all().map((row) => row.id)),
-    accountNames: () => settle(() => new Map(db.select({ id: accounts.id, name: accounts.name }).from(accounts).all().map((a) => [a.id, a.name]))),
+    accountsWithUsers: () => settled(() => db.selectDistinct({ id: users.accountId }).from(users).all().map((row) => row.id)),
+    accountNames: () => settled(() => new Map(db.select({ id: accounts.id, name: accounts.name }).from(accounts).all().map((a) => [a.id, a.name]))),
   }
 }

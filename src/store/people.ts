@@ -30,7 +30,7 @@ import { accessVersion, accounts, deviceGroups, devices, groups, sessions, userG
 import { type Clock, systemClock } from '../clock'
 import type { Logger } from '../log'
 import { recordAuditInTransaction } from './audit'
-import { retryWhileBusy } from './busy'
+import { storeWriter } from './busy'
 import { createDeferredWrites, type DeferredWrites } from './deferred'
 import { endLinksBeyondCreatorsReachInTransaction as endLinks } from './shareLinks'
 
@@ -212,6 +212,11 @@ export interface PeopleStore {
   updateUser(accountId: string, userId: string, change: UserChange, by: ChangeBy, nowMs: number): Promise<'updated' | 'no-user' | Unknown | NameTaken | LastAdmin>
   /** the user's password, ending their sessions, with its audit row */
   setPassword(accountId: string, userId: string, passwordHash: string, by: ChangeBy, nowMs: number): Promise<'set' | 'no-user'>
+  /**
+   * The demo's own user's new password at every `tracker demo`, ending the last run's sessions,
+   * in one unit of work and with no audit row (the demo never wrote one: nobody changed it)
+   */
+  replaceDemoPassword(userId: string, passwordHash: string): Promise<void>
   /** the user (their keys, sessions, memberships with them) with its audit row */
   deleteUser(accountId: string, userId: string, by: ChangeBy, nowMs: number): Promise<'deleted' | 'no-user' | LastAdmin>
 
@@ -260,6 +265,15 @@ export interface PeopleStoreOptions {
   retryWhileBusy?: boolean
 }
 
+/**
+ * Which of `ids` are groups of the account, inside a caller's unit of work: the groups' owner
+ * answers it for every store that files something under groups (devices, geofences, channels).
+ */
+export function groupsOfAccountInTransaction(tx: Pick<Db, 'select'>, accountId: string, ids: readonly string[]): Set<string> {
+  if (ids.length === 0) return new Set()
+  return new Set(tx.select({ id: groups.id }).from(groups).where(and(eq(groups.accountId, accountId), inArray(groups.id, [...ids]))).all().map((g) => g.id))
+}
+
 const asRole = (role: string): StoredRole => (role === 'admin' ? 'admin' : 'member')
 
 /** by id, or by name in any case */
@@ -271,7 +285,7 @@ export function createPeopleStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'
   const clock = options.clock ?? systemClock
   const placeholder = sql.placeholder
 
-  const write = <T>(work: () => T): Promise<T> => (options.retryWhileBusy === false ? new Promise<T>((resolve) => resolve(work())) : retryWhileBusy(sqlite, work, { clock }))
+  const write = storeWriter(sqlite, { clock, retry: options.retryWhileBusy })
   /** one unit of work: the write lock from its start, so that what it reads holds until it commits */
   const unit = <T>(work: (tx: Tx) => T): Promise<T> => write(() => db.transaction(work, { behavior: 'immediate' }))
 
@@ -331,8 +345,8 @@ export function createPeopleStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'
   /** the ids of `ids` that are groups of the account, or null when all are */
   function unknownGroups(tx: Tx, accountId: string, ids: readonly string[]): Unknown | null {
     if (ids.length === 0) return null
-    const found = tx.select({ id: groups.id }).from(groups).where(and(eq(groups.accountId, accountId), inArray(groups.id, [...ids]))).all()
-    return found.length === ids.length ? null : { unknown: 'groups', known: found.map((g) => g.id) }
+    const found = groupsOfAccountInTransaction(tx, accountId, ids)
+    return found.size === ids.length ? null : { unknown: 'groups', known: [...found] }
   }
 
   function unknownUsers(tx: Tx, accountId: string, ids: readonly string[]): Unknown | null {
@@ -524,6 +538,12 @@ export function createPeopleStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'
         }
         if (change.passwordHash !== undefined) setHash(tx, user, change.passwordHash, by, nowMs)
         return 'updated'
+      })
+    },
+    replaceDemoPassword(userId, passwordHash) {
+      return unit((tx) => {
+        tx.update(users).set({ passwordHash }).where(eq(users.id, userId)).run()
+        tx.delete(sessions).where(eq(sessions.userId, userId)).run()
       })
     },
     setPassword(accountId, userId, passwordHash, by, nowMs) {

@@ -9,7 +9,7 @@ import { asc } from 'drizzle-orm'
 import type { DatabaseHandle } from '../../db/client'
 import { devices } from '../../db/schema'
 import type { Clock } from '../clock'
-import { retryWhileBusy } from './busy'
+import { retryWhileBusy, settled } from './busy'
 import { createEventStore } from './events'
 import { createPositionStore } from './positions'
 
@@ -64,11 +64,7 @@ export function createRetentionStore(database: DatabaseHandle, clock: Clock): Re
   })
   return {
     deviceKeys() {
-      try {
-        return Promise.resolve(keys.all().map((row) => row.key))
-      } catch (error) {
-        return Promise.reject(error)
-      }
+      return settled(() => keys.all().map((row) => row.key))
     },
     deleteBatch(tasks, from, beforeSeconds, limits) {
       return retryWhileBusy(sqlite, () => batch.immediate(tasks, from, beforeSeconds, limits), { clock })
