@@ -8,7 +8,7 @@ import { Elysia, t } from 'elysia'
 import { Invalid } from '../errors'
 import { asUser, type authPlugin } from '../http/auth'
 import { IdParams, responses } from '../http/model'
-import { REQUEST_ID_HEADER } from '../ops/requests'
+import { loggedRequestId } from '../ops/requests'
 import type { UserPrincipal } from '../principal'
 import type { AuditStore } from '../store/audit'
 import type { PeopleStore } from '../store/people'
@@ -51,14 +51,8 @@ const ADMIN_ONLY = 'For account admins: a member gets 403, a share token 403 (40
 const LISTS = 'Ordered by name, then id; `limit` 1–1000 (default 99), `offset`; an empty page is `[]`.'
 const BODIES = 'Unknown fields are 400; ids named in the body that are not of your account are 404 naming their place (`errors[].path`, e.g. `/devices/2`); a repeated id is 400. One transaction: a refused request changes nothing.'
 
-/** the audit trail's request id: the one the request log gave this request (X-Request-Id) */
-function requestIdOf(set: { headers: Record<string, unknown> }): string | null {
-  const id = set.headers[REQUEST_ID_HEADER]
-  return typeof id === 'string' ? id : null
-}
-
 export function adminRoutes(auth: ReturnType<typeof authPlugin>, deps: AdminRoutesDeps) {
-  const by = (principal: UserPrincipal, set: { headers: Record<string, unknown> }) => actorOf(principal, requestIdOf(set))
+  const by = (principal: UserPrincipal, set: { headers: Record<string, unknown> }) => actorOf(principal, loggedRequestId(set))
   const created = (set: { status?: unknown; headers: Record<string, unknown> }, location: string) => {
     set.status = 201
     set.headers.location = location

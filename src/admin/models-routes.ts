@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { asUser, type authPlugin } from '../http/auth'
 import { IdParams, responses } from '../http/model'
-import { REQUEST_ID_HEADER } from '../ops/requests'
+import { loggedRequestId } from '../ops/requests'
 import type { ModelActor, ModelAdmin } from './models'
 import { CreateModelBody, Model, ModelListQuery, UpdateModelBody } from './models-model'
 
@@ -30,10 +30,9 @@ const COMMANDS =
 
 /** The device models: /models. */
 export function modelRoutes(auth: ReturnType<typeof authPlugin>, { models }: ModelRouteDeps) {
-  const requestId = (headers: Record<string, unknown>) => (headers[REQUEST_ID_HEADER] as string | undefined) ?? null
   const adminOf = (principal: Parameters<typeof asUser>[0], headers: Record<string, unknown>): ModelActor => {
     const user = asUser(principal)
-    return { kind: 'admin', accountId: user.accountId, userId: user.userId, requestId: requestId(headers) }
+    return { kind: 'admin', accountId: user.accountId, userId: user.userId, requestId: loggedRequestId({ headers }) }
   }
   return new Elysia({ name: 'models', prefix: '/models' })
     .use(auth)

@@ -6,7 +6,7 @@ import { Elysia } from 'elysia'
 import type { authPlugin } from '../http/auth'
 import { asUser } from '../http/auth'
 import { responses } from '../http/model'
-import { REQUEST_ID_HEADER } from '../ops/requests'
+import { loggedRequestId } from '../ops/requests'
 import { EmailAlerts, EmailAlertsBody } from './email-alerts-model'
 import { createEmailAlerts, type EmailAlertsDeps } from './email-alerts-service'
 
@@ -34,10 +34,7 @@ export function emailAlertRoutes(auth: ReturnType<typeof authPlugin>, deps: Emai
     })
     .put(
       '/me/email-alerts',
-      ({ principal, body, set }) => {
-        const id = set.headers[REQUEST_ID_HEADER]
-        return alerts.put(asUser(principal), body, typeof id === 'string' ? id : null)
-      },
+      ({ principal, body, set }) => alerts.put(asUser(principal), body, loggedRequestId(set)),
       {
         auth: 'user',
         body: EmailAlertsBody,

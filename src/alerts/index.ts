@@ -7,7 +7,7 @@ import { Elysia, t } from 'elysia'
 import { actorOf } from '../admin/actor'
 import { asUser, type authPlugin } from '../http/auth'
 import { IdParams, responses } from '../http/model'
-import { REQUEST_ID_HEADER } from '../ops/requests'
+import { loggedRequestId } from '../ops/requests'
 import { CreateGeofenceBody, Geofence, GeofenceListQuery, UpdateGeofenceBody } from './model'
 import type { GeofenceService } from './service'
 
@@ -33,12 +33,6 @@ const RULES =
   'naming its place, a repeated one 400); empty or absent, the geofence applies to every device of the account. A group deleted ' +
   'later stays listed and matches no device (the geofence does not widen to every device). `speed_limit` in km/h (above 0, at ' +
   'most 1000) or null. Unknown fields are 400.'
-
-/** the audit trail's request id: the one the request log gave this request (X-Request-Id) */
-function requestIdOf(set: { headers: Record<string, unknown> }): string | null {
-  const id = set.headers[REQUEST_ID_HEADER]
-  return typeof id === 'string' ? id : null
-}
 
 export function geofenceRoutes(auth: ReturnType<typeof authPlugin>, { geofences }: GeofenceRouteDeps) {
   return new Elysia({ name: 'geofences', prefix: '/geofences' })
@@ -66,7 +60,7 @@ export function geofenceRoutes(auth: ReturnType<typeof authPlugin>, { geofences 
     .post(
       '',
       async ({ principal, body, set }) => {
-        const by = actorOf(asUser(principal), requestIdOf(set))
+        const by = actorOf(asUser(principal), loggedRequestId(set))
         const created = await geofences.create(by, body)
         set.status = 201
         set.headers.location = `/geofences/${created.id}`
@@ -89,7 +83,7 @@ export function geofenceRoutes(auth: ReturnType<typeof authPlugin>, { geofences 
     .patch(
       '/:id',
       async ({ principal, params, body, set }) => {
-        const by = actorOf(asUser(principal), requestIdOf(set))
+        const by = actorOf(asUser(principal), loggedRequestId(set))
         return geofences.update(by, params.id, body)
       },
       {
@@ -109,7 +103,7 @@ export function geofenceRoutes(auth: ReturnType<typeof authPlugin>, { geofences 
     .delete(
       '/:id',
       async ({ principal, params, set }) => {
-        const by = actorOf(asUser(principal), requestIdOf(set))
+        const by = actorOf(asUser(principal), loggedRequestId(set))
         await geofences.remove(by, params.id)
         set.status = 204
         return null

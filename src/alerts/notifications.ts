@@ -8,7 +8,7 @@ import { PageQuery } from '../admin/model'
 import type { Clock } from '../clock'
 import { asUser, type authPlugin } from '../http/auth'
 import { IdParams, responses } from '../http/model'
-import { REQUEST_ID_HEADER } from '../ops/requests'
+import { loggedRequestId } from '../ops/requests'
 import type { UserPrincipal } from '../principal'
 import type { NotificationStore } from '../store/notifications'
 import { createSender, DEFAULT_MESSAGING, type MessagingSettings } from './delivery'
@@ -47,16 +47,11 @@ const DELIVERY =
   '(its code in `last_status_code`). A Telegram channel posts the same text to `TELEGRAM_API_URL/bot<token>/sendMessage` as `{ chat_id, text }`: a 2xx with `"ok": true` is delivered. ' +
   'Both go through the same outbox, retries, fair slots and deliveries list as webhooks; the SMTP host and the Telegram API are the operator\'s and not subject to the SSRF guard.'
 
-function requestIdOf(set: { headers: Record<string, unknown> }): string | null {
-  const id = set.headers[REQUEST_ID_HEADER]
-  return typeof id === 'string' ? id : null
-}
-
 export function notificationRoutes(auth: ReturnType<typeof authPlugin>, deps: NotificationRoutesDeps) {
   const guard = deps.guard ?? createWebhookGuard({ allowPrivate: deps.allowPrivate })
   const messaging = deps.messaging ?? DEFAULT_MESSAGING
   const service = createNotificationService({ store: deps.store, clock: deps.clock, guard, send: createSender({ guard, messaging }), smtpConfigured: messaging.smtpUrl !== null })
-  const by = (principal: UserPrincipal, set: { headers: Record<string, unknown> }) => actorOf(principal, requestIdOf(set))
+  const by = (principal: UserPrincipal, set: { headers: Record<string, unknown> }) => actorOf(principal, loggedRequestId(set))
 
   return new Elysia({ name: 'notifications', prefix: '/notifications' })
     .use(auth)

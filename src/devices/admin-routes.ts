@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { asUser, type authPlugin } from '../http/auth'
 import { IdParams, responses } from '../http/model'
-import { REQUEST_ID_HEADER } from '../ops/requests'
+import { loggedRequestId } from '../ops/requests'
 import { CreateDeviceBody, UpdateDeviceBody } from './admin-model'
 import type { DeviceAdmin } from './admin-service'
 import { Device } from './model'
@@ -26,14 +26,13 @@ const IDENTIFIERS =
 
 /** POST /devices, PATCH and DELETE /devices/{id}: the account admin's. */
 export function deviceAdminRoutes(auth: ReturnType<typeof authPlugin>, { admin, devices, write }: DeviceAdminRouteDeps) {
-  const requestId = (headers: Record<string, unknown>) => (headers[REQUEST_ID_HEADER] as string | undefined) ?? null
   return new Elysia({ name: 'device-admin', prefix: '/devices' })
     .use(auth)
     .post(
       '',
       async ({ principal, body, set }) => {
         const user = asUser(principal)
-        const created = await write(() => admin.createDevice(body, user.accountId, user.userId, requestId(set.headers)))
+        const created = await write(() => admin.createDevice(body, user.accountId, user.userId, loggedRequestId(set)))
         set.status = 201
         set.headers.location = `/devices/${created.id}`
         return devices.get(user, created.id)
@@ -55,7 +54,7 @@ export function deviceAdminRoutes(auth: ReturnType<typeof authPlugin>, { admin, 
       '/:id',
       async ({ principal, params, body, set }) => {
         const user = asUser(principal)
-        const updated = await write(() => admin.updateDevice(params.id, body, user.accountId, user.userId, requestId(set.headers)))
+        const updated = await write(() => admin.updateDevice(params.id, body, user.accountId, user.userId, loggedRequestId(set)))
         return devices.get(user, updated.id)
       },
       {
@@ -77,7 +76,7 @@ export function deviceAdminRoutes(auth: ReturnType<typeof authPlugin>, { admin, 
       '/:id',
       async ({ principal, params, set }) => {
         const user = asUser(principal)
-        await write(() => admin.deleteDevice(params.id, user.accountId, user.userId, requestId(set.headers)))
+        await write(() => admin.deleteDevice(params.id, user.accountId, user.userId, loggedRequestId(set)))
         set.status = 204
         return null
       },

@@ -71,6 +71,12 @@ function decodeUnreserved(text: string): string {
  * short-link code too, and anything shaped like a token, a key or a code wherever it stands, so
  * a mangled URL (`/share??token=…`, `//s/<code>`, a token in a path segment) leaks nothing either.
  */
+/** the request id the request log gave this request (X-Request-Id, on the answer's headers), for the audit log */
+export function loggedRequestId(set: { headers: Record<string, unknown> }): string | null {
+  const id = set.headers[REQUEST_ID_HEADER]
+  return typeof id === 'string' ? id : null
+}
+
 export function redactUrl(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2)
   let rest = start < 0 ? '/' : decodeUnreserved(url.slice(start))

@@ -10,7 +10,7 @@ import { asUser, crossOrigin, SESSION_COOKIE, sessionCookie, type authPlugin } f
 import { boundedJson } from '../http/body'
 import type { ClientAddress, PeerSource, RequestOrigin } from '../http/client'
 import { responses } from '../http/model'
-import { REQUEST_ID_HEADER } from '../ops/requests'
+import { loggedRequestId } from '../ops/requests'
 import type { PasswordGuard } from './guard'
 import { ChangePasswordBody, SessionAnswer, SetupBody, SignInBody } from './model'
 import { setupAssetRoute, setupPage } from './page'
@@ -109,7 +109,7 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
         )
         if (newHash === null) throw new Forbidden('current_password is not your current password; nothing was changed')
         const keep = user.via === 'session' ? sessionCookie(request) : null
-        await sessions.changePassword(user.userId, expectedHash, newHash, keep, typeof set.headers[REQUEST_ID_HEADER] === 'string' ? set.headers[REQUEST_ID_HEADER] : null)
+        await sessions.changePassword(user.userId, expectedHash, newHash, keep, loggedRequestId(set))
         Object.assign(set.headers, noStore)
         return { kind: 'user' as const, ...(await sessions.userOf(user)) }
       },
@@ -233,7 +233,7 @@ export function setupRoutes({ people, firstRun: makingFirstRun, sessions, clock,
         }
         let user
         try {
-          user = await setupFirstAccount(people, body, clock, { requestId: String(set.headers[REQUEST_ID_HEADER] ?? '') || null })
+          user = await setupFirstAccount(people, body, clock, { requestId: loggedRequestId(set) })
         } catch (error) {
           // setup was done another way meanwhile (`tracker init`): the link is spent
           if (error instanceof Conflict) firstRun.invalidate()
