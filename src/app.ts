@@ -230,11 +230,9 @@ export function createApp(deps: AppDeps) {
     .use(sessionRoutes(auth, sessions, { guard: passwordGuard, clientAddress, requestOrigin, appUrl: config.appUrl, appUrlSet: config.appUrlSet }))
     .use(setupRoutes({ people, firstRun: deps.firstRun ?? createFirstRun(people), sessions, clock, appUrl: config.appUrl, requestOrigin }))
     // share-link views still in memory are written before the server closes the database
-    .onStop(() => {
+    .onStop(async () => {
       commandQueue.stop()
-      shareTokens.flush({ wait: true })
-      keyUsage.flush({ wait: true })
-      sessions.flush({ wait: true })
+      await Promise.all([shareTokens.flush({ wait: true }), keyUsage.flush({ wait: true }), sessions.flush({ wait: true })])
     })
 }
 

@@ -12,8 +12,13 @@ import type { MigrationMeta } from 'drizzle-orm/migrator'
 import postgres, { type Sql } from 'postgres'
 import * as schema from './schema'
 import { migrationFiles, migrationJournal } from './migrations'
+import { type AccessVersions, createAccessVersions } from './versions'
 
 export type PgDb = PostgresJsDatabase<typeof schema>
+/** a transaction of PgDb (what `db.transaction(async (tx) => …)` hands its callback) */
+export type PgTx = Parameters<Parameters<PgDb['transaction']>[0]>[0]
+/** a database or one of its transactions: where an in-transaction writer runs */
+export type PgConnectable = PgDb | PgTx
 
 export interface PostgresHandle {
   engine: 'postgres'
@@ -22,6 +27,8 @@ export interface PostgresHandle {
   db: PgDb
   /** `host:port/database`, for messages (never the password) */
   where: string
+  /** the access counters as this node knows them (LISTEN tracker_versions; started on first use) */
+  versions: AccessVersions
   close(): Promise<void>
 }
 
@@ -74,7 +81,11 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
   } catch (error) {
     throw new DatabaseUnavailable(`cannot use DATABASE_URL (${where}): ${reasonOf(error, url)}`)
   }
-  const close = () => sql.end({ timeout: 5 })
+  const versions = createAccessVersions(sql)
+  const close = async () => {
+    await versions.close()
+    await sql.end({ timeout: 5 })
+  }
   try {
     const [row] = await sql<{ server_version_num: string }[]>`SHOW server_version_num`
     const version = Number(row?.server_version_num)
@@ -86,7 +97,7 @@ export async function openPostgres(url: string, options: PostgresOptions = {}): 
       await migrateLocked(url, options)
       await options.afterMigrate?.(db)
     }
-    return { engine: 'postgres', sql, db, where, close }
+    return { engine: 'postgres', sql, db, where, versions, close }
   } catch (error) {
     await close().catch(() => {})
     if (error instanceof DatabaseUnavailable) throw error

@@ -61,7 +61,7 @@ export interface AuditStore {
 
 type AuditRow = typeof auditLog.$inferSelect
 
-const recordOf = (row: AuditRow): AuditRecord => ({
+export const recordOf = (row: Pick<AuditRow, 'id' | 'actor' | 'action' | 'objectType' | 'objectId' | 'at' | 'requestId'>): AuditRecord => ({
   id: row.id,
   actor: row.actor,
   action: row.action,

@@ -30,7 +30,7 @@ export interface DeferredWriteOptions {
   context?(): Record<string, unknown>
 }
 
-export function createDeferredWrites(sqlite: Database, options: DeferredWriteOptions) {
+export function createDeferredWrites(sqlite: Database, options: DeferredWriteOptions): DeferredWrites {
   const busyTimeout = sqlite.query<{ timeout: number }, []>('PRAGMA busy_timeout')
   let timer: ReturnType<typeof setTimeout> | null = null
   let failures = 0
@@ -83,4 +83,13 @@ export function createDeferredWrites(sqlite: Database, options: DeferredWriteOpt
   return { flush, schedule }
 }
 
-export type DeferredWrites = ReturnType<typeof createDeferredWrites>
+/** A background writer: what the SQLite adapter above builds, and what a PostgreSQL adapter builds over its pool. */
+export interface DeferredWrites {
+  /**
+   * Writes what waits now; false when it could not (kept for the next try). The SQLite adapter
+   * answers at once; a PostgreSQL adapter answers a promise (await it at stop).
+   */
+  flush(options?: { wait?: boolean }): boolean | Promise<boolean>
+  /** a write soon, unless one is already due or nothing waits */
+  schedule(): void
+}
