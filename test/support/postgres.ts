@@ -71,7 +71,16 @@ export async function freshPostgres(): Promise<FreshPostgres> {
   const name = `tracker_test_${process.pid}_${Date.now().toString(36)}_${counter++}`
   const admin = postgres(testDatabaseUrl, { max: 1, onnotice: () => {} })
   try {
-    await admin.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${template}"`)
+    // two processes copying the template at once: the second is told it is in use; try again
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await admin.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${template}"`)
+        break
+      } catch (error) {
+        if ((error as { code?: string }).code !== '55006' || attempt >= 50) throw error
+        await Bun.sleep(20 + Math.random() * 80)
+      }
+    }
   } finally {
     await admin.end({ timeout: 5 })
   }
