@@ -36,7 +36,7 @@ import { createDeviceAccess } from '../devices/access'
 import type { UserPrincipal } from '../principal'
 import type { DecodedFix } from '../ingest/types'
 import { type EncodedEvent, type EventBody, eventBody } from '../store/events'
-import { NOTIFICATIONS_VERSION_ROW, type OutboxInTransaction, outboxInTransaction } from '../store/notifications'
+import { NOTIFICATIONS_VERSION_ROW, type OutboxInTransaction, outboxInTransaction, type OutboxSource } from '../store/notifications'
 
 /** fixes in one positions delivery at most (the contract's batch size) */
 export const MAX_FIXES_PER_BATCH = 500
@@ -56,7 +56,14 @@ export type EventPayload = EventBody & { device: { id: string; alias: string } }
 /** One fix as a positions webhook receives it; `device` is the device's id. */
 export type PositionPayload = Omit<FixToNotify, 'device' | 'attributes'> & { device: string; attributes: Record<string, unknown> }
 
-export type OutboxTx = Connectable
+/**
+ * Where the outbox's statements run: a SQLite connection or transaction, or an adapter's own
+ * source of them (PostgreSQL's ingest, src/store/postgres/ingest.ts, answers from what its batch
+ * read ahead, with whom users reach among the batch's devices).
+ */
+export type OutboxTx = Connectable | OutboxSource
+
+const isOutboxSource = (tx: OutboxTx): tx is OutboxSource => typeof (tx as Partial<OutboxSource>).enqueue === 'function'
 
 export { NOTIFICATIONS_VERSION_ROW }
 
@@ -99,18 +106,18 @@ function eventPayloadText(event: EventToNotify, device: { id: string; alias: str
 interface Outbox {
   run: OutboxInTransaction
   /** whom a user's own alerts reach: the one access function, on this connection (inside the caller's transaction) */
-  access: ReturnType<typeof createDeviceAccess>
+  access: Pick<ReturnType<typeof createDeviceAccess>, 'reachOf'>
   channels: Channels | null
 }
 
 /** by the store's statements of a connection: one a connection */
 const outboxes = new WeakMap<OutboxInTransaction, Outbox>()
 function outboxFor(tx: OutboxTx): Outbox {
-  const run = outboxInTransaction(tx)
+  const run = isOutboxSource(tx) ? tx : outboxInTransaction(tx)
   let found = outboxes.get(run)
   if (!found) {
     // the access function over the unit's own transaction: its reads join it
-    found = { run, access: createDeviceAccess(tx), channels: null }
+    found = { run, access: isOutboxSource(tx) ? tx : createDeviceAccess(tx), channels: null }
     outboxes.set(run, found)
   }
   return found

@@ -40,7 +40,7 @@ import { DomainError } from '../errors'
 import type { Logger } from '../log'
 import { createDeviceIdentityReads } from '../store/devices'
 import { encodeEvent, type EncodedEvent } from '../store/events'
-import { createIngestStore, type IngestUnit } from '../store/ingest'
+import { type ConnectedDevice, createIngestStore, type IngestStore, type IngestTouches, type IngestUnit } from '../store/ingest'
 import { decodeCoordinate, encodePosition, type EncodedPosition } from '../store/positions'
 import { motionOf, type MotionState, type TimedPosition } from '../track/motion'
 import { DEFAULT_MAX_FIX_AGE_DAYS, isPlausiblePosition, isTimely, judgeFix, timeWindow, type TimeWindow } from '../track/validate'
@@ -81,6 +81,8 @@ export interface DeviceSession {
 export interface PipelineOptions {
   /** the database its stores are made on (src/store/ingest.ts, the devices store's identification reads) */
   database: Pick<DatabaseHandle, 'sqlite'>
+  /** the group commit's store; default: src/store/ingest.ts's SQLite adapter over `database` */
+  ingestStore?: IngestStore
   clock: Clock
   log: Logger
   live: LivePositions
@@ -257,7 +259,7 @@ export function createIngestPipeline(options: PipelineOptions) {
     limits: options.unknownIdentifiers,
     recentUnknowns: options.recentUnknowns,
   })
-  const store = createIngestStore(options.database)
+  const store = options.ingestStore ?? createIngestStore(options.database)
   const alerts = options.alerts ?? null
 
   // --- in-memory state ---
@@ -277,7 +279,12 @@ export function createIngestPipeline(options: PipelineOptions) {
   let batches = 0
 
   // Devices left connected by a previous run: their last sign of life is their updated_at.
-  for (const row of store.connectedDevices()) liveness.set(row.key, { lastSeen: row.updatedAt, connected: true, sessions: 0 })
+  const restore = (rows: ConnectedDevice[]) => {
+    for (const row of rows) if (!liveness.has(row.key)) liveness.set(row.key, { lastSeen: row.updatedAt, connected: true, sessions: 0 })
+  }
+  const connectedBefore = store.connectedDevices()
+  if (Array.isArray(connectedBefore)) restore(connectedBefore)
+  else connectedBefore.then(restore, (error: unknown) => log.error('reading the devices left connected failed', { error: (error as Error)?.message }))
 
   const sweepTimer = options.sweepIntervalMs ? setInterval(() => sweep(), options.sweepIntervalMs) : null
   sweepTimer?.unref?.()
@@ -543,6 +550,23 @@ export function createIngestPipeline(options: PipelineOptions) {
     return { published, newestAfter, rules }
   }
 
+  /** What a batch of operations will write (asked only by a store that reads ahead: PostgreSQL). */
+  function touchesOf(operations: Operation[]): IngestTouches {
+    const touches: IngestTouches = { devices: [], fixes: [], alarms: [] }
+    for (const op of operations) {
+      if (op.kind === 'barrier') continue
+      if (op.kind === 'disconnect') {
+        touches.devices.push(op.deviceKey)
+        continue
+      }
+      const key = op.device.key
+      touches.devices.push(key)
+      for (const fix of op.checked.fixes) touches.fixes.push({ device: key, ts: fix.row.ts })
+      op.checked.events.forEach((event, i) => touches.alarms.push({ device: key, ts: event.ts, code: event.alarm_code, seq: op.checked.eventSeqs[i]! }))
+    }
+    return touches
+  }
+
   /** Only after the commit: live streams hear of what became durable. A subscriber's failure is its own. */
   function publish({ fixes, alarms, statuses: changed }: Published): void {
     for (const { deviceKey, fix } of fixes) {
@@ -637,7 +661,7 @@ export function createIngestPipeline(options: PipelineOptions) {
     // Another process holding the write lock is waited for inside the store, without blocking the
     // event loop; a batch that committed at once was settled within the call (`committed`).
     const onBusy = () => log.warn('database locked by another process: the ingest batch waits for it', { operations: operations.length })
-    const outcome = store.commit(write, { clock, onBusy, committed: settle })
+    const outcome = store.commit(write, { clock, onBusy, committed: settle, touches: () => touchesOf(operations) })
     if (settled) return
     committing = outcome
       .then(() => {}, fail)

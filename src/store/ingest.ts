@@ -55,8 +55,24 @@ export interface IngestUnit {
   inTransaction<T>(writer: (tx: Connectable) => T): T
 }
 
+/**
+ * What a batch will write, known before its writer runs (the pipeline gathers it from its
+ * operations): an adapter whose reads are round trips (PostgreSQL) reads all it needs up front,
+ * in one go, and lets the writer run from memory. The SQLite adapter never asks.
+ */
+export interface IngestTouches {
+  /** every device the batch writes for */
+  devices: number[]
+  /** the fixes' (device, ts) */
+  fixes: { device: number; ts: number }[]
+  /** the devices' own alarms' (device, ts, code, seq) */
+  alarms: { device: number; ts: number; code: string; seq: number }[]
+}
+
 export interface IngestCommitOptions<T> {
   clock: Clock
+  /** what the batch will write: asked only by adapters that read ahead (see IngestTouches) */
+  touches?: () => IngestTouches
   /**
    * Told what the writer returned as soon as the unit has committed, before the promise settles
    * (on SQLite within `commit` itself): the caller's memory of what is stored (newest fixes, rule
@@ -67,14 +83,24 @@ export interface IngestCommitOptions<T> {
   onBusy?: () => void
 }
 
+export interface ConnectedDevice {
+  key: number
+  /** Unix ms */
+  updatedAt: number
+}
+
 export interface IngestStore {
   /**
    * Runs `write` in one unit of work and commits it; resolves with what it returned once durable.
    * Rejects with its error (rolled back), or Timeout when the lock stayed held past the deadline.
    */
   commit<T>(write: (unit: IngestUnit) => T, options: IngestCommitOptions<T>): Promise<T>
-  /** Devices marked connected (left so by a previous run), each with its last update (Unix ms). Synchronous: read once as the pipeline starts. */
-  connectedDevices(): { key: number; updatedAt: number }[]
+  /**
+   * Devices marked connected (left so by a previous run), each with its last update (Unix ms):
+   * read once as the pipeline starts. SQLite answers at once (the pipeline's first sweep already
+   * knows them); PostgreSQL a moment later.
+   */
+  connectedDevices(): ConnectedDevice[] | Promise<ConnectedDevice[]>
 }
 
 export function createIngestStore(database: Pick<DatabaseHandle, 'sqlite'>): IngestStore {

@@ -9,6 +9,7 @@
  *   commits with its event or fix, or not at all.
  * - `DeliveryStore` (promises): the delivery worker (alerts/delivery.ts).
  */
+import type { UserPrincipal } from '../principal'
 import { and, asc, desc, eq, gt, inArray, isNull, lt, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/bun-sqlite'
 import { type Connectable, connectionOf, type DatabaseHandle, type Db } from '../../db/client'
@@ -278,6 +279,15 @@ export interface OutboxInTransaction {
   groupsOf(deviceKey: number): string[]
   /** writes one pending delivery */
   enqueue(delivery: OutboxDelivery): void
+}
+
+/**
+ * An adapter's own source of the outbox's statements, in place of a connection: PostgreSQL's
+ * ingest (src/store/postgres/ingest.ts) answers them from what its batch read ahead, with whom
+ * users with alerts of their own reach among the batch's devices.
+ */
+export interface OutboxSource extends OutboxInTransaction {
+  reachOf(user: UserPrincipal): (deviceKey: number) => boolean
 }
 
 const outboxes = new WeakMap<object, OutboxInTransaction>()
