@@ -5,12 +5,8 @@
  */
 import { Elysia } from 'elysia'
 import { adminRoutes } from './admin'
-import { createAuditStore } from './store/audit'
-import { createPeopleStore } from './store/people'
 import { geofenceRoutes } from './alerts'
 import { createGeofenceService } from './alerts/service'
-import { createGeofenceStore } from './store/geofences'
-import { createNotificationStore } from './store/notifications'
 import { type Clock, systemClock } from './clock'
 import { commandsRoutes } from './commands'
 import { consoleRoutes } from './console'
@@ -21,24 +17,18 @@ import { createDeviceAccess } from './devices/access'
 import { devicesRoutes } from './devices'
 import { deviceAdminRoutes } from './devices/admin-routes'
 import { createUnknownIdentifiers } from './devices/unknown'
-import { createUnknownIdentifierStore } from './store/devices'
 import { unknownDeviceRoutes } from './devices/unknown-routes'
 import type { RecentUnknowns } from './ingest/recent-unknowns'
 import { createDeviceAdmin } from './devices/admin-service'
 import { createModelAdmin } from './admin/models'
-import { createCommandStore } from './store/commands'
-import { createModelStore } from './store/models'
 import { modelRoutes } from './admin/models-routes'
 import { retryWhileBusy } from './store/busy'
 import { createDeviceService } from './devices/service'
 import { createGeocoder, type Geocoder } from './geocode'
 import { eventsRoutes } from './events'
 import { createEventsService } from './events/service'
-import { createKeyStore } from './store/keys'
-import { createShareLinkStore } from './store/shareLinks'
-import { createEventReads } from './store/events'
-import { createPositionReads, createPositionStore } from './store/positions'
-import { createStatusReads } from './store/status'
+import { createPositionStore } from './store/positions'
+import { createSqliteStores, type Stores } from './store'
 import { historyRoutes } from './history'
 import { createHistoryService } from './history/service'
 import { API_DESCRIPTION } from './http/description'
@@ -63,7 +53,6 @@ import { streamRoutes } from './stream'
 import { createLiveStreams } from './stream/service'
 import { type Logger, silentLogger } from './log'
 import { opsRoutes } from './ops'
-import { createMaintenanceStore } from './store/maintenance'
 import { notificationRoutes } from './alerts/notifications'
 import { emailAlertRoutes } from './alerts/email-alerts'
 import { messagingOf, type MessagingSettings } from './alerts/delivery'
@@ -75,6 +64,8 @@ import pkg from '../package.json'
 
 export interface AppDeps {
   database: DatabaseHandle
+  /** the stores over `database`; default: its SQLite adapters (src/store/index.ts) */
+  stores?: Stores
   config?: Config
   clock?: Clock
   log?: Logger
@@ -124,11 +115,12 @@ export function createApp(deps: AppDeps) {
   const log = deps.log ?? silentLogger
   const live = deps.live ?? new LivePositions()
   const metrics = deps.metrics ?? createServerMetrics()
-  const maintenance = createMaintenanceStore(deps.database)
+  const stores = deps.stores ?? createSqliteStores(deps.database, { clock })
+  const maintenance = stores.maintenance
   metrics.bind({ databaseSizes: () => maintenance.fileSizes() })
 
   const access = createDeviceAccess(sqlite)
-  const shareLinks = createShareLinkStore(deps.database, { clock })
+  const shareLinks = stores.shareLinks
   const shareTokens = createShareTokenCache(shareLinks, clock, { log, accessFlushMs: deps.shareAccessFlushMs })
   const shares = createShareService({
     links: shareLinks,
@@ -142,11 +134,11 @@ export function createApp(deps: AppDeps) {
   const forwardedFor = createForwardedForWatch({ log, clock })
   const clientAddress = createClientAddress(config.trustedProxies, forwardedFor)
   const requestOrigin = createRequestOrigin(config.trustedProxies)
-  const keys = createKeyStore(deps.database, { clock })
+  const keys = stores.keys
   const keyUsage = createKeyUsage(keys, clock, { log, flushMs: deps.keyUseFlushMs })
   // one throttle: bad keys, bad session cookies and wrong passwords count together
   const throttle = createAuthThrottle(clock, deps.throttle ?? defaultThrottle)
-  const people = createPeopleStore(deps.database, { clock })
+  const people = stores.people
   const sessions = createSessionService({ people, clock, log, flushMs: deps.sessionFlushMs, onPasswordCheck: () => metrics.passwordChecks.inc() })
   const passwordGuard = createPasswordGuard({ throttle, limits: deps.passwordChecks, onRefused: (reason) => metrics.passwordAttemptsRefused.inc([reason]) })
   const auth = authPlugin({
@@ -158,9 +150,9 @@ export function createApp(deps: AppDeps) {
     resolveShareToken: (token, request, client) => shares.resolve(token, viewerOf(request, client)),
     throttle,
   })
-  const commandQueue = deps.commandQueue ?? createCommandQueue({ commands: createCommandStore(deps.database, { clock }), clock, live, log, ttlSeconds: config.commandTtl })
+  const commandQueue = deps.commandQueue ?? createCommandQueue({ commands: stores.commands, clock, live, log, ttlSeconds: config.commandTtl })
   commandQueue.start()
-  const modelStore = createModelStore(deps.database, { clock })
+  const modelStore = stores.models
   const commands = createCommandService({ models: modelStore, access, queue: commandQueue })
   const write = <T>(work: () => T) => retryWhileBusy(sqlite, work, { clock })
   const deviceAdmin = createDeviceAdmin({ db: deps.database.db, clock, onDevicesChanged: deps.onDevicesChanged })
@@ -171,13 +163,13 @@ export function createApp(deps: AppDeps) {
     intervalMs: config.geocoderIntervalMs,
     maxInFlight: config.geocoderMaxInFlight,
   })
-  const positionReads = createPositionReads(deps.database)
-  const eventReads = createEventReads(deps.database)
-  const devices = createDeviceService({ positions: positionReads, statuses: createStatusReads(deps.database), access, live, geocoder })
+  const positionReads = stores.positions
+  const eventReads = stores.events
+  const devices = createDeviceService({ positions: positionReads, statuses: stores.statuses, access, live, geocoder })
   const history = createHistoryService({ positions: positionReads, events: eventReads, access, geocoder, memoryBytes: config.historyMemoryMb * 1024 * 1024, maxWaitMs: deps.historyMaxWaitMs })
-  const notificationStore = createNotificationStore(deps.database, { clock })
+  const notificationStore = stores.notifications
   const geofences = createGeofenceService({
-    store: createGeofenceStore(deps.database, { clock }),
+    store: stores.geofences,
     clock,
     onChange: deps.onGeofencesChanged,
     maxPerAccount: config.maxGeofencesPerAccount,
@@ -219,9 +211,9 @@ export function createApp(deps: AppDeps) {
     .use(sharePageRoutes(shares, { tileUrl: config.tileUrl, appUrl: config.appUrl }))
     .use(consoleRoutes({ tileUrl: config.tileUrl }))
     .use(streamRoutes(auth, streams))
-    .use(unknownDeviceRoutes(auth, createUnknownIdentifiers({ store: createUnknownIdentifierStore(deps.database), clock, recent: deps.recentUnknowns ?? null })))
+    .use(unknownDeviceRoutes(auth, createUnknownIdentifiers({ store: stores.unknownIdentifiers, clock, recent: deps.recentUnknowns ?? null })))
     .use(devicesRoutes(auth, devices))
-    .use(adminRoutes(auth, { clock, access, keyUsage, keys, people, auditLog: createAuditStore(deps.database), me: { people, access, linkExpiresAt: shares.expiresAt } }))
+    .use(adminRoutes(auth, { clock, access, keyUsage, keys, people, auditLog: stores.audit, me: { people, access, linkExpiresAt: shares.expiresAt } }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
     .use(modelRoutes(auth, { models: modelAdmin }))
     .use(geofenceRoutes(auth, { geofences }))

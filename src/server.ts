@@ -6,14 +6,13 @@ import { readFileSync } from 'node:fs'
 import { SERVER_BUSY_TIMEOUT_MS } from '../db/client'
 import { openProductDatabase } from './database'
 import { createApp } from './app'
+import { createSqliteStores } from './store'
 import type { Clock } from './clock'
 import { systemClock } from './clock'
 import type { Config } from './config'
 import { createCommandQueue } from './commands/queue'
-import { createCommandStore } from './store/commands'
 import { LivePositions } from './ingest/live'
 import { createGeofenceCache } from './alerts/cache'
-import { createGeofenceCacheReads, createRuleStateStore } from './store/geofences'
 import { createAlertRules } from './alerts/rules'
 import { createIngestPipeline, type IngestPipeline } from './ingest/pipeline'
 import { createRecentUnknowns } from './ingest/recent-unknowns'
@@ -24,13 +23,9 @@ import { createConnectionGate, startTcpListener, type TcpListener } from './inge
 import { createLogger, type Logger } from './log'
 import type { ServerStatus } from './ops/health'
 import { startRetention } from './ops/retention'
-import { createMaintenanceStore } from './store/maintenance'
-import { createRetentionStore } from './store/retention'
 import { createDeliveryWorker, messagingOf } from './alerts/delivery'
-import { createDeliveryStore } from './store/notifications'
 import { countingPipeline, createServerMetrics, type ServerMetrics } from './ops/server-metrics'
 import { consoleAddresses, createFirstRun, setupUrl } from './session/setup'
-import { createPeopleStore } from './store/people'
 import pkg from '../package.json'
 
 /** how long in-flight HTTP requests get to finish at shutdown before their connections are cut (live streams never finish) */
@@ -56,22 +51,24 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   // loop; writes wait asynchronously instead (store/busy.ts)
   // the built-in models are brought up to date on the way (src/database.ts)
   const database = openProductDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS, nowMs: clock.now() })
+  const stores = createSqliteStores(database, { clock })
   const live = new LivePositions()
   const metrics = createServerMetrics()
   const status: ServerStatus = { listening: false, stopping: false }
   // alerts: the rules derive events inside ingest's transaction; the outbox rows written with them
   // are sent by the delivery worker (started below), woken after each commit
-  const geofenceCache = createGeofenceCache({ reads: createGeofenceCacheReads(database), clock, log })
-  const alertRules = createAlertRules({ states: createRuleStateStore(database), clock, geofences: geofenceCache, log })
+  const geofenceCache = createGeofenceCache({ reads: stores.geofenceCache, clock, log })
+  const alertRules = createAlertRules({ states: stores.ruleStates, clock, geofences: geofenceCache, log })
   // one set of messaging settings for the worker and the API's test sends: its console link is
   // settled once the server listens (below)
   const messaging = messagingOf(config)
-  const notificationDelivery = createDeliveryWorker({ store: createDeliveryStore(database, { clock }), clock, log, metrics, allowPrivate: config.webhookAllowPrivate, messaging })
+  const notificationDelivery = createDeliveryWorker({ store: stores.deliveries, clock, log, metrics, allowPrivate: config.webhookAllowPrivate, messaging })
   // the unknown identifiers refused lately: the pipeline lists them, the admin API shows them
   const recentUnknowns = createRecentUnknowns()
   const pipeline = createIngestPipeline({
     alerts: { rules: alertRules, wake: () => notificationDelivery.wake() },
     database,
+    ingestStore: stores.ingest,
     clock,
     log,
     live,
@@ -87,10 +84,10 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   })
   // a device created or re-identified over the API reports in on its very next fix
   // no user yet: a one-time setup link (its token in memory only, new at every start until setup is done)
-  const firstRun = await createFirstRun(createPeopleStore(database, { clock }))
+  const firstRun = await createFirstRun(stores.people)
   // one command queue: the API queues into it, the device listeners deliver from it (the app runs its sweep)
-  const commandQueue = createCommandQueue({ commands: createCommandStore(database, { clock }), clock, live, log, ttlSeconds: config.commandTtl })
-  const app = createApp({ database, config, clock, log, live, metrics, status, firstRun, commandQueue, messaging, onDevicesChanged: () => pipeline.devicesChanged(), recentUnknowns,
+  const commandQueue = createCommandQueue({ commands: stores.commands, clock, live, log, ttlSeconds: config.commandTtl })
+  const app = createApp({ database, stores, config, clock, log, live, metrics, status, firstRun, commandQueue, messaging, onDevicesChanged: () => pipeline.devicesChanged(), recentUnknowns,
     onGeofencesChanged: (accountId) => alertRules.geofencesChanged(accountId),
   })
 
@@ -172,10 +169,10 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
     tcpConnections: () =>
       Object.fromEntries(PROTOCOLS.filter((p) => p.transport === 'tcp').map((p) => [p.name, (listeners.get(p.name) as TcpListener | null)?.connections ?? 0])),
   })
-  const maintenance = createMaintenanceStore(database)
+  const maintenance = stores.maintenance
   const retention = config.retentionDays
     ? startRetention({
-        store: createRetentionStore(database, clock),
+        store: stores.retention,
         maintenance,
         clock,
         log,
