@@ -2,6 +2,7 @@
  * The environment, read once into a typed, validated config. A bad value stops the process at
  * start with a message naming the variable, rather than surfacing later as a strange failure.
  */
+import { hostname } from 'node:os'
 import { parseProxyEntry } from './http/addresses'
 import { MAX_POLYGON_POINTS } from './track/geofence'
 
@@ -11,6 +12,15 @@ export interface Config {
   port: number
   host: string
   databasePath: string
+  /**
+   * DATABASE_URL: postgres:// or postgresql:// (PostgreSQL 15 or newer; many nodes may share it);
+   * null: SQLite at databasePath, one process
+   */
+  databaseUrl: string | null
+  /** DATABASE_POOL_SIZE: connections one node opens to PostgreSQL at most */
+  databasePoolSize: number
+  /** NODE_NAME: this process among the nodes of one database (metrics' `node` label, leases); default the host name */
+  nodeName: string
   /** APP_URL, else http://localhost:PORT (share links' base) */
   appUrl: string
   /** whether APP_URL was set: only then is its origin, besides the request's own, one the console may write from */
@@ -141,6 +151,29 @@ function proxyList(env: Env, name: string): string[] {
   return entries
 }
 
+/** DATABASE_URL: a postgres:// or postgresql:// URL with a host; unset or empty: SQLite */
+function databaseUrl(env: Env): string | null {
+  const value = env.DATABASE_URL ?? ''
+  if (value === '') return null
+  let parsed: URL
+  try {
+    parsed = new URL(value)
+  } catch {
+    throw new ConfigError('DATABASE_URL must be a URL such as postgres://user:password@host:5432/database')
+  }
+  if ((parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') || parsed.hostname === '') {
+    throw new ConfigError(`DATABASE_URL must be a postgres:// or postgresql:// URL with a host (got a ${parsed.protocol} URL); leave it unset for SQLite at DATABASE_PATH`)
+  }
+  return value
+}
+
+/** NODE_NAME, else the host name: letters, digits, dot, dash and underscore, at most 64 */
+function nodeName(env: Env): string {
+  const value = env.NODE_NAME || hostname() || 'node'
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(value)) throw new ConfigError(`NODE_NAME must be 1 to 64 letters, digits, dots, dashes or underscores, got "${value.slice(0, 80)}"`)
+  return value
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535)
   const appUrl = url(env, 'APP_URL', `http://localhost:${port}`)!
@@ -157,6 +190,9 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host: env.HOST || '0.0.0.0',
     databasePath: env.DATABASE_PATH || './data/tracker.db',
+    databaseUrl: databaseUrl(env),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+    nodeName: nodeName(env),
     appUrl,
     appUrlSet: (env.APP_URL ?? '') !== '',
     shortUrlBase: url(env, 'SHORT_URL_BASE', `${appUrl}/s`)!,
