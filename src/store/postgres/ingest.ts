@@ -27,6 +27,7 @@ import { DEVICES_RULES_VERSION_ROW, type RuleStateStore, type StoredRuleState } 
 import type { IngestCommitOptions, IngestStore, IngestTouches, IngestUnit } from '../ingest'
 import { CREDENTIALS_VERSION_ROW, NOTIFICATIONS_VERSION_ROW, type OutboxChannelRow, type OutboxDelivery, type OutboxSource } from '../notifications'
 import { FLAG_UNLOCATABLE, type EncodedPosition, type NewestFix } from '../positions'
+import { announceBatchInTransaction, type SignalledFix, type StoredBatch } from './signals'
 
 /** the advisory lock space of devices being written (the first key of the two-key form) */
 const DEVICE_LOCK_SPACE = 0x7472_6b02
@@ -82,7 +83,15 @@ export interface PostgresIngestStore extends IngestStore {
   ruleStates(): RuleStateStore
 }
 
-export function createPostgresIngestStore(database: Pick<PostgresHandle, 'sql'>): PostgresIngestStore {
+export interface PostgresIngestOptions {
+  /**
+   * This node's name: each committed batch is announced to the other nodes (signals.ts), which
+   * hand it to their live streams. Absent: nothing is announced (one node, a tool).
+   */
+  node?: string
+}
+
+export function createPostgresIngestStore(database: Pick<PostgresHandle, 'sql'>, { node }: PostgresIngestOptions = {}): PostgresIngestStore {
   const { sql } = database
   const context: IngestContext = { current: null }
   /** months whose partition this process has seen made */
@@ -301,7 +310,9 @@ export function createPostgresIngestStore(database: Pick<PostgresHandle, 'sql'>)
         } finally {
           context.current = null
         }
-        await Promise.all(writeAll(tx, batch.writes))
+        const statements = writeAll(tx, batch.writes)
+        if (node !== undefined) statements.push(...announceBatchInTransaction(tx, storedBatch(node, touches, batch.writes)))
+        await Promise.all(statements)
         return written
       })
       options.committed?.(result as T)
@@ -312,6 +323,21 @@ export function createPostgresIngestStore(database: Pick<PostgresHandle, 'sql'>)
       return rows.map((r) => ({ key: r.key, updatedAt: r.updated_at }))
     },
     ruleStates: () => ruleStateStore(context),
+  }
+}
+
+/** What a batch stored, as the other nodes' live streams receive it. */
+function storedBatch(node: string, touches: IngestTouches, writes: GatheredWrites): StoredBatch {
+  const fixes: SignalledFix[] = []
+  writes.fixes.row.forEach((row, i) => {
+    if ((row.flags & FLAG_UNLOCATABLE) === 0) fixes.push([writes.fixes.device[i]!, row.ts, row.lat, row.lon, row.speed, row.course])
+  })
+  return {
+    node,
+    devices: [...new Set(touches.devices)],
+    fixes,
+    alarms: [...writes.alarms, ...writes.derived].map((e) => [e.device, e.row]),
+    statuses: [...writes.statuses].map(([device, { attributes, at }]) => [device, attributes, at]),
   }
 }
 

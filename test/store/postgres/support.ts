@@ -19,6 +19,8 @@ export interface OpenedSqlite {
 export interface OpenedPostgres {
   engine: 'postgres'
   handle: PostgresHandle
+  /** the database's URL: another "node" may open it */
+  url: string
   close(): Promise<void>
 }
 
@@ -43,6 +45,7 @@ export async function openPostgresForTest(): Promise<OpenedPostgres> {
   return {
     engine: 'postgres',
     handle,
+    url: fresh.url,
     async close() {
       await handle.close()
       await fresh.drop()
