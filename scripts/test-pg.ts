@@ -1,0 +1,22 @@
+/**
+ * `npm run test:pg`: the suite's PostgreSQL run. Needs TEST_DATABASE_URL (a role that may create
+ * databases: every test makes its own); runs the tests with TRACKER_TEST_ENGINE=postgres, under
+ * which the test world (test/support/world.ts) and the store tests open PostgreSQL.
+ *
+ * Arguments are passed to `bun test` (a file or a directory to run only that).
+ */
+import { spawnSync } from 'node:child_process'
+
+if (!process.env.TEST_DATABASE_URL) {
+  console.error('npm run test:pg needs TEST_DATABASE_URL, e.g. postgres://tracker:tracker@127.0.0.1:5432/tracker (a role that may create databases)')
+  process.exit(2)
+}
+
+/** what runs on PostgreSQL: the store tests, the engine's own, the API through the test world, many nodes */
+const POSTGRES_SUITE = ['test/store/postgres', 'test/db/postgres.test.ts']
+const args = process.argv.slice(2)
+const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {
+  stdio: 'inherit',
+  env: { ...process.env, TRACKER_TEST_ENGINE: 'postgres' },
+})
+process.exit(run.status ?? 1)
