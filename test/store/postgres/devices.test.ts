@@ -175,6 +175,17 @@ for (const engine of engines('the devices store on PostgreSQL')) {
         expect(await world.rows('devices')).toHaveLength(1)
       })
 
+      test('two changes of one device at once both stay: neither is written over with what the other read', async () => {
+        const world = await open()
+        await seedFleet(world)
+        await Promise.all([
+          world.admin.update('d1', { alias: 'first' }, by('a'), () => {}),
+          world.admin.update('d1', { serial: 'S-second' }, by('a'), () => {}),
+          world.admin.update('d1', { iccid: '8931' }, by('a'), () => {}),
+        ])
+        expect((await world.rows('devices')).find((d) => d.id === 'd1')).toMatchObject({ alias: 'first', serial: 'S-second', iccid: '8931' })
+      })
+
       test('update changes the fields given, replaces groups, moves the versions it should, and writes its audit row', async () => {
         const world = await open()
         const keys = await seedFleet(world)
