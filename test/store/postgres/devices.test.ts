@@ -339,6 +339,12 @@ for (const engine of engines('the devices store on PostgreSQL')) {
           updated_at: 1_000,
           access_version: await world.access.membershipVersion(),
         })
+        // a device ingest has seen: its place, a connection flag as 0/1, times in ms beyond 2^32
+        await world.insert('devices', [
+          { id: 'seen', accountId: 'a', alias: '!seen', imei: '7', serial: '', latitude: 52.520008, longitude: -13.404954, connected: true, connectedAt: 1_767_225_600_123, disconnectedAt: 1_767_225_000_000, createdAt: 5, updatedAt: 1_767_225_600_124 },
+        ])
+        expect(await world.access.byId('seen')).toMatchObject({ latitude: 52.520008, longitude: -13.404954, connected: 1, connected_at: 1_767_225_600_123, disconnected_at: 1_767_225_000_000, created_at: 5, updated_at: 1_767_225_600_124 })
+        expect((await world.access.list('admin', 'a', { groups: null, limit: 1, offset: 0 }))[0]).toMatchObject({ id: 'seen', connected: 1, latitude: 52.520008 })
         expect((await world.access.byId('db1'))?.model_id).toBe('m-b')
         expect(await world.access.byId('D1')).toBeNull()
         expect(await world.access.byId('nope')).toBeNull()
