@@ -243,7 +243,13 @@ export function createPostgresDeviceAdminStore(database: Pick<PostgresHandle, 'd
     return row
   }
 
-  async function withGroups(tx: PgTx, row: typeof devices.$inferSelect): Promise<StoredDevice> {
+  /**
+   * The row with its groups: those this unit of work just wrote, in the order written (SQLite
+   * answers them in rowid order, the same); else as stored (PostgreSQL keeps no insertion order:
+   * physical order, which is the same until the table's space is reused).
+   */
+  async function withGroups(tx: PgTx, row: typeof devices.$inferSelect, written: readonly string[] | null): Promise<StoredDevice> {
+    if (written !== null) return { ...row, groups: [...written] }
     const ids = await tx.select({ id: deviceGroups.groupId }).from(deviceGroups).where(eq(deviceGroups.deviceKey, row.key))
     return { ...row, groups: ids.map((g) => g.id) }
   }
@@ -260,7 +266,7 @@ export function createPostgresDeviceAdminStore(database: Pick<PostgresHandle, 'd
         const [row] = await tx.insert(devices).values(newDeviceValues(device, model, by)).returning()
         if (wanted.length > 0) await tx.insert(deviceGroups).values(wanted.map((groupId) => ({ groupId, deviceKey: row!.key })))
         await audit(tx, by, 'create', device.id)
-        return withGroups(tx, row!)
+        return withGroups(tx, row!, wanted)
       }),
 
     update: (id, change, by, check) =>
@@ -280,7 +286,7 @@ export function createPostgresDeviceAdminStore(database: Pick<PostgresHandle, 'd
           await endLinksBeyondCreatorsReachInTransaction(tx, by.accountId, by.atMs)
         }
         await audit(tx, by, 'update', row.id)
-        return withGroups(tx, updated!)
+        return withGroups(tx, updated!, wanted)
       }),
 
     remove: (id, by) =>
