@@ -9,10 +9,12 @@
  * is never newer than its rows.
  *
  * Differences from SQLite, each on purpose: lists order by alias then id in byte order (`COLLATE
- * "C"`, SQLite's BINARY) whatever the database's collation; a change takes a transaction-scoped
- * advisory lock before checking identifiers (SQLite's IMMEDIATE transaction serialises writers;
- * PostgreSQL's READ COMMITTED would let two nodes give one IMEI to two devices), and locks the
- * device row it changes (`FOR UPDATE`).
+ * "C"`, SQLite's BINARY) whatever the database's collation; each change first takes one
+ * transaction-scoped advisory lock, so that device changes run one at a time across nodes as
+ * SQLite's IMMEDIATE transactions do (under READ COMMITTED two nodes could otherwise give one IMEI
+ * to two devices, or two changes end the same share links in opposite orders), and locks the
+ * device row it changes (`FOR UPDATE`: ingest's writes to the row wait, and are not overwritten
+ * with what the change read).
  */
 import { and, count, desc, eq, inArray, isNull, ne, or, type SQL, sql } from 'drizzle-orm'
 import type { PgConnectable, PgTx, PostgresHandle } from '../../../db/postgres/client'
@@ -188,8 +190,16 @@ export function createPostgresUnknownIdentifierStore(database: Pick<PostgresHand
   }
 }
 
-/** One lock for every change of a device's identifiers, held to the end of the unit of work. */
-const IDENTIFIERS_LOCK = 0x7472_6b02 // "trk" 02
+/** The lock every device change holds to the end of its unit of work. */
+const DEVICE_CHANGES_LOCK = 0x7472_6b02 // "trk" 02
+
+/** A unit of work that changes devices: one at a time across nodes (see above). */
+function deviceChange<T>(database: Pick<PostgresHandle, 'db' | 'versions'>, work: (tx: PgTx) => Promise<T>): Promise<T> {
+  return unitOfWork(database, async (tx) => {
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(${DEVICE_CHANGES_LOCK})`)
+    return work(tx)
+  })
+}
 
 /** Every position of the device, deleted inside the caller's unit of work; how many (the positions store's deleteAll). */
 async function deletePositionsInTransaction(tx: PgConnectable, deviceKey: number): Promise<number> {
@@ -223,7 +233,6 @@ export function createPostgresDeviceAdminStore(database: Pick<PostgresHandle, 'd
   async function requireUnused(tx: PgTx, identifiers: DeviceIdentifier[], exceptKey: number | null): Promise<void> {
     const values = identifierValues(identifiers)
     if (values.length === 0) return
-    await tx.execute(sql`SELECT pg_advisory_xact_lock(${IDENTIFIERS_LOCK})`)
     const clash = or(inArray(devices.imei, values), inArray(devices.serial, values))
     const rows = await tx
       .select({ imei: devices.imei, serial: devices.serial })
@@ -259,7 +268,7 @@ export function createPostgresDeviceAdminStore(database: Pick<PostgresHandle, 'd
 
   return {
     create: (device, groupIds, by) =>
-      unitOfWork(database, async (tx) => {
+      deviceChange(database, async (tx) => {
         const model = device.model === null ? null : await requireModel(tx, device.model, by.accountId)
         const wanted = await requireGroups(tx, groupIds, by.accountId)
         await requireUnused(tx, newIdentifiers(device), null)
@@ -270,7 +279,7 @@ export function createPostgresDeviceAdminStore(database: Pick<PostgresHandle, 'd
       }),
 
     update: (id, change, by, check) =>
-      unitOfWork(database, async (tx) => {
+      deviceChange(database, async (tx) => {
         const row = await storedDevice(tx, id, by.accountId)
         if (!row) throw new NotFound(`No device ${id}`)
         const imei = change.imei ?? row.imei
@@ -290,7 +299,7 @@ export function createPostgresDeviceAdminStore(database: Pick<PostgresHandle, 'd
       }),
 
     remove: (id, by) =>
-      unitOfWork(database, async (tx) => {
+      deviceChange(database, async (tx) => {
         const row = await storedDevice(tx, id, by.accountId)
         if (!row) throw new NotFound(`No device ${id}`)
         const removedPositions = await deletePositionsInTransaction(tx, row.key)

@@ -185,6 +185,35 @@ for (const engine of engines('the devices store on PostgreSQL')) {
         expect((await world.rows('devices')).find((d) => d.id === 'd1')).toMatchObject({ alias: 'first', serial: 'S-second', iccid: '8931' })
       })
 
+      // SQLite has one writer at a time (IMMEDIATE transactions): nothing to wait for there
+      test.skipIf(engine.name !== 'postgres')('a change waits for a write to the device row in progress (ingest’s) and keeps what it wrote', async () => {
+        const world = await open()
+        await seedFleet(world)
+        if (opened?.engine !== 'postgres') throw new Error('PostgreSQL only')
+        const { sql } = opened.handle
+        let release = () => {}
+        let written = () => {}
+        const writtenYet = new Promise<void>((resolve) => (written = resolve))
+        const ingest = sql.begin(async (tx) => {
+          await tx`UPDATE devices SET state = 'moving', latitude = 1.5 WHERE id = 'd1'`
+          written()
+          await new Promise<void>((resolve) => (release = resolve))
+        })
+        await writtenYet
+        const change = world.admin.update('d1', { alias: 'renamed' }, by('a'), () => {})
+        // until the change waits for the row's lock
+        for (let tries = 0; ; tries++) {
+          const [waiting] = await sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`
+          if (waiting!.n > 0) break
+          if (tries > 500) throw new Error('the change never waited for the row')
+          await Bun.sleep(5)
+        }
+        release()
+        await ingest
+        expect(await change).toMatchObject({ alias: 'renamed', state: 'moving', latitude: 1.5 })
+        expect((await world.rows('devices')).find((d) => d.id === 'd1')).toMatchObject({ alias: 'renamed', state: 'moving', latitude: 1.5 })
+      })
+
       test('update changes the fields given, replaces groups, moves the versions it should, and writes its audit row', async () => {
         const world = await open()
         const keys = await seedFleet(world)
