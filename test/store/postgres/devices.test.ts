@@ -2,7 +2,11 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { Conflict, NotFound } from '../../../src/errors'
 import type { DeviceChangeActor, NewDevice } from '../../../src/store/devices'
 import { devicesWorld, type DevicesWorld } from './devices-world'
-import { engines, type Opened } from './support'
+import * as pg from '../../../db/postgres/schema'
+import * as lite from '../../../db/schema'
+import { createDeviceAccessReads } from '../../../src/store/devices'
+import { createPostgresDeviceAccessReads } from '../../../src/store/postgres/devices'
+import { engines, type Opened, type OpenedPostgres } from './support'
 
 const by = (accountId: string, atMs = 1_000): DeviceChangeActor => ({ accountId, actor: 'u-admin', requestId: 'req-1', atMs })
 
@@ -413,6 +417,45 @@ for (const engine of engines('the devices store on PostgreSQL')) {
         const [first] = await world.access.list('admin', 'a', { groups: null, limit: 1, offset: 0 })
         expect(first).toMatchObject({ id: 'd2', alias: 'B', account_id: 'a', connected: 0, created_at: 1_000 })
         expect(first).not.toHaveProperty('access_version')
+      })
+
+      // a database created with a language's collation (ICU here) orders text its own way unless told
+      test.skipIf(engine.name !== 'postgres')('list keeps byte order under another collation of the alias and id columns', async () => {
+        const world = await open()
+        await seedFleet(world)
+        if (opened?.engine !== 'postgres') throw new Error('PostgreSQL only')
+        await opened.handle.sql`ALTER TABLE devices ALTER COLUMN alias TYPE text COLLATE "und-x-icu", ALTER COLUMN id TYPE text COLLATE "und-x-icu"`
+        expect(ids(await world.access.list('admin', 'a', { groups: null, limit: 50, offset: 0 }))).toEqual(['d2', 'd4', 'd3', 'd5', 'd1', 'd6'])
+        expect((await world.names.deviceList('a')).map((d) => d.id)).toEqual(['d7', 'd2', 'd4', 'd3', 'd5', 'd1', 'd6'])
+      })
+
+      test('the reads join a caller’s open unit of work', async () => {
+        const world = await open()
+        await seedPeople(world)
+        const row = { id: 'tx1', accountId: 'a', alias: 'in a transaction', imei: '42', serial: '' }
+        if (opened!.engine === 'sqlite') {
+          let seen: unknown[] = []
+          expect(() =>
+            opened!.handle.db.transaction((tx) => {
+              tx.insert(lite.devices).values(row).run()
+              seen = [createDeviceAccessReads(tx).byId('tx1'), createDeviceAccessReads(tx).devicesOfAccount('a')]
+              tx.rollback()
+            }),
+          ).toThrow('Rollback')
+          expect(seen).toEqual([expect.objectContaining({ id: 'tx1', key: 1 }), [1]])
+        } else {
+          const { handle } = opened as OpenedPostgres
+          let seen: unknown[] = []
+          const rolledBack = handle.db.transaction(async (tx) => {
+            await tx.insert(pg.devices).values(row)
+            const reads = createPostgresDeviceAccessReads({ db: tx, versions: handle.versions })
+            seen = [await reads.byId('tx1'), await reads.devicesOfAccount('a')]
+            tx.rollback()
+          })
+          await expect(rolledBack).rejects.toThrow('Rollback')
+          expect(seen).toEqual([expect.objectContaining({ id: 'tx1', key: 1 }), [1]])
+        }
+        expect(await world.access.byId('tx1')).toBeNull()
       })
 
       test('brief and keysOf answer the scope’s devices (keysOf: unlinked too)', async () => {
