@@ -6,7 +6,7 @@ import * as pg from '../../../db/postgres/schema'
 import * as lite from '../../../db/schema'
 import { createDeviceAccessReads } from '../../../src/store/devices'
 import { createPostgresDeviceAccessReads } from '../../../src/store/postgres/devices'
-import { engines, type Opened, type OpenedPostgres } from './support'
+import { engines, type Opened } from './support'
 
 const by = (accountId: string, atMs = 1_000): DeviceChangeActor => ({ accountId, actor: 'u-admin', requestId: 'req-1', atMs })
 
@@ -433,10 +433,11 @@ for (const engine of engines('the devices store on PostgreSQL')) {
         const world = await open()
         await seedPeople(world)
         const row = { id: 'tx1', accountId: 'a', alias: 'in a transaction', imei: '42', serial: '' }
-        if (opened!.engine === 'sqlite') {
+        const current = opened!
+        if (current.engine === 'sqlite') {
           let seen: unknown[] = []
           expect(() =>
-            opened!.handle.db.transaction((tx) => {
+            current.handle.db.transaction((tx) => {
               tx.insert(lite.devices).values(row).run()
               seen = [createDeviceAccessReads(tx).byId('tx1'), createDeviceAccessReads(tx).devicesOfAccount('a')]
               tx.rollback()
@@ -444,7 +445,7 @@ for (const engine of engines('the devices store on PostgreSQL')) {
           ).toThrow('Rollback')
           expect(seen).toEqual([expect.objectContaining({ id: 'tx1', key: 1 }), [1]])
         } else {
-          const { handle } = opened as OpenedPostgres
+          const { handle } = current
           let seen: unknown[] = []
           const rolledBack = handle.db.transaction(async (tx) => {
             await tx.insert(pg.devices).values(row)
