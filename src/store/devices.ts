@@ -307,7 +307,7 @@ export interface UnknownIdentifierStore {
 }
 
 /** SQLite binds at most a few hundred parameters comfortably in one IN list: asked in chunks. */
-const IDENTIFIER_CHUNK = 400
+export const IDENTIFIER_CHUNK = 400
 
 export function createUnknownIdentifierStore(database: Pick<DatabaseHandle, 'db'>): UnknownIdentifierStore {
   const { db } = database
@@ -385,6 +385,70 @@ export interface RemovedDevice {
   revokedLinks: number
 }
 
+/** An identifier a change gives a device, with the field it came from (for the Conflict's path). */
+export interface DeviceIdentifier {
+  path: '/imei' | '/serial'
+  value: string
+}
+
+/** A new device's identifiers, to be checked against every other device. */
+export function newIdentifiers(device: Pick<NewDevice, 'imei' | 'serial'>): DeviceIdentifier[] {
+  return [
+    { path: '/imei', value: device.imei },
+    { path: '/serial', value: device.serial },
+  ]
+}
+
+/** The identifiers a change gives anew (one kept as it is is not checked: an import may have left duplicates). */
+export function renamedIdentifiers(row: { imei: string; serial: string }, imei: string, serial: string): DeviceIdentifier[] {
+  return [...(imei !== row.imei ? [{ path: '/imei' as const, value: imei }] : []), ...(serial !== row.serial ? [{ path: '/serial' as const, value: serial }] : [])]
+}
+
+/** The distinct values to look for; an empty value is "none": it is no identifier, so it neither collides nor is named. */
+export function identifierValues(identifiers: readonly DeviceIdentifier[]): string[] {
+  return [...new Set(identifiers.filter((i) => i.value !== '').map((i) => i.value))]
+}
+
+/** The Conflict for the first of `identifiers` that `holder` (another device) answers to. */
+export function identifierConflict(identifiers: readonly DeviceIdentifier[], holder: { imei: string; serial: string }): Conflict {
+  const used = new Set([holder.imei, holder.serial])
+  const taken = identifiers.find((i) => i.value !== '' && used.has(i.value))!
+  // which device holds it is not said: it may be another account's
+  const message = `${taken.value} is already the IMEI or serial of another device on this server`
+  return new Conflict(`${taken.path.slice(1)}: ${message}`, [{ path: taken.path, message }])
+}
+
+/** A new device's row (either engine's insert). */
+export function newDeviceValues(device: NewDevice, modelId: string | null, by: Pick<DeviceChangeActor, 'accountId' | 'atMs'>) {
+  return {
+    id: device.id,
+    accountId: by.accountId,
+    modelId,
+    alias: device.alias,
+    properties: device.properties,
+    imei: device.imei,
+    serial: device.serial,
+    iccid: device.iccid,
+    state: device.state,
+    createdAt: by.atMs,
+    updatedAt: by.atMs,
+  }
+}
+
+/** What a change sets on the stored row (absent fields kept; either engine's update). */
+export function changedDeviceValues(row: Omit<NewDevice, 'id' | 'model'>, change: DeviceChange, modelId: string | null, atMs: number) {
+  return {
+    modelId,
+    alias: change.alias ?? row.alias,
+    properties: change.properties ?? row.properties,
+    imei: change.imei ?? row.imei,
+    serial: change.serial ?? row.serial,
+    iccid: change.iccid ?? row.iccid,
+    state: change.state ?? row.state,
+    updatedAt: atMs,
+  }
+}
+
 /**
  * Each change is one IMMEDIATE transaction: the checks against the database (model, groups,
  * identifiers already used) and the writes see the same state, whichever process writes
@@ -422,10 +486,8 @@ export function createDeviceAdminStore(database: { db: Db }) {
   }
 
   /** Conflict when another device (any account) already answers to one of these identifiers. */
-  function requireUnused(tx: DeviceTransaction, identifiers: { path: string; value: string }[], exceptKey: number | null): void {
-    // an empty value is "none": it is no identifier, so it neither collides nor is named
-    const given = identifiers.filter((i) => i.value !== '')
-    const values = [...new Set(given.map((i) => i.value))]
+  function requireUnused(tx: DeviceTransaction, identifiers: DeviceIdentifier[], exceptKey: number | null): void {
+    const values = identifierValues(identifiers)
     if (values.length === 0) return
     const clash = or(inArray(devices.imei, values), inArray(devices.serial, values))
     const rows = tx
@@ -434,12 +496,7 @@ export function createDeviceAdminStore(database: { db: Db }) {
       .where(exceptKey === null ? clash : and(clash, ne(devices.key, exceptKey)))
       .limit(1)
       .all()
-    if (rows.length === 0) return
-    const used = new Set([rows[0]!.imei, rows[0]!.serial])
-    const taken = given.find((i) => used.has(i.value))!
-    // which device holds it is not said: it may be another account's
-    const message = `${taken.value} is already the IMEI or serial of another device on this server`
-    throw new Conflict(`${taken.path.slice(1)}: ${message}`, [{ path: taken.path, message }])
+    if (rows.length > 0) throw identifierConflict(identifiers, rows[0]!)
   }
 
   function storedDevice(tx: DeviceTransaction, id: string, accountId: string) {
@@ -461,22 +518,10 @@ export function createDeviceAdminStore(database: { db: Db }) {
         (tx) => {
           const model = device.model === null ? null : requireModel(tx, device.model, by.accountId)
           const wanted = requireGroups(tx, groupIds, by.accountId)
-          requireUnused(tx, [{ path: '/imei', value: device.imei }, { path: '/serial', value: device.serial }], null)
+          requireUnused(tx, newIdentifiers(device), null)
           const row = tx
             .insert(devices)
-            .values({
-              id: device.id,
-              accountId: by.accountId,
-              modelId: model,
-              alias: device.alias,
-              properties: device.properties,
-              imei: device.imei,
-              serial: device.serial,
-              iccid: device.iccid,
-              state: device.state,
-              createdAt: by.atMs,
-              updatedAt: by.atMs,
-            })
+            .values(newDeviceValues(device, model, by))
             .returning()
             .get()
           if (wanted.length > 0) tx.insert(deviceGroups).values(wanted.map((groupId) => ({ groupId, deviceKey: row.key }))).run()
@@ -503,20 +548,10 @@ export function createDeviceAdminStore(database: { db: Db }) {
           check({ imei, serial })
           const model = change.model === undefined ? row.modelId : requireModel(tx, change.model, by.accountId)
           const wanted = change.groups === undefined ? null : requireGroups(tx, change.groups, by.accountId)
-          const renamed = [...(imei !== row.imei ? [{ path: '/imei', value: imei }] : []), ...(serial !== row.serial ? [{ path: '/serial', value: serial }] : [])]
-          requireUnused(tx, renamed, row.key)
+          requireUnused(tx, renamedIdentifiers(row, imei, serial), row.key)
           const updated = tx
             .update(devices)
-            .set({
-              modelId: model,
-              alias: change.alias ?? row.alias,
-              properties: change.properties ?? row.properties,
-              imei,
-              serial,
-              iccid: change.iccid ?? row.iccid,
-              state: change.state ?? row.state,
-              updatedAt: by.atMs,
-            })
+            .set(changedDeviceValues(row, change, model, by.atMs))
             .where(eq(devices.key, row.key))
             .returning()
             .get()!

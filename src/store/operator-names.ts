@@ -5,8 +5,7 @@
  * module. Which one a name means, and what is a bad argument, is the command line's decision
  * (cli/resolve.ts).
  */
-import { and, asc, eq, isNull, or, sql, type SQL } from 'drizzle-orm'
-import type { SQLiteColumn } from 'drizzle-orm/sqlite-core'
+import { and, asc, type Column, eq, isNull, or, sql, type SQL } from 'drizzle-orm'
 import type { DatabaseHandle } from '../../db/client'
 import { accounts, devices, groups, models, users } from '../../db/schema'
 import { settled } from './busy'
@@ -32,8 +31,19 @@ export interface OperatorNameStore {
   accountNames(): Promise<Map<string, string>>
 }
 
-const matching = (id: SQLiteColumn, name: SQLiteColumn, match: NameMatch): SQL =>
+/** The row `match` names (either engine's columns): its id, or its name whatever its case. */
+export const matching = (id: Column, name: Column, match: NameMatch): SQL =>
   'id' in match ? eq(id, match.id) : sql`lower(${name}) = ${match.name.toLowerCase()}`
+
+/** The devices `match` names (either engine's columns): by id, or a text that is their alias (any case), IMEI or serial. */
+export function deviceMatching(columns: { id: Column; alias: Column; imei: Column; serial: Column }, match: { id: string } | { text: string }): SQL | undefined {
+  if ('id' in match) return eq(columns.id, match.id)
+  return or(
+    sql`lower(${columns.alias}) = ${match.text.toLowerCase()}`,
+    and(eq(columns.imei, match.text), sql`${columns.imei} <> ''`),
+    and(eq(columns.serial, match.text), sql`${columns.serial} <> ''`),
+  )
+}
 
 export function createOperatorNameStore({ db }: DatabaseHandle): OperatorNameStore {
   return {
@@ -56,14 +66,7 @@ export function createOperatorNameStore({ db }: DatabaseHandle): OperatorNameSto
     anyModel: (match) => settled(() => db.select({ id: models.id }).from(models).where(matching(models.id, models.name, match)).limit(1).get() !== undefined),
     devices: (match, accountId) =>
       settled(() => {
-        const found =
-          'id' in match
-            ? eq(devices.id, match.id)
-            : or(
-                sql`lower(${devices.alias}) = ${match.text.toLowerCase()}`,
-                and(eq(devices.imei, match.text), sql`${devices.imei} <> ''`),
-                and(eq(devices.serial, match.text), sql`${devices.serial} <> ''`),
-              )
+        const found = deviceMatching(devices, match)
         return db
           .select({ id: devices.id, alias: devices.alias, accountId: devices.accountId })
           .from(devices)

@@ -16,6 +16,11 @@ export interface StoredStatus {
   updatedAt: number
 }
 
+/** The stored row as read (attributes a JSON object, as text). */
+export function statusOf(row: { attributes: string; updatedAt: number }): StoredStatus {
+  return { attributes: JSON.parse(row.attributes), updatedAt: row.updatedAt }
+}
+
 export function createStatusStore(sqlite: Database) {
   const db = drizzle(sqlite, { schema })
   const merge = db
@@ -41,7 +46,7 @@ export function createStatusStore(sqlite: Database) {
     /** The device's latest status, or null when no packet has told any. */
     latest(deviceKey: number): StoredStatus | null {
       const row = read.get({ device: deviceKey })
-      return row ? { attributes: JSON.parse(row.attributes), updatedAt: row.updatedAt } : null
+      return row ? statusOf(row) : null
     },
   }
 }
