@@ -22,7 +22,6 @@ import type { RecentUnknowns } from './ingest/recent-unknowns'
 import { createDeviceAdmin } from './devices/admin-service'
 import { createModelAdmin } from './admin/models'
 import { modelRoutes } from './admin/models-routes'
-import { retryWhileBusy } from './store/busy'
 import { createDeviceService } from './devices/service'
 import { createGeocoder, type Geocoder } from './geocode'
 import { eventsRoutes } from './events'
@@ -154,8 +153,7 @@ export function createApp(deps: AppDeps) {
   commandQueue.start()
   const modelStore = stores.models
   const commands = createCommandService({ models: modelStore, access, queue: commandQueue })
-  const write = <T>(work: () => T) => retryWhileBusy(sqlite, work, { clock })
-  const deviceAdmin = createDeviceAdmin({ db: deps.database.db, clock, onDevicesChanged: deps.onDevicesChanged })
+  const deviceAdmin = createDeviceAdmin({ store: stores.deviceAdmin, clock, onDevicesChanged: deps.onDevicesChanged })
   const modelAdmin = createModelAdmin({ models: modelStore, clock })
   const geocoder = deps.geocoder ?? createGeocoder({
     url: config.geocoderUrl,
@@ -214,7 +212,7 @@ export function createApp(deps: AppDeps) {
     .use(unknownDeviceRoutes(auth, createUnknownIdentifiers({ store: stores.unknownIdentifiers, clock, recent: deps.recentUnknowns ?? null })))
     .use(devicesRoutes(auth, devices))
     .use(adminRoutes(auth, { clock, access, keyUsage, keys, people, auditLog: stores.audit, me: { people, access, linkExpiresAt: shares.expiresAt } }))
-    .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices, write }))
+    .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices }))
     .use(modelRoutes(auth, { models: modelAdmin }))
     .use(geofenceRoutes(auth, { geofences }))
     .use(notificationRoutes(auth, { store: notificationStore, clock, allowPrivate: config.webhookAllowPrivate, messaging: deps.messaging ?? messagingOf(config) }))

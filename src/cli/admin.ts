@@ -9,6 +9,7 @@ import type { DatabaseHandle } from '../../db/client'
 import { createAccount } from '../admin/accounts'
 import { CLI_ACTOR } from '../store/audit'
 import { createDeviceAdmin } from '../devices/admin-service'
+import { createDeviceAdminStore } from '../store/devices'
 import { adminDeps, operator } from '../admin/actor'
 import { createKey, keyOwner, listKeys, revokeKey } from '../admin/keys'
 import { createUser, hashPassword, listUsers, type PeopleDeps, setPassword } from '../admin/users'
@@ -121,7 +122,7 @@ export const adminCommands = {
       // without --model: the built-in model of the protocol it first reports on
       const model = values.model === undefined ? undefined : await resolveModel(names, values.model, '--model', account.id)
       const groups = await groupIds(names, account.id, values.groups)
-      const admin = createDeviceAdmin({ db: database.db, clock: { now: context.now } })
+      const admin = createDeviceAdmin({ store: createDeviceAdminStore(database, { retryWhileBusy: false }), clock: { now: context.now } })
       const alias = values.alias ?? values.imei ?? values.serial!
       return admin.createDevice({ alias, model: model?.id, groups, imei: values.imei, serial: values.serial }, account.id, CLI_ACTOR)
     })

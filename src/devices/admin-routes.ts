@@ -10,8 +10,6 @@ import type { DeviceService } from './service'
 export interface DeviceAdminRouteDeps {
   admin: DeviceAdmin
   devices: DeviceService
-  /** runs one write, waiting for another process's write lock asynchronously (store/busy.ts) */
-  write<T>(work: () => T): Promise<T>
 }
 
 const ADMIN =
@@ -25,14 +23,14 @@ const IDENTIFIERS =
   'identifier from the next report on (another server process on the same database: within a second), and refuse an old one.'
 
 /** POST /devices, PATCH and DELETE /devices/{id}: the account admin's. */
-export function deviceAdminRoutes(auth: ReturnType<typeof authPlugin>, { admin, devices, write }: DeviceAdminRouteDeps) {
+export function deviceAdminRoutes(auth: ReturnType<typeof authPlugin>, { admin, devices }: DeviceAdminRouteDeps) {
   return new Elysia({ name: 'device-admin', prefix: '/devices' })
     .use(auth)
     .post(
       '',
       async ({ principal, body, set }) => {
         const user = asUser(principal)
-        const created = await write(() => admin.createDevice(body, user.accountId, user.userId, loggedRequestId(set)))
+        const created = await admin.createDevice(body, user.accountId, user.userId, loggedRequestId(set))
         set.status = 201
         set.headers.location = `/devices/${created.id}`
         return devices.get(user, created.id)
@@ -54,7 +52,7 @@ export function deviceAdminRoutes(auth: ReturnType<typeof authPlugin>, { admin, 
       '/:id',
       async ({ principal, params, body, set }) => {
         const user = asUser(principal)
-        const updated = await write(() => admin.updateDevice(params.id, body, user.accountId, user.userId, loggedRequestId(set)))
+        const updated = await admin.updateDevice(params.id, body, user.accountId, user.userId, loggedRequestId(set))
         return devices.get(user, updated.id)
       },
       {
@@ -76,7 +74,7 @@ export function deviceAdminRoutes(auth: ReturnType<typeof authPlugin>, { admin, 
       '/:id',
       async ({ principal, params, set }) => {
         const user = asUser(principal)
-        await write(() => admin.deleteDevice(params.id, user.accountId, user.userId, loggedRequestId(set)))
+        await admin.deleteDevice(params.id, user.accountId, user.userId, loggedRequestId(set))
         set.status = 204
         return null
       },

@@ -1,7 +1,6 @@
 /**
- * Administering an account's devices: create, change, delete. Plain synchronous functions of
- * (input, account id, actor, request id), for the API (which waits for another process's write
- * lock around them, store/busy.ts) and the command line (actor CLI_ACTOR) alike.
+ * Administering an account's devices: create, change, delete. Functions of (input, account
+ * id, actor, request id), for the API and the command line (actor CLI_ACTOR) alike.
  *
  * Each change is one unit of work of the devices store (src/store/devices.ts): the checks against
  * the database (model, groups, duplicate identifiers) and the writes see the same state,
@@ -11,8 +10,7 @@
  * IMEI and a serial share one namespace: an identifier already used by any device on the server,
  * as its IMEI or its serial, in any account, unlinked or not, is a Conflict.
  */
-import type { Db } from '../../db/client'
-import { createDeviceAdminStore, type RemovedDevice, type StoredDevice } from '../store/devices'
+import type { DeviceAdminStore, RemovedDevice, StoredDevice } from '../store/devices'
 import type { Clock } from '../clock'
 import { Invalid, type FieldError } from '../errors'
 import type { CreateDeviceInput, UpdateDeviceInput } from './admin-model'
@@ -21,8 +19,8 @@ import type { DeviceState } from './model'
 
 
 export interface DeviceAdminDeps {
-  /** the database the devices store is made on (given to the store, never queried here) */
-  db: Db
+  /** the devices store's administration (src/store/devices.ts, or its PostgreSQL adapter) */
+  store: DeviceAdminStore
   clock: Clock
   /**
    * Told after every committed change: the ingest pipeline's device cache is dropped at once (it
@@ -71,9 +69,7 @@ function distinctIds(ids: readonly string[]): string[] {
   return [...new Set(ids.map((id) => id.toLowerCase()))]
 }
 
-export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDeps) {
-  const store = createDeviceAdminStore({ db })
-
+export function createDeviceAdmin({ store, clock, onDevicesChanged }: DeviceAdminDeps) {
   function shape(row: StoredDevice): AdministeredDevice {
     return {
       id: row.id,
@@ -101,7 +97,7 @@ export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDe
      * model (or another account's: a device may use a server-wide model or one of its own
      * account's) or a group not of the account, Conflict (409) for an identifier already in use.
      */
-    createDevice(input: CreateDeviceInput, accountId: string, actor: string, requestId: string | null = null): AdministeredDevice {
+    async createDevice(input: CreateDeviceInput, accountId: string, actor: string, requestId: string | null = null): Promise<AdministeredDevice> {
       checkFields(input)
       const imei = input.imei ?? ''
       const serial = input.serial ?? ''
@@ -116,7 +112,7 @@ export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDe
         iccid: input.iccid ?? '',
         state: input.state ?? 'new',
       }
-      return changed(shape(store.create(device, distinctIds(input.groups ?? []), { accountId, actor, requestId, atMs: clock.now() })))
+      return changed(shape(await store.create(device, distinctIds(input.groups ?? []), { accountId, actor, requestId, atMs: clock.now() })))
     },
 
     /**
@@ -124,7 +120,7 @@ export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDe
      * checked against every other device; one kept as it is is not (an import may have left
      * duplicates). NotFound when the device is not of the account.
      */
-    updateDevice(id: string, input: UpdateDeviceInput, accountId: string, actor: string, requestId: string | null = null): AdministeredDevice {
+    async updateDevice(id: string, input: UpdateDeviceInput, accountId: string, actor: string, requestId: string | null = null): Promise<AdministeredDevice> {
       checkFields(input)
       const change = {
         model: input.model,
@@ -137,7 +133,7 @@ export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDe
         groups: input.groups === undefined ? undefined : distinctIds(input.groups),
       }
       const by = { accountId, actor, requestId, atMs: clock.now() }
-      return changed(shape(store.update(id, change, by, ({ imei, serial }) => requireIdentifier(imei, serial))))
+      return changed(shape(await store.update(id, change, by, ({ imei, serial }) => requireIdentifier(imei, serial))))
     },
 
     /**
@@ -146,8 +142,8 @@ export function createDeviceAdmin({ db, clock, onDevicesChanged }: DeviceAdminDe
      * the share token cache follows (migration 0003), so a cached token stops serving the
      * device on its next request. NotFound when the device is not of the account.
      */
-    deleteDevice(id: string, accountId: string, actor: string, requestId: string | null = null): DeletedDevice {
-      return changed(store.remove(id, { accountId, actor, requestId, atMs: clock.now() }))
+    async deleteDevice(id: string, accountId: string, actor: string, requestId: string | null = null): Promise<DeletedDevice> {
+      return changed(await store.remove(id, { accountId, actor, requestId, atMs: clock.now() }))
     },
   }
 }

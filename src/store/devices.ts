@@ -28,6 +28,8 @@ import { createEventStore } from './events'
 import { createPositionStore } from './positions'
 import { groupsOfAccountInTransaction } from './people'
 import { endLinksBeyondCreatorsReachInTransaction } from './shareLinks'
+import { storeWriter } from './busy'
+import type { Clock } from '../clock'
 
 /** A device's row as the access function answers it (the stored column names). */
 export interface DeviceRow {
@@ -449,19 +451,37 @@ export function changedDeviceValues(row: Omit<NewDevice, 'id' | 'model'>, change
   }
 }
 
+/** Administering devices: each change one unit of work with its audit row (the store below). */
+export interface DeviceAdminStore {
+  /** Adds the device to `by.accountId` with its groups (ids, lower case, each once); NotFound for a model or group it may not use, Conflict for a used identifier. */
+  create(device: NewDevice, groupIds: readonly string[], by: DeviceChangeActor): Promise<StoredDevice>
+  /** Changes the account's device (NotFound when not the account's); `check` sees the identifiers it would keep, before any write. */
+  update(id: string, change: DeviceChange, by: DeviceChangeActor, check: (kept: { imei: string; serial: string }) => void): Promise<StoredDevice>
+  /** Deletes the account's device with its positions, events and share-link rows (a link left with none revoked). */
+  remove(id: string, by: DeviceChangeActor): Promise<RemovedDevice>
+}
+
+export interface DeviceAdminStoreOptions {
+  /** the write deadline's clock */
+  clock?: Clock
+  /** false: a process alone on the database (the command line) writes at once, within SQLite's own busy timeout */
+  retryWhileBusy?: boolean
+}
+
 /**
  * Each change is one IMMEDIATE transaction: the checks against the database (model, groups,
  * identifiers already used) and the writes see the same state, whichever process writes
- * meanwhile, and the audit entry is written with the change or not at all. Synchronous, as the
- * command line and the API's busy wait (store/busy.ts around the call) take it today.
+ * meanwhile, and the audit entry is written with the change or not at all. Another process's
+ * write lock is waited for asynchronously (store/busy.ts).
  *
  * Identifiers: ingestion finds a device by `imei = x OR serial = x`, so an IMEI and a serial
  * share one namespace: an identifier any other device has (any account, unlinked or not) is a
  * Conflict. The share-link rows a deletion removes are written here until the share links' store
  * offers its in-transaction writer for it.
  */
-export function createDeviceAdminStore(database: { db: Db }) {
+export function createDeviceAdminStore(database: { db: Db }, options: DeviceAdminStoreOptions = {}): DeviceAdminStore {
   const { db } = database
+  const write = storeWriter(connectionOf(db), { clock: options.clock, retry: options.retryWhileBusy })
   const positionStore = createPositionStore(connectionOf(db))
   const eventStore = createEventStore(db)
 
@@ -513,8 +533,8 @@ export function createDeviceAdminStore(database: { db: Db }) {
 
   return {
     /** Adds the device to `by.accountId` with its groups (ids, lower case, each once); NotFound for a model or group it may not use, Conflict for a used identifier. */
-    create(device: NewDevice, groupIds: readonly string[], by: DeviceChangeActor): StoredDevice {
-      return db.transaction(
+    create(device, groupIds, by) {
+      return write(() => db.transaction(
         (tx) => {
           const model = device.model === null ? null : requireModel(tx, device.model, by.accountId)
           const wanted = requireGroups(tx, groupIds, by.accountId)
@@ -529,7 +549,7 @@ export function createDeviceAdminStore(database: { db: Db }) {
           return withGroups(tx, row)
         },
         { behavior: 'immediate' },
-      )
+      ))
     },
 
     /**
@@ -538,8 +558,8 @@ export function createDeviceAdminStore(database: { db: Db }) {
      * IMEI or serial is checked against every other device, one kept as it is is not (an import
      * may have left duplicates).
      */
-    update(id: string, change: DeviceChange, by: DeviceChangeActor, check: (kept: { imei: string; serial: string }) => void): StoredDevice {
-      return db.transaction(
+    update(id, change, by, check) {
+      return write(() => db.transaction(
         (tx) => {
           const row = storedDevice(tx, id, by.accountId)
           if (!row) throw new NotFound(`No device ${id}`)
@@ -564,7 +584,7 @@ export function createDeviceAdminStore(database: { db: Db }) {
           return withGroups(tx, updated)
         },
         { behavior: 'immediate' },
-      )
+      ))
     },
 
     /**
@@ -572,8 +592,8 @@ export function createDeviceAdminStore(database: { db: Db }) {
      * links, and a link left with no device is revoked (deleting the share-link rows moves the
      * version the share token cache follows, migration 0003). NotFound when not the account's.
      */
-    remove(id: string, by: DeviceChangeActor): RemovedDevice {
-      return db.transaction(
+    remove(id, by) {
+      return write(() => db.transaction(
         (tx) => {
           const row = storedDevice(tx, id, by.accountId)
           if (!row) throw new NotFound(`No device ${id}`)
@@ -603,9 +623,8 @@ export function createDeviceAdminStore(database: { db: Db }) {
           return { id: row.id, positions: removedPositions, events: removedEvents, links: links.length, revokedLinks }
         },
         { behavior: 'immediate' },
-      )
+      ))
     },
   }
 }
 
-export type DeviceAdminStore = ReturnType<typeof createDeviceAdminStore>

@@ -9,7 +9,7 @@ import { type Clock, systemClock } from '../clock'
 import { type AuditStore, createAuditStore } from './audit'
 import { type CommandStore, createCommandStore } from './commands'
 import { createDatasetStore, type DatasetStore } from './dataset'
-import { createDeviceAdminStore, createUnknownIdentifierStore, type UnknownIdentifierStore } from './devices'
+import { createDeviceAdminStore, createUnknownIdentifierStore, type DeviceAdminStore, type UnknownIdentifierStore } from './devices'
 import { type EventReads, createEventReads } from './events'
 import { createGeofenceCacheReads, createGeofenceStore, createRuleStateStore, type GeofenceCacheReads, type GeofenceStore, type RuleStateStore } from './geofences'
 import { createIngestStore, type IngestStore } from './ingest'
@@ -23,8 +23,6 @@ import { createPositionReads, type PositionReads } from './positions'
 import { createRetentionStore, type RetentionStore } from './retention'
 import { createShareLinkStore, type ShareLinkStore } from './shareLinks'
 import { createStatusReads, type StatusReads } from './status'
-
-export type DeviceAdminStore = ReturnType<typeof createDeviceAdminStore>
 
 export interface Stores {
   engine: 'sqlite' | 'postgres'
@@ -76,7 +74,7 @@ export function createSqliteStores(database: DatabaseHandle, { clock = systemClo
     commands: () => createCommandStore(database, { clock }),
     dataset: () => createDatasetStore(database),
     deliveries: () => createDeliveryStore(database, { clock }),
-    deviceAdmin: () => createDeviceAdminStore(database),
+    deviceAdmin: () => createDeviceAdminStore(database, { clock }),
     events: () => createEventReads(database),
     geofenceCache: () => createGeofenceCacheReads(database),
     geofences: () => createGeofenceStore(database, { clock }),

@@ -53,7 +53,7 @@ type SyncAccessReads = ReturnType<typeof createDeviceAccessReads>
 type SyncIdentityReads = ReturnType<typeof createDeviceIdentityReads>
 export type PostgresDeviceAccessReads = Promised<SyncAccessReads>
 export type PostgresDeviceIdentityReads = Promised<SyncIdentityReads>
-export type PostgresDeviceAdminStore = Promised<DeviceAdminStore>
+export type PostgresDeviceAdminStore = DeviceAdminStore
 
 /** Where the reads run: the pool or a caller's transaction, and this node's access counters. */
 export interface PostgresReadTarget {

@@ -79,7 +79,7 @@ export function devicesWorld(opened: Opened): DevicesWorld {
     }
     return {
       engine: 'sqlite',
-      admin: promised(createDeviceAdminStore({ db: handle.db })),
+      admin: createDeviceAdminStore({ db: handle.db }),
       access: promised(createDeviceAccessReads(handle.db)),
       identity: promised(createDeviceIdentityReads(handle)),
       unknown: createUnknownIdentifierStore(handle),
