@@ -101,7 +101,7 @@ const KEY_COLUMNS = {
   createdAt: apiKeys.createdAt,
 }
 
-const stored = (row: Omit<StoredKey, 'publicId'> & { publicId: string | null }): StoredKey => ({ ...row, publicId: row.publicId! })
+export const stored = (row: Omit<StoredKey, 'publicId'> & { publicId: string | null }): StoredKey => ({ ...row, publicId: row.publicId! })
 
 export function createKeyStore(database: Pick<DatabaseHandle, 'sqlite'>, { clock = systemClock }: KeyStoreOptions = {}): KeyStore {
   const { sqlite } = database

@@ -274,10 +274,10 @@ export function groupsOfAccountInTransaction(tx: Pick<Db, 'select'>, accountId: 
   return new Set(tx.select({ id: groups.id }).from(groups).where(and(eq(groups.accountId, accountId), inArray(groups.id, [...ids]))).all().map((g) => g.id))
 }
 
-const asRole = (role: string): StoredRole => (role === 'admin' ? 'admin' : 'member')
+export const asRole = (role: string): StoredRole => (role === 'admin' ? 'admin' : 'member')
 
-/** by id, or by name in any case */
-const named = (columns: { id: unknown; name: unknown }, match: { id: string } | { name: string }) =>
+/** by id, or by name in any case (the PostgreSQL adapter's too) */
+export const named = (columns: { id: unknown; name: unknown }, match: { id: string } | { name: string }) =>
   'id' in match ? eq(columns.id as never, match.id) : sql`lower(${columns.name}) = ${match.name.toLowerCase()}`
 
 export function createPeopleStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'>, options: PeopleStoreOptions = {}): PeopleStore {
