@@ -280,6 +280,15 @@ export const asRole = (role: string): StoredRole => (role === 'admin' ? 'admin' 
 export const named = (columns: { id: unknown; name: unknown }, match: { id: string } | { name: string }) =>
   'id' in match ? eq(columns.id as never, match.id) : sql`lower(${columns.name}) = ${match.name.toLowerCase()}`
 
+/** what a session found by its hash is read with (SessionOfHash), of either engine's sessions and users */
+export const sessionOfHashColumns = <
+  S extends Record<'idHash' | 'createdAt' | 'expiresAt' | 'lastUsedAt', unknown>,
+  U extends Record<'id' | 'accountId' | 'role', unknown>,
+>(
+  s: S,
+  u: U,
+): Pick<S, 'idHash' | 'createdAt' | 'expiresAt' | 'lastUsedAt'> & { userId: U['id']; accountId: U['accountId']; role: U['role'] } => ({ idHash: s.idHash, userId: u.id, accountId: u.accountId, role: u.role, createdAt: s.createdAt, expiresAt: s.expiresAt, lastUsedAt: s.lastUsedAt })
+
 export function createPeopleStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'>, options: PeopleStoreOptions = {}): PeopleStore {
   const { db, sqlite } = database
   const clock = options.clock ?? systemClock
@@ -313,15 +322,7 @@ export function createPeopleStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'
   const version = db.select({ version: accessVersion.version }).from(accessVersion).where(eq(accessVersion.id, 4)).prepare()
   // a user who lost their password (set to none) can no longer use a session either
   const bySessionHash = db
-    .select({
-      idHash: sessions.idHash,
-      userId: users.id,
-      accountId: users.accountId,
-      role: users.role,
-      createdAt: sessions.createdAt,
-      expiresAt: sessions.expiresAt,
-      lastUsedAt: sessions.lastUsedAt,
-    })
+    .select(sessionOfHashColumns(sessions, users))
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
     .where(and(eq(sessions.idHash, placeholder('idHash')), isNotNull(users.passwordHash)))

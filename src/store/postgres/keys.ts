@@ -6,20 +6,12 @@
 import { and, asc, eq, isNotNull, sql } from 'drizzle-orm'
 import type { PgConnectable, PostgresHandle } from '../../../db/postgres/client'
 import { apiKeys, users } from '../../../db/postgres/schema'
-import { type KeyStore, type KeyStoreOptions, stored } from '../keys'
+import { keyColumns, type KeyStore, type KeyStoreOptions, stored } from '../keys'
 import { recordAuditInTransaction } from './audit'
-import { createPostgresDeferredWrites } from './deferred'
-import { binary, writeNotedUses } from './people'
+import { binary, deferNotedUses } from './people'
 import { unitOfWork } from './unit'
 
-const KEY_COLUMNS = {
-  id: apiKeys.id,
-  publicId: apiKeys.publicId,
-  name: apiKeys.name,
-  lastUsedAt: apiKeys.lastUsedAt,
-  expiresAt: apiKeys.expiresAt,
-  createdAt: apiKeys.createdAt,
-}
+const KEY_COLUMNS = keyColumns(apiKeys)
 
 export function createPostgresKeyStore(database: PostgresHandle, _options: KeyStoreOptions = {}): KeyStore {
   const { db } = database
@@ -111,14 +103,7 @@ export function createPostgresKeyStore(database: PostgresHandle, _options: KeySt
           FROM jsonb_to_recordset(${rows}::jsonb) AS u(id integer, at bigint)
           WHERE api_keys.id = u.id`)
       }
-      return createPostgresDeferredWrites({
-        delayMs: options.delayMs,
-        hasPending: options.hasPending,
-        write: () => writeNotedUses(options.pending, options.written, write),
-        log: options.log,
-        failure: options.failure,
-        context: options.context,
-      })
+      return deferNotedUses(options, write)
     },
   }
 }

@@ -21,12 +21,14 @@ import {
   type NewSession,
   type PeopleStore,
   type PeopleStoreOptions,
+  sessionOfHashColumns,
   type StoredGroup,
   type StoredUser,
   type Unknown,
 } from '../people'
 import { recordAuditInTransaction } from './audit'
-import { createPostgresDeferredWrites } from './deferred'
+import type { DeferredWrites } from '../deferred'
+import { createPostgresDeferredWrites, type PostgresDeferredWriteOptions } from './deferred'
 import { endLinksBeyondCreatorsReachInTransaction as endLinks } from './shareLinks'
 import { unitOfWork } from './unit'
 
@@ -75,6 +77,21 @@ export async function writeNotedUses<K>(pending: () => Iterable<[K, number]>, wr
     for (const [key, atMs] of uses) done.set(key, atMs)
   }
   if (fresh().length === 0) written()
+}
+
+/** what a store's background writer of noted uses is given (people.ts's and keys.ts's DeferredUsesOptions) */
+export type NotedUsesOptions<K> = Omit<PostgresDeferredWriteOptions, 'write'> & { pending(): Iterable<[K, number]>; written(): void }
+
+/** the background writer of noted uses over the pool: `write` writes a batch of them (in one statement) */
+export function deferNotedUses<K>(options: NotedUsesOptions<K>, write: (uses: [K, number][]) => Promise<void>): DeferredWrites {
+  return createPostgresDeferredWrites({
+    delayMs: options.delayMs,
+    hasPending: options.hasPending,
+    write: () => writeNotedUses(options.pending, options.written, write),
+    log: options.log,
+    failure: options.failure,
+    context: options.context,
+  })
 }
 
 export function createPostgresPeopleStore(database: PostgresHandle, _options: PeopleStoreOptions = {}): PeopleStore {
@@ -452,15 +469,7 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
     async sessionByHash(idHash) {
       // a user who lost their password (set to none) can no longer use a session either
       const [row] = await db
-        .select({
-          idHash: sessions.idHash,
-          userId: users.id,
-          accountId: users.accountId,
-          role: users.role,
-          createdAt: sessions.createdAt,
-          expiresAt: sessions.expiresAt,
-          lastUsedAt: sessions.lastUsedAt,
-        })
+        .select(sessionOfHashColumns(sessions, users))
         .from(sessions)
         .innerJoin(users, eq(users.id, sessions.userId))
         .where(and(eq(sessions.idHash, idHash), isNotNull(users.passwordHash)))
@@ -514,14 +523,7 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
           FROM jsonb_to_recordset(${rows}::jsonb) AS u(id_hash text, at bigint)
           WHERE sessions.id_hash = u.id_hash AND sessions.expires_at = sessions.last_used_at + ${lifetimeMs}::bigint`)
       }
-      return createPostgresDeferredWrites({
-        delayMs: deferred.delayMs,
-        hasPending: deferred.hasPending,
-        write: () => writeNotedUses(deferred.pending, deferred.written, write),
-        log: deferred.log,
-        failure: deferred.failure,
-        context: deferred.context,
-      })
+      return deferNotedUses(deferred, write)
     },
   }
 }
