@@ -280,6 +280,24 @@ export const asRole = (role: string): StoredRole => (role === 'admin' ? 'admin' 
 export const named = (columns: { id: unknown; name: unknown }, match: { id: string } | { name: string }) =>
   'id' in match ? eq(columns.id as never, match.id) : sql`lower(${columns.name}) = ${match.name.toLowerCase()}`
 
+/** a user's row (of either engine) with the ids of their groups */
+export const storedUser = (row: { id: string; accountId: string; name: string; role: string; createdAt: number }, groupIds: string[]): StoredUser => ({
+  id: row.id,
+  accountId: row.accountId,
+  name: row.name,
+  role: asRole(row.role),
+  createdAt: row.createdAt,
+  groups: groupIds,
+})
+
+/** a user's row joined with their account's (of either engine), as GET /me shows it */
+export const userWithAccountOf = (row: { id: string; name: string; role: string; accountId: string; accountName: string }): UserWithAccount => ({
+  id: row.id,
+  name: row.name,
+  role: asRole(row.role),
+  account: { id: row.accountId, name: row.accountName },
+})
+
 /** what a session found by its hash is read with (SessionOfHash), of either engine's sessions and users */
 export const sessionOfHashColumns = <
   S extends Record<'idHash' | 'createdAt' | 'expiresAt' | 'lastUsedAt', unknown>,
@@ -408,7 +426,7 @@ export function createPeopleStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'
         .all()
       for (const { userId, groupId } of memberships) groupsOf.get(userId)!.push(groupId)
     }
-    return rows.map((row) => ({ id: row.id, accountId: row.accountId, name: row.name, role: asRole(row.role), createdAt: row.createdAt, groups: groupsOf.get(row.id)! }))
+    return rows.map((row) => storedUser(row, groupsOf.get(row.id)!))
   }
 
   /** what a viewer sees: an admin the account's groups, a member their own */
@@ -500,7 +518,7 @@ export function createPeopleStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'
     },
     async userWithAccount(userId) {
       const row = withAccount.get({ id: userId })
-      return row === undefined ? null : { id: row.id, name: row.name, role: asRole(row.role), account: { id: row.accountId, name: row.accountName } }
+      return row === undefined ? null : userWithAccountOf(row)
     },
     async credentialsOf(userId) {
       return credentials.get({ id: userId }) ?? null

@@ -22,6 +22,8 @@ import {
   type PeopleStore,
   type PeopleStoreOptions,
   sessionOfHashColumns,
+  storedUser,
+  userWithAccountOf,
   type StoredGroup,
   type StoredUser,
   type Unknown,
@@ -197,7 +199,7 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
         .orderBy(binary(groups.name), binary(groups.id))
       for (const { userId, groupId } of memberships) groupsOf.get(userId)!.push(groupId)
     }
-    return rows.map((row) => ({ id: row.id, accountId: row.accountId, name: row.name, role: asRole(row.role), createdAt: row.createdAt, groups: groupsOf.get(row.id)! }))
+    return rows.map((row) => storedUser(row, groupsOf.get(row.id)!))
   }
 
   /** what a viewer sees: an admin the account's groups, a member their own */
@@ -310,7 +312,7 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
         .from(users)
         .innerJoin(accounts, eq(accounts.id, users.accountId))
         .where(eq(users.id, userId))
-      return row === undefined ? null : { id: row.id, name: row.name, role: asRole(row.role), account: { id: row.accountId, name: row.accountName } }
+      return row === undefined ? null : userWithAccountOf(row)
     },
     async credentialsOf(userId) {
       const [row] = await db.select({ name: users.name, passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId))
