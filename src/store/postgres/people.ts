@@ -107,16 +107,19 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
   //
   // SQLite's units hold the write lock from their start; PostgreSQL's run side by side (READ
   // COMMITTED), so what a unit decides on is locked where another unit could change it meanwhile:
-  // the user changed (FOR UPDATE), the account whose last admin is counted, the groups, users and
-  // devices a membership will name (FOR KEY SHARE: not deleted before commit). Each unit locks
-  // user, then account, then members: never in another order.
+  // the user or group changed (FOR NO KEY UPDATE; FOR UPDATE when deleted), the account whose
+  // admins are counted or memberships replaced, the groups, users and devices a membership will name (FOR KEY SHARE: not
+  // deleted before commit, and compatible with another unit's NO KEY UPDATE, so that a unit
+  // changing a user and one changing a group never wait for each other in a circle). Each unit
+  // locks the user or group, then the account, then the members.
 
-  async function requireUserIn(tx: PgTx, accountId: string, userId: string): Promise<UserRow | undefined> {
+  /** the user, locked until commit: 'update' to delete them, else against other changes of them only (rows naming them may still be written) */
+  async function requireUserIn(tx: PgTx, accountId: string, userId: string, lock: 'update' | 'no key update' = 'no key update'): Promise<UserRow | undefined> {
     const [row] = await tx
       .select()
       .from(users)
       .where(and(eq(users.id, userId), eq(users.accountId, accountId)))
-      .for('update')
+      .for(lock)
     return row
   }
 
@@ -148,10 +151,20 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
     return found.length === ids.length ? null : { unknown: 'users', known: found.map((u) => u.id) }
   }
 
-  /** an account keeps at least one admin: counted under the account's lock, so two units never each leave the other's admin as the last */
+  /**
+   * The account's lock, until commit: the units that count its admins or replace memberships
+   * (a user's groups, a group's users or devices) take it, so they run one after another as on
+   * SQLite (two of them replacing the same membership rows, or each leaving the other's admin as
+   * the last, would otherwise both pass their checks). Taking it twice in a unit is free.
+   */
+  async function lockAccount(tx: PgTx, accountId: string): Promise<void> {
+    await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for('no key update')
+  }
+
+  /** an account keeps at least one admin: counted under the account's lock */
   async function isLastAdmin(tx: PgTx, user: UserRow): Promise<boolean> {
     if (user.role !== 'admin') return false
-    await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, user.accountId)).for('no key update')
+    await lockAccount(tx, user.accountId)
     const [others] = await tx
       .select({ n: count() })
       .from(users)
@@ -173,7 +186,9 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
       .from(devices)
       .where(and(eq(devices.accountId, accountId), inArray(devices.key, [...keys])))
       .for('key share')
-    if (present.length > 0) await tx.insert(deviceGroups).values(present.map(({ key }) => ({ groupId, deviceKey: key })))
+    // the devices store may file one of them under this group at the same moment (a device's
+    // groups replaced): the row is the same either way, and must not fail the unit
+    if (present.length > 0) await tx.insert(deviceGroups).values(present.map(({ key }) => ({ groupId, deviceKey: key }))).onConflictDoNothing()
   }
 
   async function replaceGroupUsers(tx: PgTx, groupId: string, userIds: readonly string[]): Promise<void> {
@@ -348,6 +363,7 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
           if (!user) return 'no-user'
           if (change.role === 'member' && (await isLastAdmin(tx, user))) return { lastAdmin: user.name }
           if (change.groups !== undefined) {
+            await lockAccount(tx, accountId)
             const groupsUnknown = await unknownGroups(tx, accountId, change.groups)
             if (groupsUnknown) return groupsUnknown
           }
@@ -380,7 +396,7 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
     },
     deleteUser(accountId, userId, by, nowMs) {
       return unit(async (tx): Promise<'deleted' | 'no-user' | LastAdmin> => {
-        const user = await requireUserIn(tx, accountId, userId)
+        const user = await requireUserIn(tx, accountId, userId, 'update')
         if (!user) return 'no-user'
         if (await isLastAdmin(tx, user)) return { lastAdmin: user.name }
         // their keys, sessions, memberships and own email-alerts channel cascade; the users_delete_share_links trigger revokes the links they made
@@ -431,8 +447,9 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
           .select()
           .from(groups)
           .where(and(eq(groups.id, groupId), eq(groups.accountId, accountId)))
-          .for('update')
+          .for('no key update')
         if (!group) return 'no-group'
+        if (change.users !== undefined || change.deviceKeys !== undefined) await lockAccount(tx, accountId)
         if (change.users !== undefined) {
           const usersUnknown = await unknownUsers(tx, accountId, change.users)
           if (usersUnknown) return usersUnknown
@@ -495,7 +512,7 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
     },
     changeOwnPassword(userId, expectedHash, newHash, keepIdHash, requestId, nowMs) {
       return unit(async (tx): Promise<'changed' | 'changed-meanwhile' | 'no-user'> => {
-        const [user] = await tx.select({ accountId: users.accountId, passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).for('update')
+        const [user] = await tx.select({ accountId: users.accountId, passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).for('no key update')
         if (!user) return 'no-user'
         if (user.passwordHash !== expectedHash) return 'changed-meanwhile'
         await tx.update(users).set({ passwordHash: newHash }).where(eq(users.id, userId))

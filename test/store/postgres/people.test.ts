@@ -197,6 +197,22 @@ for (const engine of engines('the people store on PostgreSQL')) {
       expect(roles.sort()).toEqual(['admin', 'member'])
     })
 
+    test('a user’s groups and a group’s users changed at once, again and again: both are made, neither waits for the other forever', async () => {
+      const { store } = await world()
+      await seed(store)
+      await store.createUser({ id: 'u-m', accountId: 'a', name: 'Mia', role: 'member', passwordHash: null, groups: [] }, by, NOW)
+      await store.createGroup({ id: 'g1', accountId: 'a', name: 'one', deviceKeys: [], users: [] }, by, NOW)
+      for (let round = 0; round < 8; round++) {
+        const results = await Promise.all([
+          store.updateUser('a', 'u-m', { name: `Mia ${round}`, groups: ['g1'] }, by, NOW),
+          store.updateGroup('a', 'g1', { name: `one ${round}`, users: ['u-m', 'u-admin'] }, by, NOW),
+        ])
+        expect(results).toEqual(['updated', 'updated'])
+      }
+      expect((await store.findGroup({ accountId: 'a', userId: 'u-admin', admin: true }, 'g1'))!.name).toBe('one 7')
+      expect((await store.findUser('a', 'u-m'))!.groups).toEqual(['g1'])
+    })
+
     test('a password set ends the user’s sessions and moves the credentials version; a sign-in does not move it', async () => {
       const { store, audit } = await world()
       await seed(store)
