@@ -22,6 +22,8 @@ interface World {
   insertKey(userId: string, hash: string, now: number): Promise<boolean>
   /** a key row without a public id (as keys made before public ids were) */
   legacyKey(userId: string, hash: string): Promise<void>
+  /** PostgreSQL: key names compared as a database made in a linguistic locale would (a no-op on SQLite) */
+  linguisticNames(): Promise<void>
 }
 
 for (const engine of engines('the key store on PostgreSQL')) {
@@ -48,9 +50,10 @@ for (const engine of engines('the key store on PostgreSQL')) {
           async legacyKey(userId, hash) {
             db.insert(lite.apiKeys).values({ userId, hash, createdAt: NOW }).run()
           },
+          async linguisticNames() {},
         }
       } else {
-        const { db } = opened.handle
+        const { db, sql } = opened.handle
         w = {
           keys: createPostgresKeyStore(opened.handle),
           people: createPostgresPeopleStore(opened.handle),
@@ -58,6 +61,9 @@ for (const engine of engines('the key store on PostgreSQL')) {
           insertKey: (userId, hash, now) => db.transaction((tx) => insertKeyOnPostgres(tx, userId, hash, now)),
           async legacyKey(userId, hash) {
             await db.insert(pg.apiKeys).values({ userId, hash, createdAt: NOW })
+          },
+          async linguisticNames() {
+            await sql`ALTER TABLE api_keys ALTER COLUMN name TYPE text COLLATE "en-x-icu"`
           },
         }
       }
@@ -79,8 +85,9 @@ for (const engine of engines('the key store on PostgreSQL')) {
       ...extra,
     })
 
-    test('a key made is found by its hash with whose it is, listed by name then public id, paged; never for a user of another account', async () => {
-      const { keys, audit } = await world()
+    test('a key made is found by its hash with whose it is, listed by name (by code point, whatever the collation) then public id, paged; never for a user of another account', async () => {
+      const { keys, audit, linguisticNames } = await world()
+      await linguisticNames()
       expect(await keys.create(newKey('laptop', 'p2', { expiresAt: NOW + 1000, now: NOW + 5 }), by)).toEqual({
         id: expect.any(Number),
         publicId: 'p2',

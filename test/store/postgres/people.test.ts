@@ -23,6 +23,8 @@ interface World {
   link(id: string, accountId: string, createdBy: string, deviceKeys: number[]): Promise<void>
   /** whether the link is revoked, and its devices' keys */
   linkState(id: string): Promise<{ revoked: boolean; devices: number[] }>
+  /** PostgreSQL: names compared as a database made in a linguistic locale would (a no-op on SQLite) */
+  linguisticNames(): Promise<void>
 }
 
 /** the first account ('a', admin 'u-admin' named Admin) and a second ('b') */
@@ -58,6 +60,7 @@ for (const engine of engines('the people store on PostgreSQL')) {
             const keys = db.select({ key: lite.shareLinkDevices.deviceKey }).from(lite.shareLinkDevices).where(eq(lite.shareLinkDevices.linkId, id)).orderBy(asc(lite.shareLinkDevices.deviceKey)).all()
             return { revoked: link.revoked, devices: keys.map((k) => k.key) }
           },
+          async linguisticNames() {},
         }
       }
       const { db, sql } = opened.handle
@@ -78,6 +81,11 @@ for (const engine of engines('the people store on PostgreSQL')) {
           const [link] = await db.select({ revoked: pg.shareLinks.revoked }).from(pg.shareLinks).where(eq(pg.shareLinks.id, id))
           const keys = await db.select({ key: pg.shareLinkDevices.deviceKey }).from(pg.shareLinkDevices).where(eq(pg.shareLinkDevices.linkId, id)).orderBy(asc(pg.shareLinkDevices.deviceKey))
           return { revoked: link!.revoked, devices: keys.map((k) => k.key) }
+        },
+        async linguisticNames() {
+          for (const [table, column] of [['users', 'name'], ['groups', 'name'], ['devices', 'alias']]) {
+            await sql.unsafe(`ALTER TABLE ${table} ALTER COLUMN ${column} TYPE text COLLATE "en-x-icu"`)
+          }
         },
       }
     }
@@ -136,6 +144,26 @@ for (const engine of engines('the people store on PostgreSQL')) {
       expect(await store.userByName('ALIce')).toEqual({ id: 'u-al', passwordHash: 'h-al' })
       expect(await store.userByName('nobody')).toBeNull()
       expect(await auditOf(audit, 'a')).toContain('cli create user u-z')
+    })
+
+    test('users, groups and a group’s devices are ordered by code point even where the database’s collation is linguistic', async () => {
+      const w = await world()
+      const { store } = w
+      await w.linguisticNames()
+      await seed(store)
+      for (const [id, name] of [['u-b', 'bob'], ['u-z', 'Zed'], ['u-e', 'Émile']]) {
+        await store.createUser({ id, accountId: 'a', name, role: 'member', passwordHash: null, groups: [] }, by, NOW)
+      }
+      const keys = [await w.device('a', 'd1', 'beta'), await w.device('a', 'd2', 'Zulu'), await w.device('a', 'd3', 'Alpha')]
+      for (const [id, name] of [['g1', 'office'], ['g2', 'Yard'], ['g3', 'Depot']]) {
+        await store.createGroup({ id, accountId: 'a', name, deviceKeys: keys, users: ['u-b', 'u-z', 'u-e'] }, by, NOW)
+      }
+      expect((await store.listUsers('a', { limit: 10, offset: 0 })).map((u) => u.name)).toEqual(['Admin', 'Zed', 'bob', 'Émile'])
+      const groups = await store.listGroups({ accountId: 'a', userId: 'u-admin', admin: true }, { limit: 10, offset: 0 })
+      expect(groups.map((g) => g.name)).toEqual(['Depot', 'Yard', 'office'])
+      expect(groups[0]!.devices).toEqual(['d3', 'd2', 'd1'])
+      expect(groups[0]!.users).toEqual(['u-z', 'u-b', 'u-e'])
+      expect((await store.findUser('a', 'u-b'))!.groups).toEqual(['g3', 'g2', 'g1'])
     })
 
     test('a user’s name is unique across accounts in any case; unknown groups and accounts are named', async () => {
