@@ -7,6 +7,11 @@
  * ordered by code point (`collate "C"`), as SQLite's BINARY orders it; the access counters are
  * read through `database.versions`, and the triggers that move them fire once a statement (even
  * for no row), so a sign-in's sweep deletes only when something expired.
+ *
+ * Left as it is: PostgreSQL's lower() folds every letter (Émile = émile), SQLite's only A to Z. The
+ * users_name index (lower(name) on both) decides which names are the same, so this adapter
+ * compares as its index does; on SQLite, a name with a capital beyond A–Z is not found by
+ * `accountsNamed`/`usersNamed`/`groupsNamed` (lower() there against JavaScript's toLowerCase()).
  */
 import { type AnyColumn, and, count, eq, inArray, isNotNull, lte, ne, sql } from 'drizzle-orm'
 import type { PgConnectable, PgTx, PostgresHandle } from '../../../db/postgres/client'
