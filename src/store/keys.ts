@@ -92,16 +92,20 @@ export interface KeyStoreOptions {
   clock?: Clock
 }
 
-const KEY_COLUMNS = {
-  id: apiKeys.id,
-  publicId: apiKeys.publicId,
-  name: apiKeys.name,
-  lastUsedAt: apiKeys.lastUsedAt,
-  expiresAt: apiKeys.expiresAt,
-  createdAt: apiKeys.createdAt,
-}
+/** the columns a key is listed with, of either engine's api_keys (the PostgreSQL adapter's too) */
+type KeyColumn = 'id' | 'publicId' | 'name' | 'lastUsedAt' | 'expiresAt' | 'createdAt'
+export const keyColumns = <T extends Record<KeyColumn, unknown>>(t: T): Pick<T, KeyColumn> => ({
+  id: t.id,
+  publicId: t.publicId,
+  name: t.name,
+  lastUsedAt: t.lastUsedAt,
+  expiresAt: t.expiresAt,
+  createdAt: t.createdAt,
+})
 
-const stored = (row: Omit<StoredKey, 'publicId'> & { publicId: string | null }): StoredKey => ({ ...row, publicId: row.publicId! })
+const KEY_COLUMNS = keyColumns(apiKeys)
+
+export const stored = (row: Omit<StoredKey, 'publicId'> & { publicId: string | null }): StoredKey => ({ ...row, publicId: row.publicId! })
 
 export function createKeyStore(database: Pick<DatabaseHandle, 'sqlite'>, { clock = systemClock }: KeyStoreOptions = {}): KeyStore {
   const { sqlite } = database

@@ -274,11 +274,38 @@ export function groupsOfAccountInTransaction(tx: Pick<Db, 'select'>, accountId: 
   return new Set(tx.select({ id: groups.id }).from(groups).where(and(eq(groups.accountId, accountId), inArray(groups.id, [...ids]))).all().map((g) => g.id))
 }
 
-const asRole = (role: string): StoredRole => (role === 'admin' ? 'admin' : 'member')
+export const asRole = (role: string): StoredRole => (role === 'admin' ? 'admin' : 'member')
 
-/** by id, or by name in any case */
-const named = (columns: { id: unknown; name: unknown }, match: { id: string } | { name: string }) =>
+/** by id, or by name in any case (the PostgreSQL adapter's too) */
+export const named = (columns: { id: unknown; name: unknown }, match: { id: string } | { name: string }) =>
   'id' in match ? eq(columns.id as never, match.id) : sql`lower(${columns.name}) = ${match.name.toLowerCase()}`
+
+/** a user's row (of either engine) with the ids of their groups */
+export const storedUser = (row: { id: string; accountId: string; name: string; role: string; createdAt: number }, groupIds: string[]): StoredUser => ({
+  id: row.id,
+  accountId: row.accountId,
+  name: row.name,
+  role: asRole(row.role),
+  createdAt: row.createdAt,
+  groups: groupIds,
+})
+
+/** a user's row joined with their account's (of either engine), as GET /me shows it */
+export const userWithAccountOf = (row: { id: string; name: string; role: string; accountId: string; accountName: string }): UserWithAccount => ({
+  id: row.id,
+  name: row.name,
+  role: asRole(row.role),
+  account: { id: row.accountId, name: row.accountName },
+})
+
+/** what a session found by its hash is read with (SessionOfHash), of either engine's sessions and users */
+export const sessionOfHashColumns = <
+  S extends Record<'idHash' | 'createdAt' | 'expiresAt' | 'lastUsedAt', unknown>,
+  U extends Record<'id' | 'accountId' | 'role', unknown>,
+>(
+  s: S,
+  u: U,
+): Pick<S, 'idHash' | 'createdAt' | 'expiresAt' | 'lastUsedAt'> & { userId: U['id']; accountId: U['accountId']; role: U['role'] } => ({ idHash: s.idHash, userId: u.id, accountId: u.accountId, role: u.role, createdAt: s.createdAt, expiresAt: s.expiresAt, lastUsedAt: s.lastUsedAt })
 
 export function createPeopleStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'>, options: PeopleStoreOptions = {}): PeopleStore {
   const { db, sqlite } = database
@@ -313,15 +340,7 @@ export function createPeopleStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'
   const version = db.select({ version: accessVersion.version }).from(accessVersion).where(eq(accessVersion.id, 4)).prepare()
   // a user who lost their password (set to none) can no longer use a session either
   const bySessionHash = db
-    .select({
-      idHash: sessions.idHash,
-      userId: users.id,
-      accountId: users.accountId,
-      role: users.role,
-      createdAt: sessions.createdAt,
-      expiresAt: sessions.expiresAt,
-      lastUsedAt: sessions.lastUsedAt,
-    })
+    .select(sessionOfHashColumns(sessions, users))
     .from(sessions)
     .innerJoin(users, eq(users.id, sessions.userId))
     .where(and(eq(sessions.idHash, placeholder('idHash')), isNotNull(users.passwordHash)))
@@ -407,7 +426,7 @@ export function createPeopleStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'
         .all()
       for (const { userId, groupId } of memberships) groupsOf.get(userId)!.push(groupId)
     }
-    return rows.map((row) => ({ id: row.id, accountId: row.accountId, name: row.name, role: asRole(row.role), createdAt: row.createdAt, groups: groupsOf.get(row.id)! }))
+    return rows.map((row) => storedUser(row, groupsOf.get(row.id)!))
   }
 
   /** what a viewer sees: an admin the account's groups, a member their own */
@@ -499,7 +518,7 @@ export function createPeopleStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'
     },
     async userWithAccount(userId) {
       const row = withAccount.get({ id: userId })
-      return row === undefined ? null : { id: row.id, name: row.name, role: asRole(row.role), account: { id: row.accountId, name: row.accountName } }
+      return row === undefined ? null : userWithAccountOf(row)
     },
     async credentialsOf(userId) {
       return credentials.get({ id: userId }) ?? null
