@@ -334,6 +334,14 @@ export function createAlertRules({ states, clock, geofences, log = silentLogger 
       }
     },
 
+    /**
+     * Another process (a node of the same PostgreSQL database) wrote these devices' state: what
+     * is kept of them is read again by their next batch.
+     */
+    forget(deviceKeys: Iterable<number>): void {
+      for (const key of deviceKeys) committedStates.delete(key)
+    },
+
     /** An account's geofences changed (the API's service, through the app's onGeofencesChanged). */
     geofencesChanged(accountId?: string): void {
       geofences.invalidate(accountId)

@@ -167,7 +167,8 @@ type Operation =
       resolve: (result: IngestResult) => void
       reject: (error: unknown) => void
     }
-  | { kind: 'disconnect'; deviceKey: number; at: number }
+  /** `since`: the device's last report this process saw (Unix ms): a newer one elsewhere (another node) keeps it connected */
+  | { kind: 'disconnect'; deviceKey: number; at: number; since: number }
   /** resolves after the batch it joined has committed (or failed): nothing written */
   | { kind: 'barrier'; resolve: () => void; reject: (error: unknown) => void }
 
@@ -382,7 +383,38 @@ export function createIngestPipeline(options: PipelineOptions) {
     const entry = liveness.get(deviceKey)
     if (entry) entry.connected = false
     // After stop() there is no batch to join; the next start's sweep disconnects it.
-    if (!stopped) enqueue({ kind: 'disconnect', deviceKey, at: clock.now() }, 1)
+    if (!stopped) enqueue({ kind: 'disconnect', deviceKey, at: clock.now(), since: entry?.lastSeen ?? clock.now() }, 1)
+  }
+
+  /**
+   * Devices the database holds connected, quiet for OFFLINE_AFTER, that this process neither holds
+   * a session of nor heard from since: disconnected here (the node that held them died, or stopped
+   * without its last batch). For many nodes on one database, run by one node at a time (a lease);
+   * one process alone restores them as it starts instead. Returns how many.
+   */
+  async function sweepStored(): Promise<number> {
+    const cutoff = clock.now() - offlineAfterMs
+    let count = 0
+    for (const row of await store.connectedDevices()) {
+      if (row.updatedAt > cutoff) continue
+      const entry = liveness.get(row.key)
+      if (entry && (entry.sessions > 0 || (entry.connected && entry.lastSeen > cutoff))) continue
+      if (entry) entry.lastSeen = Math.max(entry.lastSeen, row.updatedAt)
+      else liveness.set(row.key, { lastSeen: row.updatedAt, connected: true, sessions: 0 })
+      disconnect(row.key)
+      count++
+    }
+    if (count > 0) flush()
+    return count
+  }
+
+  /**
+   * Another node committed reports of these devices: what this process kept of them (the newest
+   * fix a fix must beat, the rules' state) is read again by their next batch.
+   */
+  function forget(deviceKeys: readonly number[]): void {
+    for (const key of deviceKeys) newest.delete(key)
+    alerts?.rules.forget(deviceKeys)
   }
 
   /** Disconnect every device quiet for OFFLINE_AFTER; returns how many. Runs on its timer, or by hand. */
@@ -484,7 +516,8 @@ export function createIngestPipeline(options: PipelineOptions) {
           applyUpdate(op.deviceKey, pending)
           updates.delete(op.deviceKey)
         }
-        unit.markDisconnected(op.deviceKey, op.at)
+        // false: the device reported since, through another node, which keeps it connected
+        if (!unit.markDisconnected(op.deviceKey, op.at, op.since)) continue
         if (rules) storeDerived(op.deviceKey, rules.onConnection(op.deviceKey, false, op.at))
         continue
       }
@@ -693,6 +726,8 @@ export function createIngestPipeline(options: PipelineOptions) {
     afterCommit,
     discard,
     sweep,
+    sweepStored,
+    forget,
     flush,
     stop,
     get stats() {

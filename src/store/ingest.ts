@@ -42,8 +42,12 @@ export interface IngestUnit {
   appendEvent(deviceKey: number, row: EncodedEvent): void
   /** a report came at `at` (Unix ms); the newest fix's place and state when it moved the device */
   markSeen(deviceKey: number, at: number, latitude: number | null, longitude: number | null, state: string | null): void
-  /** the device is disconnected at `at` (Unix ms) */
-  markDisconnected(deviceKey: number, at: number): void
+  /**
+   * the device is disconnected at `at` (Unix ms), unless it has reported after `since` (the last
+   * report this process saw) through another process: false then, and nothing is written. One
+   * process alone on the database (SQLite) has seen every report: always true.
+   */
+  markDisconnected(deviceKey: number, at: number, since: number): boolean
   /** a device still without a model gets its protocol's built-in one */
   giveBuiltinModel(deviceKey: number, modelId: string): void
   /** merges attributes (JSON object text) into the device's status, committed at `at` (Unix ms) */
@@ -117,7 +121,10 @@ export function createIngestStore(database: Pick<DatabaseHandle, 'sqlite'>): Ing
     insertEvent: (deviceKey, row, seq) => events.insert(deviceKey, row, seq),
     appendEvent: (deviceKey, row) => events.append(deviceKey, row),
     markSeen: deviceWrites.markSeen,
-    markDisconnected: deviceWrites.markDisconnected,
+    markDisconnected: (deviceKey, at) => {
+      deviceWrites.markDisconnected(deviceKey, at)
+      return true
+    },
     giveBuiltinModel: deviceWrites.giveBuiltinModel,
     mergeStatus: (deviceKey, attributes, at) => statuses.merge(deviceKey, attributes, at),
     inTransaction: (writer) => writer(sqlite),

@@ -332,6 +332,23 @@ describe('offline sweep', () => {
     expect(pipeline.sweep()).toBe(1)
     expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 0, state: 'off' })
   })
+
+  test('the stored sweep disconnects a device the database holds connected and quiet, unless this process holds its session or heard it lately', async () => {
+    // connected in the database, by another node that died: quiet for 500 s (OFFLINE_AFTER is 600)
+    for (const id of [DEVICES.parked.id, DEVICES.fresh.id]) {
+      db.database.sqlite.run(`UPDATE devices SET connected = 1, state = 'moving', updated_at = ? WHERE id = ?`, [START - 500_000, id])
+    }
+    expect(await pipeline.sweepStored()).toBe(0)
+    clock.advance(100_000)
+    // the fresh one just reported here, over a session it still holds
+    const session = await pipeline.openSession(DEVICES.fresh.imei)
+    await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(clock.now() / 1000 - 1)], events: [] })
+    expect(await pipeline.sweepStored()).toBe(1)
+    await pipeline.afterCommit()
+    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 0, state: 'off' })
+    expect(deviceRow(db.database, DEVICES.fresh.id)).toMatchObject({ connected: 1 })
+    session.close()
+  })
 })
 
 describe('events', () => {

@@ -37,6 +37,8 @@ interface DeviceRow {
   alias: string
   account_id: string
   properties: string
+  /** Unix ms of its last report (or change) */
+  updated_at: number
 }
 
 /** What one batch read ahead, and what its writer has written so far. */
@@ -132,7 +134,7 @@ export function createPostgresIngestStore(database: Pick<PostgresHandle, 'sql'>,
           SELECT device, ts, alarm_code, seq FROM events WHERE (device, ts, alarm_code, seq) IN (
             SELECT * FROM unnest(${touches.alarms.map((a) => a.device)}::int[], ${touches.alarms.map((a) => a.ts)}::bigint[],
               ${touches.alarms.map((a) => a.code)}::text[], ${touches.alarms.map((a) => a.seq)}::int[]))`,
-      tx<(DeviceRow & { key: number })[]>`SELECT key, id, alias, account_id, properties FROM devices WHERE key = ANY(${devices}::int[])`,
+      tx<(DeviceRow & { key: number })[]>`SELECT key, id, alias, account_id, properties, updated_at FROM devices WHERE key = ANY(${devices}::int[])`,
       tx<{ device_key: number; group_id: string }[]>`SELECT device_key, group_id FROM device_groups WHERE device_key = ANY(${devices}::int[])`,
       tx<(Omit<StoredRuleState, 'ignition' | 'online'> & { device_key: number; ignition: boolean | null; online: boolean | null })[]>`
         SELECT device_key, last_fix_ts, inside, overspeed_since, overspeed_reported_ts, ignition, ignition_ts, online
@@ -144,7 +146,7 @@ export function createPostgresIngestStore(database: Pick<PostgresHandle, 'sql'>,
       newest: new Map(withFixes.map((k) => [k, null])),
       storedFixes: new Set(fixRows.map((r) => fixKey(r.device, r.ts))),
       storedAlarms: new Set(alarmRows.map((r) => alarmKey(r.device, r.ts, r.alarm_code, r.seq))),
-      devices: new Map(deviceRows.map((r) => [r.key, { id: r.id, alias: r.alias, account_id: r.account_id, properties: r.properties }])),
+      devices: new Map(deviceRows.map((r) => [r.key, { id: r.id, alias: r.alias, account_id: r.account_id, properties: r.properties, updated_at: r.updated_at }])),
       groups: new Map(),
       ruleStates: new Map(
         stateRows.map((r) => [
@@ -246,8 +248,12 @@ export function createPostgresIngestStore(database: Pick<PostgresHandle, 'sql'>,
       markSeen(deviceKey, at, latitude, longitude, state) {
         writes.deviceOps.push({ kind: 'seen', device: deviceKey, at, latitude, longitude, state })
       },
-      markDisconnected(deviceKey, at) {
+      markDisconnected(deviceKey, at, since) {
+        // a report after `since` reached another node: the device is connected there
+        const device = batch.devices.get(deviceKey)
+        if (device && device.updated_at > since) return false
         writes.deviceOps.push({ kind: 'disconnected', device: deviceKey, at })
+        return true
       },
       giveBuiltinModel(deviceKey, modelId) {
         writes.deviceOps.push({ kind: 'model', device: deviceKey, modelId })

@@ -98,10 +98,10 @@ function secondBatch(rules: RuleStateStore) {
     unit.appendEvent(1, derived('ignition_on', T + 2))
     unit.mergeStatus(1, JSON.stringify({ battery: 75, ibutton: null }), 6000)
     unit.markSeen(1, 6000, null, null, null)
-    unit.markDisconnected(1, 7000)
+    const disconnected = unit.markDisconnected(1, 7000, 6000)
     const state = rules.state(1)
     rules.writeLastFix(1, T + 3, 7000)
-    return { newestBefore, stored, alarm, state }
+    return { newestBefore, stored, alarm, state, disconnected }
   }
 }
 
@@ -145,6 +145,7 @@ for (const engine of engines('the ingest store on PostgreSQL')) {
       })
       expect(second.stored).toEqual([false, true])
       expect(second.alarm).toBe(false)
+      expect(second.disconnected).toBe(true)
       expect(second.newestBefore).toMatchObject({ timestamp: T + 2, latitude: 48.85, longitude: 2.35, speed: 30, course: 90 })
       expect(second.state).toMatchObject({ last_fix_ts: T + 3, inside: '["z"]', ignition: 1, online: 1 })
       expect(await store.connectedDevices()).toEqual([{ key: 2, updatedAt: 5000 }])
@@ -178,6 +179,19 @@ for (const engine of engines('the ingest store on PostgreSQL')) {
     })
 
     if (engine.name === 'postgres') {
+      test('a disconnection is not written when the device has reported since through another node', async () => {
+        opened = await engine.open()
+        const { store, rows } = await engineOf(opened)
+        const clock = manualClock(T * 1000)
+        await store.commit((unit) => unit.markSeen(2, 5000, 45.7, 2.35, null), { clock, touches: () => touches([], []) })
+        // this node last saw device 2 at 4000; another node's report at 5000 is newer: no disconnection
+        expect(await store.commit((unit) => unit.markDisconnected(2, 9000, 4000), { clock, touches: () => touches([], []) })).toBe(false)
+        expect(await rows('SELECT connected, disconnected_at FROM devices WHERE key = 2')).toEqual([{ connected: 1, disconnected_at: null }])
+        // its own last sighting is the newest: disconnected
+        expect(await store.commit((unit) => unit.markDisconnected(2, 9000, 5000), { clock, touches: () => touches([], []) })).toBe(true)
+        expect(await rows('SELECT connected, disconnected_at FROM devices WHERE key = 2')).toEqual([{ connected: 0, disconnected_at: 9000 }])
+      })
+
       test('leaves exactly what SQLite leaves', () => {
         expect(answers.postgres).toEqual(answers.sqlite!)
         expect(tables.postgres).toEqual(tables.sqlite!)
