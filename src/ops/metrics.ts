@@ -185,6 +185,14 @@ export class Histogram extends Metric<Buckets> {
 
 export class Registry {
   private readonly metrics: Metric<unknown>[] = []
+  /** labels every sample carries first (`node`, when several processes serve one database), as `name="value"` text */
+  private readonly constant: string
+
+  constructor(constLabels: Record<string, string> = {}) {
+    this.constant = Object.entries(constLabels)
+      .map(([name, value]) => `${name}="${escapeLabel(value)}"`)
+      .join(',')
+  }
 
   private add<M extends Metric<unknown>>(metric: M): M {
     if (this.metrics.some((m) => m.name === metric.name)) throw new Error(`metric ${metric.name} is registered twice`)
@@ -205,12 +213,26 @@ export class Registry {
     return this.add(new Histogram(name, help, labelNames, buckets))
   }
 
+  /** each sample line of a metric's text with the constant labels first */
+  private withConstant(text: string): string {
+    return text
+      .split('\n')
+      .map((line) => {
+        if (line.startsWith('#')) return line
+        const space = line.indexOf(' ')
+        const brace = line.indexOf('{')
+        if (brace !== -1 && brace < space) return `${line.slice(0, brace + 1)}${this.constant},${line.slice(brace + 1)}`
+        return `${line.slice(0, space)}{${this.constant}}${line.slice(space)}`
+      })
+      .join('\n')
+  }
+
   /** The exposition text; a collector that throws is skipped, so one broken source cannot hide the rest. */
   render(): string {
     const parts: string[] = []
     for (const metric of this.metrics) {
       try {
-        parts.push(metric.render())
+        parts.push(this.constant === '' ? metric.render() : this.withConstant(metric.render()))
       } catch {
         // a gauge reading a closed database, say: leave it out of this scrape
       }

@@ -23,8 +23,13 @@ export interface MetricSources {
   notificationOutbox?: () => { pending: number; oldestAgeSeconds: number }
 }
 
-export function createServerMetrics() {
-  const registry = new Registry()
+export interface ServerMetricsOptions {
+  /** NODE_NAME, when several processes (nodes) serve one PostgreSQL database: every sample carries `node="…"` */
+  node?: string | null
+}
+
+export function createServerMetrics(options: ServerMetricsOptions = {}) {
+  const registry = new Registry(options.node ? { node: options.node } : {})
   const startedAt = Date.now() / 1000
   const sources: MetricSources = {}
   /** what the asynchronous sources said at the last collect() */

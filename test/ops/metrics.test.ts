@@ -32,6 +32,22 @@ describe('metrics registry', () => {
     expect(() => registry.counter('x_started_total', 'again')).toThrow()
   })
 
+  test('a node label goes first on every sample, labelled or not, histograms too', () => {
+    const registry = new Registry({ node: 'edge-1' })
+    registry.counter('x_requests_total', 'Requests', ['route']).inc(['/a b'])
+    registry.counter('x_started_total', 'Started')
+    registry.histogram('x_seconds', 'Latency', [], [1]).observe([], 0.5)
+    const samples = registry.render().split('\n').filter((line) => line !== '' && !line.startsWith('#'))
+    expect(samples).toEqual([
+      'x_requests_total{node="edge-1",route="/a b"} 1',
+      'x_started_total{node="edge-1"} 0',
+      'x_seconds_bucket{node="edge-1",le="1"} 1',
+      'x_seconds_bucket{node="edge-1",le="+Inf"} 1',
+      'x_seconds_sum{node="edge-1"} 0.5',
+      'x_seconds_count{node="edge-1"} 1',
+    ])
+  })
+
   test('histograms: cumulative buckets, +Inf, sum and count', () => {
     const registry = new Registry()
     const latency = registry.histogram('x_seconds', 'Latency', ['route'], [0.01, 0.1, 1])
