@@ -169,7 +169,8 @@ const LINK_COLUMNS = {
 }
 
 const decodeAcl = (acl: string): string[] => JSON.parse(acl) as string[]
-const decodeLink = <T extends { acl: string }>(row: T): Omit<T, 'acl'> & { acl: string[] } => ({ ...row, acl: decodeAcl(row.acl) })
+/** a row of share_links with its acl decoded (both engines' adapters) */
+export const decodeLink = <T extends { acl: string }>(row: T): Omit<T, 'acl'> & { acl: string[] } => ({ ...row, acl: decodeAcl(row.acl) })
 
 export function createShareLinkStore(database: Pick<DatabaseHandle, 'sqlite'>, { clock = systemClock }: ShareLinkStoreOptions = {}): ShareLinkStore {
   const { sqlite } = database
