@@ -4,6 +4,7 @@
  * they keep is explained there).
  */
 import { and, asc, count, desc, eq, gt, inArray, ne, notExists, type SQL, sql } from 'drizzle-orm'
+import type { AnyPgColumn } from 'drizzle-orm/pg-core'
 import { LRUCache } from 'lru-cache'
 import type { PgConnectable, PgTx, PostgresHandle } from '../../../db/postgres/client'
 import { accounts, devices, shareLinkDevices, shareLinks, shareViewers, users } from '../../../db/postgres/schema'
@@ -76,8 +77,8 @@ const LINK_COLUMNS = {
   createdAt: shareLinks.createdAt,
 }
 
-/** the ids as one jsonb array: one parameter whatever their number (SQLite's json_each) */
-const oneOf = (ids: readonly string[]) => sql`(SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb))`
+/** the column is one of the ids, bound as one text[] parameter whatever their number (SQLite's json_each) */
+const oneOf = (column: SQL | AnyPgColumn, ids: readonly string[]) => sql`${column} = ANY(${sql.param([...ids])}::text[])`
 
 /** links whose state `linkStateNow` keeps (those resolved by token on this node, and those it wrote) */
 const MAX_KNOWN_STATES = 20_000
@@ -116,7 +117,7 @@ export function createPostgresShareLinkStore(database: PostgresHandle, { clock =
       const rows = await db
         .select({ id: shareLinks.id, revoked: shareLinks.revoked, expiresAt: shareLinks.expiresAt, createdBy: shareLinks.createdBy })
         .from(shareLinks)
-        .where(sql`${shareLinks.id} IN ${oneOf(ids)}`)
+        .where(oneOf(shareLinks.id, ids))
       const found = new Map(rows.map(({ id, ...state }) => [id, state]))
       // a link gone (its account deleted) serves no more
       for (const id of ids) {
@@ -217,7 +218,7 @@ export function createPostgresShareLinkStore(database: PostgresHandle, { clock =
         .select({ linkId: shareLinkDevices.linkId, key: devices.key, id: devices.id })
         .from(shareLinkDevices)
         .innerJoin(devices, eq(devices.key, shareLinkDevices.deviceKey))
-        .where(sql`${shareLinkDevices.linkId} IN ${oneOf(linkIds)}`)
+        .where(oneOf(shareLinkDevices.linkId, linkIds))
         .orderBy(asc(shareLinkDevices.linkId), asc(shareLinkDevices.ordinal))
     },
     async linkByShortCode(code) {
