@@ -80,6 +80,9 @@ const LINK_COLUMNS = {
 /** the column is one of the ids, bound as one text[] parameter whatever their number (SQLite's json_each) */
 const oneOf = (column: SQL | AnyPgColumn, ids: readonly string[]) => sql`${column} = ANY(${sql.param([...ids])}::text[])`
 
+/** text in SQLite's order (bytes), whatever the database's collation */
+const bytewise = (column: AnyPgColumn) => sql`${column} COLLATE "C"`
+
 /** links whose state `linkStateNow` keeps (those resolved by token on this node, and those it wrote) */
 const MAX_KNOWN_STATES = 20_000
 /** how old the kept states may grow before a call of `linkStateNow` reads them again in the background */
@@ -209,7 +212,7 @@ export function createPostgresShareLinkStore(database: PostgresHandle, { clock =
         .select(LINK_COLUMNS)
         .from(shareLinks)
         .where(and(eq(shareLinks.accountId, accountId), eq(shareLinks.revoked, false), gt(shareLinks.expiresAt, now)))
-        .orderBy(desc(shareLinks.createdAt), asc(shareLinks.id))
+        .orderBy(desc(shareLinks.createdAt), bytewise(shareLinks.id))
       return rows.map(decodeLink)
     },
     async devicesOf(linkIds) {
@@ -219,7 +222,7 @@ export function createPostgresShareLinkStore(database: PostgresHandle, { clock =
         .from(shareLinkDevices)
         .innerJoin(devices, eq(devices.key, shareLinkDevices.deviceKey))
         .where(oneOf(shareLinkDevices.linkId, linkIds))
-        .orderBy(asc(shareLinkDevices.linkId), asc(shareLinkDevices.ordinal))
+        .orderBy(bytewise(shareLinkDevices.linkId), asc(shareLinkDevices.ordinal))
     },
     async linkByShortCode(code) {
       const [row] = await db
@@ -262,7 +265,10 @@ export function createPostgresShareLinkStore(database: PostgresHandle, { clock =
     },
     linkStateNow(id) {
       if (clock.now() - statesReadAt >= STATE_REFRESH_MS) void refreshStates()
-      return states.get(id) ?? null
+      const state = states.get(id)
+      // not resolved here (or forgotten): known from the next call on
+      if (state === undefined) void stateOf(db, id).then((found) => found && !states.has(id) && keepState(id, found), () => {})
+      return state ?? null
     },
 
     async create(link, maxActive) {

@@ -233,13 +233,18 @@ for (const engine of engines('the share link store on PostgreSQL')) {
       expect(idsOf(await store.activeLinks('a', NOW))).toEqual(['L2'])
     })
 
-    test('a link’s state follows a change made by another process: revoked, its creator deleted, the link gone', async () => {
+    test('a link’s state follows changes made by another process: made, revoked, its creator deleted, the link gone', async () => {
       const w = await world()
       const { store } = w
       await store.create(link('L1'), 10)
       await store.create(link('L2', { createdBy: 'um' }), 10)
       await store.create(link('L3'), 10)
       for (const id of ['L1', 'L2', 'L3']) await store.linkByToken(`token-${id}`)
+      // a link this store has not read yet (made by another process) is known from a call or two on
+      await runStatement(w.opened, sql`INSERT INTO share_links (id, account_id, created_by, token, short_code, acl, expires_at) VALUES ('L4', 'a', 'ua', 'token-L4', 'CodeL40000', '[]', ${NOW + 5})`)
+      expect(await eventually(() => store.linkStateNow('L4') !== null)).toBe(true)
+      expect(store.linkStateNow('L4')).toEqual({ revoked: false, expiresAt: NOW + 5, createdBy: 'ua' })
+      expect(store.linkStateNow('L5')).toBeNull()
       await runStatement(w.opened, sql`UPDATE share_links SET revoked = ${true} WHERE id = 'L1'`)
       expect(await eventually(() => store.linkStateNow('L1')?.revoked === true)).toBe(true)
       // deleting the creator revokes their links (a trigger) and forgets who made them
