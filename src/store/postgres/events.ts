@@ -56,18 +56,24 @@ export async function insertEventInTransaction(tx: PgConnectable, deviceKey: num
 
 /**
  * events.ts's `append`, inside the caller's transaction: an event the server derived, at its own
- * second after any other of its code there (always a new row). A concurrent transaction appending
- * the same (device, second, code) makes this one's first insert wait for it, then skip; the next
- * seq is read after it, so both are kept.
+ * second after any other of its code there (always a new row). Unlike SQLite's one writer,
+ * transactions of several nodes may append the same (device, second, code) at once: an insert
+ * that finds its seq taken (it waits for the transaction holding it, then skips) reads the next
+ * seq again, after that transaction's commit, and tries it; each round follows one more commit.
  */
 export async function appendEventInTransaction(tx: PgConnectable, deviceKey: number, row: EncodedEvent): Promise<void> {
   // the common case, the first of its code in its second: one statement
-  if (await insertEventInTransaction(tx, deviceKey, row, 1)) return
-  const [next] = await tx
-    .select({ seq: sql<number>`coalesce(max(${events.seq}), 0) + 1`.mapWith(Number) })
-    .from(events)
-    .where(and(eq(events.device, deviceKey), eq(events.ts, row.ts), eq(events.alarmCode, row.alarm_code)))
-  await insertEventInTransaction(tx, deviceKey, row, next!.seq)
+  let tried = 1
+  if (await insertEventInTransaction(tx, deviceKey, row, tried)) return
+  for (;;) {
+    const [next] = await tx
+      .select({ seq: sql<number>`coalesce(max(${events.seq}), 0) + 1`.mapWith(Number) })
+      .from(events)
+      .where(and(eq(events.device, deviceKey), eq(events.ts, row.ts), eq(events.alarmCode, row.alarm_code)))
+    // never the same seq twice, whatever the transaction's snapshot shows
+    tried = Math.max(next!.seq, tried + 1)
+    if (await insertEventInTransaction(tx, deviceKey, row, tried)) return
+  }
 }
 
 export function createPostgresEventReads(database: Pick<PostgresHandle, 'db'>): EventReads {

@@ -163,6 +163,16 @@ for (const engine of engines('the history reads on PostgreSQL')) {
       expect(seqs.map((r) => r.seq)).toEqual([1, 2, 3, 0])
     })
 
+    test('derived events of one code and second written at once (several nodes) are all kept, each its own seq', async () => {
+      const w = await world()
+      // the reads first open every connection of the pool, so that the writes do run at once
+      await Promise.all([1, 2, 3, 4].map(() => w.positions.countIn(1, 0, 1)))
+      await Promise.all([1, 2, 3, 4].map((n) => w.derived(1, event(MONTH_END, 'offline', { context: { n } }))))
+      const rows = await selectRows<{ seq: number; context: string }>(w.opened, sql`SELECT seq, context FROM events WHERE device = 1 ORDER BY seq`)
+      expect(rows.map((r) => r.seq)).toEqual([1, 2, 3, 4])
+      expect(rows.map((r) => JSON.parse(r.context).n).sort()).toEqual([1, 2, 3, 4])
+    })
+
     test('many devices’ events newest first: a stable order from page to page, a window, one code', async () => {
       const w = await world()
       // interleaved devices, two events in one second
