@@ -11,7 +11,7 @@
  * Writes wait for another process's write lock asynchronously (store/busy.ts). Nothing here is
  * SQLite-only but `RETURNING` (PostgreSQL has it too).
  */
-import { and, asc, desc, eq, gt, inArray, lte, or, sql } from 'drizzle-orm'
+import { and, asc, type Column, desc, eq, gt, inArray, lte, or, type SQL, sql } from 'drizzle-orm'
 import type { DatabaseHandle } from '../../db/client'
 import { sentCommands } from '../../db/schema'
 import { type Clock, systemClock } from '../clock'
@@ -89,6 +89,14 @@ export function finalChange(row: Pick<StoredCommand, 'deviceKey' | 'id' | 'comma
 
 /** A final status's change made, or null where a change made meanwhile won: the changes made, in order. */
 export const changesMade = (changes: readonly (CommandChange | null)[]) => changes.filter((change): change is CommandChange => change !== null)
+
+/**
+ * Whether the command `id` may go out at `nowMs` (SQL, over either engine's sent_commands): queued,
+ * or sent and due to be re-sent, and not past its expiry.
+ */
+export function mayGoOut(table: { id: Column; expiresAt: Column; status: Column; resendDue: Column }, id: string, nowMs: number): SQL | undefined {
+  return and(eq(table.id, id), gt(table.expiresAt, nowMs), or(eq(table.status, 'queued'), and(eq(table.status, 'sent'), eq(table.resendDue, true))))
+}
 
 /** the statuses of a command still open: waiting to go out, or for its answer */
 export const OPEN_STATUSES = ['queued', 'sent']
@@ -215,13 +223,7 @@ export function createCommandStore(database: DatabaseHandle, options: { clock?: 
         db
           .update(sentCommands)
           .set({ status: 'sent', sentAt: nowMs, attempts: sql`${sentCommands.attempts} + 1`, resendDue: false })
-          .where(
-            and(
-              eq(sentCommands.id, id),
-              gt(sentCommands.expiresAt, nowMs),
-              or(eq(sentCommands.status, 'queued'), and(eq(sentCommands.status, 'sent'), eq(sentCommands.resendDue, true))),
-            ),
-          )
+          .where(mayGoOut(sentCommands, id, nowMs))
           .returning({ deviceKey: sentCommands.deviceKey, attempts: sentCommands.attempts })
           .all(),
       )

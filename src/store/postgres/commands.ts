@@ -5,10 +5,10 @@
  * rule as SQLite's); every change is guarded by the status the rules saw, so that a change made
  * meanwhile, by this node or another, wins and the guarded one writes nothing.
  */
-import { and, asc, desc, eq, gt, inArray, lte, or, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, inArray, lte, sql } from 'drizzle-orm'
 import type { PgTx, PostgresHandle } from '../../../db/postgres/client'
 import { sentCommands } from '../../../db/postgres/schema'
-import { type CommandChange, type CommandStore, changesMade, type FinalStatus, finalChange, OPEN_STATUSES, type StoredCommand } from '../commands'
+import { type CommandChange, type CommandStore, changesMade, type FinalStatus, finalChange, mayGoOut, OPEN_STATUSES, type StoredCommand } from '../commands'
 import { appendEventInTransaction } from './events'
 import { unitOfWork } from './unit'
 
@@ -91,13 +91,7 @@ export function createPostgresCommandStore(database: PostgresHandle): CommandSto
       const [updated] = await db
         .update(sentCommands)
         .set({ status: 'sent', sentAt: nowMs, attempts: sql`${sentCommands.attempts} + 1`, resendDue: false })
-        .where(
-          and(
-            eq(sentCommands.id, id),
-            gt(sentCommands.expiresAt, nowMs),
-            or(eq(sentCommands.status, 'queued'), and(eq(sentCommands.status, 'sent'), eq(sentCommands.resendDue, true))),
-          ),
-        )
+        .where(mayGoOut(sentCommands, id, nowMs))
         .returning({ deviceKey: sentCommands.deviceKey, attempts: sentCommands.attempts })
       return updated ?? null
     },

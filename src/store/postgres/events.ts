@@ -10,23 +10,9 @@
 import { and, asc, between, desc, eq, sql } from 'drizzle-orm'
 import type { PgConnectable, PostgresHandle } from '../../../db/postgres/client'
 import { events } from '../../../db/postgres/schema'
-import type { EncodedEvent, EventReads } from '../events'
+import { type EncodedEvent, type EventReads, storedColumnsOf } from '../events'
 
-/** The columns of a stored event, named as events.ts's StoredEvent. */
-const storedColumns = {
-  id: events.id,
-  device: events.device,
-  ts: events.ts,
-  alarm_code: events.alarmCode,
-  context: events.context,
-  speed: events.speed,
-  satellite: events.satellite,
-  latitude: events.latitude,
-  longitude: events.longitude,
-  mcc: events.mcc,
-  mnc: events.mnc,
-  dbm: events.dbm,
-}
+const storedColumns = storedColumnsOf(events)
 
 /**
  * events.ts's `insert`, inside the caller's transaction: writes the event unless its (device, ts,

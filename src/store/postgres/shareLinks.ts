@@ -8,7 +8,7 @@ import type { AnyPgColumn } from 'drizzle-orm/pg-core'
 import { LRUCache } from 'lru-cache'
 import type { PgConnectable, PgTx, PostgresHandle } from '../../../db/postgres/client'
 import { accounts, devices, shareLinkDevices, shareLinks, shareViewers, users } from '../../../db/postgres/schema'
-import { type CreatorFull, decodeLink, type EndedLinks, type LinkState, type PendingViews, type ShareLinkStore, type ShareLinkStoreOptions } from '../shareLinks'
+import { type CreatorFull, decodeLink, type EndedLinks, linkColumnsOf, type LinkState, type PendingViews, type ShareLinkStore, type ShareLinkStoreOptions } from '../shareLinks'
 import { systemClock } from '../../clock'
 import { createPostgresDeferredWrites } from './deferred'
 import { unitOfWork } from './unit'
@@ -62,20 +62,7 @@ export async function endLinksBeyondCreatorsReachInTransaction(tx: PgConnectable
   return { revoked: revoked.count, removed: removed.count }
 }
 
-/** The link columns every read of a link answers (shareLinks.ts's StoredLink, before its acl is decoded). */
-const LINK_COLUMNS = {
-  id: shareLinks.id,
-  accountId: shareLinks.accountId,
-  createdBy: shareLinks.createdBy,
-  token: shareLinks.token,
-  shortCode: shareLinks.shortCode,
-  acl: shareLinks.acl,
-  revoked: shareLinks.revoked,
-  expiresAt: shareLinks.expiresAt,
-  uniqueViews: shareLinks.uniqueViews,
-  lastAccessedAt: shareLinks.lastAccessedAt,
-  createdAt: shareLinks.createdAt,
-}
+const LINK_COLUMNS = linkColumnsOf(shareLinks)
 
 /** the column is one of the ids, bound as one text[] parameter whatever their number (SQLite's json_each) */
 const oneOf = (column: SQL | AnyPgColumn, ids: readonly string[]) => sql`${column} = ANY(${sql.param([...ids])}::text[])`
