@@ -87,7 +87,7 @@ for (const engine of engines('the command store on PostgreSQL')) {
       expect(idsOf(await store.open(2))).toEqual(['c4'])
     })
 
-    test('sending: once while queued, again only when a reconnection made it due; never past its expiry', async () => {
+    test('sending: once while queued (however many send it at once), again only when a reconnection made it due; never past its expiry', async () => {
       const { store } = await world()
       await store.insert(command('c1'))
       await store.insert(command('c2', { expiresAt: NOW + 10 }))
@@ -111,6 +111,10 @@ for (const engine of engines('the command store on PostgreSQL')) {
       expect(await store.sentBetween(NOW, NOW + 7)).toEqual([2])
       expect(await store.markSent('c1', NOW + 21)).toEqual({ deviceKey: 1, attempts: 2 })
       expect(await store.byId('c1')).toMatchObject({ status: 'sent', sentAt: NOW + 21, attempts: 2, resendDue: false })
+
+      // two nodes sending one command at once: it goes out once
+      const sends = await Promise.all([store.markSent('c2', NOW + 1), store.markSent('c2', NOW + 1), store.markSent('c2', NOW + 1)])
+      expect(sends.filter((sent) => sent !== null)).toEqual([{ deviceKey: 1, attempts: 1 }])
     })
 
     test('a cancel takes a queued command only, of its own device', async () => {

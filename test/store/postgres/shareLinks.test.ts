@@ -306,6 +306,19 @@ for (const engine of engines('the share link store on PostgreSQL')) {
       expect(await store.viewerCounted('L1', 'v3')).toBe(true)
     })
 
+    test('views of one viewer written by two processes at once are counted once', async () => {
+      const w = await world()
+      await w.store.create(link('L1'), 10)
+      // two processes: two stores on the database, each with its own waiting views
+      const second = w.opened.engine === 'sqlite' ? createShareLinkStore(w.opened.handle) : createPostgresShareLinkStore(w.opened.handle)
+      const writers = [w.store, second].map((store, n) => {
+        const pending = new Map([['L1', { viewers: new Map([['v1', NOW + n], [`only-${n}`, NOW + n]]), lastAccessedAt: NOW + n }]])
+        return store.deferViews({ delayMs: 60_000, pending: () => pending, hasPending: () => pending.size > 0, written: () => pending.clear(), log: silentLogger, failure: 'views not written' })
+      })
+      expect(await Promise.all(writers.map((writer) => writer.flush()))).toEqual([true, true])
+      expect(await w.store.linkOfAccount('L1', 'a')).toMatchObject({ uniqueViews: 3, lastAccessedAt: NOW + 1 })
+    })
+
     test('links keep only what their creator still reaches: a device leaving a group, a member leaving one', async () => {
       const w = await world()
       const { store } = w
