@@ -87,7 +87,8 @@ const MAX_VIEW_ROUNDS = 5
  *   token here or written here, read again (one statement for all) whenever row 3 of access_version
  *   is announced (a link revoked, devices leaving a link, its creator deleted: by any node), and in
  *   the background once they are older than a second when it is called (a link's expiry patched on
- *   another node). A link this node never resolved answers null;
+ *   another node). A link it does not know yet answers null, and is read in the background for the
+ *   next call;
  * - views are written in one transaction with `written()` called only once nothing arrived while it
  *   ran: the writes are idempotent (a viewer counted twice is skipped), so views arriving meanwhile
  *   are written in a further round rather than forgotten with the rest.
@@ -163,10 +164,14 @@ export function createPostgresShareLinkStore(database: PostgresHandle, { clock =
     return row ?? null
   }
 
-  /** writes the views given (one transaction); idempotent: a viewer already counted adds nothing */
+  /**
+   * writes the views given (one transaction); idempotent: a viewer already counted adds nothing.
+   * The links in one order on every node, so that two nodes' writes wait for each other rather than deadlock.
+   */
   async function writeViews(links: ReadonlyMap<string, PendingViews>): Promise<void> {
+    const ordered = [...links].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     await unitOfWork(database, async (tx) => {
-      for (const [linkId, views] of links) {
+      for (const [linkId, views] of ordered) {
         let added = 0
         if (views.viewers.size > 0) {
           // the link may have gone (its account deleted) while its views waited: then they go too

@@ -306,17 +306,21 @@ for (const engine of engines('the share link store on PostgreSQL')) {
       expect(await store.viewerCounted('L1', 'v3')).toBe(true)
     })
 
-    test('views of one viewer written by two processes at once are counted once', async () => {
+    test('views of one viewer written by two processes at once are counted once, whatever order each holds its links in', async () => {
       const w = await world()
       await w.store.create(link('L1'), 10)
+      await w.store.create(link('L2'), 10)
       // two processes: two stores on the database, each with its own waiting views
       const second = w.opened.engine === 'sqlite' ? createShareLinkStore(w.opened.handle) : createPostgresShareLinkStore(w.opened.handle)
       const writers = [w.store, second].map((store, n) => {
-        const pending = new Map([['L1', { viewers: new Map([['v1', NOW + n], [`only-${n}`, NOW + n]]), lastAccessedAt: NOW + n }]])
+        const views = (id: string) => [id, { viewers: new Map([['v1', NOW + n], [`only-${n}`, NOW + n]]), lastAccessedAt: NOW + n }] as const
+        const pending = new Map(n === 0 ? [views('L1'), views('L2')] : [views('L2'), views('L1')])
         return store.deferViews({ delayMs: 60_000, pending: () => pending, hasPending: () => pending.size > 0, written: () => pending.clear(), log: silentLogger, failure: 'views not written' })
       })
+      await Promise.all([1, 2, 3, 4].map(() => w.store.accountName('a')))
       expect(await Promise.all(writers.map((writer) => writer.flush()))).toEqual([true, true])
       expect(await w.store.linkOfAccount('L1', 'a')).toMatchObject({ uniqueViews: 3, lastAccessedAt: NOW + 1 })
+      expect(await w.store.linkOfAccount('L2', 'a')).toMatchObject({ uniqueViews: 3, lastAccessedAt: NOW + 1 })
     })
 
     test('links keep only what their creator still reaches: a device leaving a group, a member leaving one', async () => {
