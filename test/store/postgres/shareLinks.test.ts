@@ -317,6 +317,7 @@ for (const engine of engines('the share link store on PostgreSQL')) {
         const pending = new Map(n === 0 ? [views('L1'), views('L2')] : [views('L2'), views('L1')])
         return store.deferViews({ delayMs: 60_000, pending: () => pending, hasPending: () => pending.size > 0, written: () => pending.clear(), log: silentLogger, failure: 'views not written' })
       })
+      // the reads first open connections of the pool, so that the two writes do run at once
       await Promise.all([1, 2, 3, 4].map(() => w.store.accountName('a')))
       expect(await Promise.all(writers.map((writer) => writer.flush()))).toEqual([true, true])
       expect(await w.store.linkOfAccount('L1', 'a')).toMatchObject({ uniqueViews: 3, lastAccessedAt: NOW + 1 })
