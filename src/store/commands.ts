@@ -11,12 +11,12 @@
  * Writes wait for another process's write lock asynchronously (store/busy.ts). Nothing here is
  * SQLite-only but `RETURNING` (PostgreSQL has it too).
  */
-import { and, asc, desc, eq, gt, inArray, lte, or, sql } from 'drizzle-orm'
+import { and, asc, type Column, desc, eq, gt, inArray, lte, or, type SQL, sql } from 'drizzle-orm'
 import type { DatabaseHandle } from '../../db/client'
 import { sentCommands } from '../../db/schema'
 import { type Clock, systemClock } from '../clock'
 import { retryWhileBusy } from './busy'
-import { createEventStore, encodeEvent } from './events'
+import { createEventStore, type EncodedEvent, encodeEvent } from './events'
 
 /** A row of sent_commands. */
 export type StoredCommand = typeof sentCommands.$inferSelect
@@ -78,6 +78,29 @@ export interface CommandStore {
   reconnect(resend: readonly number[], failed: readonly StoredCommand[], atMs: number): Promise<CommandChange[]>
 }
 
+/** The change a command reaching `status` at `atMs` makes, and its event's row (both engines' adapters). */
+export function finalChange(row: Pick<StoredCommand, 'deviceKey' | 'id' | 'commandId' | 'name'>, status: FinalStatus, atMs: number): { change: CommandChange; event: EncodedEvent } {
+  const code = `command_${status}`
+  const context = { id: row.id, command: row.commandId, name: row.name }
+  const second = Math.floor(atMs / 1000)
+  const event = { alarmCode: code, context, timestamp: second, latitude: null, longitude: null, speed: null, satellites: null, mcc: null, mnc: null, dbm: null }
+  return { change: { deviceKey: row.deviceKey, id: row.id, code, second, context }, event: encodeEvent(event, false) }
+}
+
+/** A final status's change made, or null where a change made meanwhile won: the changes made, in order. */
+export const changesMade = (changes: readonly (CommandChange | null)[]) => changes.filter((change): change is CommandChange => change !== null)
+
+/**
+ * Whether the command `id` may go out at `nowMs` (SQL, over either engine's sent_commands): queued,
+ * or sent and due to be re-sent, and not past its expiry.
+ */
+export function mayGoOut(table: { id: Column; expiresAt: Column; status: Column; resendDue: Column }, id: string, nowMs: number): SQL | undefined {
+  return and(eq(table.id, id), gt(table.expiresAt, nowMs), or(eq(table.status, 'queued'), and(eq(table.status, 'sent'), eq(table.resendDue, true))))
+}
+
+/** the statuses of a command still open: waiting to go out, or for its answer */
+export const OPEN_STATUSES = ['queued', 'sent']
+
 /**
  * Sent commands over SQLite. `clock`: where a write waiting for another process's lock reads its
  * deadline.
@@ -89,11 +112,10 @@ export function createCommandStore(database: DatabaseHandle, options: { clock?: 
   const write = <T>(work: () => T) => retryWhileBusy(sqlite, work, { clock })
   const unit = <T>(work: () => T) => write(() => db.transaction(work, { behavior: 'immediate' }))
 
-  const OPEN = ['queued', 'sent']
   const openOf = db
     .select()
     .from(sentCommands)
-    .where(and(eq(sentCommands.deviceKey, sql.placeholder('device')), inArray(sentCommands.status, OPEN)))
+    .where(and(eq(sentCommands.deviceKey, sql.placeholder('device')), inArray(sentCommands.status, OPEN_STATUSES)))
     .orderBy(asc(sentCommands.key))
     .prepare()
   const pageOf = db
@@ -115,7 +137,7 @@ export function createCommandStore(database: DatabaseHandle, options: { clock?: 
   const pastExpiry = db
     .select()
     .from(sentCommands)
-    .where(and(inArray(sentCommands.status, OPEN), lte(sentCommands.expiresAt, sql.placeholder('now'))))
+    .where(and(inArray(sentCommands.status, OPEN_STATUSES), lte(sentCommands.expiresAt, sql.placeholder('now'))))
     .orderBy(asc(sentCommands.key))
     .limit(1000)
     .prepare()
@@ -144,17 +166,12 @@ export function createCommandStore(database: DatabaseHandle, options: { clock?: 
       .returning({ key: sentCommands.key })
       .all()
     if (updated.length === 0) return null
-    const code = `command_${status}`
-    const context = { id: row.id, command: row.commandId, name: row.name }
-    const second = Math.floor(atMs / 1000)
-    const event = { alarmCode: code, context, timestamp: second, latitude: null, longitude: null, speed: null, satellites: null, mcc: null, mnc: null, dbm: null }
+    const { change, event } = finalChange(row, status, atMs)
     // stored at the second of its change, however many of its code that second holds already
     // (two commands expiring in one sweep): the events store numbers them
-    events.append(row.deviceKey, encodeEvent(event, false))
-    return { deviceKey: row.deviceKey, id: row.id, code, second, context }
+    events.append(row.deviceKey, event)
+    return change
   }
-
-  const made = (changes: readonly (CommandChange | null)[]) => changes.filter((change): change is CommandChange => change !== null)
 
   return {
     insert(command) {
@@ -206,13 +223,7 @@ export function createCommandStore(database: DatabaseHandle, options: { clock?: 
         db
           .update(sentCommands)
           .set({ status: 'sent', sentAt: nowMs, attempts: sql`${sentCommands.attempts} + 1`, resendDue: false })
-          .where(
-            and(
-              eq(sentCommands.id, id),
-              gt(sentCommands.expiresAt, nowMs),
-              or(eq(sentCommands.status, 'queued'), and(eq(sentCommands.status, 'sent'), eq(sentCommands.resendDue, true))),
-            ),
-          )
+          .where(mayGoOut(sentCommands, id, nowMs))
           .returning({ deviceKey: sentCommands.deviceKey, attempts: sentCommands.attempts })
           .all(),
       )
@@ -221,7 +232,7 @@ export function createCommandStore(database: DatabaseHandle, options: { clock?: 
 
     async lapse(lapsed) {
       if (lapsed.length === 0) return []
-      return made(await unit(() => lapsed.map(({ row, status, atMs }) => finish(row, status, atMs))))
+      return changesMade(await unit(() => lapsed.map(({ row, status, atMs }) => finish(row, status, atMs))))
     },
 
     async answer(deviceKey, id, atMs, response) {
@@ -252,7 +263,7 @@ export function createCommandStore(database: DatabaseHandle, options: { clock?: 
         }
         return failed.map((row) => finish(row, 'failed', atMs))
       })
-      return made(changes)
+      return changesMade(changes)
     },
   }
 }

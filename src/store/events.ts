@@ -104,20 +104,16 @@ export interface EventWindow {
   offset: number
 }
 
-const storedColumns = {
-  id: events.id,
-  device: events.device,
-  ts: events.ts,
-  alarm_code: events.alarmCode,
-  context: events.context,
-  speed: events.speed,
-  satellite: events.satellite,
-  latitude: events.latitude,
-  longitude: events.longitude,
-  mcc: events.mcc,
-  mnc: events.mnc,
-  dbm: events.dbm,
+/** StoredEvent's names for the events table's columns (the schema's property names) */
+const STORED_EVENT_COLUMNS = { id: 'id', device: 'device', ts: 'ts', alarm_code: 'alarmCode', context: 'context', speed: 'speed', satellite: 'satellite', latitude: 'latitude', longitude: 'longitude', mcc: 'mcc', mnc: 'mnc', dbm: 'dbm' } as const
+type StoredEventColumn = (typeof STORED_EVENT_COLUMNS)[keyof typeof STORED_EVENT_COLUMNS]
+
+/** The columns a read of events selects, named as StoredEvent, of either engine's events table. */
+export function storedColumnsOf<T extends Record<StoredEventColumn, unknown>>(table: T): { [K in keyof typeof STORED_EVENT_COLUMNS]: T[(typeof STORED_EVENT_COLUMNS)[K]] } {
+  return Object.fromEntries(Object.entries(STORED_EVENT_COLUMNS).map(([name, property]) => [name, table[property]])) as never
 }
+
+const storedColumns = storedColumnsOf(events)
 
 const placeholder = sql.placeholder
 

@@ -85,6 +85,11 @@ export const encodeCoordinate = (degrees: number): number => Math.round(degrees 
 export const decodeCoordinate = (stored: number): number => stored / COORDINATE_SCALE
 export const decodeSpeed = (stored: number | null): number | null => (stored === null ? null : stored / SPEED_SCALE)
 
+/** The newest-fix read's row (ts, lat, lon, speed, course as stored) decoded: both engines' adapters. */
+export function decodeNewestFix(row: { ts: number; lat: number; lon: number; speed: number | null; course: number | null }): NewestFix {
+  return { timestamp: row.ts, latitude: decodeCoordinate(row.lat), longitude: decodeCoordinate(row.lon), speed: decodeSpeed(row.speed), course: row.course }
+}
+
 /** The row for a fix; `locatable` false sets FLAG_UNLOCATABLE. Throws if its attributes cannot be JSON. */
 export function encodePosition(fix: FixToStore, locatable: boolean): EncodedPosition {
   return {
@@ -151,8 +156,7 @@ export function createPositionStore(sqlite: Database) {
     /** The device's newest fix that may be a location (FLAG_UNLOCATABLE clear), or null. */
     newestValid(deviceKey: number): NewestFix | null {
       const row = newestValid.get({ device: deviceKey })
-      if (!row) return null
-      return { timestamp: row.ts, latitude: decodeCoordinate(row.lat), longitude: decodeCoordinate(row.lon), speed: decodeSpeed(row.speed), course: row.course }
+      return row ? decodeNewestFix(row) : null
     },
     /**
      * Up to `limit` fixes of a window (Unix seconds, both inclusive), oldest first, as arrays:

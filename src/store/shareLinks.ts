@@ -154,22 +154,18 @@ export interface ShareLinkStoreOptions {
   clock?: Clock
 }
 
-const LINK_COLUMNS = {
-  id: shareLinks.id,
-  accountId: shareLinks.accountId,
-  createdBy: shareLinks.createdBy,
-  token: shareLinks.token,
-  shortCode: shareLinks.shortCode,
-  acl: shareLinks.acl,
-  revoked: shareLinks.revoked,
-  expiresAt: shareLinks.expiresAt,
-  uniqueViews: shareLinks.uniqueViews,
-  lastAccessedAt: shareLinks.lastAccessedAt,
-  createdAt: shareLinks.createdAt,
+const LINK_COLUMN_NAMES = ['id', 'accountId', 'createdBy', 'token', 'shortCode', 'acl', 'revoked', 'expiresAt', 'uniqueViews', 'lastAccessedAt', 'createdAt'] as const satisfies readonly (keyof StoredLink)[]
+
+/** The columns a read of a link selects (StoredLink before its acl is decoded), of either engine's share_links. */
+export function linkColumnsOf<T extends Record<keyof StoredLink, unknown>>(table: T): Pick<T, (typeof LINK_COLUMN_NAMES)[number]> {
+  return Object.fromEntries(LINK_COLUMN_NAMES.map((name) => [name, table[name]])) as never
 }
 
+const LINK_COLUMNS = linkColumnsOf(shareLinks)
+
 const decodeAcl = (acl: string): string[] => JSON.parse(acl) as string[]
-const decodeLink = <T extends { acl: string }>(row: T): Omit<T, 'acl'> & { acl: string[] } => ({ ...row, acl: decodeAcl(row.acl) })
+/** a row of share_links with its acl decoded (both engines' adapters) */
+export const decodeLink = <T extends { acl: string }>(row: T): Omit<T, 'acl'> & { acl: string[] } => ({ ...row, acl: decodeAcl(row.acl) })
 
 export function createShareLinkStore(database: Pick<DatabaseHandle, 'sqlite'>, { clock = systemClock }: ShareLinkStoreOptions = {}): ShareLinkStore {
   const { sqlite } = database
