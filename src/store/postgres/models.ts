@@ -9,6 +9,7 @@
  */
 import { and, asc, eq, inArray, isNull, ne, notInArray, or, type SQL, sql } from 'drizzle-orm'
 import type { PgConnectable, PgDb, PostgresHandle } from '../../../db/postgres/client'
+import type { AnyPgColumn } from 'drizzle-orm/pg-core'
 import { commands, devices, models } from '../../../db/postgres/schema'
 import type { ModelBody, ModelInputCommand } from '../../admin/models-model'
 import type { AuditAction } from '../audit'
@@ -27,13 +28,18 @@ import { recordAuditInTransaction } from './audit'
 import { unitOfWork } from './unit'
 
 /** text in byte order, as SQLite compares it */
-export const binaryOrder = (column: SQL | typeof models.name): SQL => sql`${column} COLLATE "C"`
+export const binaryOrder = (column: SQL | AnyPgColumn): SQL => sql`${column} COLLATE "C"`
 
 const commandColumns = { id: commands.id, name: commands.name, widget: commands.widget, send: commands.send }
 
-/** models.ts's writer of the same name: the accounts whose devices use the model. */
+/** models.ts's writer of the same name: the accounts whose devices use the model, in the order SQLite answers (its devices_account index's). */
 export async function accountsUsingModelInTransaction(tx: PgConnectable, modelId: string): Promise<string[]> {
-  const rows = await tx.selectDistinct({ accountId: devices.accountId }).from(devices).where(eq(devices.modelId, modelId))
+  const rows = await tx
+    .select({ accountId: devices.accountId })
+    .from(devices)
+    .where(eq(devices.modelId, modelId))
+    .groupBy(devices.accountId)
+    .orderBy(binaryOrder(devices.accountId))
   return rows.map((row) => row.accountId)
 }
 
@@ -56,7 +62,7 @@ export async function modelBodyInTransaction(tx: PgConnectable, row: StoredModel
 }
 
 /** Several models as the API shows them, their commands read in one statement. */
-async function modelBodies(tx: PgConnectable, rows: readonly StoredModel[]): Promise<ModelBody[]> {
+export async function modelBodiesInTransaction(tx: PgConnectable, rows: readonly StoredModel[]): Promise<ModelBody[]> {
   if (rows.length === 0) return []
   const list = await tx
     .select({ ...commandColumns, modelId: commands.modelId })
@@ -156,7 +162,7 @@ export function createPostgresModelStore(database: Pick<PostgresHandle, 'db' | '
         .orderBy(binaryOrder(models.name), binaryOrder(models.id))
         .limit(page.limit)
         .offset(page.offset)
-      return modelBodies(db, rows)
+      return modelBodiesInTransaction(db, rows)
     },
 
     find(id) {

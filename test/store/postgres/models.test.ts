@@ -79,7 +79,7 @@ for (const engine of engines('the models store on PostgreSQL')) {
       const { store, auditOf } = await kit()
       const made = await store.create({ id: model(1), name: 'beta', protocol: 'gt06', accountId: A }, [
         { id: command(1).toUpperCase(), name: 'Stop', widget, send: { text: 'STOP#' } },
-        { name: 'Free', widget: { type: 'form', fields: [] } },
+        { name: 'Free', widget: { type: 'form', fields: [] } as unknown as typeof widget },
       ], audit, 1000)
       expect(made).toMatchObject({ id: model(1), name: 'beta', protocol: 'gt06', account: A })
       if (!('commands' in made)) throw new Error('taken')
