@@ -103,6 +103,35 @@ async function storedRows(tx: PgConnectable, data: ImportRows): Promise<StoredRo
   }
 }
 
+/**
+ * Inserts a chunk of fixes none of which the file repeats, counting those written. Most imports
+ * write fixes nothing stored collides with, and a plain INSERT costs markedly less than ON
+ * CONFLICT's speculative insertion (147,080 fixes: 2.3–2.7 s against 4.3–4.4 s here): it is tried
+ * first under a savepoint, and only a chunk that meets a stored fix is written again with
+ * ON CONFLICT DO NOTHING.
+ */
+async function insertOrIgnore(tx: PgTx, insert: SQL, rows: number): Promise<number> {
+  try {
+    await tx.transaction(async (savepoint) => {
+      await savepoint.execute(insert)
+    })
+    return rows
+  } catch (error) {
+    if (codeOf(error) !== UNIQUE_VIOLATION) throw error
+    return affected(await tx.execute(sql`${insert} ON CONFLICT (device, ts) DO NOTHING`))
+  }
+}
+
+const UNIQUE_VIOLATION = '23505'
+
+/** the SQLSTATE of a driver's error, whether or not Drizzle wrapped it */
+function codeOf(error: unknown): string | undefined {
+  const own = (error as { code?: unknown }).code
+  if (typeof own === 'string') return own
+  const cause = (error as { cause?: unknown }).cause
+  return cause ? codeOf(cause) : undefined
+}
+
 export function createPostgresDatasetStore(database: Pick<PostgresHandle, 'db' | 'sql' | 'versions'>): DatasetStore {
   const { db } = database
 
@@ -246,27 +275,38 @@ export function createPostgresDatasetStore(database: Pick<PostgresHandle, 'db' |
 
     const fixes = data.positions ?? []
     if (fixes.length > 0) onProgress?.(0, fixes.length)
-    for (let from = 0; from < fixes.length; from += BULK_ROWS) {
-      let chunk = fixes.slice(from, from + BULK_ROWS).map((p, i) => ({ device: keyOf(p.device), row: positions[from + i]! }))
-      const given = chunk.length
-      if (upsert) {
-        // one statement may not update a row twice: the last of a (device, ts) is the one kept, as replacing one after another does
-        const last = new Map<string, number>()
-        chunk.forEach((fix, i) => last.set(`${fix.device} ${fix.row.ts}`, i))
-        chunk = chunk.filter((fix, i) => last.get(`${fix.device} ${fix.row.ts}`) === i)
-      }
-      const result = await tx.execute(sql`
+    let written: { device: number; row: EncodedPosition }[] = fixes.map((p, i) => ({ device: keyOf(p.device), row: positions[i]! }))
+    if (upsert) {
+      // every fix given replaces the one before it: each counts, and one statement may not update a row twice, so the last of a (device, ts) is written
+      summary.positions += written.length
+      const last = new Map<string, number>()
+      written.forEach((fix, i) => last.set(`${fix.device} ${fix.row.ts}`, i))
+      written = written.filter((fix, i) => last.get(`${fix.device} ${fix.row.ts}`) === i)
+    } else {
+      // the first of a (device, ts) is the one kept, as inserting one after another does
+      const seenFixes = new Set<string>()
+      written = written.filter((fix) => {
+        const key = `${fix.device} ${fix.row.ts}`
+        if (seenFixes.has(key)) return false
+        seenFixes.add(key)
+        return true
+      })
+    }
+    for (let from = 0; from < written.length; from += BULK_ROWS) {
+      const chunk = written.slice(from, from + BULK_ROWS)
+      const column = <T>(pick: (fix: (typeof chunk)[number]) => T, type: string) => arrayOf(chunk.map(pick), type)
+      const insert = sql`
         INSERT INTO positions (device, ts, lat, lon, speed, course, altitude, satellites, flags, attributes)
-        SELECT * FROM unnest(${arrayOf(chunk.map((f) => f.device), 'int')}, ${arrayOf(chunk.map((f) => f.row.ts), 'bigint')},
-          ${arrayOf(chunk.map((f) => f.row.lat), 'int')}, ${arrayOf(chunk.map((f) => f.row.lon), 'int')}, ${arrayOf(chunk.map((f) => f.row.speed), 'int')},
-          ${arrayOf(chunk.map((f) => f.row.course), 'int')}, ${arrayOf(chunk.map((f) => f.row.altitude), 'int')}, ${arrayOf(chunk.map((f) => f.row.satellites), 'int')},
-          ${arrayOf(chunk.map((f) => f.row.flags), 'int')}, ${arrayOf(chunk.map((f) => f.row.attributes), 'text')})
-        ${upsert
-          ? sql`ON CONFLICT (device, ts) DO UPDATE SET lat = excluded.lat, lon = excluded.lon, speed = excluded.speed, course = excluded.course, altitude = excluded.altitude, satellites = excluded.satellites, flags = excluded.flags, attributes = excluded.attributes`
-          : sql`ON CONFLICT (device, ts) DO NOTHING`}`)
-      // replacing counts every fix given (each replaced the one before it); inserting, those that were new
-      summary.positions += upsert ? given : affected(result)
-      if (from + BULK_ROWS < fixes.length) onProgress?.(from + BULK_ROWS, fixes.length)
+        SELECT * FROM unnest(${column((f) => f.device, 'int')}, ${column((f) => f.row.ts, 'bigint')}, ${column((f) => f.row.lat, 'int')}, ${column((f) => f.row.lon, 'int')},
+          ${column((f) => f.row.speed, 'int')}, ${column((f) => f.row.course, 'int')}, ${column((f) => f.row.altitude, 'int')}, ${column((f) => f.row.satellites, 'int')},
+          ${column((f) => f.row.flags, 'int')}, ${column((f) => f.row.attributes, 'text')})`
+      if (upsert) {
+        await tx.execute(sql`${insert} ON CONFLICT (device, ts) DO UPDATE SET lat = excluded.lat, lon = excluded.lon, speed = excluded.speed, course = excluded.course,
+          altitude = excluded.altitude, satellites = excluded.satellites, flags = excluded.flags, attributes = excluded.attributes`)
+      } else {
+        summary.positions += await insertOrIgnore(tx, insert, chunk.length)
+      }
+      if (from + BULK_ROWS < written.length) onProgress?.(Math.round(((from + BULK_ROWS) / written.length) * fixes.length), fixes.length)
     }
     onProgress?.(fixes.length, fixes.length)
 
@@ -288,10 +328,11 @@ export function createPostgresDatasetStore(database: Pick<PostgresHandle, 'db' |
 
     // a device given without a location is where its newest valid fix is (positions.ts's rule)
     if (fixes.length > 0 && locateAfterPositions.length > 0) {
+      // each device's newest valid fix through the primary key, newest first (no sort of its whole history)
       const newest = await tx.execute<{ device: number; lat: number; lon: number }>(sql`
-        SELECT DISTINCT ON (device) device, lat, lon FROM positions
-        WHERE ${anyOf(sql`device`, locateAfterPositions, 'int')} AND (flags & ${sql.raw(String(FLAG_UNLOCATABLE))}) = 0
-        ORDER BY device, ts DESC`)
+        SELECT k.device, p.lat, p.lon FROM unnest(${arrayOf(locateAfterPositions, 'int')}) AS k(device)
+        CROSS JOIN LATERAL (
+          SELECT lat, lon FROM positions WHERE device = k.device AND (flags & ${sql.raw(String(FLAG_UNLOCATABLE))}) = 0 ORDER BY ts DESC LIMIT 1) p`)
       if (newest.length > 0) {
         await tx.execute(sql`
           UPDATE devices SET latitude = v.latitude, longitude = v.longitude

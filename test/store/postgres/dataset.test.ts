@@ -206,6 +206,27 @@ for (const engine of engineList) {
       seen.refused = before
     })
 
+    test('without upsert, a fix already stored or given twice is kept as first written and counted once', async () => {
+      const store = await open()
+      await importDataset(store, { ...baseDataset(), positions: [{ device: ids.truck1, timestamp: 1764000000, latitude: 1, longitude: 1 }] }, { now: NOW })
+      const summary = await importDataset(store, {
+        positions: [
+          { device: ids.truck1, timestamp: 1764000000, latitude: 2, longitude: 2 },
+          { device: ids.truck1, timestamp: 1764000001, latitude: 3, longitude: 3 },
+          { device: ids.truck1, timestamp: 1764000001, latitude: 4, longitude: 4 },
+          { device: ids.truck2, timestamp: 1764000001, latitude: 5, longitude: 5 },
+        ],
+      }, { now: NOW })
+      expect(summary.positions).toBe(2)
+      const fixes = (await dump(opened!)).positions.map((p) => [(p as { device: string }).device, (p as { ts: number }).ts, (p as { lat: number }).lat])
+      expect(fixes).toEqual([
+        [ids.truck1, 1764000000, 10_000_000],
+        [ids.truck1, 1764000001, 30_000_000],
+        [ids.truck2, 1764000001, 50_000_000],
+      ])
+      seen.stored = { summary, fixes }
+    })
+
     test('upsert: devices and users moved, a model changed (audited), a fix given twice (the last kept), created_at kept unless given', async () => {
       const store = await open()
       await importDataset(store, { ...baseDataset(), positions: [{ device: ids.truck1, timestamp: 1764000000, latitude: 1, longitude: 1 }] }, { now: NOW })
