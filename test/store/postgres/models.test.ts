@@ -184,5 +184,13 @@ for (const engine of engines('the models store on PostgreSQL')) {
       expect(await store.body(withCommands.id)).toEqual(withCommands)
       expect((await auditOf(A)).map((r) => [r.action, r.object_id, r.actor])).toEqual([['update', withCommands.id, 'cli']])
     })
+
+    test('the built-in catalogue brought up to date by two openings at once: created once', async () => {
+      const { ensure, store } = await kit()
+      const [one, other] = await Promise.all([ensure(1000), ensure(1000)])
+      expect([...one.created, ...other.created].sort()).toEqual(BUILTIN_MODELS.map((m) => m.id).sort())
+      expect([...one.updated, ...other.updated]).toEqual([])
+      expect((await store.list(null, { limit: 1000, offset: 0 })).length).toBe(BUILTIN_MODELS.length)
+    })
   })
 }
