@@ -13,9 +13,10 @@
 import { and, eq, inArray, sql, type SQL } from 'drizzle-orm'
 import type { AnyPgColumn } from 'drizzle-orm/pg-core'
 import type { PgConnectable, PgTx, PostgresHandle } from '../../../db/postgres/client'
-import { ensurePartitions } from '../../../db/postgres/partitions'
+import { ensurePartitions, partitionOf } from '../../../db/postgres/partitions'
 import { accounts, apiKeys, commands, deviceGroups, devices, groups, models, userGroups, users } from '../../../db/postgres/schema'
 import type { ModelBody } from '../../admin/models-model'
+import { Invalid } from '../../errors'
 import { CLI_ACTOR } from '../audit'
 import {
   type DatasetStore,
@@ -349,6 +350,11 @@ export function createPostgresDatasetStore(database: Pick<PostgresHandle, 'db' |
       options.check(await storedRows(db, rows))
       const positions = (rows.positions ?? []).map(importedPosition)
       // a month without its partition refuses its fixes: create them first (outside the unit: creating one locks positions)
+      const outOfRange = positions.findIndex((p) => !Number.isFinite(partitionOf(p.ts).fromSeconds))
+      if (outOfRange >= 0) {
+        // SQLite stores any integer; a month partition needs a date (JavaScript's, to ±275,760 years)
+        throw Invalid.field(`/positions/${outOfRange}/timestamp`, 'is beyond any calendar month: PostgreSQL files each fix in its month')
+      }
       if (positions.length > 0) await ensurePartitions(database.sql, positions.map((p) => p.ts))
       return unitOfWork(database, (tx) => write(tx, rows, positions, options))
     },

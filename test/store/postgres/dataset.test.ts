@@ -14,6 +14,7 @@ import { demoDataset, loadTracks } from '../../../src/demo'
 import { createDatasetStore, type DatasetStore } from '../../../src/store/dataset'
 import { createPostgresDatasetStore } from '../../../src/store/postgres/dataset'
 import { existingPartitions } from '../../../db/postgres/partitions'
+import { Invalid } from '../../../src/errors'
 import { baseDataset, ids } from '../../support/world'
 import { engines, type Opened } from './support'
 
@@ -203,6 +204,13 @@ for (const engine of engineList) {
       })
       expect((failing as Error).message).toBe('disk full')
       expect(await dump(opened!)).toEqual(before)
+      if (opened!.engine === 'postgres') {
+        // a fix past any calendar month has no partition to go to: refused by name, nothing written
+        const farFuture = await refused(store, { devices: [{ id: '0f000000-0000-4000-8000-0000000000fd', account: ids.acme, serial: 'Y', imei: '359710049095098' }], positions: [{ device: ids.truck1, timestamp: 1764000000, latitude: 1, longitude: 1 }, { device: ids.truck1, timestamp: 9e12, latitude: 1, longitude: 1 }] })
+        expect(farFuture).toBeInstanceOf(Invalid)
+        expect((farFuture as Invalid).errors).toEqual([{ path: '/positions/1/timestamp', message: expect.stringContaining('month') }])
+        expect(await dump(opened!)).toEqual(before)
+      }
       seen.refused = before
     })
 
