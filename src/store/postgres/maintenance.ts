@@ -19,20 +19,36 @@ export class BackupNotOnPostgres extends Error {
   }
 }
 
-export function createPostgresMaintenanceStore(database: Pick<PostgresHandle, 'db' | 'sql'>): MaintenanceStore {
+export interface PostgresMaintenanceOptions {
+  /**
+   * How long `answers()` and `migrationsApplied()` wait (default 2,000 ms): a server that takes
+   * connections but never answers would otherwise hold /ready for the driver's whole connect
+   * timeout; past it, the database does not answer.
+   */
+  answerTimeoutMs?: number
+}
+
+/** `work`'s answer, or `fallback` once `ms` have passed (the work goes on; its late answer is dropped). */
+async function within<T>(work: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms)
+  })
+  try {
+    return await Promise.race([work.catch(() => fallback), late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+export function createPostgresMaintenanceStore(database: Pick<PostgresHandle, 'db' | 'sql'>, options: PostgresMaintenanceOptions = {}): MaintenanceStore {
   const { db } = database
+  const answerTimeoutMs = options.answerTimeoutMs ?? 2000
   return {
     file: null,
-    async answers() {
-      try {
-        await db.execute(sql`SELECT 1`)
-        return true
-      } catch {
-        // unreachable, refused, or the pool closed
-        return false
-      }
-    },
-    migrationsApplied: () => postgresMigrationsApplied(database.sql),
+    // unreachable, refused, too slow, or the pool closed: false
+    answers: () => within(db.execute(sql`SELECT 1`).then(() => true), answerTimeoutMs, false),
+    migrationsApplied: () => within(postgresMigrationsApplied(database.sql), answerTimeoutMs, false),
     async fileSizes() {
       // the whole database (tables, indexes, TOAST, every positions partition); its WAL is the server's, shared by every database
       const [row] = await db.execute<{ n: number }>(sql`SELECT pg_database_size(current_database())::bigint AS n`)

@@ -7,7 +7,9 @@ import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Socket } from 'bun'
 import { sql } from 'drizzle-orm'
+import { openPostgres } from '../../../db/postgres/client'
 import { createMaintenanceStore, integrityOfFile, type MaintenanceStore } from '../../../src/store/maintenance'
 import { BackupNotOnPostgres, createPostgresMaintenanceStore, postgresTableBytes } from '../../../src/store/postgres/maintenance'
 import { engines, type Opened } from './support'
@@ -80,6 +82,68 @@ for (const engine of engines('the maintenance store on PostgreSQL')) {
       await store.truncateLog()
       expect(await store.answers()).toBe(true)
     })
+
+    // SQLite answers from this process's own file: only a server can go silent
+    test.if(engine.name === 'postgres')('a database that stops answering does not answer, within the bound, rather than holding /ready', async () => {
+      opened = await engine.open()
+      if (opened.engine !== 'postgres') return
+      const target = new URL(opened.handle.where.replace(/^/, 'postgres://x@'))
+      // a relay that forwards to the server until it is told to swallow everything
+      let swallowing = false
+      type Pair = { client: Socket<unknown>; server: Socket<unknown> | null; pending: Uint8Array[] }
+      const pairs = new Set<Pair>()
+      const relay = Bun.listen<Pair>({
+        hostname: '127.0.0.1',
+        port: 0,
+        socket: {
+          async open(client) {
+            const pair: Pair = { client, server: null, pending: [] }
+            client.data = pair
+            pairs.add(pair)
+            if (swallowing) return
+            pair.server = await Bun.connect({
+              hostname: target.hostname,
+              port: Number(target.port),
+              socket: { data: (_s, chunk) => void (swallowing || client.write(chunk)), close: () => void client.end() },
+            })
+            for (const chunk of pair.pending) pair.server.write(chunk)
+          },
+          data(client, chunk) {
+            if (swallowing) return
+            if (client.data.server) client.data.server.write(chunk)
+            else client.data.pending.push(new Uint8Array(chunk))
+          },
+          close(client) {
+            client.data.server?.end()
+            pairs.delete(client.data)
+          },
+        },
+      })
+      const url = new URL(process.env.TEST_DATABASE_URL!)
+      url.host = `127.0.0.1:${relay.port}`
+      url.pathname = `/${target.pathname.slice(1)}`
+      const relayed = await openPostgres(url.toString(), { poolSize: 1, migrate: false })
+      try {
+        const store = createPostgresMaintenanceStore(relayed, { answerTimeoutMs: 300 })
+        expect(await store.answers()).toBe(true)
+        expect(await store.migrationsApplied()).toBe(true)
+        // the server side goes silent: connections held open, nothing comes back
+        swallowing = true
+        const started = performance.now()
+        expect(await store.answers()).toBe(false)
+        expect(await store.migrationsApplied()).toBe(false)
+        expect(performance.now() - started).toBeLessThan(5000)
+      } finally {
+        for (const pair of pairs) {
+          pair.server?.end()
+          pair.client.end()
+        }
+        relay.stop(true)
+        // the queries the silent server holds are abandoned at once
+        await relayed.sql.end({ timeout: 0 }).catch(() => {})
+        await relayed.close().catch(() => {})
+      }
+    }, 15_000)
 
     afterAll(() => rmSync(dir, { recursive: true, force: true }))
   })
