@@ -6,7 +6,7 @@
  * idempotent under --upsert, and a document refused or failing half-way changes nothing.
  */
 import { afterAll, afterEach, describe, expect, test } from 'bun:test'
-import { asc } from 'drizzle-orm'
+import { asc, eq } from 'drizzle-orm'
 import * as pg from '../../../db/postgres/schema'
 import * as lite from '../../../db/schema'
 import { DatasetError, importDataset, type ImportSummary } from '../../../src/dataset/service'
@@ -90,6 +90,8 @@ function normalise(
     // in id order (ties within a second are read by id)
     events: tables.events!.map((e) => ({ ...without(e, 'id'), device: device(e.device) })),
     auditLog: tables.auditLog!.map((a) => without(a, 'id')),
+    shareLinks: byJson(tables.shareLinks!),
+    shareLinkDevices: byJson(tables.shareLinkDevices!.map((l) => ({ ...l, deviceKey: device(l.deviceKey) }))),
   }
 }
 
@@ -109,6 +111,8 @@ async function dump(opened: Opened): Promise<Dump> {
       positions: db.select().from(lite.positions).all(),
       events: db.select().from(lite.events).orderBy(asc(lite.events.id)).all(),
       auditLog: db.select().from(lite.auditLog).orderBy(asc(lite.auditLog.id)).all(),
+      shareLinks: db.select().from(lite.shareLinks).all(),
+      shareLinkDevices: db.select().from(lite.shareLinkDevices).all(),
     })
   }
   const { db } = opened.handle
@@ -125,6 +129,8 @@ async function dump(opened: Opened): Promise<Dump> {
     positions: await db.select().from(pg.positions),
     events: await db.select().from(pg.events).orderBy(asc(pg.events.id)),
     auditLog: await db.select().from(pg.auditLog).orderBy(asc(pg.auditLog.id)),
+    shareLinks: await db.select().from(pg.shareLinks),
+    shareLinkDevices: await db.select().from(pg.shareLinkDevices),
   })
 }
 
@@ -144,6 +150,26 @@ for (const engine of engineList) {
     async function open(): Promise<DatasetStore> {
       opened = await engine.open()
       return opened.engine === 'sqlite' ? createDatasetStore(opened.handle) : createPostgresDatasetStore(opened.handle)
+    }
+
+    /** share links as the share store writes them: `devices` by id, in order */
+    async function seedLink(id: string, accountId: string, createdBy: string, deviceIds: string[]): Promise<void> {
+      const link = { id, accountId, createdBy, token: `token-${id}`, shortCode: `code-${id}`, acl: '{}', expiresAt: NOW + 86_400_000, createdAt: NOW, updatedAt: NOW }
+      if (opened!.engine === 'sqlite') {
+        const { db } = opened!.handle
+        db.insert(lite.shareLinks).values(link).run()
+        deviceIds.forEach((deviceId, ordinal) => {
+          const { key } = db.select({ key: lite.devices.key }).from(lite.devices).where(eq(lite.devices.id, deviceId)).get()!
+          db.insert(lite.shareLinkDevices).values({ linkId: id, deviceKey: key, ordinal }).run()
+        })
+        return
+      }
+      const { db } = opened!.handle
+      await db.insert(pg.shareLinks).values(link)
+      for (const [ordinal, deviceId] of deviceIds.entries()) {
+        const [{ key }] = (await db.select({ key: pg.devices.key }).from(pg.devices).where(eq(pg.devices.id, deviceId))) as [{ key: number }]
+        await db.insert(pg.shareLinkDevices).values({ linkId: id, deviceKey: key, ordinal })
+      }
     }
 
     async function refused(store: DatasetStore, document: unknown, options: { upsert?: boolean; onProgress?: () => void } = {}): Promise<unknown> {
@@ -238,6 +264,10 @@ for (const engine of engineList) {
     test('upsert: devices and users moved, a model changed (audited), a fix given twice (the last kept), created_at kept unless given', async () => {
       const store = await open()
       await importDataset(store, { ...baseDataset(), positions: [{ device: ids.truck1, timestamp: 1764000000, latitude: 1, longitude: 1 }] }, { now: NOW })
+      // dana's (an admin) link shows truck 2 alone; bob's (vans) shows van 1 and truck 2; alice's truck 1
+      await seedLink('l-dana', ids.acme, ids.dana, [ids.truck2])
+      await seedLink('l-bob', ids.acme, ids.bob, [ids.van1, ids.truck2])
+      await seedLink('l-alice', ids.acme, ids.alice, [ids.truck1])
       const base = baseDataset()
       const change = {
         accounts: [{ id: ids.globex, name: 'Globex Corporation' }],
@@ -267,6 +297,13 @@ for (const engine of engineList) {
       ])
       expect(after.positions.find((p) => (p as { device: string }).device === ids.truck1)).toMatchObject({ lat: 20_000_000 })
       // the model changed: audited in each account whose devices use it, before (acme) or after (globex, truck 2's new one)
+      // truck 2 left acme: out of acme's links (dana's, left empty, ends); bob left acme: his link reaches nothing any more and ends (keeping its list)
+      expect(after.shareLinkDevices).toEqual([{ linkId: 'l-alice', deviceKey: ids.truck1, ordinal: 0 }, { linkId: 'l-bob', deviceKey: ids.van1, ordinal: 0 }])
+      expect(after.shareLinks.map((l) => [(l as { id: string }).id, (l as { revoked: boolean }).revoked, (l as { updatedAt: number }).updatedAt])).toEqual([
+        ['l-alice', false, NOW],
+        ['l-bob', true, NOW + 5000],
+        ['l-dana', true, NOW + 5000],
+      ])
       const audited = { actor: 'cli', action: 'update', objectType: 'model', objectId: ids.gt06, at: NOW + 5000, requestId: null }
       expect(after.auditLog).toEqual([{ accountId: ids.acme, ...audited }, { accountId: ids.globex, ...audited }])
       seen.moved = { summary, after }
