@@ -10,7 +10,7 @@
  * MAX_STATEMENT_PARAMETERS parameters, positions and events (the many) as one `unnest` of column
  * arrays a chunk (ten or twelve parameters a statement, whatever the chunk's size).
  */
-import { and, eq, inArray, sql, type SQL } from 'drizzle-orm'
+import { and, sql, type SQL } from 'drizzle-orm'
 import type { AnyPgColumn } from 'drizzle-orm/pg-core'
 import type { PgConnectable, PgTx, PostgresHandle } from '../../../db/postgres/client'
 import { ensurePartitions, partitionOf } from '../../../db/postgres/partitions'
