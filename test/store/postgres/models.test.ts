@@ -14,6 +14,8 @@ import { createPostgresAuditStore } from '../../../src/store/postgres/audit'
 import { createPostgresModelStore } from '../../../src/store/postgres/models'
 import { Forbidden } from '../../../src/errors'
 import { engines, type Opened } from './support'
+import { openPostgres } from '../../../db/postgres/client'
+import { freshPostgres, testDatabaseUrl } from '../../support/postgres'
 
 const A = 'aa000000-0000-4000-8000-000000000001'
 const B = 'aa000000-0000-4000-8000-000000000002'
@@ -194,3 +196,23 @@ for (const engine of engines('the models store on PostgreSQL')) {
     })
   })
 }
+
+describe('the built-in catalogue at PostgreSQL’s opening', () => {
+  test.if(testDatabaseUrl !== null)('openPostgres’s afterMigrate brings it up to date, each opening after the first finding nothing to do', async () => {
+    const fresh = await freshPostgres()
+    const outcomes: { created: string[]; updated: string[] }[] = []
+    const open = () => openPostgres(fresh.url, { poolSize: 2, afterMigrate: async (db) => void outcomes.push(await ensureBuiltinModelsOnPostgres(db, 1000)) })
+    try {
+      for (let i = 0; i < 2; i++) {
+        const handle = await open()
+        const listed = await createPostgresModelStore(handle).list(null, { limit: 1000, offset: 0 })
+        expect(listed.map((m) => m.id).sort()).toEqual(BUILTIN_MODELS.map((m) => m.id).sort())
+        await handle.close()
+      }
+      expect(outcomes).toEqual([{ created: BUILTIN_MODELS.map((m) => m.id), updated: [] }, { created: [], updated: [] }])
+    } finally {
+      await fresh.drop()
+    }
+  })
+})
+
