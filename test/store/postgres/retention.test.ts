@@ -16,6 +16,7 @@ import { createPostgresMaintenanceStore } from '../../../src/store/postgres/main
 import { createPostgresRetentionStore } from '../../../src/store/postgres/retention'
 import { createRetentionStore, type RetentionStore } from '../../../src/store/retention'
 import { engines, type Opened } from './support'
+import { testDatabaseUrl } from '../../support/postgres'
 
 const DAY = 86_400
 const NOW = Date.UTC(2026, 2, 20, 12) // 20 March 2026
@@ -120,8 +121,7 @@ for (const engine of engines('the retention store on PostgreSQL')) {
 }
 
 describe('both engines', () => {
-  test('answer the same', () => {
-    if (!answers.postgres) return void console.log('skip: the comparison needs PostgreSQL (TEST_DATABASE_URL)')
+  test.if(testDatabaseUrl !== null)('answer the same', () => {
     expect(answers.postgres).toEqual(answers.sqlite!)
   })
 })
