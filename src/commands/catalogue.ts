@@ -11,10 +11,12 @@
  * server-wide models (403), the command line and the import built-in ones.
  */
 import type { Db } from '../../db/client'
+import type { PgDb } from '../../db/postgres/client'
 import { CLI_ACTOR } from '../store/audit'
 import type { ModelBody } from '../admin/models-model'
 import { PROTOCOLS } from '../ingest/protocols'
 import { ensureModelsInDatabase } from '../store/models'
+import { ensureModelsOnPostgres } from '../store/postgres/models'
 
 /** Each protocol's built-in model, as GET /models shows it. */
 export const BUILTIN_MODELS: readonly ModelBody[] = PROTOCOLS.map((protocol) => ({
@@ -42,4 +44,13 @@ export function builtinModelOf(protocol: string): ModelBody | undefined {
  */
 export function ensureBuiltinModels(db: Db, nowMs: number): { created: string[]; updated: string[] } {
   return ensureModelsInDatabase(db, BUILTIN_MODELS, CLI_ACTOR, nowMs)
+}
+
+/**
+ * The same on PostgreSQL, for openPostgres's afterMigrate (which hands it the Drizzle database):
+ * `openPostgres(url, { afterMigrate: (db) => ensureBuiltinModelsOnPostgres(db, now).then(() => {}) })`.
+ * Nodes starting together bring them up to date once (an advisory lock; the others find them as declared).
+ */
+export function ensureBuiltinModelsOnPostgres(db: PgDb, nowMs: number): Promise<{ created: string[]; updated: string[] }> {
+  return ensureModelsOnPostgres(db, BUILTIN_MODELS, CLI_ACTOR, nowMs)
 }

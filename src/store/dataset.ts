@@ -13,7 +13,7 @@
  * table), the check staying synchronous.
  */
 import type { Changes } from 'bun:sqlite'
-import { and, eq, inArray, ne, sql, type SQL } from 'drizzle-orm'
+import { and, type Column, eq, inArray, ne, sql, type SQL, type Table } from 'drizzle-orm'
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core'
 import type { DatabaseHandle } from '../../db/client'
 import { accounts, apiKeys, commands, deviceGroups, devices, groups, models, userGroups, users } from '../../db/schema'
@@ -21,8 +21,8 @@ import { CLI_ACTOR } from './audit'
 import { accountsUsingModelInTransaction as accountsUsingModel, modelBodyInTransaction as modelBody, recordModelChangeInTransaction as recordModelChange } from './models'
 import { endLinksBeyondCreatorsReachInTransaction as endLinksBeyondCreatorsReach, removeFromOtherAccountsLinksInTransaction as removeFromOtherAccountsLinks } from './shareLinks'
 import { isPlausiblePosition } from '../track/validate'
-import { createEventStore, encodeEvent } from './events'
-import { createPositionStore, encodePosition } from './positions'
+import { createEventStore, type EncodedEvent, encodeEvent } from './events'
+import { createPositionStore, type EncodedPosition, encodePosition } from './positions'
 import { settled } from './busy'
 
 /** What a dataset holds, as the import writes it (ids in lower case, API keys as their hashes). */
@@ -117,9 +117,62 @@ export interface DatasetStore {
 
 const isoMs = (value: string | null | undefined): number | null => (value == null ? null : Date.parse(value))
 
-/** An upsert's SET: each column (by its schema key) takes the value the conflicting insert carried. */
-function fromExcluded<T extends SQLiteTable>(table: T, ...keys: (keyof T['_']['columns'] & string)[]): Record<string, SQL> {
-  const columns = table as unknown as Record<string, SQLiteColumn>
+type ImportedDeviceRows = NonNullable<ImportRows['devices']>[number]
+
+/** A device of the rows as its columns (both engines; `connected` a flag each engine stores its way). */
+export function importedDevice(d: ImportedDeviceRows, now: number) {
+  const location = d.location ?? null
+  return {
+    id: d.id,
+    accountId: d.account,
+    modelId: d.model ?? null,
+    alias: d.alias ?? '',
+    properties: JSON.stringify(d.properties ?? {}),
+    serial: d.serial ?? '',
+    imei: d.imei ?? '',
+    iccid: d.iccid ?? '',
+    state: d.state ?? 'new',
+    latitude: location?.[0] ?? null,
+    longitude: location?.[1] ?? null,
+    connected: d.connected === true,
+    connectedAt: isoMs(d.connected_at),
+    disconnectedAt: isoMs(d.disconnected_at),
+    createdAt: isoMs(d.created_at) ?? now,
+    updatedAt: isoMs(d.updated_at) ?? now,
+  }
+}
+
+/** A position of the rows as it is stored: an imported fix is valid unless it is the 0/0 placeholder. */
+export function importedPosition(p: NonNullable<ImportRows['positions']>[number]): EncodedPosition {
+  return encodePosition(p, isPlausiblePosition(p.latitude, p.longitude))
+}
+
+/**
+ * The events of the rows as stored, each with its device's key and its seq: the n-th event of a
+ * (device, second, code) in the rows is its seq n - 1 (db/schema.ts): a file may hold several of
+ * one code in one second (a device reconnecting), and importing it again lands each on its own
+ * row, nothing twice.
+ */
+export function* importedEvents(list: NonNullable<ImportRows['events']>, keyOf: (deviceId: string) => number): Generator<{ key: number; row: EncodedEvent; seq: number }> {
+  const seqs = new Map<string, number>()
+  for (const e of list) {
+    const [latitude, longitude] = e.coordinates ?? [null, null]
+    const event = {
+      timestamp: e.timestamp, alarmCode: e.alarm_code, context: e.context, speed: e.speed ?? null, satellites: e.satellite ?? null,
+      latitude, longitude, mcc: e.mcc ?? null, mnc: e.mnc ?? null, dbm: e.dbm ?? null,
+    }
+    const key = keyOf(e.device)
+    const row = encodeEvent(event, latitude !== null && longitude !== null && isPlausiblePosition(latitude, longitude))
+    const occurrence = `${key} ${row.ts} ${row.alarm_code}`
+    const seq = seqs.get(occurrence) ?? 0
+    seqs.set(occurrence, seq + 1)
+    yield { key, row, seq }
+  }
+}
+
+/** An upsert's SET: each column (by its schema key) takes the value the conflicting insert carried (either engine's table). */
+export function fromExcluded<T extends Table>(table: T, ...keys: (keyof T['_']['columns'] & string)[]): Record<string, SQL> {
+  const columns = table as unknown as Record<string, Column>
   return Object.fromEntries(keys.map((key) => [key, sql.raw(`excluded."${columns[key]!.name}"`)]))
 }
 
@@ -291,25 +344,25 @@ export function createDatasetStore(database: DatabaseHandle): DatasetStore {
     const keys = new Map<string, number>()
     const locateAfterPositions: number[] = []
     for (const d of data.devices ?? []) {
-      const location = d.location ?? null
       const movedFrom = upsert ? storedDeviceAccount.get({ id: d.id })?.accountId : undefined
+      const row = importedDevice(d, now)
       const values = {
-        id: d.id,
-        account_id: d.account,
-        model_id: d.model ?? null,
-        alias: d.alias ?? '',
-        properties: JSON.stringify(d.properties ?? {}),
-        serial: d.serial ?? '',
-        imei: d.imei ?? '',
-        iccid: d.iccid ?? '',
-        state: d.state ?? 'new',
-        latitude: location?.[0] ?? null,
-        longitude: location?.[1] ?? null,
-        connected: d.connected ? 1 : 0,
-        connected_at: isoMs(d.connected_at),
-        disconnected_at: isoMs(d.disconnected_at),
-        created_at: isoMs(d.created_at) ?? now,
-        updated_at: isoMs(d.updated_at) ?? now,
+        id: row.id,
+        account_id: row.accountId,
+        model_id: row.modelId,
+        alias: row.alias,
+        properties: row.properties,
+        serial: row.serial,
+        imei: row.imei,
+        iccid: row.iccid,
+        state: row.state,
+        latitude: row.latitude,
+        longitude: row.longitude,
+        connected: row.connected ? 1 : 0,
+        connected_at: row.connectedAt,
+        disconnected_at: row.disconnectedAt,
+        created_at: row.createdAt,
+        updated_at: row.updatedAt,
         ...(upsert ? { created_given: d.created_at !== undefined ? 1 : 0 } : {}),
       }
       const key = statements.device.get(values)!.key
@@ -348,30 +401,12 @@ export function createDatasetStore(database: DatabaseHandle): DatasetStore {
     const positions = data.positions ?? []
     const step = Math.max(1, Math.floor(positions.length / 50))
     positions.forEach((p, i) => {
-      // an imported fix is valid unless it is the 0/0 placeholder
-      const row = encodePosition(p, isPlausiblePosition(p.latitude, p.longitude))
-      if (writePosition(keyOf(p.device), row)) summary.positions++
+      if (writePosition(keyOf(p.device), importedPosition(p))) summary.positions++
       if (onProgress && i % step === 0) onProgress(i, positions.length)
     })
     onProgress?.(positions.length, positions.length)
 
-    // the n-th event of a (device, second, code) in the rows is its seq n - 1 (db/schema.ts): a file
-    // may hold several of one code in one second (a device reconnecting), and importing it again
-    // lands each on its own row, nothing twice
-    const seqs = new Map<string, number>()
-    for (const e of data.events ?? []) {
-      const [latitude, longitude] = e.coordinates ?? [null, null]
-      const event = {
-        timestamp: e.timestamp, alarmCode: e.alarm_code, context: e.context, speed: e.speed ?? null, satellites: e.satellite ?? null,
-        latitude, longitude, mcc: e.mcc ?? null, mnc: e.mnc ?? null, dbm: e.dbm ?? null,
-      }
-      const key = keyOf(e.device)
-      const row = encodeEvent(event, latitude !== null && longitude !== null && isPlausiblePosition(latitude, longitude))
-      const occurrence = `${key} ${row.ts} ${row.alarm_code}`
-      const seq = seqs.get(occurrence) ?? 0
-      seqs.set(occurrence, seq + 1)
-      if (writeEvent(key, row, seq)) summary.events++
-    }
+    for (const { key, row, seq } of importedEvents(data.events ?? [], keyOf)) if (writeEvent(key, row, seq)) summary.events++
     if (positions.length > 0) for (const key of locateAfterPositions) locateFromNewest(key)
     return summary
   }

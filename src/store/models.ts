@@ -123,14 +123,11 @@ export function recordModelChangeInTransaction(
   }
 }
 
-/** The model as the API shows it, commands in order. */
-export function modelBodyInTransaction(tx: ModelConnection, row: StoredModel): ModelBody {
-  const list = tx
-    .select({ id: commands.id, name: commands.name, widget: commands.widget, send: commands.send })
-    .from(commands)
-    .where(eq(commands.modelId, row.id))
-    .orderBy(asc(commands.ordinal), asc(commands.id))
-    .all()
+/** A command's stored columns that the API shows. */
+export type StoredCommandColumns = Pick<typeof commands.$inferSelect, 'id' | 'name' | 'widget' | 'send'>
+
+/** A model's row and its commands (in order) as the API shows them (both engines' adapters). */
+export function modelBodyOf(row: StoredModel, list: readonly StoredCommandColumns[]): ModelBody {
   return {
     id: row.id,
     name: row.name,
@@ -140,13 +137,33 @@ export function modelBodyInTransaction(tx: ModelConnection, row: StoredModel): M
   }
 }
 
+/** The model as the API shows it, commands in order. */
+export function modelBodyInTransaction(tx: ModelConnection, row: StoredModel): ModelBody {
+  const list = tx
+    .select({ id: commands.id, name: commands.name, widget: commands.widget, send: commands.send })
+    .from(commands)
+    .where(eq(commands.modelId, row.id))
+    .orderBy(asc(commands.ordinal), asc(commands.id))
+    .all()
+  return modelBodyOf(row, list)
+}
+
+/** A command list given for a model as the rows it is written as, in order (ids in lower case; none: a random one). */
+export function commandRowsOf(list: readonly ModelInputCommand[]): { id: string; values: { name: string; widget: string; ordinal: number; send: string | null } }[] {
+  return list.map((c, ordinal) => ({
+    id: c.id?.toLowerCase() ?? crypto.randomUUID(),
+    // a command given without `send` no longer has one: the list replaces what was there
+    values: { name: c.name ?? '', widget: JSON.stringify(c.widget), ordinal, send: c.send ? JSON.stringify(c.send) : null },
+  }))
+}
+
 /**
  * Writes the model's commands as given, in order: an id of one of its commands keeps it, a new id
  * (or none: a random one) adds one; its commands not named are removed. An id of another model's
  * command writes nothing and is answered (the caller's transaction must then roll back what it wrote).
  */
 export function writeModelCommandsInTransaction(tx: ModelConnection, modelId: string, list: readonly ModelInputCommand[]): CommandTaken | null {
-  const given = list.map((c) => ({ ...c, id: c.id?.toLowerCase() ?? crypto.randomUUID() }))
+  const given = commandRowsOf(list)
   const ids = given.map((c) => c.id)
   if (ids.length > 0) {
     const taken = tx
@@ -160,19 +177,17 @@ export function writeModelCommandsInTransaction(tx: ModelConnection, modelId: st
   tx.delete(commands)
     .where(ids.length > 0 ? and(eq(commands.modelId, modelId), notInArray(commands.id, ids)) : eq(commands.modelId, modelId))
     .run()
-  given.forEach((c, ordinal) => {
-    // a command given without `send` no longer has one: the list replaces what was there
-    const values = { name: c.name ?? '', widget: JSON.stringify(c.widget), ordinal, send: c.send ? JSON.stringify(c.send) : null }
+  for (const { id, values } of given) {
     tx.insert(commands)
-      .values({ id: c.id, modelId, ...values })
+      .values({ id, modelId, ...values })
       .onConflictDoUpdate({ target: commands.id, set: values })
       .run()
-  })
+  }
   return null
 }
 
-/** thrown inside a unit of work to roll it back when a command id is taken, caught by the store */
-class TakenRollback extends Error {
+/** thrown inside a unit of work to roll it back when a command id is taken, caught by the store (both engines) */
+export class TakenRollback extends Error {
   constructor(readonly taken: CommandTaken) {
     super('command id taken')
   }

@@ -37,6 +37,31 @@ export interface RetentionStore {
   deleteBatch(tasks: readonly RetentionTask[], from: number, beforeSeconds: number, limits: { rows: number; devices: number }): Promise<RetentionBatch>
 }
 
+/**
+ * One batch's walk over the tasks (both engines' adapters drive it): yields each task visited with
+ * the rows it may still delete, and is told how many its delete took; returns the batch's answer.
+ */
+export function* retentionBatchWalk(
+  tasks: readonly RetentionTask[],
+  from: number,
+  limits: { rows: number; devices: number },
+): Generator<{ task: RetentionTask; budget: number }, RetentionBatch, number> {
+  const deleted = { positions: 0, events: 0 }
+  let next = from
+  let budget = limits.rows
+  let visited = 0
+  while (budget > 0 && next < tasks.length && visited < limits.devices) {
+    const task = tasks[next]!
+    const rows = yield { task, budget }
+    deleted[task.table] += rows
+    budget -= rows
+    visited++
+    // fewer than asked: this device has nothing older left (exactly as many: look again next batch)
+    if (budget > 0) next++
+  }
+  return { deleted, next }
+}
+
 export function createRetentionStore(database: DatabaseHandle, clock: Clock): RetentionStore {
   const { sqlite, db } = database
   const keys = db.select({ key: devices.key }).from(devices).orderBy(asc(devices.key)).prepare()
@@ -47,20 +72,10 @@ export function createRetentionStore(database: DatabaseHandle, clock: Clock): Re
   }
   // Pure in its outcome, so that a retry after a busy attempt (rolled back) starts over.
   const batch = sqlite.transaction((tasks: readonly RetentionTask[], from: number, beforeSeconds: number, limits: { rows: number; devices: number }): RetentionBatch => {
-    const deleted = { positions: 0, events: 0 }
-    let next = from
-    let budget = limits.rows
-    let visited = 0
-    while (budget > 0 && next < tasks.length && visited < limits.devices) {
-      const { table, key } = tasks[next]!
-      const rows = stores[table].deleteOlder(key, beforeSeconds, budget)
-      deleted[table] += rows
-      budget -= rows
-      visited++
-      // fewer than asked: this device has nothing older left (exactly as many: look again next batch)
-      if (budget > 0) next++
-    }
-    return { deleted, next }
+    const walk = retentionBatchWalk(tasks, from, limits)
+    let step = walk.next()
+    while (!step.done) step = walk.next(stores[step.value.task.table].deleteOlder(step.value.task.key, beforeSeconds, step.value.budget))
+    return step.value
   })
   return {
     deviceKeys() {
