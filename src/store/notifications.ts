@@ -78,7 +78,7 @@ export interface NotificationStore {
 }
 
 /** what a personal row is called (the admins never see it; a mail's subject does not name it) */
-const PERSONAL_ROW_NAME = 'Email alerts'
+export const PERSONAL_ROW_NAME = 'Email alerts'
 
 export interface NotificationStoreOptions {
   /** where the write deadline is read (busy retries) */
@@ -401,6 +401,8 @@ export interface DeliveryStore {
    * Synchronous: the metrics gauges read it as they render (ops/server-metrics.ts).
    */
   pendingStatsNow(): { pending: number; oldestCreatedAt: number | null }
+  /** the same, read now (pendingStatsNow on PostgreSQL answers the last such read) */
+  pendingStats(): Promise<{ pending: number; oldestCreatedAt: number | null }>
   /** the newest delivery key (0: none) */
   newestKey(): Promise<number>
   /** the channels that deliveries with a key above `key` were written to */
@@ -425,12 +427,22 @@ export interface DeliveryStore {
   holdUntil(channelId: string, until: number): Promise<void>
   /** deletes up to `limit` delivered or dead deliveries written before `before` (Unix ms); how many */
   prune(before: number, limit: number): Promise<number>
+  /**
+   * Takes the delivery for one attempt by this node: the row as it is now (its payload may have
+   * grown by a merge), or null when it is no longer pending with `attempts` attempts made (settled
+   * or attempted since it was read) or is under way on another node. Each delivery claimed is
+   * given back with `release` once its outcome is settled or the attempt cut off. SQLite (one
+   * process): the row read again. PostgreSQL: a lock that dies with the node's connection.
+   */
+  claim(key: number, attempts: number): Promise<QueuedDelivery | null>
+  /** gives back a delivery this node claimed (nothing when it holds none) */
+  release(key: number): Promise<void>
   /** writes an attempt's outcome to the delivery if it is still pending, retried while another process holds the write lock */
   settle(key: number, outcome: DeliverySettled): Promise<void>
 }
 
 /** the kinds the worker sends (a test delivery is sent by the API, never pending) */
-const QUEUED_KINDS = ['event', 'positions']
+export const QUEUED_KINDS = ['event', 'positions']
 
 export function createDeliveryStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'>, { clock = systemClock }: NotificationStoreOptions = {}): DeliveryStore {
   const { db, sqlite } = database
@@ -510,10 +522,20 @@ export function createDeliveryStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
     .where(pendingBeforeUntil)
     .prepare()
 
+  const claimable = db
+    .select(columns)
+    .from(notificationDeliveries)
+    .where(and(eq(notificationDeliveries.key, placeholder('key')), eq(notificationDeliveries.status, 'pending'), eq(notificationDeliveries.attempts, placeholder('attempts'))))
+    .prepare()
+  const pendingStatsNow = () => {
+    const row = stats.get()
+    return { pending: row?.pending ?? 0, oldestCreatedAt: row?.oldest ?? null }
+  }
+
   return {
-    pendingStatsNow() {
-      const row = stats.get()
-      return { pending: row?.pending ?? 0, oldestCreatedAt: row?.oldest ?? null }
+    pendingStatsNow,
+    async pendingStats() {
+      return pendingStatsNow()
     },
     async newestKey() {
       return newestKey.get()?.key ?? 0
@@ -566,6 +588,11 @@ export function createDeliveryStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
       const { changes } = db.delete(notificationDeliveries).where(inArray(notificationDeliveries.key, old)).run() as unknown as { changes: number }
       return changes
     },
+    async claim(key, attempts) {
+      // one process: nobody else attempts it; the row as it is now, if still as it was read
+      return claimable.get({ key, attempts }) ?? null
+    },
+    async release() {},
     async settle(key, outcome) {
       const { clearPayload, ...fields } = outcome
       await retryWhileBusy(

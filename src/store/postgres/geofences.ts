@@ -8,7 +8,7 @@
  * reference the account), so two creations at once cannot both take the last place; a change
  * locks the geofence's row, so updated_at moves on from the value it read.
  */
-import { and, asc, count, eq, sql } from 'drizzle-orm'
+import { and, asc, type Column, count, eq, sql } from 'drizzle-orm'
 import type { PgConnectable, PostgresHandle } from '../../../db/postgres/client'
 import { accounts, geofences } from '../../../db/postgres/schema'
 import type { AuditEntry } from '../audit'
@@ -18,7 +18,7 @@ import { groupsOfAccountInTransaction } from './people'
 import { unitOfWork } from './unit'
 
 /** names sort by their bytes, as SQLite's BINARY collation does, whatever the database's collation */
-export const byName = (column: typeof geofences.name) => asc(sql`${column} COLLATE "C"`)
+export const byName = (column: Column) => asc(sql`${column} COLLATE "C"`)
 
 export function createPostgresGeofenceStore(database: Pick<PostgresHandle, 'db' | 'versions'>): GeofenceStore {
   const { db } = database

@@ -1,0 +1,352 @@
+/**
+ * notifications and notification_deliveries on PostgreSQL: src/store/notifications.ts's
+ * `NotificationStore` (channels and each user's own email alerts, each change a unit of work with
+ * its audit row) and `DeliveryStore` (the delivery worker's outbox), over the schema's PostgreSQL
+ * twin. The outbox's writer inside ingest's transaction is not here.
+ *
+ * Many nodes share the outbox. A node takes a delivery for one attempt with `claim`: a session
+ * advisory lock on the delivery's key, held by one connection this store reserves from the pool,
+ * so a lease needs no column and no transaction held open across the attempt (an HTTP request of
+ * up to 10 s), and dies with that connection: a node killed, or cut off from the database, leaves
+ * its deliveries to the others at once. Under the lock the row is read again, so an attempt sends
+ * the delivery as it is now (a batch merged meanwhile, attempts made elsewhere), or not at all.
+ */
+import { and, asc, desc, eq, gt, inArray, isNull, lt, sql } from 'drizzle-orm'
+import type { ReservedSql } from 'postgres'
+import type { PgConnectable, PostgresHandle } from '../../../db/postgres/client'
+import { accounts, notificationDeliveries, notifications, users } from '../../../db/postgres/schema'
+import type { AuditEntry } from '../audit'
+import {
+  type DeliveryStore,
+  type GroupsRefused,
+  mergeableBatches,
+  NOTIFICATIONS_VERSION_ROW,
+  type NotificationAudit,
+  type NotificationRow,
+  type NotificationStore,
+  PERSONAL_ROW_NAME,
+  QUEUED_KINDS,
+  type QueuedDelivery,
+} from '../notifications'
+import { recordAuditInTransaction } from './audit'
+import { byName } from './geofences'
+import { groupsOfAccountInTransaction } from './people'
+import { unitOfWork } from './unit'
+
+export function createPostgresNotificationStore(database: Pick<PostgresHandle, 'db' | 'versions'>): NotificationStore {
+  const { db } = database
+
+  const accountChannel = async (tx: PgConnectable, accountId: string, id: string, lock = false): Promise<NotificationRow | null> => {
+    const query = tx
+      .select()
+      .from(notifications)
+      // a user's own email alerts are theirs (/me/email-alerts), not the account's: never shown or touched here
+      .where(and(eq(notifications.id, id.toLowerCase()), eq(notifications.accountId, accountId), isNull(notifications.userId)))
+    const [row] = lock ? await query.for('update') : await query
+    return row ?? null
+  }
+  const personal = async (tx: PgConnectable, userId: string): Promise<NotificationRow | null> => {
+    const [row] = await tx.select().from(notifications).where(eq(notifications.userId, userId))
+    return row ?? null
+  }
+  /** null when every id is a group of the account */
+  const refusedGroups = async (tx: PgConnectable, accountId: string, ids: readonly string[] | undefined): Promise<GroupsRefused | null> => {
+    if (ids === undefined || ids.length === 0) return null
+    const found = await groupsOfAccountInTransaction(tx, accountId, ids)
+    return ids.every((id) => found.has(id)) ? null : { groupsFound: found }
+  }
+  const entry = (accountId: string, audit: NotificationAudit, action: 'create' | 'update' | 'delete', id: string): AuditEntry => ({
+    accountId,
+    actor: audit.actor,
+    action,
+    objectType: 'notification',
+    objectId: id,
+    requestId: audit.requestId,
+  })
+
+  return {
+    async list(accountId, page) {
+      return db
+        .select()
+        .from(notifications)
+        .where(and(eq(notifications.accountId, accountId), isNull(notifications.userId)))
+        .orderBy(byName(notifications.name), asc(notifications.id))
+        .limit(page.limit)
+        .offset(page.offset)
+    },
+
+    find: (accountId, id) => accountChannel(db, accountId, id),
+
+    create(row, groupIds, audit) {
+      return unitOfWork(database, async (tx) => {
+        const refused = await refusedGroups(tx, row.accountId, groupIds)
+        if (refused) return refused
+        const [created] = await tx.insert(notifications).values(row).returning()
+        await recordAuditInTransaction(tx, entry(row.accountId, audit, 'create', row.id), row.createdAt)
+        return created!
+      })
+    },
+
+    update(accountId, id, fields, groupIds, atMs, audit) {
+      return unitOfWork(database, async (tx) => {
+        const current = await accountChannel(tx, accountId, id, true)
+        if (current === null) return null
+        const refused = await refusedGroups(tx, accountId, groupIds)
+        if (refused) return refused
+        const [row] = await tx
+          .update(notifications)
+          .set({ ...fields, ...(groupIds !== undefined ? { groups: JSON.stringify(groupIds) } : {}), updatedAt: atMs })
+          .where(eq(notifications.id, current.id))
+          .returning()
+        await recordAuditInTransaction(tx, entry(accountId, audit, 'update', current.id), atMs)
+        return row!
+      })
+    },
+
+    remove(accountId, id, atMs, audit) {
+      return unitOfWork(database, async (tx) => {
+        const current = await accountChannel(tx, accountId, id, true)
+        if (current === null) return false
+        await tx.delete(notifications).where(eq(notifications.id, current.id))
+        await recordAuditInTransaction(tx, entry(accountId, audit, 'delete', current.id), atMs)
+        return true
+      })
+    },
+
+    async deliveries(notificationId, page) {
+      return db
+        .select()
+        .from(notificationDeliveries)
+        .where(eq(notificationDeliveries.notificationId, notificationId))
+        .orderBy(desc(notificationDeliveries.key))
+        .limit(page.limit)
+        .offset(page.offset)
+    },
+
+    async accountName(accountId) {
+      // accounts is the people store's table: one read of a name, here until that store offers it
+      const [row] = await db.select({ name: accounts.name }).from(accounts).where(eq(accounts.id, accountId))
+      return row?.name ?? ''
+    },
+
+    async recordTest(delivery) {
+      await unitOfWork(database, async (tx) => {
+        // the channel may have been deleted meanwhile: then there is no log to write it in (its row
+        // is held against a deletion until this commits)
+        const [still] = await tx.select({ id: notifications.id }).from(notifications).where(eq(notifications.id, delivery.notificationId)).for('key share')
+        if (still) await tx.insert(notificationDeliveries).values(delivery)
+      })
+    },
+
+    personal: (userId) => personal(db, userId),
+
+    savePersonal(userId, alerts, atMs, requestId) {
+      return unitOfWork(database, async (tx) => {
+        // users is the people store's table: the user's account, read in this unit of work; its row
+        // locked, so two saves at once for one user write one row, one after the other
+        const [owner] = await tx.select({ accountId: users.accountId }).from(users).where(eq(users.id, userId)).for('no key update')
+        if (!owner) return 'no-user' as const
+        const current = await personal(tx, userId)
+        const address = alerts.address ?? (current ? alerts.firstAddress(current.url) : undefined)
+        if (address === undefined) return 'no-address' as const
+        const fields = { events: JSON.stringify(alerts.events), url: `mailto:${address}`, enabled: alerts.enabled, accountId: owner.accountId, updatedAt: atMs }
+        const [row] = current
+          ? await tx.update(notifications).set(fields).where(eq(notifications.id, current.id)).returning()
+          : await tx
+              .insert(notifications)
+              .values({ id: crypto.randomUUID(), name: PERSONAL_ROW_NAME, groups: '[]', positions: false, channelType: 'email', secret: null, userId, createdAt: atMs, ...fields })
+              .returning()
+        await recordAuditInTransaction(tx, { accountId: owner.accountId, actor: userId, action: current ? 'update' : 'create', objectType: 'email_alerts', objectId: userId, requestId }, atMs)
+        return row!
+      })
+    },
+  }
+}
+
+/**
+ * The advisory-lock space of deliveries under way: a delivery is locked as (this, its key), the
+ * two-key form, apart from the one-key locks of the migrations and of background work. Keys past
+ * 2^31 share a lock with one 2^31 apart: at worst one waits for the other's attempt to end.
+ */
+export const DELIVERY_LOCKS = 0x7472_6b64 // "trkd"
+const lockOf = (key: number) => key % 2_147_483_648
+
+export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' | 'sql' | 'versions'>): DeliveryStore {
+  const { db } = database
+  const columns = {
+    key: notificationDeliveries.key,
+    id: notificationDeliveries.id,
+    notificationId: notificationDeliveries.notificationId,
+    kind: notificationDeliveries.kind,
+    payload: notificationDeliveries.payload,
+    attempts: notificationDeliveries.attempts,
+    createdAt: notificationDeliveries.createdAt,
+    nextAttemptAt: notificationDeliveries.nextAttemptAt,
+    fixes: notificationDeliveries.fixes,
+  }
+  const pending = eq(notificationDeliveries.status, 'pending')
+  /** a channel's oldest pending batches of fixes, oldest first */
+  const pendingBatches = (tx: PgConnectable, channelId: string, limit: number): Promise<QueuedDelivery[]> =>
+    tx
+      .select(columns)
+      .from(notificationDeliveries)
+      .where(and(eq(notificationDeliveries.notificationId, channelId), eq(notificationDeliveries.kind, 'positions'), pending))
+      .orderBy(asc(notificationDeliveries.key))
+      .limit(limit)
+  // a channel's queued deliveries due before `until`: the rows a backoff holds back
+  const pendingBeforeUntil = (channelId: string, until: number) =>
+    and(eq(notificationDeliveries.notificationId, channelId), inArray(notificationDeliveries.kind, QUEUED_KINDS), pending, lt(notificationDeliveries.nextAttemptAt, until))
+
+  async function pendingStats() {
+    const [row] = await db
+      .select({ pending: sql<number>`count(*)`.mapWith(Number), oldest: sql<number | null>`min(${notificationDeliveries.createdAt})` })
+      .from(notificationDeliveries)
+      .where(pending)
+    return { pending: row?.pending ?? 0, oldestCreatedAt: row?.oldest == null ? null : Number(row.oldest) }
+  }
+  /** the last stats read, for the metrics gauges (synchronous: they render as they are scraped) */
+  let lastStats: { pending: number; oldestCreatedAt: number | null } = { pending: 0, oldestCreatedAt: null }
+  let statsReading: Promise<unknown> | null = null
+
+  /** the connection holding this node's claims (reserved from the pool on the first claim) */
+  let lockConnection: Promise<ReservedSql> | null = null
+  /** the keys this node holds */
+  const held = new Set<number>()
+  async function onLockConnection<T>(work: (connection: ReservedSql) => Promise<T>): Promise<T> {
+    const reserving = (lockConnection ??= database.sql.reserve())
+    let connection: ReservedSql
+    try {
+      connection = await reserving
+    } catch (error) {
+      if (lockConnection === reserving) lockConnection = null
+      throw error
+    }
+    try {
+      return await work(connection)
+    } catch (error) {
+      // the connection may be gone, and its locks with it: they are all given up, and the next
+      // claim reserves another (a connection that is still up lets go of them before it goes back)
+      if (lockConnection === reserving) {
+        lockConnection = null
+        held.clear()
+        await connection`SELECT pg_advisory_unlock_all()`.catch(() => {})
+        connection.release()
+      }
+      throw error
+    }
+  }
+
+  async function release(key: number): Promise<void> {
+    if (!held.delete(key)) return
+    await onLockConnection((connection) => connection`SELECT pg_advisory_unlock(${DELIVERY_LOCKS}::int, ${lockOf(key)}::int)`)
+  }
+
+  return {
+    pendingStatsNow() {
+      statsReading ??= pendingStats()
+        .then((stats) => (lastStats = stats))
+        .catch(() => {})
+        .finally(() => (statsReading = null))
+      return lastStats
+    },
+    pendingStats,
+    async newestKey() {
+      const [row] = await db.select({ key: sql<number | null>`max(${notificationDeliveries.key})` }).from(notificationDeliveries)
+      return row?.key == null ? 0 : Number(row.key)
+    },
+    async channelsWrittenAfter(key) {
+      const rows = await db.selectDistinct({ channel: notificationDeliveries.notificationId }).from(notificationDeliveries).where(gt(notificationDeliveries.key, key))
+      return rows.map((row) => row.channel)
+    },
+    channelsVersion: () => database.versions.current(NOTIFICATIONS_VERSION_ROW),
+    async enabledChannels() {
+      return db
+        .select({
+          id: notifications.id,
+          accountId: notifications.accountId,
+          account: accounts.name,
+          type: notifications.channelType,
+          url: notifications.url,
+          secret: notifications.secret,
+          positions: notifications.positions,
+        })
+        .from(notifications)
+        .innerJoin(accounts, eq(accounts.id, notifications.accountId))
+        .where(eq(notifications.enabled, true))
+        .orderBy(sql`${notifications.id} COLLATE "C"`)
+    },
+    async pendingEvents(channelId, limit) {
+      return db
+        .select(columns)
+        .from(notificationDeliveries)
+        .where(and(eq(notificationDeliveries.notificationId, channelId), eq(notificationDeliveries.kind, 'event'), pending))
+        // SQLite puts nulls first
+        .orderBy(sql`${notificationDeliveries.nextAttemptAt} ASC NULLS FIRST`, asc(notificationDeliveries.key))
+        .limit(limit)
+    },
+    pendingBatches: (channelId, limit) => pendingBatches(db, channelId, limit),
+    mergeBatches(channelId, headKey, maxFixes) {
+      return unitOfWork(database, async (tx) => {
+        // a head under way on a node (claimed) or being merged by another is sent as it is: taken
+        // first, so that the batches read next are as that other merge left them
+        const [free] = await tx.execute<{ free: boolean }>(sql`SELECT pg_try_advisory_xact_lock(${DELIVERY_LOCKS}::int, ${lockOf(headKey)}::int) AS free`)
+        const heads = await pendingBatches(tx, channelId, maxFixes)
+        const first = heads[0]!
+        if (!free?.free) return first
+        const taken = heads.slice(1, 1 + mergeableBatches(heads, maxFixes))
+        if (first.key !== headKey || taken.length === 0) return first
+        // the batches' payloads are JSON arrays of fixes: joined into one array
+        const merged = [first, ...taken].flatMap((row) => JSON.parse(row.payload ?? '[]') as unknown[])
+        const payload = JSON.stringify(merged)
+        await tx.update(notificationDeliveries).set({ payload, fixes: merged.length }).where(eq(notificationDeliveries.key, first.key))
+        await tx.delete(notificationDeliveries).where(inArray(notificationDeliveries.key, taken.map((row) => row.key)))
+        return { ...first, payload, fixes: merged.length }
+      })
+    },
+    async dueBefore(channelId, until, limit) {
+      const rows = await db.select({ key: notificationDeliveries.key }).from(notificationDeliveries).where(pendingBeforeUntil(channelId, until)).limit(limit)
+      return rows.map((row) => row.key)
+    },
+    async holdUntil(channelId, until) {
+      await db.update(notificationDeliveries).set({ nextAttemptAt: until }).where(pendingBeforeUntil(channelId, until))
+    },
+    async prune(before, limit) {
+      const old = db
+        .select({ key: notificationDeliveries.key })
+        .from(notificationDeliveries)
+        .where(and(inArray(notificationDeliveries.status, ['delivered', 'dead']), lt(notificationDeliveries.createdAt, before)))
+        .limit(limit)
+      const gone = await db.delete(notificationDeliveries).where(inArray(notificationDeliveries.key, old)).returning({ key: notificationDeliveries.key })
+      return gone.length
+    },
+    async claim(key, attempts) {
+      if (held.has(key)) return null
+      const [lock] = await onLockConnection((connection) => connection<{ got: boolean }[]>`SELECT pg_try_advisory_lock(${DELIVERY_LOCKS}::int, ${lockOf(key)}::int) AS got`)
+      if (!lock?.got) return null
+      held.add(key)
+      try {
+        // read under the lock: an attempt that ended elsewhere has settled (and moved attempts) before letting go
+        const [row] = await db
+          .select(columns)
+          .from(notificationDeliveries)
+          .where(and(eq(notificationDeliveries.key, key), pending, eq(notificationDeliveries.attempts, attempts)))
+        if (row) return row
+      } catch (error) {
+        await release(key).catch(() => {})
+        throw error
+      }
+      await release(key)
+      return null
+    },
+    release,
+    async settle(key, outcome) {
+      const { clearPayload, ...fields } = outcome
+      // as SQLite's, and only over the attempts it read: a node that lost its connection (and its
+      // claim) mid-attempt does not write over the outcome of an attempt made meanwhile elsewhere
+      await db
+        .update(notificationDeliveries)
+        .set({ ...fields, ...(clearPayload ? { payload: null } : {}) })
+        .where(and(eq(notificationDeliveries.key, key), pending, eq(notificationDeliveries.attempts, outcome.attempts - 1)))
+    },
+  }
+}
