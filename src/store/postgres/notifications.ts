@@ -208,37 +208,54 @@ export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' 
   let lastStats: { pending: number; oldestCreatedAt: number | null } = { pending: 0, oldestCreatedAt: null }
   let statsReading: Promise<unknown> | null = null
 
-  /** the connection holding this node's claims (reserved from the pool on the first claim) */
+  /**
+   * The connection holding this node's claims: reserved from the pool while it holds one (or a
+   * claim is being taken), given back once it holds none, so that a pool closing finds it idle.
+   */
   let lockConnection: Promise<ReservedSql> | null = null
   /** the keys this node holds */
   const held = new Set<number>()
+  /** statements under way on the lock connection */
+  let using = 0
   async function onLockConnection<T>(work: (connection: ReservedSql) => Promise<T>): Promise<T> {
     const reserving = (lockConnection ??= database.sql.reserve())
-    let connection: ReservedSql
+    using++
     try {
-      connection = await reserving
-    } catch (error) {
-      if (lockConnection === reserving) lockConnection = null
-      throw error
-    }
-    try {
-      return await work(connection)
-    } catch (error) {
-      // the connection may be gone, and its locks with it: they are all given up, and the next
-      // claim reserves another (a connection that is still up lets go of them before it goes back)
-      if (lockConnection === reserving) {
-        lockConnection = null
-        held.clear()
-        await connection`SELECT pg_advisory_unlock_all()`.catch(() => {})
-        connection.release()
+      let connection: ReservedSql
+      try {
+        connection = await reserving
+      } catch (error) {
+        if (lockConnection === reserving) lockConnection = null
+        throw error
       }
-      throw error
+      try {
+        return await work(connection)
+      } catch (error) {
+        // the connection may be gone, and its locks with it: they are all given up, and the next
+        // claim reserves another (one still up lets go of them before it goes back to the pool)
+        if (lockConnection === reserving) {
+          lockConnection = null
+          held.clear()
+          await connection`SELECT pg_advisory_unlock_all()`.catch(() => {})
+          connection.release()
+        }
+        throw error
+      }
+    } finally {
+      using--
+      if (using === 0 && held.size === 0 && lockConnection === reserving) {
+        lockConnection = null
+        void reserving.then((connection) => connection.release()).catch(() => {})
+      }
     }
   }
 
   async function release(key: number): Promise<void> {
-    if (!held.delete(key)) return
-    await onLockConnection((connection) => connection`SELECT pg_advisory_unlock(${DELIVERY_LOCKS}::int, ${lockOf(key)}::int)`)
+    if (!held.has(key)) return
+    await onLockConnection(async (connection) => {
+      held.delete(key)
+      await connection`SELECT pg_advisory_unlock(${DELIVERY_LOCKS}::int, ${lockOf(key)}::int)`
+    })
   }
 
   return {
@@ -321,9 +338,12 @@ export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' 
     },
     async claim(key, attempts) {
       if (held.has(key)) return null
-      const [lock] = await onLockConnection((connection) => connection<{ got: boolean }[]>`SELECT pg_try_advisory_lock(${DELIVERY_LOCKS}::int, ${lockOf(key)}::int) AS got`)
-      if (!lock?.got) return null
-      held.add(key)
+      const got = await onLockConnection(async (connection) => {
+        const [lock] = await connection<{ got: boolean }[]>`SELECT pg_try_advisory_lock(${DELIVERY_LOCKS}::int, ${lockOf(key)}::int) AS got`
+        if (lock?.got) held.add(key)
+        return lock?.got === true
+      })
+      if (!got) return null
       try {
         // read under the lock: an attempt that ended elsewhere has settled (and moved attempts) before letting go
         const [row] = await db
