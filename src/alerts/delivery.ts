@@ -34,6 +34,10 @@
  *   after it (up to 500 fixes): a batch never changes once it has been sent.
  * - Due-ness and the backoff come from the injected clock; the poll itself is a real timer.
  *   Tests call `deliverDue()` and move the clock instead of sleeping.
+ * - Many nodes on one database: before each attempt the worker claims the delivery from the store
+ *   (DeliveryStore.claim: one node at a time, the row as it is now, given back once settled). One
+ *   it cannot claim (under way on another node, or changed since it was read) is left alone for an
+ *   attempt's length, then read again; a node that dies lets go of its claims with its connection.
  * - A disabled channel's deliveries wait (and may die) until it is enabled again; a deleted
  *   channel's are deleted with it. Delivered and dead rows are deleted after 7 days.
  */

@@ -202,7 +202,8 @@ export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' 
       .select({ pending: sql<number>`count(*)`.mapWith(Number), oldest: sql<number | null>`min(${notificationDeliveries.createdAt})` })
       .from(notificationDeliveries)
       .where(pending)
-    return { pending: row?.pending ?? 0, oldestCreatedAt: row?.oldest == null ? null : Number(row.oldest) }
+    lastStats = { pending: row?.pending ?? 0, oldestCreatedAt: row?.oldest == null ? null : Number(row.oldest) }
+    return lastStats
   }
   /** the last stats read, for the metrics gauges (synchronous: they render as they are scraped) */
   let lastStats: { pending: number; oldestCreatedAt: number | null } = { pending: 0, oldestCreatedAt: null }
@@ -260,8 +261,8 @@ export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' 
 
   return {
     pendingStatsNow() {
+      // what the last read found; a scrape starts the next (a gauge one scrape behind)
       statsReading ??= pendingStats()
-        .then((stats) => (lastStats = stats))
         .catch(() => {})
         .finally(() => (statsReading = null))
       return lastStats

@@ -1,4 +1,8 @@
 import { afterEach, describe, expect, test } from 'bun:test'
+import { createDeliveryWorker, DELIVERY_HEADER } from '../../../src/alerts/delivery'
+import { manualClock } from '../../../src/clock'
+import { silentLogger } from '../../../src/log'
+import { startReceiver } from '../../alerts/delivery-receiver'
 import { eq } from 'drizzle-orm'
 import { openPostgres, type PostgresHandle } from '../../../db/postgres/client'
 import * as pg from '../../../db/postgres/schema'
@@ -257,8 +261,7 @@ for (const engine of engines('the notification stores on PostgreSQL')) {
           delivery(4, 'n4', { createdAt: 6000 }),
         ])
         expect(await deliveries.pendingStats()).toEqual({ pending: 3, oldestCreatedAt: 4000 })
-        deliveries.pendingStatsNow()
-        await Bun.sleep(50)
+        // the gauges' synchronous read: as of the last read at least (PostgreSQL), or now (SQLite)
         expect(deliveries.pendingStatsNow()).toEqual({ pending: 3, oldestCreatedAt: 4000 })
         expect(await deliveries.newestKey()).toBe(4)
         expect((await deliveries.channelsWrittenAfter(1)).sort()).toEqual(['n2', 'n4'])
@@ -405,6 +408,53 @@ for (const engine of engines('the notification stores on PostgreSQL')) {
           await back.settle(1, { status: 'pending', attempts: 1, lastStatusCode: null, lastError: 'timeout', nextAttemptAt: 20_000, deliveredAt: null, clearPayload: false })
           expect((await w.allDeliveries()).map((r) => [r.id, r.status, r.attempts, r.lastStatusCode])).toEqual([['d-1', 'delivered', 1, 204]])
         }, 20_000)
+
+        test('two nodes’ delivery workers at once send each delivery once, with its one id', async () => {
+          const w = await world()
+          const receiver = startReceiver()
+          try {
+            await w.notifications.create(channel('n1', 'one', { url: receiver.url, secret: null }), [], audit)
+            await w.notifications.create(channel('n2', 'two', { url: receiver.url, secret: null }), [], audit)
+            const keys = Array.from({ length: 24 }, (_, i) => i + 1)
+            await w.addDeliveries(keys.map((key) => delivery(key, key % 2 ? 'n1' : 'n2')))
+            const handle = (w.opened as Extract<Opened, { engine: 'postgres' }>).handle
+            const clock = manualClock(5000)
+            const workers = [w.deliveries, createPostgresDeliveryStore(await anotherNode(handle))].map((store) => createDeliveryWorker({ store, clock, log: silentLogger, allowPrivate: true }))
+            const attempts = await Promise.all(workers.map((worker) => worker.deliverDue()))
+            const ids = receiver.received.map((r) => r.headers.get(DELIVERY_HEADER))
+            expect(ids.sort()).toEqual(keys.map((key) => `d-${key}`).sort())
+            expect(attempts[0]! + attempts[1]!).toBeGreaterThanOrEqual(keys.length)
+            expect(new Set((await w.allDeliveries()).map((r) => `${r.status}/${r.attempts}`))).toEqual(new Set(['delivered/1']))
+            await Promise.all(workers.map((worker) => worker.stop()))
+          } finally {
+            receiver.stop()
+          }
+        })
+
+        test('a worker leaves a delivery another node has under way for an attempt’s length, then takes it', async () => {
+          const w = await world()
+          const receiver = startReceiver()
+          try {
+            await w.notifications.create(channel('n1', 'one', { url: receiver.url, secret: null }), [], audit)
+            await w.addDeliveries([delivery(1, 'n1'), delivery(2, 'n1')])
+            const handle = (w.opened as Extract<Opened, { engine: 'postgres' }>).handle
+            const elsewhere = createPostgresDeliveryStore(await anotherNode(handle))
+            expect(await elsewhere.claim(1, 0)).toMatchObject({ key: 1 })
+            const clock = manualClock(5000)
+            const worker = createDeliveryWorker({ store: w.deliveries, clock, log: silentLogger, allowPrivate: true, timeoutMs: 2000 })
+            await worker.deliverDue()
+            expect(receiver.received.map((r) => r.headers.get(DELIVERY_HEADER))).toEqual(['d-2'])
+            await elsewhere.release(1)
+            await worker.deliverDue()
+            expect(receiver.received).toHaveLength(1)
+            clock.advance(2000)
+            await worker.deliverDue()
+            expect(receiver.received.map((r) => r.headers.get(DELIVERY_HEADER))).toEqual(['d-2', 'd-1'])
+            await worker.stop()
+          } finally {
+            receiver.stop()
+          }
+        })
 
         test('a batch another node is sending is not merged into', async () => {
           const w = await world()
