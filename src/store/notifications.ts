@@ -78,7 +78,49 @@ export interface NotificationStore {
 }
 
 /** what a personal row is called (the admins never see it; a mail's subject does not name it) */
-export const PERSONAL_ROW_NAME = 'Email alerts'
+const PERSONAL_ROW_NAME = 'Email alerts'
+
+/** A channel's audit row (both engines' stores). */
+export const notificationAuditEntry = (accountId: string, audit: NotificationAudit, action: 'create' | 'update' | 'delete', id: string): AuditEntry => ({
+  accountId,
+  actor: audit.actor,
+  action,
+  objectType: 'notification',
+  objectId: id,
+  requestId: audit.requestId,
+})
+
+/** What a save of a user's email alerts sets, under the account the user is in now. */
+export const personalFields = (alerts: PersonalAlerts, address: string, accountId: string, atMs: number) => ({
+  events: JSON.stringify(alerts.events),
+  url: `mailto:${address}`,
+  enabled: alerts.enabled,
+  accountId,
+  updatedAt: atMs,
+})
+
+/** A user's email alerts saved for the first time. */
+export const newPersonalRow = (userId: string, fields: ReturnType<typeof personalFields>, atMs: number): NotificationRow => ({
+  id: crypto.randomUUID(),
+  name: PERSONAL_ROW_NAME,
+  groups: '[]',
+  positions: false,
+  channelType: 'email',
+  secret: null,
+  userId,
+  createdAt: atMs,
+  ...fields,
+})
+
+/** The audit row of a save of a user's email alerts (the user is its actor). */
+export const personalAuditEntry = (accountId: string, userId: string, existed: boolean, requestId: string | null): AuditEntry => ({
+  accountId,
+  actor: userId,
+  action: existed ? 'update' : 'create',
+  objectType: 'email_alerts',
+  objectId: userId,
+  requestId,
+})
 
 export interface NotificationStoreOptions {
   /** where the write deadline is read (busy retries) */
@@ -103,14 +145,6 @@ export function createNotificationStore(database: Pick<DatabaseHandle, 'db' | 's
     const found = groupsOfAccountInTransaction(tx, accountId, ids)
     return ids.every((id) => found.has(id)) ? null : { groupsFound: found }
   }
-  const entry = (accountId: string, audit: NotificationAudit, action: 'create' | 'update' | 'delete', id: string): AuditEntry => ({
-    accountId,
-    actor: audit.actor,
-    action,
-    objectType: 'notification',
-    objectId: id,
-    requestId: audit.requestId,
-  })
 
   return {
     async list(accountId, page) {
@@ -135,7 +169,7 @@ export function createNotificationStore(database: Pick<DatabaseHandle, 'db' | 's
             const refused = refusedGroups(tx, row.accountId, groupIds)
             if (refused) return refused
             tx.insert(notifications).values(row).run()
-            recordAuditInTransaction(tx, entry(row.accountId, audit, 'create', row.id), row.createdAt)
+            recordAuditInTransaction(tx, notificationAuditEntry(row.accountId, audit, 'create', row.id), row.createdAt)
             return null
           },
           { behavior: 'immediate' },
@@ -156,7 +190,7 @@ export function createNotificationStore(database: Pick<DatabaseHandle, 'db' | 's
               .set({ ...fields, ...(groupIds !== undefined ? { groups: JSON.stringify(groupIds) } : {}), updatedAt: atMs })
               .where(eq(notifications.id, current.id))
               .run()
-            recordAuditInTransaction(tx, entry(accountId, audit, 'update', current.id), atMs)
+            recordAuditInTransaction(tx, notificationAuditEntry(accountId, audit, 'update', current.id), atMs)
             return current
           },
           { behavior: 'immediate' },
@@ -173,7 +207,7 @@ export function createNotificationStore(database: Pick<DatabaseHandle, 'db' | 's
             const current = accountChannel(accountId, id)
             if (current === null) return false
             tx.delete(notifications).where(eq(notifications.id, current.id)).run()
-            recordAuditInTransaction(tx, entry(accountId, audit, 'delete', current.id), atMs)
+            recordAuditInTransaction(tx, notificationAuditEntry(accountId, audit, 'delete', current.id), atMs)
             return true
           },
           { behavior: 'immediate' },
@@ -219,14 +253,10 @@ export function createNotificationStore(database: Pick<DatabaseHandle, 'db' | 's
             const current = personal(userId)
             const address = alerts.address ?? (current ? alerts.firstAddress(current.url) : undefined)
             if (address === undefined) return 'no-address' as const
-            const fields = { events: JSON.stringify(alerts.events), url: `mailto:${address}`, enabled: alerts.enabled, accountId: owner.accountId, updatedAt: atMs }
+            const fields = personalFields(alerts, address, owner.accountId, atMs)
             if (current) tx.update(notifications).set(fields).where(eq(notifications.id, current.id)).run()
-            else {
-              tx.insert(notifications)
-                .values({ id: crypto.randomUUID(), name: PERSONAL_ROW_NAME, groups: '[]', positions: false, channelType: 'email', secret: null, userId, createdAt: atMs, ...fields })
-                .run()
-            }
-            recordAuditInTransaction(tx, { accountId: owner.accountId, actor: userId, action: current ? 'update' : 'create', objectType: 'email_alerts', objectId: userId, requestId }, atMs)
+            else tx.insert(notifications).values(newPersonalRow(userId, fields, atMs)).run()
+            recordAuditInTransaction(tx, personalAuditEntry(owner.accountId, userId, current !== null, requestId), atMs)
             return null
           },
           { behavior: 'immediate' },
@@ -393,6 +423,12 @@ export function mergeableBatches(heads: readonly { attempts: number; fixes: numb
     count++
   }
   return count
+}
+
+/** The head batch with the batches taken into it: their payloads (JSON arrays of fixes) joined into one array. */
+export function joinedBatches(head: QueuedDelivery, taken: readonly QueuedDelivery[]): { payload: string; fixes: number } {
+  const merged = [head, ...taken].flatMap((row) => JSON.parse(row.payload ?? '[]') as unknown[])
+  return { payload: JSON.stringify(merged), fixes: merged.length }
 }
 
 export interface DeliveryStore {
@@ -562,12 +598,10 @@ export function createDeliveryStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
           const first = heads[0]!
           const taken = heads.slice(1, 1 + mergeableBatches(heads, maxFixes))
           if (first.key !== headKey || taken.length === 0) return first
-          // the batches' payloads are JSON arrays of fixes: joined into one array
-          const merged = [first, ...taken].flatMap((row) => JSON.parse(row.payload ?? '[]') as unknown[])
-          const payload = JSON.stringify(merged)
-          tx.update(notificationDeliveries).set({ payload, fixes: merged.length }).where(eq(notificationDeliveries.key, first.key)).run()
+          const joined = joinedBatches(first, taken)
+          tx.update(notificationDeliveries).set(joined).where(eq(notificationDeliveries.key, first.key)).run()
           tx.delete(notificationDeliveries).where(inArray(notificationDeliveries.key, taken.map((row) => row.key))).run()
-          return { ...first, payload, fixes: merged.length }
+          return { ...first, ...joined }
         },
         { behavior: 'immediate' },
       )

@@ -11,8 +11,7 @@
 import { and, asc, type Column, count, eq, sql } from 'drizzle-orm'
 import type { PgConnectable, PostgresHandle } from '../../../db/postgres/client'
 import { accounts, geofences } from '../../../db/postgres/schema'
-import type { AuditEntry } from '../audit'
-import { GEOFENCES_VERSION_ROW, type GeofenceAudit, type GeofenceCacheReadsAsync, type GeofenceRefused, type GeofenceRow, type GeofenceStore } from '../geofences'
+import { GEOFENCES_VERSION_ROW, geofenceAuditEntry, geofenceChangeFields, type GeofenceCacheReadsAsync, type GeofenceRefused, type GeofenceRow, type GeofenceStore } from '../geofences'
 import { recordAuditInTransaction } from './audit'
 import { groupsOfAccountInTransaction } from './people'
 import { unitOfWork } from './unit'
@@ -41,14 +40,6 @@ export function createPostgresGeofenceStore(database: Pick<PostgresHandle, 'db' 
     const found = await groupsOfAccountInTransaction(tx, accountId, ids)
     return ids.every((id) => found.has(id)) ? null : { groupsFound: found }
   }
-  const auditOf = (accountId: string, audit: GeofenceAudit, action: 'create' | 'update' | 'delete', id: string): AuditEntry => ({
-    accountId,
-    actor: audit.actor,
-    action,
-    objectType: 'geofence',
-    objectId: id,
-    requestId: audit.requestId,
-  })
 
   return {
     async list(accountId, page) {
@@ -74,7 +65,7 @@ export function createPostgresGeofenceStore(database: Pick<PostgresHandle, 'db' 
         const refused = await unknownGroups(tx, row.accountId, groupIds)
         if (refused) return refused
         const [created] = await tx.insert(geofences).values(row).returning()
-        await recordAuditInTransaction(tx, auditOf(row.accountId, audit, 'create', row.id), row.createdAt)
+        await recordAuditInTransaction(tx, geofenceAuditEntry(row.accountId, audit, 'create', row.id), row.createdAt)
         return { created: created! }
       })
     },
@@ -85,19 +76,14 @@ export function createPostgresGeofenceStore(database: Pick<PostgresHandle, 'db' 
         if (current === null) return null
         const refused = await unknownGroups(tx, accountId, change.groupIds)
         if (refused) return refused
-        const fields: Partial<GeofenceRow> = {
-          ...(change.name === undefined ? {} : { name: change.name }),
-          ...(change.area === undefined ? {} : { area: change.area }),
-          ...(change.groupIds === undefined ? {} : { groups: JSON.stringify(change.groupIds) }),
-          ...(change.speedLimit === undefined ? {} : { speedLimit: change.speedLimit }),
-        }
+        const fields = geofenceChangeFields(change)
         if (Object.keys(fields).length === 0) return { row: current, changed: false }
         const [row] = await tx
           .update(geofences)
           .set({ ...fields, updatedAt: Math.max(atMs, current.updatedAt + 1) })
           .where(eq(geofences.id, current.id))
           .returning()
-        await recordAuditInTransaction(tx, auditOf(accountId, audit, 'update', current.id), atMs)
+        await recordAuditInTransaction(tx, geofenceAuditEntry(accountId, audit, 'update', current.id), atMs)
         return { row: row!, changed: true }
       })
     },
@@ -107,7 +93,7 @@ export function createPostgresGeofenceStore(database: Pick<PostgresHandle, 'db' 
         const current = await find(tx, accountId, id, true)
         if (current === null) return false
         await tx.delete(geofences).where(eq(geofences.id, current.id))
-        await recordAuditInTransaction(tx, auditOf(accountId, audit, 'delete', current.id), atMs)
+        await recordAuditInTransaction(tx, geofenceAuditEntry(accountId, audit, 'delete', current.id), atMs)
         return true
       })
     },

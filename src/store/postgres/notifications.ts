@@ -15,16 +15,18 @@ import { and, asc, desc, eq, gt, inArray, isNull, lt, sql } from 'drizzle-orm'
 import type { ReservedSql } from 'postgres'
 import type { PgConnectable, PostgresHandle } from '../../../db/postgres/client'
 import { accounts, notificationDeliveries, notifications, users } from '../../../db/postgres/schema'
-import type { AuditEntry } from '../audit'
 import {
   type DeliveryStore,
   type GroupsRefused,
+  joinedBatches,
   mergeableBatches,
+  newPersonalRow,
   NOTIFICATIONS_VERSION_ROW,
-  type NotificationAudit,
+  notificationAuditEntry,
   type NotificationRow,
   type NotificationStore,
-  PERSONAL_ROW_NAME,
+  personalAuditEntry,
+  personalFields,
   QUEUED_KINDS,
   type QueuedDelivery,
 } from '../notifications'
@@ -55,14 +57,6 @@ export function createPostgresNotificationStore(database: Pick<PostgresHandle, '
     const found = await groupsOfAccountInTransaction(tx, accountId, ids)
     return ids.every((id) => found.has(id)) ? null : { groupsFound: found }
   }
-  const entry = (accountId: string, audit: NotificationAudit, action: 'create' | 'update' | 'delete', id: string): AuditEntry => ({
-    accountId,
-    actor: audit.actor,
-    action,
-    objectType: 'notification',
-    objectId: id,
-    requestId: audit.requestId,
-  })
 
   return {
     async list(accountId, page) {
@@ -82,7 +76,7 @@ export function createPostgresNotificationStore(database: Pick<PostgresHandle, '
         const refused = await refusedGroups(tx, row.accountId, groupIds)
         if (refused) return refused
         const [created] = await tx.insert(notifications).values(row).returning()
-        await recordAuditInTransaction(tx, entry(row.accountId, audit, 'create', row.id), row.createdAt)
+        await recordAuditInTransaction(tx, notificationAuditEntry(row.accountId, audit, 'create', row.id), row.createdAt)
         return created!
       })
     },
@@ -98,7 +92,7 @@ export function createPostgresNotificationStore(database: Pick<PostgresHandle, '
           .set({ ...fields, ...(groupIds !== undefined ? { groups: JSON.stringify(groupIds) } : {}), updatedAt: atMs })
           .where(eq(notifications.id, current.id))
           .returning()
-        await recordAuditInTransaction(tx, entry(accountId, audit, 'update', current.id), atMs)
+        await recordAuditInTransaction(tx, notificationAuditEntry(accountId, audit, 'update', current.id), atMs)
         return row!
       })
     },
@@ -108,7 +102,7 @@ export function createPostgresNotificationStore(database: Pick<PostgresHandle, '
         const current = await accountChannel(tx, accountId, id, true)
         if (current === null) return false
         await tx.delete(notifications).where(eq(notifications.id, current.id))
-        await recordAuditInTransaction(tx, entry(accountId, audit, 'delete', current.id), atMs)
+        await recordAuditInTransaction(tx, notificationAuditEntry(accountId, audit, 'delete', current.id), atMs)
         return true
       })
     },
@@ -149,14 +143,11 @@ export function createPostgresNotificationStore(database: Pick<PostgresHandle, '
         const current = await personal(tx, userId)
         const address = alerts.address ?? (current ? alerts.firstAddress(current.url) : undefined)
         if (address === undefined) return 'no-address' as const
-        const fields = { events: JSON.stringify(alerts.events), url: `mailto:${address}`, enabled: alerts.enabled, accountId: owner.accountId, updatedAt: atMs }
+        const fields = personalFields(alerts, address, owner.accountId, atMs)
         const [row] = current
           ? await tx.update(notifications).set(fields).where(eq(notifications.id, current.id)).returning()
-          : await tx
-              .insert(notifications)
-              .values({ id: crypto.randomUUID(), name: PERSONAL_ROW_NAME, groups: '[]', positions: false, channelType: 'email', secret: null, userId, createdAt: atMs, ...fields })
-              .returning()
-        await recordAuditInTransaction(tx, { accountId: owner.accountId, actor: userId, action: current ? 'update' : 'create', objectType: 'email_alerts', objectId: userId, requestId }, atMs)
+          : await tx.insert(notifications).values(newPersonalRow(userId, fields, atMs)).returning()
+        await recordAuditInTransaction(tx, personalAuditEntry(owner.accountId, userId, current !== null, requestId), atMs)
         return row!
       })
     },
@@ -313,12 +304,10 @@ export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' 
         if (!free?.free) return first
         const taken = heads.slice(1, 1 + mergeableBatches(heads, maxFixes))
         if (first.key !== headKey || taken.length === 0) return first
-        // the batches' payloads are JSON arrays of fixes: joined into one array
-        const merged = [first, ...taken].flatMap((row) => JSON.parse(row.payload ?? '[]') as unknown[])
-        const payload = JSON.stringify(merged)
-        await tx.update(notificationDeliveries).set({ payload, fixes: merged.length }).where(eq(notificationDeliveries.key, first.key))
+        const joined = joinedBatches(first, taken)
+        await tx.update(notificationDeliveries).set(joined).where(eq(notificationDeliveries.key, first.key))
         await tx.delete(notificationDeliveries).where(inArray(notificationDeliveries.key, taken.map((row) => row.key)))
-        return { ...first, payload, fixes: merged.length }
+        return { ...first, ...joined }
       })
     },
     async dueBefore(channelId, until, limit) {
