@@ -473,7 +473,11 @@ export interface DeliveryStore {
   claim(key: number, attempts: number): Promise<QueuedDelivery | null>
   /** gives back a delivery this node claimed (nothing when it holds none) */
   release(key: number): Promise<void>
-  /** writes an attempt's outcome to the delivery if it is still pending, retried while another process holds the write lock */
+  /**
+   * Writes an attempt's outcome to the delivery if it is still pending with the attempts made
+   * before this one (`outcome.attempts - 1`: an attempt's outcome is written once), retried while
+   * another process holds the write lock.
+   */
   settle(key: number, outcome: DeliverySettled): Promise<void>
 }
 
@@ -635,7 +639,7 @@ export function createDeliveryStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
           db
             .update(notificationDeliveries)
             .set({ ...fields, ...(clearPayload ? { payload: null } : {}) })
-            .where(and(eq(notificationDeliveries.key, key), eq(notificationDeliveries.status, 'pending')))
+            .where(and(eq(notificationDeliveries.key, key), eq(notificationDeliveries.status, 'pending'), eq(notificationDeliveries.attempts, outcome.attempts - 1)))
             .run(),
         { clock },
       )

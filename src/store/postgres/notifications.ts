@@ -351,8 +351,8 @@ export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' 
     release,
     async settle(key, outcome) {
       const { clearPayload, ...fields } = outcome
-      // as SQLite's, and only over the attempts it read: a node that lost its connection (and its
-      // claim) mid-attempt does not write over the outcome of an attempt made meanwhile elsewhere
+      // only over the attempts it read: a node that lost its connection (and its claim)
+      // mid-attempt does not write over the outcome of an attempt made meanwhile elsewhere
       await db
         .update(notificationDeliveries)
         .set({ ...fields, ...(clearPayload ? { payload: null } : {}) })

@@ -320,6 +320,8 @@ for (const engine of engines('the notification stores on PostgreSQL')) {
         await deliveries.settle(2, { ...outcome, status: 'delivered', attempts: 1, lastStatusCode: 204, lastError: null, nextAttemptAt: null, deliveredAt: 2000 })
         await deliveries.settle(3, { ...outcome, status: 'dead', attempts: 1, nextAttemptAt: null, clearPayload: true })
         await deliveries.settle(2, { ...outcome, status: 'pending', attempts: 2, nextAttemptAt: 99_000 })
+        // an attempt's outcome is written once: a second outcome of the first attempt writes nothing
+        await deliveries.settle(1, { ...outcome, status: 'delivered', attempts: 1, lastStatusCode: 204, lastError: null, nextAttemptAt: null, deliveredAt: 3000 })
         const rows = await w.allDeliveries()
         expect(rows.map((r) => [r.key, r.status, r.attempts, r.lastStatusCode, r.lastError, r.nextAttemptAt, r.deliveredAt, r.payload, r.fixes])).toEqual([
           [1, 'pending', 1, 500, 'HTTP 500', 11_000, null, '{"n":1}', null],
