@@ -11,7 +11,7 @@
  * its deliveries to the others at once. Under the lock the row is read again, so an attempt sends
  * the delivery as it is now (a batch merged meanwhile, attempts made elsewhere), or not at all.
  */
-import { and, asc, desc, eq, gt, inArray, isNull, lt, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm'
 import type { ReservedSql } from 'postgres'
 import type { PgConnectable, PostgresHandle } from '../../../db/postgres/client'
 import { accounts, notificationDeliveries, notifications, users } from '../../../db/postgres/schema'
@@ -162,6 +162,33 @@ export function createPostgresNotificationStore(database: Pick<PostgresHandle, '
 export const DELIVERY_LOCKS = 0x7472_6b64 // "trkd"
 const lockOf = (key: number) => key % 2_147_483_648
 
+/** how far below the newest key seen a row may still be committed (keys drawn by transactions under way) */
+export const IN_FLIGHT_KEYS = 10_000
+
+/** a snapshot's transaction ids as a row's xmin shows them (32 bits) */
+interface Snapshot {
+  xmax: number
+  inProgress: number[]
+}
+const XID_SPACE = 4_294_967_296
+
+/** `xmin:xmax:xip,…` (pg_current_snapshot) */
+function parseSnapshot(text: string): Snapshot {
+  const [, xmax = '0', list = ''] = text.split(':')
+  return { xmax: Number(BigInt(xmax) % BigInt(XID_SPACE)), inProgress: list === '' ? [] : list.split(',').map((xid) => Number(BigInt(xid) % BigInt(XID_SPACE))) }
+}
+
+/**
+ * Rows written by a transaction the snapshot did not see: one under way then, or one begun after it
+ * (an id at or past its xmax, compared modulo 2^32 as ids wrap: the rows looked at are recent).
+ */
+function notSeenIn(snapshot: Snapshot) {
+  const xid = sql`(${notificationDeliveries}.xmin::text::bigint)`
+  const later = sql`((${xid} - ${snapshot.xmax} + ${XID_SPACE}) % ${XID_SPACE}) < ${XID_SPACE / 2}`
+  if (snapshot.inProgress.length === 0) return later
+  return or(later, sql`${xid} IN (${sql.join(snapshot.inProgress.map((id) => sql`${id}`), sql`, `)})`)
+}
+
 export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' | 'sql' | 'versions'>): DeliveryStore {
   const { db } = database
   const columns = {
@@ -196,6 +223,8 @@ export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' 
     lastStats = { pending: row?.pending ?? 0, oldestCreatedAt: row?.oldest == null ? null : Number(row.oldest) }
     return lastStats
   }
+  /** the snapshot of the read that answered each of the last newest keys */
+  const seenAt = new Map<number, Snapshot>()
   /** the last stats read, for the metrics gauges (synchronous: they render as they are scraped) */
   let lastStats: { pending: number; oldestCreatedAt: number | null } = { pending: 0, oldestCreatedAt: null }
   let statsReading: Promise<unknown> | null = null
@@ -260,11 +289,27 @@ export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' 
     },
     pendingStats,
     async newestKey() {
-      const [row] = await db.select({ key: sql<number | null>`max(${notificationDeliveries.key})` }).from(notificationDeliveries)
-      return row?.key == null ? 0 : Number(row.key)
+      const [row] = await db
+        .select({ key: sql<number | null>`max(${notificationDeliveries.key})`, snapshot: sql<string>`pg_current_snapshot()::text` })
+        .from(notificationDeliveries)
+      const key = row?.key == null ? 0 : Number(row.key)
+      seenAt.set(key, parseSnapshot(row!.snapshot))
+      // the worker asks after the key it saw at its last look: the last few are kept
+      if (seenAt.size > 4) seenAt.delete(seenAt.keys().next().value!)
+      return key
     },
     async channelsWrittenAfter(key) {
-      const rows = await db.selectDistinct({ channel: notificationDeliveries.notificationId }).from(notificationDeliveries).where(gt(notificationDeliveries.key, key))
+      // A key is drawn when its row is written but shows when its transaction commits: with many
+      // nodes writing, a row below a key already seen may show later. Those are the rows (among
+      // the IN_FLIGHT_KEYS keys below) that the snapshot of the read which saw `key` did not see:
+      // written by a transaction then under way, or begun after it. (SQLite's one writer commits
+      // keys in order.)
+      const snapshot = seenAt.get(key)
+      const after = gt(notificationDeliveries.key, key)
+      const rows = await db
+        .selectDistinct({ channel: notificationDeliveries.notificationId })
+        .from(notificationDeliveries)
+        .where(snapshot === undefined ? after : and(gt(notificationDeliveries.key, key - IN_FLIGHT_KEYS), or(after, notSeenIn(snapshot))))
       return rows.map((row) => row.channel)
     },
     channelsVersion: () => database.versions.current(NOTIFICATIONS_VERSION_ROW),

@@ -411,6 +411,35 @@ for (const engine of engines('the notification stores on PostgreSQL')) {
           expect((await w.allDeliveries()).map((r) => [r.id, r.status, r.attempts, r.lastStatusCode])).toEqual([['d-1', 'delivered', 1, 204]])
         }, 20_000)
 
+        test('a row committed after a higher key was seen still tells its channel to be read', async () => {
+          const w = await world()
+          await w.notifications.create(channel('n1', 'one'), [], audit)
+          await w.notifications.create(channel('n2', 'two'), [], audit)
+          const handle = (w.opened as Extract<Opened, { engine: 'postgres' }>).handle
+          const other = await anotherNode(handle)
+          let commit = () => {}
+          const committed = new Promise<void>((resolve) => (commit = resolve))
+          let written = () => {}
+          const inserted = new Promise<void>((resolve) => (written = resolve))
+          // node B's transaction draws key 1 and commits after node A's key 2
+          const slow = other.db.transaction(async (tx) => {
+            await tx.insert(pg.notificationDeliveries).values(delivery(1, 'n1'))
+            written()
+            await committed
+          })
+          await inserted
+          await w.addDeliveries([delivery(2, 'n2')])
+          const seen = await w.deliveries.newestKey()
+          expect(seen).toBe(2)
+          expect(await w.deliveries.channelsWrittenAfter(seen)).toEqual([])
+          commit()
+          await slow
+          expect(await w.deliveries.channelsWrittenAfter(seen)).toEqual(['n1'])
+          // the next look sees it: nothing new after that
+          expect(await w.deliveries.newestKey()).toBe(2)
+          expect(await w.deliveries.channelsWrittenAfter(2)).toEqual([])
+        })
+
         test('two nodes’ delivery workers at once send each delivery once, with its one id', async () => {
           const w = await world()
           const receiver = startReceiver()
