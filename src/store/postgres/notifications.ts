@@ -373,25 +373,19 @@ export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' 
     },
     async claim(key, attempts) {
       if (held.has(key)) return null
-      const got = await onLockConnection(async (connection) => {
+      // both on the claims' connection, which is reserved meanwhile: a pool of one still answers
+      const row = await onLockConnection(async (connection) => {
         const [lock] = await connection<{ got: boolean }[]>`SELECT pg_try_advisory_lock(${DELIVERY_LOCKS}::int, ${lockOf(key)}::int) AS got`
-        if (lock?.got) held.add(key)
-        return lock?.got === true
-      })
-      if (!got) return null
-      try {
+        if (!lock?.got) return null
+        held.add(key)
         // read under the lock: an attempt that ended elsewhere has settled (and moved attempts) before letting go
-        const [row] = await db
-          .select(columns)
-          .from(notificationDeliveries)
-          .where(and(eq(notificationDeliveries.key, key), pending, eq(notificationDeliveries.attempts, attempts)))
-        if (row) return row
-      } catch (error) {
-        await release(key).catch(() => {})
-        throw error
-      }
-      await release(key)
-      return null
+        const [found] = await connection<QueuedDelivery[]>`
+          SELECT key, id, notification_id AS "notificationId", kind, payload, attempts, created_at AS "createdAt", next_attempt_at AS "nextAttemptAt", fixes
+          FROM notification_deliveries WHERE key = ${key} AND status = 'pending' AND attempts = ${attempts}`
+        return found ? { ...found } : null
+      })
+      if (row === null) await release(key)
+      return row
     },
     release,
     async settle(key, outcome) {
