@@ -222,12 +222,6 @@ export interface GeofenceCacheReads {
   areaOf(id: string): string | undefined
 }
 
-/**
- * The same reads on an engine that answers with promises (PostgreSQL: src/store/postgres/geofences.ts),
- * where the rules' hook awaits inside ingest's unit of work.
- */
-export type GeofenceCacheReadsAsync = { [K in keyof GeofenceCacheReads]: (...args: Parameters<GeofenceCacheReads[K]>) => Promise<ReturnType<GeofenceCacheReads[K]>> }
-
 export function createGeofenceCacheReads(database: Pick<DatabaseHandle, 'db'>): GeofenceCacheReads {
   const { db } = database
   // migration 0008's triggers bump the row. PostgreSQL: the same row, bumped by the same triggers in PL/pgSQL

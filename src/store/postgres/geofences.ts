@@ -8,10 +8,10 @@
  * reference the account), so two creations at once cannot both take the last place; a change
  * locks the geofence's row, so updated_at moves on from the value it read.
  */
-import { and, asc, type Column, count, eq, sql } from 'drizzle-orm'
+import { and, asc, type Column, count, eq, inArray, sql } from 'drizzle-orm'
 import type { PgConnectable, PostgresHandle } from '../../../db/postgres/client'
 import { accounts, geofences } from '../../../db/postgres/schema'
-import { GEOFENCES_VERSION_ROW, geofenceAuditEntry, geofenceChangeFields, type GeofenceCacheReadsAsync, type GeofenceRefused, type GeofenceRow, type GeofenceStore } from '../geofences'
+import { GEOFENCES_VERSION_ROW, geofenceAuditEntry, geofenceChangeFields, type GeofenceCacheReads, type GeofenceListed, type GeofenceRefused, type GeofenceRow, type GeofenceStore } from '../geofences'
 import { recordAuditInTransaction } from './audit'
 import { groupsOfAccountInTransaction } from './people'
 import { unitOfWork } from './unit'
@@ -100,20 +100,56 @@ export function createPostgresGeofenceStore(database: Pick<PostgresHandle, 'db' 
   }
 }
 
+/** The rules' cache reads on PostgreSQL, which answer from what `load` read ahead. */
+export interface PostgresGeofenceCacheReads extends GeofenceCacheReads {
+  /**
+   * Reads ahead what the rules may ask of these accounts' geofences (ingest's unit of work calls it
+   * with the accounts of its batch, before the rules run): the version (this node's copy of
+   * access_version row 5), the geofences of each account not read since it last moved, and the
+   * areas of those new or changed since they were last handed out. Nothing when nothing moved.
+   */
+  load(accountIds: Iterable<string>): Promise<void>
+}
+
 /**
- * What the rules' geofence cache reads, on PostgreSQL: the same reads as createGeofenceCacheReads,
- * as promises (on this engine the rules' hook awaits). The version is this node's copy of
- * access_version row 5 (db/postgres/versions.ts: no query unless a change was announced).
- * The reads go through the pool, not ingest's transaction: ingest never writes geofences, so they
- * see what a read on that transaction would.
+ * What the rules' geofence cache reads (src/alerts/cache.ts), synchronous as the rules are: on
+ * PostgreSQL from what `load` read ahead. The cache asks for an area only when its row's updated_at
+ * or area length differs from the one it prepared: here too an area is read again only when its
+ * row changed (a rename among 1,000 large polygons reads one), and kept only until it is handed out.
  */
-export function createPostgresGeofenceCacheReads(database: Pick<PostgresHandle, 'db' | 'versions'>): GeofenceCacheReadsAsync {
+export function createPostgresGeofenceCacheReads(database: Pick<PostgresHandle, 'db' | 'versions'>): PostgresGeofenceCacheReads {
   const { db } = database
+  /** access_version row 5 as of the last load */
+  let version = 0
+  /** each account's geofences, as of the version they were read at */
+  const listed = new Map<string, { version: number; rows: GeofenceListed[] }>()
+  /** areas read ahead and not yet handed out, with the row they were read for */
+  const areas = new Map<string, { text: string; updatedAt: number; areaLength: number }>()
+  /** what each area handed out was read for: the cache has prepared it */
+  const handedOut = new Map<string, { updatedAt: number; areaLength: number }>()
+
   return {
-    version: () => database.versions.current(GEOFENCES_VERSION_ROW),
-    ofAccount: (accountId) =>
-      db
+    version: () => version,
+    ofAccount(accountId) {
+      const found = listed.get(accountId)
+      if (found?.version !== version) throw new Error(`the geofences of account ${accountId} were not read ahead`)
+      return found.rows
+    },
+    areaOf(id) {
+      const area = areas.get(id)
+      if (area === undefined) return undefined
+      areas.delete(id)
+      handedOut.set(id, { updatedAt: area.updatedAt, areaLength: area.areaLength })
+      return area.text
+    },
+    async load(accountIds) {
+      version = await database.versions.current(GEOFENCES_VERSION_ROW)
+      const missing = [...new Set(accountIds)].filter((accountId) => listed.get(accountId)?.version !== version)
+      if (missing.length === 0) return
+      const at = version
+      const rows = await db
         .select({
+          accountId: geofences.accountId,
           id: geofences.id,
           name: geofences.name,
           groups: geofences.groups,
@@ -123,11 +159,29 @@ export function createPostgresGeofenceCacheReads(database: Pick<PostgresHandle, 
           areaLength: sql<number>`octet_length(${geofences.area})`.mapWith(Number),
         })
         .from(geofences)
-        .where(eq(geofences.accountId, accountId))
-        .orderBy(byName(geofences.name), asc(geofences.id)),
-    async areaOf(id) {
-      const [row] = await db.select({ area: geofences.area }).from(geofences).where(eq(geofences.id, id))
-      return row?.area
+        .where(inArray(geofences.accountId, missing))
+        .orderBy(byName(geofences.name), asc(geofences.id))
+      const changed = rows.filter((row) => {
+        const prepared = handedOut.get(row.id)
+        return prepared?.updatedAt !== row.updatedAt || prepared.areaLength !== row.areaLength
+      })
+      if (changed.length > 0) {
+        const texts = await db.select({ id: geofences.id, area: geofences.area }).from(geofences).where(inArray(geofences.id, changed.map((row) => row.id)))
+        const byId = new Map(changed.map((row) => [row.id, row]))
+        for (const { id, area } of texts) areas.set(id, { text: area, updatedAt: byId.get(id)!.updatedAt, areaLength: byId.get(id)!.areaLength })
+      }
+      const byAccount = new Map<string, GeofenceListed[]>(missing.map((accountId) => [accountId, []]))
+      for (const { accountId, ...row } of rows) byAccount.get(accountId)!.push(row)
+      for (const accountId of missing) {
+        // geofences gone since the account was last read are forgotten
+        const kept = new Set(byAccount.get(accountId)!.map((row) => row.id))
+        for (const row of listed.get(accountId)?.rows ?? []) {
+          if (kept.has(row.id)) continue
+          areas.delete(row.id)
+          handedOut.delete(row.id)
+        }
+        listed.set(accountId, { version: at, rows: byAccount.get(accountId)! })
+      }
     },
   }
 }

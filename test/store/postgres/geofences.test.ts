@@ -2,7 +2,9 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import * as pg from '../../../db/postgres/schema'
 import * as lite from '../../../db/schema'
 import { createAuditStore } from '../../../src/store/audit'
-import { createGeofenceCacheReads, createGeofenceStore, type GeofenceCacheReadsAsync, type GeofenceRow, type GeofenceStore } from '../../../src/store/geofences'
+import { createGeofenceCache } from '../../../src/alerts/cache'
+import { manualClock } from '../../../src/clock'
+import { createGeofenceCacheReads, createGeofenceStore, type GeofenceCacheReads, type GeofenceRow, type GeofenceStore } from '../../../src/store/geofences'
 import { createPostgresAuditStore } from '../../../src/store/postgres/audit'
 import { createPostgresGeofenceCacheReads, createPostgresGeofenceStore } from '../../../src/store/postgres/geofences'
 import { engines, type Opened } from './support'
@@ -43,8 +45,8 @@ for (const engine of engines('the geofence store on PostgreSQL')) {
         const { db } = opened.handle
         db.insert(lite.accounts).values(accounts).run()
         db.insert(lite.groups).values(groups).run()
-        const sync = createGeofenceCacheReads(opened.handle)
-        const reads: GeofenceCacheReadsAsync = { version: async () => sync.version(), ofAccount: async (a) => sync.ofAccount(a), areaOf: async (id) => sync.areaOf(id) }
+        // SQLite reads on the connection: nothing to read ahead
+        const reads: GeofenceCacheReads & { load?(accountIds: string[]): Promise<void> } = createGeofenceCacheReads(opened.handle)
         return { store: createGeofenceStore(opened.handle) as GeofenceStore, reads, audits: createAuditStore(opened.handle) }
       }
       const { db } = opened.handle
@@ -126,24 +128,67 @@ for (const engine of engines('the geofence store on PostgreSQL')) {
       ])
     })
 
-    test('the rules’ cache reads: the version moves with every change; the account’s geofences without areas, by name; an area', async () => {
+    test('the rules’ cache reads (read ahead on PostgreSQL): the version moves with every change; the account’s geofences without areas, by name; an area', async () => {
       const { store, reads } = await world()
-      const before = await reads.version()
+      const ahead = async () => reads.load?.(['a', 'b'])
+      await ahead()
+      const before = reads.version()
       const wide = { ...rowOf('g2', 'Bravo'), area: JSON.stringify({ type: 'Circle', center: [48.85, 2.35], radius: 100, note: 'Été' }), groups: '["g-a"]', speedLimit: 90 }
       await store.create({ row: wide, groupIds: ['g-a'], maxPerAccount: 10 }, audit)
-      const afterCreate = await reads.version()
+      await ahead()
+      const afterCreate = reads.version()
       expect(afterCreate).toBeGreaterThan(before)
       await store.create({ row: rowOf('g1', 'alpha'), groupIds: [], maxPerAccount: 10 }, audit)
-      expect(await reads.ofAccount('a')).toEqual([
+      await ahead()
+      expect(reads.ofAccount('a')).toEqual([
         { id: 'g2', name: 'Bravo', groups: '["g-a"]', speedLimit: 90, updatedAt: 1000, areaLength: Buffer.byteLength(wide.area) },
         { id: 'g1', name: 'alpha', groups: '[]', speedLimit: null, updatedAt: 1000, areaLength: circle(100).length },
       ])
       expect(Buffer.byteLength(wide.area)).toBe(wide.area.length + 2)
-      expect(await reads.ofAccount('b')).toEqual([])
-      expect(await reads.areaOf('g2')).toBe(wide.area)
+      expect(reads.ofAccount('b')).toEqual([])
+      expect(reads.areaOf('g2')).toBe(wide.area)
       await store.remove('a', 'g2', 2000, audit)
-      expect(await reads.version()).toBeGreaterThan(afterCreate)
-      expect(await reads.areaOf('g2')).toBeUndefined()
+      await ahead()
+      expect(reads.version()).toBeGreaterThan(afterCreate)
+      expect(reads.areaOf('g2')).toBeUndefined()
+      expect(reads.ofAccount('a').map((row) => row.id)).toEqual(['g1'])
     })
+
+    test('the rules’ geofence cache over these reads: built, then rebuilt after a change with only the changed area prepared again', async () => {
+      const { store, reads } = await world()
+      await store.create({ row: rowOf('g1', 'one'), groupIds: [], maxPerAccount: 10 }, audit)
+      await store.create({ row: { ...rowOf('g2', 'two'), area: circle(5000) }, groupIds: [], maxPerAccount: 10 }, audit)
+      const clock = manualClock(10_000)
+      const cache = createGeofenceCache({ reads, clock, versionCheckMs: 0 })
+      await reads.load?.(['a'])
+      const first = cache.forAccount('a')
+      expect(first.all.map((g) => g.name)).toEqual(['one', 'two'])
+      expect(first.containing(48.85, 2.35).map((g) => g.id)).toEqual(['g1', 'g2'])
+      await store.update('a', 'g1', { name: 'uno', area: JSON.stringify({ type: 'Circle', center: [10, 10], radius: 100 }) }, 20_000, audit)
+      await reads.load?.(['a'])
+      const second = cache.forAccount('a')
+      expect(second.all.map((g) => g.name)).toEqual(['two', 'uno'])
+      expect(second.containing(48.85, 2.35).map((g) => g.id)).toEqual(['g2'])
+      expect(second.byId.get('g2')!.area).toBe(first.byId.get('g2')!.area)
+      expect(second.containing(10, 10).map((g) => g.id)).toEqual(['g1'])
+    })
+
+    if (engine.name === 'postgres') {
+      test('on PostgreSQL an account not read ahead is refused rather than answered empty; an area is read again only when its row changed', async () => {
+        const { store, reads } = await world()
+        await store.create({ row: rowOf('g1', 'one'), groupIds: [], maxPerAccount: 10 }, audit)
+        expect(() => reads.ofAccount('a')).toThrow('not read ahead')
+        await reads.load!(['a'])
+        expect(reads.areaOf('g1')).toBe(circle(100))
+        await store.update('a', 'g1', { name: 'uno' }, 2000, audit)
+        await reads.load!(['a'])
+        expect(reads.ofAccount('a').map((row) => row.name)).toEqual(['uno'])
+        // a change moves updated_at: that row's area is read again (the others' are not)
+        expect(reads.areaOf('g1')).toBe(circle(100))
+        await reads.load!(['a'])
+        expect(reads.areaOf('g1')).toBeUndefined()
+        expect(() => reads.ofAccount('b')).toThrow('not read ahead')
+      })
+    }
   })
 }
