@@ -55,8 +55,9 @@ for (const engine of engines('the geofence store on PostgreSQL')) {
       return { store: createPostgresGeofenceStore(opened.handle), reads: createPostgresGeofenceCacheReads(opened.handle), audits: createPostgresAuditStore(opened.handle) }
     }
 
-    test('lists an account’s geofences by name (bytes, as SQLite sorts) then id, paged; finds one by id in any case; counts', async () => {
+    test('lists an account’s geofences by name (bytes, as SQLite sorts, even where the database’s collation is linguistic) then id, paged; finds one by id in any case; counts', async () => {
       const { store } = await world()
+      if (opened!.engine === 'postgres') await opened!.handle.sql.unsafe(`ALTER TABLE geofences ALTER COLUMN name TYPE text COLLATE "en-x-icu"`)
       for (const [id, name] of [['g4', 'b'], ['g3', 'a'], ['g2', 'B'], ['g1', 'a'], ['g5', 'Été']] as const) {
         expect(await store.create({ row: rowOf(id, name), groupIds: [], maxPerAccount: 10 }, audit)).toEqual({ created: rowOf(id, name) })
       }
@@ -130,6 +131,7 @@ for (const engine of engines('the geofence store on PostgreSQL')) {
 
     test('the rules’ cache reads (read ahead on PostgreSQL): the version moves with every change; the account’s geofences without areas, by name; an area', async () => {
       const { store, reads } = await world()
+      if (opened!.engine === 'postgres') await opened!.handle.sql.unsafe(`ALTER TABLE geofences ALTER COLUMN name TYPE text COLLATE "en-x-icu"`)
       const ahead = async () => reads.load?.(['a', 'b'])
       await ahead()
       const before = reads.version()
