@@ -11,7 +11,7 @@
 import { and, asc, type Column, count, eq, inArray, sql } from 'drizzle-orm'
 import type { PgConnectable, PostgresHandle } from '../../../db/postgres/client'
 import { accounts, geofences } from '../../../db/postgres/schema'
-import { GEOFENCES_VERSION_ROW, geofenceAuditEntry, geofenceChangeFields, type GeofenceCacheReads, type GeofenceListed, type GeofenceRefused, type GeofenceRow, type GeofenceStore } from '../geofences'
+import { GEOFENCES_VERSION_ROW, geofenceAuditEntry, geofenceChangeFields, type GeofenceCacheReads, type GeofenceListed, type GeofenceRefused, type GeofenceRow, type GeofenceStore, type GeofenceStoreOptions } from '../geofences'
 import { recordAuditInTransaction } from './audit'
 import { groupsOfAccountInTransaction } from './people'
 import { unitOfWork } from './unit'
@@ -19,7 +19,8 @@ import { unitOfWork } from './unit'
 /** names sort by their bytes, as SQLite's BINARY collation does, whatever the database's collation */
 export const byName = (column: Column) => asc(sql`${column} COLLATE "C"`)
 
-export function createPostgresGeofenceStore(database: Pick<PostgresHandle, 'db' | 'versions'>): GeofenceStore {
+/** `options` as the SQLite store's (its clock bounds busy retries, which PostgreSQL does not need) */
+export function createPostgresGeofenceStore(database: Pick<PostgresHandle, 'db' | 'versions'>, _options: GeofenceStoreOptions = {}): GeofenceStore {
   const { db } = database
 
   const find = async (tx: PgConnectable, accountId: string, id: string, lock = false): Promise<GeofenceRow | null> => {
@@ -132,7 +133,7 @@ export function createPostgresGeofenceCacheReads(database: Pick<PostgresHandle, 
     version: () => version,
     ofAccount(accountId) {
       const found = listed.get(accountId)
-      if (found?.version !== version) throw new Error(`the geofences of account ${accountId} were not read ahead`)
+      if (found?.version !== version) throw new Error(`the geofences of account ${accountId} were not read ahead (load, in ingest's unit of work)`)
       return found.rows
     },
     areaOf(id) {

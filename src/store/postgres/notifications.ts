@@ -25,6 +25,7 @@ import {
   notificationAuditEntry,
   type NotificationRow,
   type NotificationStore,
+  type NotificationStoreOptions,
   personalAuditEntry,
   personalFields,
   QUEUED_KINDS,
@@ -35,7 +36,8 @@ import { byName } from './geofences'
 import { groupsOfAccountInTransaction } from './people'
 import { unitOfWork } from './unit'
 
-export function createPostgresNotificationStore(database: Pick<PostgresHandle, 'db' | 'versions'>): NotificationStore {
+/** `options` as the SQLite store's (its clock bounds busy retries, which PostgreSQL does not need) */
+export function createPostgresNotificationStore(database: Pick<PostgresHandle, 'db' | 'versions'>, _options: NotificationStoreOptions = {}): NotificationStore {
   const { db } = database
 
   const accountChannel = async (tx: PgConnectable, accountId: string, id: string, lock = false): Promise<NotificationRow | null> => {
@@ -189,7 +191,7 @@ function notSeenIn(snapshot: Snapshot) {
   return or(later, sql`${xid} IN (${sql.join(snapshot.inProgress.map((id) => sql`${id}`), sql`, `)})`)
 }
 
-export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' | 'sql' | 'versions'>): DeliveryStore {
+export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' | 'sql' | 'versions'>, _options: NotificationStoreOptions = {}): DeliveryStore {
   const { db } = database
   const columns = {
     key: notificationDeliveries.key,
