@@ -217,13 +217,12 @@ export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' 
   const pendingBeforeUntil = (channelId: string, until: number) =>
     and(eq(notificationDeliveries.notificationId, channelId), inArray(notificationDeliveries.kind, QUEUED_KINDS), pending, lt(notificationDeliveries.nextAttemptAt, until))
 
+  const statsColumns = { pending: sql<number>`count(*)`.mapWith(Number), oldest: sql<number | null>`min(${notificationDeliveries.createdAt})` }
+  const keepStats = (row: { pending: number; oldest: number | null } | undefined) =>
+    (lastStats = { pending: row?.pending ?? 0, oldestCreatedAt: row?.oldest == null ? null : Number(row.oldest) })
   async function pendingStats() {
-    const [row] = await db
-      .select({ pending: sql<number>`count(*)`.mapWith(Number), oldest: sql<number | null>`min(${notificationDeliveries.createdAt})` })
-      .from(notificationDeliveries)
-      .where(pending)
-    lastStats = { pending: row?.pending ?? 0, oldestCreatedAt: row?.oldest == null ? null : Number(row.oldest) }
-    return lastStats
+    const [row] = await db.select(statsColumns).from(notificationDeliveries).where(pending)
+    return keepStats(row)
   }
   /** the snapshot of the read that answered each of the last newest keys */
   const seenAt = new Map<number, Snapshot>()
@@ -283,7 +282,7 @@ export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' 
 
   return {
     pendingStatsNow() {
-      // what the last read found; a scrape starts the next (a gauge one scrape behind)
+      // what the last look (or read) found; a scrape starts the next, for a node whose worker is stopped
       statsReading ??= pendingStats()
         .catch(() => {})
         .finally(() => (statsReading = null))
@@ -291,9 +290,16 @@ export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' 
     },
     pendingStats,
     async newestKey() {
+      // the stats with it, in the same statement: the gauges answer as of the worker's last look
       const [row] = await db
-        .select({ key: sql<number | null>`max(${notificationDeliveries.key})`, snapshot: sql<string>`pg_current_snapshot()::text` })
+        .select({
+          key: sql<number | null>`(SELECT max(${notificationDeliveries.key}) FROM ${notificationDeliveries})`,
+          snapshot: sql<string>`pg_current_snapshot()::text`,
+          ...statsColumns,
+        })
         .from(notificationDeliveries)
+        .where(pending)
+      keepStats(row)
       const key = row?.key == null ? 0 : Number(row.key)
       seenAt.set(key, parseSnapshot(row!.snapshot))
       // the worker asks after the key it saw at its last look: the last few are kept

@@ -267,6 +267,10 @@ for (const engine of engines('the notification stores on PostgreSQL')) {
         expect(await deliveries.newestKey()).toBe(4)
         expect((await deliveries.channelsWrittenAfter(1)).sort()).toEqual(['n2', 'n4'])
         expect(await deliveries.channelsWrittenAfter(4)).toEqual([])
+        // a look (which reads the newest key) leaves the gauges as of it
+        await w.addDeliveries([delivery(5, 'n1', { createdAt: 3000 })])
+        expect(await deliveries.newestKey()).toBe(5)
+        expect(deliveries.pendingStatsNow()).toEqual({ pending: 4, oldestCreatedAt: 3000 })
       })
 
       test('a channel’s pending events by next attempt then writing; its batches oldest first; those due before a time, and a pause written to them', async () => {
@@ -352,6 +356,43 @@ for (const engine of engines('the notification stores on PostgreSQL')) {
         expect(await deliveries.claim(2, 0)).toBeNull()
         expect(await deliveries.claim(99, 0)).toBeNull()
         await deliveries.release(99)
+      })
+
+      test('the delivery worker over the store: events retried then delivered with one id; batches of fixes joined before their first attempt, in order', async () => {
+        const w = await world()
+        const receiver = startReceiver(() => new Response(null, { status: 500 }))
+        try {
+          await w.notifications.create(channel('n1', 'events', { url: receiver.url, secret: null }), [], audit)
+          await w.notifications.create(channel('n2', 'fixes', { url: receiver.url, secret: null, positions: true, events: '[]' }), [], audit)
+          const batch = (key: number, fixes: number[]) => delivery(key, 'n2', { kind: 'positions', payload: JSON.stringify(fixes), fixes: fixes.length })
+          await w.addDeliveries([delivery(1, 'n1'), batch(2, [1, 2]), batch(3, [3])])
+          const clock = manualClock(5000)
+          const worker = createDeliveryWorker({ store: w.deliveries, clock, log: silentLogger, allowPrivate: true })
+          expect(await worker.deliverDue()).toBe(2)
+          await w.addDeliveries([batch(4, [4])])
+          receiver.answer(() => new Response(null, { status: 204 }))
+          clock.advance(10_000)
+          expect(await worker.deliverDue()).toBe(3)
+          // the two channels' attempts run at once: each channel's in its order
+          const sent = (type: string) => receiver.received.filter((r) => r.json.type === type).map((r) => [r.headers.get(DELIVERY_HEADER), r.json.positions ?? r.json.event])
+          expect(sent('event')).toEqual([
+            ['d-1', { n: 1 }],
+            ['d-1', { n: 1 }],
+          ])
+          expect(sent('positions')).toEqual([
+            ['d-2', [1, 2, 3]],
+            ['d-2', [1, 2, 3]],
+            ['d-4', [4]],
+          ])
+          expect((await w.allDeliveries()).map((r) => [r.key, r.status, r.attempts, r.payload, r.fixes])).toEqual([
+            [1, 'delivered', 2, '{"n":1}', null],
+            [2, 'delivered', 2, null, 3],
+            [4, 'delivered', 1, null, 1],
+          ])
+          await worker.stop()
+        } finally {
+          receiver.stop()
+        }
       })
 
       if (engine.name !== 'postgres') return
