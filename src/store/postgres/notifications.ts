@@ -400,10 +400,15 @@ export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' 
       const { clearPayload, ...fields } = outcome
       // only over the attempts it read: a node that lost its connection (and its claim)
       // mid-attempt does not write over the outcome of an attempt made meanwhile elsewhere
-      await db
+      const update = db
         .update(notificationDeliveries)
         .set({ ...fields, ...(clearPayload ? { payload: null } : {}) })
         .where(and(eq(notificationDeliveries.key, key), pending, eq(notificationDeliveries.attempts, outcome.attempts - 1)))
+      if (!held.has(key)) return void (await update)
+      // claimed here: written on the claims' connection, which the claim keeps reserved (a pool of
+      // one would otherwise wait for itself)
+      const { sql: text, params } = update.toSQL()
+      await onLockConnection((connection) => connection.unsafe(text, params as never[]))
     },
   }
 }

@@ -529,6 +529,23 @@ for (const engine of engines('the notification stores on PostgreSQL')) {
           }
         })
 
+        test('a node with a pool of one connection claims, settles and gives back', async () => {
+          const w = await world()
+          await w.notifications.create(channel('n1', 'one'), [], audit)
+          await w.addDeliveries([delivery(1, 'n1')])
+          const url = new URL(process.env.TEST_DATABASE_URL!)
+          const [row] = await (w.opened as Extract<Opened, { engine: 'postgres' }>).handle.sql<{ name: string }[]>`SELECT current_database() AS name`
+          url.pathname = `/${row!.name}`
+          const small = await openPostgres(url.toString(), { poolSize: 1, migrate: false })
+          others.push(small)
+          const node = createPostgresDeliveryStore(small)
+          expect(await node.claim(1, 0)).toMatchObject({ key: 1 })
+          await node.settle(1, { status: 'delivered', attempts: 1, lastStatusCode: 204, lastError: null, nextAttemptAt: null, deliveredAt: 3000, clearPayload: false })
+          await node.release(1)
+          expect((await w.allDeliveries()).map((r) => [r.status, r.attempts])).toEqual([['delivered', 1]])
+          expect(await node.pendingStats()).toEqual({ pending: 0, oldestCreatedAt: null })
+        })
+
         test('a batch another node is sending is not merged into', async () => {
           const w = await world()
           await w.notifications.create(channel('n1', 'one', { positions: true, events: '[]' }), [], audit)
