@@ -34,6 +34,10 @@
  *   after it (up to 500 fixes): a batch never changes once it has been sent.
  * - Due-ness and the backoff come from the injected clock; the poll itself is a real timer.
  *   Tests call `deliverDue()` and move the clock instead of sleeping.
+ * - Many nodes on one database: before each attempt the worker claims the delivery from the store
+ *   (DeliveryStore.claim: one node at a time, the row as it is now, given back once settled). One
+ *   it cannot claim (under way on another node, or changed since it was read) is left alone for an
+ *   attempt's length, then read again; a node that dies lets go of its claims with its connection.
  * - A disabled channel's deliveries wait (and may die) until it is enabled again; a deleted
  *   channel's are deleted with it. Delivered and dead rows are deleted after 7 days.
  */
@@ -432,9 +436,12 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     const due: Due[] = []
     let next = Infinity
     for (const row of rows) {
-      if (underWay(row.key)) continue
+      if (underWay(row.key)) {
+        next = Math.min(next, takenElsewhere.get(row.key) ?? Infinity)
+        continue
+      }
       if ((row.nextAttemptAt ?? 0) > now || due.length === room) {
-        next = row.nextAttemptAt ?? 0
+        next = Math.min(next, row.nextAttemptAt ?? 0)
         break
       }
       due.push({ ...row, accountId: channel.accountId, type: channel.type, account: channel.account, url: channel.url, secret: channel.secret })
@@ -463,8 +470,14 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
    * may still say pending, so they are not started again from it.
    */
   let endedDuringLook: Set<number> | null = null
-  /** under way, or ended since the look under way read its rows */
-  const underWay = (key: number) => inFlight.has(key) || (endedDuringLook?.has(key) ?? false)
+  /**
+   * Deliveries this node could not claim (another node had them under way, or they changed since
+   * they were read): left alone until then (the clock's ms), the longest another node's attempt lasts.
+   */
+  const takenElsewhere = new Map<number, number>()
+  const elsewhereWaitMs = options.timeoutMs ?? ATTEMPT_TIMEOUT_MS
+  /** under way (here or on another node), or ended since the look under way read its rows */
+  const underWay = (key: number) => inFlight.has(key) || (endedDuringLook?.has(key) ?? false) || takenElsewhere.has(key)
 
   /** looks run one at a time (each reads the store, then starts what it found) */
   let looking: Promise<unknown> = Promise.resolve()
@@ -488,6 +501,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   async function lookOnce(): Promise<number> {
     const now = clock.now()
     let started = 0
+    for (const [key, until] of takenElsewhere) if (until <= now) takenElsewhere.delete(key)
     try {
       // what each account could start now, by channel
       const due = new Map<string, Map<string, Due[]>>()
@@ -646,7 +660,28 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   }
 
   /** `sequence`: the launch's number, which tells whether it was under way when a timeout was counted */
-  async function run(delivery: Due, sequence: number): Promise<void> {
+  async function run(read: Due, sequence: number): Promise<void> {
+    // taken for this attempt (one node at a time), as the row is now
+    let claimed: QueuedDelivery | null
+    try {
+      claimed = await store.claim(read.key, read.attempts)
+    } catch (error) {
+      stateOf(read.notificationId).nextDueAt = -Infinity
+      log.warn('notification delivery: it could not be taken', { delivery: read.id, error: (error as Error).message })
+      return
+    }
+    if (claimed === null) {
+      takenElsewhere.set(read.key, clock.now() + elsewhereWaitMs)
+      return
+    }
+    try {
+      await attemptClaimed({ ...read, ...claimed }, sequence)
+    } finally {
+      await store.release(read.key).catch((error) => log.warn('notification delivery: it could not be given back', { delivery: read.id, error: (error as Error).message }))
+    }
+  }
+
+  async function attemptClaimed(delivery: Due, sequence: number): Promise<void> {
     const sentAt = clock.now()
     const outcome = await attempt({ type: delivery.type, account: delivery.account, url: delivery.url, secret: delivery.secret }, delivery.id, deliveryBody(delivery, sentAt), sentAt, stopSending.signal)
     // cut off by stop(): not recorded, so the next worker sends it again (same id)

@@ -80,6 +80,24 @@ export interface GeofenceStoreOptions {
   clock?: Clock
 }
 
+/** A geofence's audit row (both engines' stores). */
+export const geofenceAuditEntry = (accountId: string, audit: GeofenceAudit, action: 'create' | 'update' | 'delete', id: string): AuditEntry => ({
+  accountId,
+  actor: audit.actor,
+  action,
+  objectType: 'geofence',
+  objectId: id,
+  requestId: audit.requestId,
+})
+
+/** The columns a change sets (absent: kept); empty when it sets none. */
+export const geofenceChangeFields = (change: GeofenceChange): Partial<GeofenceRow> => ({
+  ...(change.name === undefined ? {} : { name: change.name }),
+  ...(change.area === undefined ? {} : { area: change.area }),
+  ...(change.groupIds === undefined ? {} : { groups: JSON.stringify(change.groupIds) }),
+  ...(change.speedLimit === undefined ? {} : { speedLimit: change.speedLimit }),
+})
+
 export function createGeofenceStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'>, { clock = systemClock }: GeofenceStoreOptions = {}): GeofenceStore {
   const { db, sqlite } = database
   const placeholder = sql.placeholder
@@ -99,14 +117,6 @@ export function createGeofenceStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
     const found = groupsOfAccountInTransaction(tx, accountId, ids)
     return ids.every((id) => found.has(id)) ? null : { groupsFound: found }
   }
-  const auditOf = (accountId: string, audit: GeofenceAudit, action: 'create' | 'update' | 'delete', id: string): AuditEntry => ({
-    accountId,
-    actor: audit.actor,
-    action,
-    objectType: 'geofence',
-    objectId: id,
-    requestId: audit.requestId,
-  })
 
   return {
     async list(accountId, page) {
@@ -138,7 +148,7 @@ export function createGeofenceStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
             const refused = unknownGroups(tx, row.accountId, groupIds)
             if (refused) return refused
             const created = tx.insert(geofences).values(row).returning().get()
-            recordAuditInTransaction(tx, auditOf(row.accountId, audit, 'create', row.id), row.createdAt)
+            recordAuditInTransaction(tx, geofenceAuditEntry(row.accountId, audit, 'create', row.id), row.createdAt)
             return { created }
           },
           { behavior: 'immediate' },
@@ -154,12 +164,7 @@ export function createGeofenceStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
             if (current === null) return null
             const refused = unknownGroups(tx, accountId, change.groupIds)
             if (refused) return refused
-            const fields: Partial<GeofenceRow> = {
-              ...(change.name === undefined ? {} : { name: change.name }),
-              ...(change.area === undefined ? {} : { area: change.area }),
-              ...(change.groupIds === undefined ? {} : { groups: JSON.stringify(change.groupIds) }),
-              ...(change.speedLimit === undefined ? {} : { speedLimit: change.speedLimit }),
-            }
+            const fields = geofenceChangeFields(change)
             if (Object.keys(fields).length === 0) return { row: current, changed: false }
             const row = tx
               .update(geofences)
@@ -167,7 +172,7 @@ export function createGeofenceStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
               .where(eq(geofences.id, current.id))
               .returning()
               .get()!
-            recordAuditInTransaction(tx, auditOf(accountId, audit, 'update', current.id), atMs)
+            recordAuditInTransaction(tx, geofenceAuditEntry(accountId, audit, 'update', current.id), atMs)
             return { row, changed: true }
           },
           { behavior: 'immediate' },
@@ -182,7 +187,7 @@ export function createGeofenceStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
             const current = find(accountId, id)
             if (current === null) return false
             tx.delete(geofences).where(eq(geofences.id, current.id)).run()
-            recordAuditInTransaction(tx, auditOf(accountId, audit, 'delete', current.id), atMs)
+            recordAuditInTransaction(tx, geofenceAuditEntry(accountId, audit, 'delete', current.id), atMs)
             return true
           },
           { behavior: 'immediate' },

@@ -81,6 +81,48 @@ export interface NotificationStore {
 /** what a personal row is called (the admins never see it; a mail's subject does not name it) */
 const PERSONAL_ROW_NAME = 'Email alerts'
 
+/** A channel's audit row (both engines' stores). */
+export const notificationAuditEntry = (accountId: string, audit: NotificationAudit, action: 'create' | 'update' | 'delete', id: string): AuditEntry => ({
+  accountId,
+  actor: audit.actor,
+  action,
+  objectType: 'notification',
+  objectId: id,
+  requestId: audit.requestId,
+})
+
+/** What a save of a user's email alerts sets, under the account the user is in now. */
+export const personalFields = (alerts: PersonalAlerts, address: string, accountId: string, atMs: number) => ({
+  events: JSON.stringify(alerts.events),
+  url: `mailto:${address}`,
+  enabled: alerts.enabled,
+  accountId,
+  updatedAt: atMs,
+})
+
+/** A user's email alerts saved for the first time. */
+export const newPersonalRow = (userId: string, fields: ReturnType<typeof personalFields>, atMs: number): NotificationRow => ({
+  id: crypto.randomUUID(),
+  name: PERSONAL_ROW_NAME,
+  groups: '[]',
+  positions: false,
+  channelType: 'email',
+  secret: null,
+  userId,
+  createdAt: atMs,
+  ...fields,
+})
+
+/** The audit row of a save of a user's email alerts (the user is its actor). */
+export const personalAuditEntry = (accountId: string, userId: string, existed: boolean, requestId: string | null): AuditEntry => ({
+  accountId,
+  actor: userId,
+  action: existed ? 'update' : 'create',
+  objectType: 'email_alerts',
+  objectId: userId,
+  requestId,
+})
+
 export interface NotificationStoreOptions {
   /** where the write deadline is read (busy retries) */
   clock?: Clock
@@ -104,14 +146,6 @@ export function createNotificationStore(database: Pick<DatabaseHandle, 'db' | 's
     const found = groupsOfAccountInTransaction(tx, accountId, ids)
     return ids.every((id) => found.has(id)) ? null : { groupsFound: found }
   }
-  const entry = (accountId: string, audit: NotificationAudit, action: 'create' | 'update' | 'delete', id: string): AuditEntry => ({
-    accountId,
-    actor: audit.actor,
-    action,
-    objectType: 'notification',
-    objectId: id,
-    requestId: audit.requestId,
-  })
 
   return {
     async list(accountId, page) {
@@ -136,7 +170,7 @@ export function createNotificationStore(database: Pick<DatabaseHandle, 'db' | 's
             const refused = refusedGroups(tx, row.accountId, groupIds)
             if (refused) return refused
             tx.insert(notifications).values(row).run()
-            recordAuditInTransaction(tx, entry(row.accountId, audit, 'create', row.id), row.createdAt)
+            recordAuditInTransaction(tx, notificationAuditEntry(row.accountId, audit, 'create', row.id), row.createdAt)
             return null
           },
           { behavior: 'immediate' },
@@ -157,7 +191,7 @@ export function createNotificationStore(database: Pick<DatabaseHandle, 'db' | 's
               .set({ ...fields, ...(groupIds !== undefined ? { groups: JSON.stringify(groupIds) } : {}), updatedAt: atMs })
               .where(eq(notifications.id, current.id))
               .run()
-            recordAuditInTransaction(tx, entry(accountId, audit, 'update', current.id), atMs)
+            recordAuditInTransaction(tx, notificationAuditEntry(accountId, audit, 'update', current.id), atMs)
             return current
           },
           { behavior: 'immediate' },
@@ -174,7 +208,7 @@ export function createNotificationStore(database: Pick<DatabaseHandle, 'db' | 's
             const current = accountChannel(accountId, id)
             if (current === null) return false
             tx.delete(notifications).where(eq(notifications.id, current.id)).run()
-            recordAuditInTransaction(tx, entry(accountId, audit, 'delete', current.id), atMs)
+            recordAuditInTransaction(tx, notificationAuditEntry(accountId, audit, 'delete', current.id), atMs)
             return true
           },
           { behavior: 'immediate' },
@@ -220,14 +254,10 @@ export function createNotificationStore(database: Pick<DatabaseHandle, 'db' | 's
             const current = personal(userId)
             const address = alerts.address ?? (current ? alerts.firstAddress(current.url) : undefined)
             if (address === undefined) return 'no-address' as const
-            const fields = { events: JSON.stringify(alerts.events), url: `mailto:${address}`, enabled: alerts.enabled, accountId: owner.accountId, updatedAt: atMs }
+            const fields = personalFields(alerts, address, owner.accountId, atMs)
             if (current) tx.update(notifications).set(fields).where(eq(notifications.id, current.id)).run()
-            else {
-              tx.insert(notifications)
-                .values({ id: crypto.randomUUID(), name: PERSONAL_ROW_NAME, groups: '[]', positions: false, channelType: 'email', secret: null, userId, createdAt: atMs, ...fields })
-                .run()
-            }
-            recordAuditInTransaction(tx, { accountId: owner.accountId, actor: userId, action: current ? 'update' : 'create', objectType: 'email_alerts', objectId: userId, requestId }, atMs)
+            else tx.insert(notifications).values(newPersonalRow(userId, fields, atMs)).run()
+            recordAuditInTransaction(tx, personalAuditEntry(owner.accountId, userId, current !== null, requestId), atMs)
             return null
           },
           { behavior: 'immediate' },
@@ -405,12 +435,20 @@ export function mergeableBatches(heads: readonly { attempts: number; fixes: numb
   return count
 }
 
+/** The head batch with the batches taken into it: their payloads (JSON arrays of fixes) joined into one array. */
+export function joinedBatches(head: QueuedDelivery, taken: readonly QueuedDelivery[]): { payload: string; fixes: number } {
+  const merged = [head, ...taken].flatMap((row) => JSON.parse(row.payload ?? '[]') as unknown[])
+  return { payload: JSON.stringify(merged), fixes: merged.length }
+}
+
 export interface DeliveryStore {
   /**
    * Pending deliveries: how many, and since when the oldest waits (Unix ms; null when none).
    * Synchronous: the metrics gauges read it as they render (ops/server-metrics.ts).
    */
   pendingStatsNow(): { pending: number; oldestCreatedAt: number | null }
+  /** the same, read now (pendingStatsNow on PostgreSQL answers the last such read) */
+  pendingStats(): Promise<{ pending: number; oldestCreatedAt: number | null }>
   /** the newest delivery key (0: none) */
   newestKey(): Promise<number>
   /** the channels that deliveries with a key above `key` were written to */
@@ -435,12 +473,26 @@ export interface DeliveryStore {
   holdUntil(channelId: string, until: number): Promise<void>
   /** deletes up to `limit` delivered or dead deliveries written before `before` (Unix ms); how many */
   prune(before: number, limit: number): Promise<number>
-  /** writes an attempt's outcome to the delivery if it is still pending, retried while another process holds the write lock */
+  /**
+   * Takes the delivery for one attempt by this node: the row as it is now (its payload may have
+   * grown by a merge), or null when it is no longer pending with `attempts` attempts made (settled
+   * or attempted since it was read) or is under way on another node. Each delivery claimed is
+   * given back with `release` once its outcome is settled or the attempt cut off. SQLite (one
+   * process): the row read again. PostgreSQL: a lock that dies with the node's connection.
+   */
+  claim(key: number, attempts: number): Promise<QueuedDelivery | null>
+  /** gives back a delivery this node claimed (nothing when it holds none) */
+  release(key: number): Promise<void>
+  /**
+   * Writes an attempt's outcome to the delivery if it is still pending with the attempts made
+   * before this one (`outcome.attempts - 1`: an attempt's outcome is written once), retried while
+   * another process holds the write lock.
+   */
   settle(key: number, outcome: DeliverySettled): Promise<void>
 }
 
 /** the kinds the worker sends (a test delivery is sent by the API, never pending) */
-const QUEUED_KINDS = ['event', 'positions']
+export const QUEUED_KINDS = ['event', 'positions']
 
 export function createDeliveryStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'>, { clock = systemClock }: NotificationStoreOptions = {}): DeliveryStore {
   const { db, sqlite } = database
@@ -520,10 +572,20 @@ export function createDeliveryStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
     .where(pendingBeforeUntil)
     .prepare()
 
+  const claimable = db
+    .select(columns)
+    .from(notificationDeliveries)
+    .where(and(eq(notificationDeliveries.key, placeholder('key')), eq(notificationDeliveries.status, 'pending'), eq(notificationDeliveries.attempts, placeholder('attempts'))))
+    .prepare()
+  const pendingStatsNow = () => {
+    const row = stats.get()
+    return { pending: row?.pending ?? 0, oldestCreatedAt: row?.oldest ?? null }
+  }
+
   return {
-    pendingStatsNow() {
-      const row = stats.get()
-      return { pending: row?.pending ?? 0, oldestCreatedAt: row?.oldest ?? null }
+    pendingStatsNow,
+    async pendingStats() {
+      return pendingStatsNow()
     },
     async newestKey() {
       return newestKey.get()?.key ?? 0
@@ -550,12 +612,10 @@ export function createDeliveryStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
           const first = heads[0]!
           const taken = heads.slice(1, 1 + mergeableBatches(heads, maxFixes))
           if (first.key !== headKey || taken.length === 0) return first
-          // the batches' payloads are JSON arrays of fixes: joined into one array
-          const merged = [first, ...taken].flatMap((row) => JSON.parse(row.payload ?? '[]') as unknown[])
-          const payload = JSON.stringify(merged)
-          tx.update(notificationDeliveries).set({ payload, fixes: merged.length }).where(eq(notificationDeliveries.key, first.key)).run()
+          const joined = joinedBatches(first, taken)
+          tx.update(notificationDeliveries).set(joined).where(eq(notificationDeliveries.key, first.key)).run()
           tx.delete(notificationDeliveries).where(inArray(notificationDeliveries.key, taken.map((row) => row.key))).run()
-          return { ...first, payload, fixes: merged.length }
+          return { ...first, ...joined }
         },
         { behavior: 'immediate' },
       )
@@ -576,6 +636,11 @@ export function createDeliveryStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
       const { changes } = db.delete(notificationDeliveries).where(inArray(notificationDeliveries.key, old)).run() as unknown as { changes: number }
       return changes
     },
+    async claim(key, attempts) {
+      // one process: nobody else attempts it; the row as it is now, if still as it was read
+      return claimable.get({ key, attempts }) ?? null
+    },
+    async release() {},
     async settle(key, outcome) {
       const { clearPayload, ...fields } = outcome
       await retryWhileBusy(
@@ -584,7 +649,7 @@ export function createDeliveryStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
           db
             .update(notificationDeliveries)
             .set({ ...fields, ...(clearPayload ? { payload: null } : {}) })
-            .where(and(eq(notificationDeliveries.key, key), eq(notificationDeliveries.status, 'pending')))
+            .where(and(eq(notificationDeliveries.key, key), eq(notificationDeliveries.status, 'pending'), eq(notificationDeliveries.attempts, outcome.attempts - 1)))
             .run(),
         { clock },
       )
