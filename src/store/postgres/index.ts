@@ -32,7 +32,10 @@ export interface PostgresStoreOptions {
 
 export function createPostgresStores(database: PostgresHandle, { clock = systemClock, node }: PostgresStoreOptions = {}): Stores {
   let ingest: ReturnType<typeof createPostgresIngestStore> | null = null
-  const ingestStore = () => (ingest ??= createPostgresIngestStore(database, { node }))
+  let geofenceCache: ReturnType<typeof createPostgresGeofenceCacheReads> | null = null
+  const geofenceCacheReads = () => (geofenceCache ??= createPostgresGeofenceCacheReads(database))
+  // the rules' geofences of a batch's accounts are read ahead with the batch: the rules run synchronously inside it
+  const ingestStore = () => (ingest ??= createPostgresIngestStore(database, { node, beforeWrite: (accounts) => geofenceCacheReads().load(accounts) }))
   return lazily<Stores>({
     engine: () => 'postgres',
     audit: () => createPostgresAuditStore(database),
@@ -41,7 +44,7 @@ export function createPostgresStores(database: PostgresHandle, { clock = systemC
     deliveries: () => createPostgresDeliveryStore(database, { clock }),
     deviceAdmin: () => createPostgresDeviceAdminStore(database),
     events: () => createPostgresEventReads(database),
-    geofenceCache: () => createPostgresGeofenceCacheReads(database),
+    geofenceCache: geofenceCacheReads,
     geofences: () => createPostgresGeofenceStore(database, { clock }),
     ingest: ingestStore,
     keys: () => createPostgresKeyStore(database, { clock }),

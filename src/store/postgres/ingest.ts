@@ -87,13 +87,18 @@ export interface PostgresIngestStore extends IngestStore {
 
 export interface PostgresIngestOptions {
   /**
+   * Reads ahead what the rules' geofence cache will ask of these accounts (src/store/postgres/
+   * geofences.ts `load`): called with the batch's devices' accounts before the writer runs.
+   */
+  beforeWrite?: (accountIds: string[]) => Promise<void>
+  /**
    * This node's name: each committed batch is announced to the other nodes (signals.ts), which
    * hand it to their live streams. Absent: nothing is announced (one node, a tool).
    */
   node?: string
 }
 
-export function createPostgresIngestStore(database: Pick<PostgresHandle, 'sql'>, { node }: PostgresIngestOptions = {}): PostgresIngestStore {
+export function createPostgresIngestStore(database: Pick<PostgresHandle, 'sql'>, { node, beforeWrite }: PostgresIngestOptions = {}): PostgresIngestStore {
   const { sql } = database
   const context: IngestContext = { current: null }
   /** months whose partition this process has seen made */
@@ -309,6 +314,7 @@ export function createPostgresIngestStore(database: Pick<PostgresHandle, 'sql'>,
       await ensureMonths(touches.fixes)
       const result = await sql.begin(async (tx) => {
         const batch = await readAhead(tx, touches)
+        if (beforeWrite) await beforeWrite([...new Set([...batch.devices.values()].map((d) => d.account_id))])
         context.current = batch
         let written: T
         try {
