@@ -21,7 +21,7 @@ import { createDeviceAccess } from './devices/access'
 import { devicesRoutes } from './devices'
 import { deviceAdminRoutes } from './devices/admin-routes'
 import { createUnknownIdentifiers } from './devices/unknown'
-import { createUnknownIdentifierStore } from './store/devices'
+import { createDeviceAccessReads, createUnknownIdentifierStore } from './store/devices'
 import { unknownDeviceRoutes } from './devices/unknown-routes'
 import type { RecentUnknowns } from './ingest/recent-unknowns'
 import { createDeviceAdmin } from './devices/admin-service'
@@ -127,7 +127,7 @@ export function createApp(deps: AppDeps) {
   const maintenance = createMaintenanceStore(deps.database)
   metrics.bind({ databaseSizes: () => maintenance.fileSizes() })
 
-  const access = createDeviceAccess(sqlite)
+  const access = createDeviceAccess(createDeviceAccessReads(deps.database))
   const shareLinks = createShareLinkStore(deps.database, { clock })
   const shareTokens = createShareTokenCache(shareLinks, clock, { log, accessFlushMs: deps.shareAccessFlushMs })
   const shares = createShareService({

@@ -4,13 +4,12 @@
  * the device row's updates made in ingest's group commit (src/store/ingest.ts), and the few
  * reads of the unknown-identifier list.
  *
- * The access reads and the identification reads are synchronous, as the callers that decide with
- * them are: the access function answers inside other owners' units of work (the alert outbox
- * within ingest's group commit reads whom a user reaches) and the identification runs for every
- * report before it is queued, behind its own cache. Both keep their caches and version checks in
- * their modules, so a read here is a cache miss or a version check. A PostgreSQL adapter needs
- * those two callers to await (their callers then too): the one part of the devices area not yet
- * asynchronous.
+ * The access reads (`DeviceAccessReads`) answer with promises, as every store's reads do (this
+ * SQLite adapter's are settled at once); the identification reads are still synchronous. Both
+ * callers keep their caches and version checks in their modules, so a read here is a cache miss
+ * or a version check. One read stays synchronous, for a caller inside another owner's unit of
+ * work: whom a user reaches (`deviceReachReadsInTransaction`), which the alert outbox asks within
+ * ingest's group commit.
  *
  * SQLite-only: `json_each` (PostgreSQL: `jsonb_array_elements_text`); `CROSS JOIN` fixing the
  * join's loop order (PostgreSQL plans it itself: a plain JOIN). The access_version rows are kept
@@ -24,6 +23,7 @@ import * as schema from '../../db/schema'
 import { accessVersion, accounts, deviceGroups, devices, groups, models, shareLinkDevices, shareLinks } from '../../db/schema'
 import { Conflict, NotFound } from '../errors'
 import { recordAuditInTransaction } from './audit'
+import { settled } from './busy'
 import { createEventStore } from './events'
 import { createPositionStore } from './positions'
 import { groupsOfAccountInTransaction } from './people'
@@ -106,11 +106,64 @@ const PAGE_COLUMNS = `d.key, d.id, d.account_id, d.model_id, d.alias, d.properti
 
 const listed = sql`${devices.state} <> 'unlink'`
 
+/** The reads behind the one access function (src/devices/access.ts). */
+export interface DeviceAccessReads {
+  /** The device with this id (lower case), with access_version row 1 as of the same read; null when none. */
+  byId(id: string): Promise<(DeviceRow & { access_version: number }) | null>
+  /** The keys of the devices that share a group with the user. */
+  devicesOfUser(userId: string): Promise<number[]>
+  /** access_version row 1: moves with any group membership change. */
+  membershipVersion(): Promise<number>
+  /** The keys of every device of the account. */
+  devicesOfAccount(accountId: string): Promise<number[]>
+  /** A page of the scope's devices, `unlink` excluded, ordered by alias then id. */
+  list(scope: DeviceScope, value: string, filter: DevicePage): Promise<DeviceRow[]>
+  /** Every device of the scope, `unlink` excluded, in no order. */
+  brief(scope: DeviceScope, value: string): Promise<DeviceBrief[]>
+  /** Of these ids (lower case), those of the scope's devices, with their keys. */
+  keysOf(scope: DeviceScope, value: string, ids: readonly string[]): Promise<{ id: string; key: number }[]>
+  /** A number that moves whenever any list's result may have changed (rows 1–3 only grow). */
+  listVersion(): Promise<number>
+}
+
 /**
- * The reads behind the one access function, synchronous (see above), on `connection` (inside
- * whatever transaction it has open). Statements are Drizzle's prepared builders.
+ * Whom a user reaches, read synchronously inside the caller's open unit of work (the alert
+ * outbox, within ingest's group commit, which is synchronous on SQLite): the same statements as
+ * `DeviceAccessReads`' of the same names.
  */
-export function createDeviceAccessReads(connection: Connectable) {
+export interface DeviceReachReadsInTransaction {
+  devicesOfUser(userId: string): number[]
+  membershipVersion(): number
+  devicesOfAccount(accountId: string): number[]
+}
+
+/** The access reads over `database`: each answers with a settled promise (one statement, run at once). */
+export function createDeviceAccessReads(database: Pick<DatabaseHandle, 'sqlite'>): DeviceAccessReads {
+  const reads = accessStatements(database.sqlite)
+  // settled promises (a busy database a rejection, never a throw), without an async frame
+  return {
+    byId: (id) => settled(() => reads.byId(id)),
+    devicesOfUser: (userId) => settled(() => reads.devicesOfUser(userId)),
+    membershipVersion: () => settled(() => reads.membershipVersion()),
+    devicesOfAccount: (accountId) => settled(() => reads.devicesOfAccount(accountId)),
+    list: (scope, value, filter) => settled(() => reads.list(scope, value, filter)),
+    brief: (scope, value) => settled(() => reads.brief(scope, value)),
+    keysOf: (scope, value, ids) => settled(() => reads.keysOf(scope, value, ids)),
+    listVersion: () => settled(() => reads.listVersion()),
+  }
+}
+
+/** Whom a user reaches, synchronously, on `tx` (inside the transaction it has open). */
+export function deviceReachReadsInTransaction(tx: Connectable): DeviceReachReadsInTransaction {
+  const { devicesOfUser, membershipVersion, devicesOfAccount } = accessStatements(tx)
+  return { devicesOfUser, membershipVersion, devicesOfAccount }
+}
+
+/**
+ * The access statements on `connection` (inside whatever transaction it has open), answering at
+ * once. Statements are Drizzle's prepared builders, but for the two raw ones below.
+ */
+function accessStatements(connection: Connectable) {
   const db = drizzle(connectionOf(connection), { schema })
   const byScope = <T>(build: (scope: ReturnType<typeof sql>) => T): Record<DeviceScope, T> => {
     const statements = {} as Record<DeviceScope, T>
@@ -204,7 +257,6 @@ export function createDeviceAccessReads(connection: Connectable) {
   }
 }
 
-export type DeviceAccessReads = ReturnType<typeof createDeviceAccessReads>
 
 /**
  * The reads behind ingest's identification, synchronous (see above): the identity version
