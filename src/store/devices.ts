@@ -4,8 +4,8 @@
  * the device row's updates made in ingest's group commit (src/store/ingest.ts), and the few
  * reads of the unknown-identifier list.
  *
- * The access reads (`DeviceAccessReads`) answer with promises, as every store's reads do (this
- * SQLite adapter's are settled at once); the identification reads are still synchronous. Both
+ * The access reads (`DeviceAccessReads`) and the identification reads (`DeviceIdentityReads`)
+ * answer with promises, as every store's reads do (this SQLite adapter's are settled at once). Both
  * callers keep their caches and version checks in their modules, so a read here is a cache miss
  * or a version check. One read stays synchronous, for a caller inside another owner's unit of
  * work: whom a user reaches (`deviceReachReadsInTransaction`), which the alert outbox asks within
@@ -259,11 +259,18 @@ function accessStatements(connection: Connectable) {
 
 
 /**
- * The reads behind ingest's identification, synchronous (see above): the identity version
+ * The reads behind ingest's identification (src/ingest/identify.ts): the identity version
  * (access_version row 2, moved by triggers when a device is added, re-identified or (un)linked)
  * and the device an identifier names.
  */
-export function createDeviceIdentityReads(database: Pick<DatabaseHandle, 'sqlite'>) {
+export interface DeviceIdentityReads {
+  identityVersion(): Promise<number>
+  /** The device `identifier` (an IMEI or a serial) names, or null. */
+  find(identifier: string): Promise<IdentifiedDevice | null>
+}
+
+/** The identification reads over `database`, answering settled promises. */
+export function createDeviceIdentityReads(database: Pick<DatabaseHandle, 'sqlite'>): DeviceIdentityReads {
   const db = drizzle(database.sqlite, { schema })
   const identityVersion = db.select({ version: accessVersion.version }).from(accessVersion).where(eq(accessVersion.id, 2)).prepare()
   const identifier = placeholder('identifier')
@@ -277,17 +284,10 @@ export function createDeviceIdentityReads(database: Pick<DatabaseHandle, 'sqlite
     .limit(1)
     .prepare()
   return {
-    identityVersion(): number {
-      return identityVersion.get()?.version ?? 0
-    },
-    /** The device `identifier` (an IMEI or a serial) names, or null. */
-    find(identifier: string): IdentifiedDevice | null {
-      return findDevice.get({ identifier }) ?? null
-    },
+    identityVersion: () => settled(() => identityVersion.get()?.version ?? 0),
+    find: (identifier) => settled(() => findDevice.get({ identifier }) ?? null),
   }
 }
-
-export type DeviceIdentityReads = ReturnType<typeof createDeviceIdentityReads>
 
 /**
  * Ingest's writes to the device row, inside the group commit's transaction (the connection's
