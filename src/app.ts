@@ -37,7 +37,7 @@ import { createEventsService } from './events/service'
 import { createKeyStore } from './store/keys'
 import { createShareLinkStore } from './store/shareLinks'
 import { createEventReads } from './store/events'
-import { createPositionReads, createPositionStore } from './store/positions'
+import { createPositionReads } from './store/positions'
 import { createStatusReads } from './store/status'
 import { historyRoutes } from './history'
 import { createHistoryService } from './history/service'
@@ -184,7 +184,7 @@ export function createApp(deps: AppDeps) {
     maxPoints: config.maxGeofenceVertices,
   })
   const streams = createLiveStreams({
-    positions: createPositionStore(sqlite),
+    positions: positionReads,
     access,
     live,
     clock,

@@ -28,14 +28,14 @@ import { TooManyRequests, Unavailable } from '../errors'
 import type { LiveAlarm, LiveFix, LivePositions, LiveStatus } from '../ingest/live'
 import { budgetHolder, type Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
-import type { PositionStore } from '../store/positions'
+import type { PositionReads } from '../store/positions'
 
 export interface LiveStreamDeps {
   /**
    * the newest stored fix, what a stream starts a device with when none is held in memory: read
-   * synchronously as the stream's first frames are written (the one read of this module)
+   * before the stream's first frames (and before a device that came into reach is told of)
    */
-  positions: Pick<PositionStore, 'newestValid'>
+  positions: Pick<PositionReads, 'newestValid'>
   access: DeviceAccess
   live: LivePositions
   clock: Clock
@@ -127,12 +127,23 @@ export function createLiveStreams({
 }: LiveStreamDeps) {
   const openByHolder = new Map<string, number>()
   let openInProcess = 0
-  /** what a stream starts a device with: the fix held in memory, else the newest stored one */
-  function newestFix(deviceKey: number): LiveFix | undefined {
-    const held = live.get(deviceKey)
-    if (held) return held
-    const stored = positions.newestValid(deviceKey)
-    return stored ? { deviceKey, ...stored } : undefined
+  /**
+   * The newest stored fix of each of these devices that has none held in memory: read ahead, so
+   * that what a stream starts a device with (`newestFix`) is decided synchronously.
+   */
+  async function storedNewest(deviceKeys: Iterable<number>): Promise<Map<number, LiveFix>> {
+    const unheld = [...deviceKeys].filter((key) => live.get(key) === undefined)
+    const stored = await Promise.all(unheld.map((key) => positions.newestValid(key)))
+    const found = new Map<number, LiveFix>()
+    unheld.forEach((key, i) => {
+      const fix = stored[i]
+      if (fix) found.set(key, { deviceKey: key, ...fix })
+    })
+    return found
+  }
+  /** what a stream starts a device with: the fix held in memory, else the newest stored one (read ahead) */
+  function newestFix(deviceKey: number, stored: ReadonlyMap<number, LiveFix>): LiveFix | undefined {
+    return live.get(deviceKey) ?? stored.get(deviceKey)
   }
 
   // The pipeline publishes a committed batch in one synchronous loop: the access version is read
@@ -182,10 +193,12 @@ export function createLiveStreams({
       const reachable = async () => new Map((await access.list(principal, { groups: null, limit: ALL_DEVICES, offset: 0 })).map((d) => [d.key, d.id]))
       let scopeVersion: number
       let idByKey: Map<number, string>
+      let storedAtStart: Map<number, LiveFix>
       try {
         // read before the list: a change landing between the two only makes the next burst read it again
         scopeVersion = await access.listVersion()
         idByKey = await reachable()
+        storedAtStart = await storedNewest(idByKey.keys())
       } catch (error) {
         release()
         throw error
@@ -220,14 +233,16 @@ export function createLiveStreams({
               if (linkId !== null && !linkActive(linkId)) return close()
               const before = idByKey
               const after = await reachable()
+              const arrivedKeys = [...after.keys()].filter((key) => !before.has(key) && !publishedKeys.has(key))
+              const stored = await storedNewest(arrivedKeys)
               if (!open) return
               idByKey = after
               scopeVersion = version
               // one chunk, as the snapshot at the start
               let arrived = ''
-              for (const [key, id] of idByKey) {
-                const newest = before.has(key) || publishedKeys.has(key) ? undefined : newestFix(key)
-                if (newest) arrived += fixText(id, newest)
+              for (const key of arrivedKeys) {
+                const newest = newestFix(key, stored)
+                if (newest) arrived += fixText(after.get(key)!, newest)
               }
               if (arrived) send(arrived)
             }
@@ -342,7 +357,7 @@ export function createLiveStreams({
             // look like a client that fell behind and be cut off before it had read its first fix
             let snapshot = ''
             for (const [key, id] of idByKey) {
-              const fix = newestFix(key)
+              const fix = newestFix(key, storedAtStart)
               if (fix) snapshot += fixText(id, fix)
             }
             if (snapshot) send(snapshot)
