@@ -298,25 +298,29 @@ export function createIngestPipeline(options: PipelineOptions) {
     const at = clock.now()
     identifying++
     // identification answers in call order, and `.then` continues in that order: reports are queued as they came
-    return identifier.identify(report.uniqueId, origin).then(
-      (device) => {
-        identified()
-        if (stopped) throw new PipelineStopped()
-        const checked = validateReport(report, windowAt(at))
-        if (checked.rejected > 0) log.debug('fixes refused', { device: device.id, rejected: checked.rejected })
-        const connecting = liveness.get(device.key)?.connected !== true
-        seen(device.key, at)
-        const builtinModel = device.modelless ? (origin?.builtinModel ?? null) : null
-        return new Promise<IngestResult>((resolve, reject) => {
-          enqueue({ kind: 'report', device, builtinModel, at, connecting, checked, resolve, reject }, checked.fixes.length + checked.events.length + 1)
-        })
-      },
-      (error) => {
-        identified()
-        if (error instanceof MaskedUnknownDevice) return afterCommit().then(() => Promise.reject(error))
-        throw error
-      },
-    )
+    return new Promise<IngestResult>((resolve, reject) => {
+      identifier.identify(report.uniqueId, origin).then(
+        (device) => {
+          identified()
+          try {
+            if (stopped) throw new PipelineStopped()
+            const checked = validateReport(report, windowAt(at))
+            if (checked.rejected > 0) log.debug('fixes refused', { device: device.id, rejected: checked.rejected })
+            const connecting = liveness.get(device.key)?.connected !== true
+            seen(device.key, at)
+            const builtinModel = device.modelless ? (origin?.builtinModel ?? null) : null
+            enqueue({ kind: 'report', device, builtinModel, at, connecting, checked, resolve, reject }, checked.fixes.length + checked.events.length + 1)
+          } catch (error) {
+            reject(error)
+          }
+        },
+        (error) => {
+          identified()
+          if (error instanceof MaskedUnknownDevice) afterCommit().then(() => reject(error), reject)
+          else reject(error)
+        },
+      )
+    })
   }
 
   /** reports being identified: stop() waits for them to be queued */
