@@ -36,7 +36,7 @@ import { createDeviceReachInTransaction } from '../devices/access'
 import type { UserPrincipal } from '../principal'
 import type { DecodedFix } from '../ingest/types'
 import { type EncodedEvent, type EventBody, eventBody } from '../store/events'
-import { deviceReachReadsInTransaction } from '../store/devices'
+import { deviceAccessReadsInTransaction } from '../store/devices'
 import { NOTIFICATIONS_VERSION_ROW, type OutboxInTransaction, outboxInTransaction } from '../store/notifications'
 
 /** fixes in one positions delivery at most (the contract's batch size) */
@@ -111,7 +111,7 @@ function outboxFor(tx: OutboxTx): Outbox {
   let found = outboxes.get(run)
   if (!found) {
     // the access function's synchronous answer over the unit's own transaction: its reads join it
-    found = { run, access: createDeviceReachInTransaction(deviceReachReadsInTransaction(tx)), channels: null }
+    found = { run, access: createDeviceReachInTransaction(deviceAccessReadsInTransaction(tx)), channels: null }
     outboxes.set(run, found)
   }
   return found

@@ -14,7 +14,7 @@
  */
 import { LRUCache } from 'lru-cache'
 import type { Principal, UserPrincipal } from '../principal'
-import type { DeviceAccessReads, DeviceBrief, DeviceReachReadsInTransaction, DeviceRow, DeviceScope } from '../store/devices'
+import type { DeviceAccessReads, DeviceBrief, DeviceAccessReadsInTransaction, DeviceRow, DeviceScope } from '../store/devices'
 
 export type { DeviceBrief, DeviceRow } from '../store/devices'
 
@@ -155,7 +155,7 @@ export type DeviceAccess = ReturnType<typeof createDeviceAccess>
  * on): the alert outbox decides whom a user's own alerts reach within ingest's group commit,
  * which is synchronous on SQLite. Keeps its own sets, exact by the same version.
  */
-export function createDeviceReachInTransaction(reads: DeviceReachReadsInTransaction) {
+export function createDeviceReachInTransaction(reads: Pick<DeviceAccessReadsInTransaction, 'devicesOfUser' | 'membershipVersion' | 'devicesOfAccount'>) {
   const reachable = reachableSets()
   return {
     reachOfInTransaction(user: UserPrincipal): (deviceKey: number) => boolean {

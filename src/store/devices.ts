@@ -7,9 +7,9 @@
  * The access reads (`DeviceAccessReads`) and the identification reads (`DeviceIdentityReads`)
  * answer with promises, as every store's reads do (this SQLite adapter's are settled at once). Both
  * callers keep their caches and version checks in their modules, so a read here is a cache miss
- * or a version check. One read stays synchronous, for a caller inside another owner's unit of
- * work: whom a user reaches (`deviceReachReadsInTransaction`), which the alert outbox asks within
- * ingest's group commit.
+ * or a version check. The access reads are also given synchronously, for a caller inside another
+ * owner's unit of work (`deviceAccessReadsInTransaction`): whom a user reaches, which the alert
+ * outbox asks within ingest's group commit.
  *
  * SQLite-only: `json_each` (PostgreSQL: `jsonb_array_elements_text`); `CROSS JOIN` fixing the
  * join's loop order (PostgreSQL plans it itself: a plain JOIN). The access_version rows are kept
@@ -127,15 +127,10 @@ export interface DeviceAccessReads {
 }
 
 /**
- * Whom a user reaches, read synchronously inside the caller's open unit of work (the alert
- * outbox, within ingest's group commit, which is synchronous on SQLite): the same statements as
- * `DeviceAccessReads`' of the same names.
+ * The same reads answering at once, inside the caller's open unit of work (on SQLite a
+ * synchronous transaction): what the alert outbox asks within ingest's group commit.
  */
-export interface DeviceReachReadsInTransaction {
-  devicesOfUser(userId: string): number[]
-  membershipVersion(): number
-  devicesOfAccount(accountId: string): number[]
-}
+export type DeviceAccessReadsInTransaction = { [K in keyof DeviceAccessReads]: (...args: Parameters<DeviceAccessReads[K]>) => Awaited<ReturnType<DeviceAccessReads[K]>> }
 
 /** The access reads over `database`: each answers with a settled promise (one statement, run at once). */
 export function createDeviceAccessReads(database: Pick<DatabaseHandle, 'sqlite'>): DeviceAccessReads {
@@ -153,17 +148,16 @@ export function createDeviceAccessReads(database: Pick<DatabaseHandle, 'sqlite'>
   }
 }
 
-/** Whom a user reaches, synchronously, on `tx` (inside the transaction it has open). */
-export function deviceReachReadsInTransaction(tx: Connectable): DeviceReachReadsInTransaction {
-  const { devicesOfUser, membershipVersion, devicesOfAccount } = accessStatements(tx)
-  return { devicesOfUser, membershipVersion, devicesOfAccount }
+/** The access reads on `tx`, synchronous: they join the transaction it has open. */
+export function deviceAccessReadsInTransaction(tx: Connectable): DeviceAccessReadsInTransaction {
+  return accessStatements(tx)
 }
 
 /**
  * The access statements on `connection` (inside whatever transaction it has open), answering at
  * once. Statements are Drizzle's prepared builders, but for the two raw ones below.
  */
-function accessStatements(connection: Connectable) {
+function accessStatements(connection: Connectable): DeviceAccessReadsInTransaction {
   const db = drizzle(connectionOf(connection), { schema })
   const byScope = <T>(build: (scope: ReturnType<typeof sql>) => T): Record<DeviceScope, T> => {
     const statements = {} as Record<DeviceScope, T>
