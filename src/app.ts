@@ -26,7 +26,6 @@ import { createDeviceService } from './devices/service'
 import { createGeocoder, type Geocoder } from './geocode'
 import { eventsRoutes } from './events'
 import { createEventsService } from './events/service'
-import { createPositionStore } from './store/positions'
 import { createSqliteStores, type Stores } from './store'
 import { historyRoutes } from './history'
 import { createHistoryService } from './history/service'
@@ -108,7 +107,6 @@ export interface AppDeps {
 }
 
 export function createApp(deps: AppDeps) {
-  const { sqlite } = deps.database
   const config = deps.config ?? loadConfig({})
   const clock = deps.clock ?? systemClock
   const log = deps.log ?? silentLogger
@@ -118,7 +116,7 @@ export function createApp(deps: AppDeps) {
   const maintenance = stores.maintenance
   metrics.bind({ databaseSizes: () => maintenance.fileSizes() })
 
-  const access = createDeviceAccess(sqlite)
+  const access = createDeviceAccess(stores.deviceAccess)
   const shareLinks = stores.shareLinks
   const shareTokens = createShareTokenCache(shareLinks, clock, { log, accessFlushMs: deps.shareAccessFlushMs })
   const shares = createShareService({
@@ -174,7 +172,7 @@ export function createApp(deps: AppDeps) {
     maxPoints: config.maxGeofenceVertices,
   })
   const streams = createLiveStreams({
-    positions: createPositionStore(sqlite),
+    positions: positionReads,
     access,
     live,
     clock,

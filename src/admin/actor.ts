@@ -9,6 +9,7 @@ import { createDeviceAccess, type DeviceAccess } from '../devices/access'
 import { Invalid, NotFound, type FieldError } from '../errors'
 import type { KeyUsage } from '../keys/service'
 import type { UserPrincipal } from '../principal'
+import { createDeviceAccessReads } from '../store/devices'
 import { createKeyStore, type KeyStore } from '../store/keys'
 import { CLI_ACTOR } from '../store/audit'
 import { MAX_NAME_LENGTH } from './model'
@@ -25,7 +26,7 @@ export interface AdminDeps {
 
 /** Deps for a process of its own (the command line): the access function and the key store over the database. */
 export function adminDeps(database: DatabaseHandle, clock: Clock = { now: () => Date.now() }): AdminDeps {
-  return { clock, access: createDeviceAccess(database.sqlite), keys: createKeyStore(database, { clock }) }
+  return { clock, access: createDeviceAccess(createDeviceAccessReads(database)), keys: createKeyStore(database, { clock }) }
 }
 
 /** Who makes a change, within which account: what the audit log records, and what they may do. */

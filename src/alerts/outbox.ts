@@ -25,17 +25,18 @@
  * Matching: a channel of the device's account, enabled, whose `groups` is empty or shares a group
  * with the device; for events, whose `events` holds the alarm code or "*"; for fixes, a
  * `positions` channel. A user's own email alerts (`user_id` set, PUT /me/email-alerts) match only
- * the devices that user reaches, decided by the access function (devices/access.ts `reachOf`), as
+ * the devices that user reaches, decided by the access function (devices/access.ts `reachOfInTransaction`, synchronous inside the transaction), as
  * of the event's transaction: a change of their groups counts at once (the access function's own
  * version), a change of their role or account moves row 4, which is read with row 6. One row per channel and event; for fixes, one row per channel and device
  * (at most MAX_FIXES_PER_BATCH fixes each, in timestamp order), merged into batches of up to 500
  * fixes across devices when the worker sends them.
  */
 import type { Connectable } from '../../db/client'
-import { createDeviceAccess } from '../devices/access'
+import { createDeviceReachInTransaction } from '../devices/access'
 import type { UserPrincipal } from '../principal'
 import type { DecodedFix } from '../ingest/types'
 import { type EncodedEvent, type EventBody, eventBody } from '../store/events'
+import { deviceAccessReadsInTransaction } from '../store/devices'
 import { NOTIFICATIONS_VERSION_ROW, type OutboxInTransaction, outboxInTransaction, type OutboxSource } from '../store/notifications'
 
 /** fixes in one positions delivery at most (the contract's batch size) */
@@ -105,8 +106,8 @@ function eventPayloadText(event: EventToNotify, device: { id: string; alias: str
 
 interface Outbox {
   run: OutboxInTransaction
-  /** whom a user's own alerts reach: the one access function, on this connection (inside the caller's transaction) */
-  access: Pick<ReturnType<typeof createDeviceAccess>, 'reachOf'>
+  /** whom a user's own alerts reach: the one access function's in-transaction answer, on this connection (inside the caller's transaction), or the adapter's source's */
+  access: Pick<ReturnType<typeof createDeviceReachInTransaction>, 'reachOfInTransaction'>
   channels: Channels | null
 }
 
@@ -116,8 +117,8 @@ function outboxFor(tx: OutboxTx): Outbox {
   const run = isOutboxSource(tx) ? tx : outboxInTransaction(tx)
   let found = outboxes.get(run)
   if (!found) {
-    // the access function over the unit's own transaction: its reads join it
-    found = { run, access: isOutboxSource(tx) ? tx : createDeviceAccess(tx), channels: null }
+    // the access function's synchronous answer over the unit's own transaction: its reads join it
+    found = { run, access: isOutboxSource(tx) ? tx : createDeviceReachInTransaction(deviceAccessReadsInTransaction(tx)), channels: null }
     outboxes.set(run, found)
   }
   return found
@@ -203,7 +204,7 @@ export function beginOutboxBatch(tx: OutboxTx): OutboxBatch {
   const userReaches = (user: UserPrincipal, key: number): boolean => {
     let reaches = reach.get(user.userId)
     if (reaches === undefined) {
-      reaches = outbox.access.reachOf(user)
+      reaches = outbox.access.reachOfInTransaction(user)
       reach.set(user.userId, reaches)
     }
     return reaches(key)

@@ -33,7 +33,7 @@ export interface CommandServiceDeps {
 export function createCommandService({ models, access, queue }: CommandServiceDeps) {
   return {
     async forDevice(principal: UserPrincipal, deviceId: string): Promise<CommandBody[]> {
-      const device = requireDevice(access, principal, deviceId)
+      const device = await requireDevice(access, principal, deviceId)
       // a device without a model yet (it has not reported) offers no command
       if (device.model_id === null) return []
       return (await models.commandsOf(device.model_id)).map((c) => ({ id: c.id, name: c.name, widget: JSON.parse(c.widget) }))
@@ -41,7 +41,7 @@ export function createCommandService({ models, access, queue }: CommandServiceDe
 
     /** Queues the command with these form values; answers once it is stored. */
     async send(principal: UserPrincipal, deviceId: string, commandId: string, body: unknown): Promise<SentCommandBody> {
-      const device = requireDevice(access, principal, deviceId)
+      const device = await requireDevice(access, principal, deviceId)
       if (device.model_id === null) {
         throw new Conflict(
           'The device has no model yet, so no command: its first report gives it the built-in model of its protocol (or set one with PATCH /devices/{id})',
@@ -64,19 +64,19 @@ export function createCommandService({ models, access, queue }: CommandServiceDe
     },
 
     /** the device's sent commands, newest first */
-    sent(principal: UserPrincipal, deviceId: string, page: { limit: number; offset: number }): Promise<SentCommandBody[]> {
-      return queue.list(requireDevice(access, principal, deviceId).key, page)
+    async sent(principal: UserPrincipal, deviceId: string, page: { limit: number; offset: number }): Promise<SentCommandBody[]> {
+      return queue.list((await requireDevice(access, principal, deviceId)).key, page)
     },
 
     async sentOne(principal: UserPrincipal, deviceId: string, sentId: string): Promise<SentCommandBody> {
-      const sent = await queue.get(requireDevice(access, principal, deviceId).key, sentId)
+      const sent = await queue.get((await requireDevice(access, principal, deviceId)).key, sentId)
       if (!sent) throw new NotFound(`No sent command ${sentId} for device ${deviceId}`)
       return sent
     },
 
     /** Cancels a command still queued; Conflict for any other status. */
     async cancel(principal: UserPrincipal, deviceId: string, sentId: string): Promise<void> {
-      const device = requireDevice(access, principal, deviceId)
+      const device = await requireDevice(access, principal, deviceId)
       const outcome = await queue.cancel(device.key, sentId)
       if (outcome === null) throw new NotFound(`No sent command ${sentId} for device ${deviceId}`)
       if (!outcome.cancelled) throw new Conflict(`The command is ${outcome.status}: only a queued command can be cancelled`)

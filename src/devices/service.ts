@@ -57,7 +57,7 @@ export function createDeviceService({ positions, statuses, access, live, geocode
   return {
     async list(principal: Principal, filter: ListFilter): Promise<DeviceBody[]> {
       requirePermission(principal, PERMISSION.location)
-      const rows = access.list(principal, filter)
+      const rows = await access.list(principal, filter)
       if (rows.length === 0) throw new NotFound('No devices found')
       const bodies: DeviceBody[] = []
       for (const row of rows) {
@@ -70,7 +70,7 @@ export function createDeviceService({ positions, statuses, access, live, geocode
     // one async frame on GET /devices/{id}, the busiest read: the body built here, not in toBody's own
     async get(principal: Principal, id: string): Promise<DeviceBody> {
       requirePermission(principal, PERMISSION.location)
-      const row = requireDevice(access, principal, id)
+      const row = await requireDevice(access, principal, id)
       const at = location(row)
       return body(row, at instanceof Promise ? await at : at)
     },
@@ -78,7 +78,7 @@ export function createDeviceService({ positions, statuses, access, live, geocode
     /** What the device's status and information packets said of it, each attribute's latest value, and where it is. */
     async status(principal: Principal, id: string): Promise<DeviceStatusBody> {
       requirePermission(principal, PERMISSION.location)
-      const device = requireDevice(access, principal, id)
+      const device = await requireDevice(access, principal, id)
       const stored = await statuses.latest(device.key)
       const found = location(device)
       const at = found instanceof Promise ? await found : found
@@ -93,8 +93,8 @@ export function createDeviceService({ positions, statuses, access, live, geocode
 }
 
 /** The device row, or 404 whether it does not exist or is out of reach: existence is not revealed. */
-export function requireDevice(access: DeviceAccess, principal: Principal, id: string): DeviceRow {
-  const row = access.find(principal, id)
+export async function requireDevice(access: DeviceAccess, principal: Principal, id: string): Promise<DeviceRow> {
+  const row = await access.find(principal, id)
   if (!row) throw new NotFound(`No device ${id}`)
   return row
 }

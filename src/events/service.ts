@@ -29,7 +29,7 @@ export function createEventsService({ access, store, clock, geocoder }: EventsSe
       if (to - from > MAX_RANGE_SECONDS) throw Invalid.field('/to', `the window may span at most 31 days (${MAX_RANGE_SECONDS} s); got ${to - from} s`)
       requirePermission(principal, PERMISSION.events)
 
-      const reachable = access.reachableDevices(principal).filter((d) => query.device === undefined || d.id === query.device.toLowerCase())
+      const reachable = (await access.reachableDevices(principal)).filter((d) => query.device === undefined || d.id === query.device.toLowerCase())
       const devices = new Map(reachable.map((d) => [d.key, d]))
       const rows = await store.newestFirst([...devices.keys()], { from, to, limit: query.limit, offset: query.offset, alarmCode: query.alarm_code ?? null })
       return rows.map((e) => {

@@ -192,7 +192,7 @@ export function createHistoryService({ positions, events, access, geocoder, memo
     /** The route's JSON body (see route-body.ts); its slot is held until it has been sent. */
     async route(principal: Principal, deviceId: string, range: Range, thresholds: Thresholds, signal?: AbortSignal): Promise<string | ReadableStream<Uint8Array>> {
       checkRange(range)
-      const device = requireDevice(access, principal, deviceId)
+      const device = await requireDevice(access, principal, deviceId)
       requirePermission(principal, PERMISSION.history)
       const { fixes, release } = await admit(principal, device.key, range, signal)
       try {
@@ -216,7 +216,7 @@ export function createHistoryService({ positions, events, access, geocoder, memo
 
     async travels(principal: Principal, deviceId: string, range: Range, thresholds: Thresholds, signal?: AbortSignal): Promise<TravelBody> {
       checkRange(range)
-      const device = requireDevice(access, principal, deviceId)
+      const device = await requireDevice(access, principal, deviceId)
       requirePermission(principal, PERMISSION.history)
       const { fixes, release } = await admit(principal, device.key, range, signal)
       try {
@@ -244,7 +244,7 @@ export function createHistoryService({ positions, events, access, geocoder, memo
 
     async events(principal: Principal, deviceId: string, range: Range): Promise<EventBody[]> {
       checkRange(range)
-      const device = requireDevice(access, principal, deviceId)
+      const device = await requireDevice(access, principal, deviceId)
       requirePermission(principal, PERMISSION.events)
       return (await events.ofDevice(device.key, range.from, range.to)).map(eventBody)
     },

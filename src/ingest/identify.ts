@@ -5,6 +5,10 @@
  * added, re-identified or (un)linked by any process is seen within IDENTITY_CHECK_MS, and at once
  * after `changed()` (this process's admin API).
  *
+ * The store's reads answer with promises, so identification does too; most calls are answered
+ * from the cache without a read (a settled promise). Answers come in call order, whatever each
+ * one read: a device's reports are queued in the order they arrived.
+ *
  * What an unknown identifier is told is rationed per source (sources.ts): past the ration it is
  * masked, answered as a known device would be. A known device is never refused for its source.
  */
@@ -80,38 +84,70 @@ export function createDeviceIdentifier(options: {
   let knownVersion = -1
   let checkedAt = -Infinity
 
+  /** the device, or the refusal of an identifier that names none (or an unlinked one) */
+  function decide(uniqueId: string, device: DeviceRef | null, origin: ReportOrigin | undefined, now: number): DeviceRef {
+    if (!device || device.state === 'unlink') {
+      const source = origin?.source
+      const outcome = unknownIdentifiers.unknown(source ?? 'session', uniqueId, device ? 'unlink' : 'unknown', now, source !== undefined)
+      if (outcome === 'masked') throw new MaskedUnknownDevice(uniqueId)
+      if (!device && origin) options.recentUnknowns?.refused(uniqueId, origin.protocol ?? 'unknown', origin.source, now)
+      throw new UnknownDevice(uniqueId)
+    }
+    return device
+  }
+  const versionCheckDue = (now: number) => now - checkedAt >= IDENTITY_CHECK_MS || now < checkedAt
+
+  /** with the store's reads: the version at most once a second (starting over when it moved), then the lookup if not cached */
+  async function identifyReading(uniqueId: string, origin: ReportOrigin | undefined, now: number): Promise<DeviceRef> {
+    if (versionCheckDue(now)) {
+      checkedAt = now
+      const version = await reads.identityVersion()
+      if (version !== knownVersion) {
+        lookups.clear()
+        knownVersion = version
+      }
+    }
+    let cached = lookups.get(uniqueId)
+    if (!cached) {
+      cached = { device: uniqueId === '' ? null : await reads.find(uniqueId) }
+      lookups.set(uniqueId, cached)
+    }
+    return decide(uniqueId, cached.device, origin, now)
+  }
+  /** the identification that reads, last called, until it has answered: later calls answer after it */
+  let reading: Promise<void> | null = null
+
   return {
     /**
      * The device behind an identifier; a known one is always found, whatever else its source
-     * sent. Unknown (or unlinked): throws UnknownDevice while the source is within its ration of
-     * unknown identifiers, MaskedUnknownDevice past it. Without an origin (reports inside an
-     * identified session) an unknown identifier is always UnknownDevice.
+     * sent. Unknown (or unlinked): rejects with UnknownDevice while the source is within its
+     * ration of unknown identifiers, MaskedUnknownDevice past it. Without an origin (reports
+     * inside an identified session) an unknown identifier is always UnknownDevice. Answers in
+     * call order (a caller continuing with `.then` continues in call order too).
      */
-    identify(uniqueId: string, origin?: ReportOrigin): DeviceRef {
+    identify(uniqueId: string, origin?: ReportOrigin): Promise<DeviceRef> {
       const now = clock.now()
-      const source = origin?.source
-      // read the version at most once a second, and start over when it moved
-      if (now - checkedAt >= IDENTITY_CHECK_MS || now < checkedAt) {
-        checkedAt = now
-        const version = reads.identityVersion()
-        if (version !== knownVersion) {
-          lookups.clear()
-          knownVersion = version
+      if (reading === null && !versionCheckDue(now)) {
+        const cached = lookups.get(uniqueId)
+        if (cached) {
+          try {
+            return Promise.resolve(decide(uniqueId, cached.device, origin, now))
+          } catch (error) {
+            return Promise.reject(error)
+          }
         }
       }
-      let cached = lookups.get(uniqueId)
-      if (!cached) {
-        cached = { device: uniqueId === '' ? null : reads.find(uniqueId) }
-        lookups.set(uniqueId, cached)
-      }
-      const device = cached.device
-      if (!device || device.state === 'unlink') {
-        const outcome = unknownIdentifiers.unknown(source ?? 'session', uniqueId, device ? 'unlink' : 'unknown', now, source !== undefined)
-        if (outcome === 'masked') throw new MaskedUnknownDevice(uniqueId)
-        if (!device && origin) options.recentUnknowns?.refused(uniqueId, origin.protocol ?? 'unknown', origin.source, now)
-        throw new UnknownDevice(uniqueId)
-      }
-      return device
+      const answer = reading === null ? identifyReading(uniqueId, origin, now) : reading.then(() => identifyReading(uniqueId, origin, now))
+      const done = answer.then(
+        () => {},
+        () => {},
+      )
+      reading = done
+      // cleared a microtask after `answer`'s reactions have run: its callers continue first, in order
+      void done.then(() => {
+        if (reading === done) reading = null
+      })
+      return answer
     },
     /** A report on a connection whose identifier was masked was dropped: counted for its source's log line. */
     dropped(origin: ReportOrigin): void {

@@ -304,22 +304,41 @@ export function createIngestPipeline(options: PipelineOptions) {
   function ingest(report: DecodedReport, origin?: ReportOrigin): Promise<IngestResult> {
     if (stopped) return Promise.reject(new PipelineStopped())
     const at = clock.now()
-    let device: DeviceRef
-    let checked: CheckedReport
-    try {
-      device = identifier.identify(report.uniqueId, origin)
-      checked = validateReport(report, windowAt(at))
-    } catch (error) {
-      if (error instanceof MaskedUnknownDevice) return afterCommit().then(() => Promise.reject(error))
-      return Promise.reject(error)
-    }
-    if (checked.rejected > 0) log.debug('fixes refused', { device: device.id, rejected: checked.rejected })
-    const connecting = liveness.get(device.key)?.connected !== true
-    seen(device.key, at)
-    const builtinModel = device.modelless ? (origin?.builtinModel ?? null) : null
-    return new Promise((resolve, reject) => {
-      enqueue({ kind: 'report', device, builtinModel, at, connecting, checked, resolve, reject }, checked.fixes.length + checked.events.length + 1)
+    identifying++
+    // identification answers in call order, and `.then` continues in that order: reports are queued as they came
+    return new Promise<IngestResult>((resolve, reject) => {
+      identifier.identify(report.uniqueId, origin).then(
+        (device) => {
+          identified()
+          try {
+            if (stopped) throw new PipelineStopped()
+            const checked = validateReport(report, windowAt(at))
+            if (checked.rejected > 0) log.debug('fixes refused', { device: device.id, rejected: checked.rejected })
+            const connecting = liveness.get(device.key)?.connected !== true
+            seen(device.key, at)
+            const builtinModel = device.modelless ? (origin?.builtinModel ?? null) : null
+            enqueue({ kind: 'report', device, builtinModel, at, connecting, checked, resolve, reject }, checked.fixes.length + checked.events.length + 1)
+          } catch (error) {
+            reject(error)
+          }
+        },
+        (error) => {
+          identified()
+          if (error instanceof MaskedUnknownDevice) afterCommit().then(() => reject(error), reject)
+          else reject(error)
+        },
+      )
     })
+  }
+
+  /** reports being identified: stop() waits for them to be queued */
+  let identifying = 0
+  let allIdentified: PromiseWithResolvers<void> | null = null
+  function identified(): void {
+    if (--identifying === 0 && allIdentified !== null) {
+      allIdentified.resolve()
+      allIdentified = null
+    }
   }
 
   /**
@@ -707,6 +726,8 @@ export function createIngestPipeline(options: PipelineOptions) {
   /** Flush what is queued (waiting for a locked database up to its deadline) and take nothing more. Sessions should be closed before this. */
   async function stop(): Promise<void> {
     if (sweepTimer) clearInterval(sweepTimer)
+    // reports called for before stop() are queued, and committed with the rest
+    while (identifying > 0) await (allIdentified ??= Promise.withResolvers<void>()).promise
     flush()
     while (committing !== null) await committing
     stopped = true

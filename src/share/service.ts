@@ -77,7 +77,7 @@ export function createShareService({
   const shortUrl = (code: string) => `${shortUrlBase}/${code}`
 
   /** The devices, each distinct and reachable by the user, as keys in the order given. */
-  function reachableDevices(user: UserPrincipal, ids: readonly string[]): number[] {
+  async function reachableDevices(user: UserPrincipal, ids: readonly string[]): Promise<number[]> {
     const first = new Map<string, number>()
     const repeats: FieldError[] = []
     ids.forEach((id, i) => {
@@ -87,7 +87,7 @@ export function createShareService({
     })
     if (repeats.length > 0) throw new Invalid(`devices holds a repeated id: ${repeats.map((e) => e.path).join(', ')}`, repeats)
 
-    const keys = access.reachableKeys(user, ids)
+    const keys = await access.reachableKeys(user, ids)
     const missing = ids.filter((id) => !keys.has(id))
     if (missing.length > 0) {
       const named = missing.slice(0, 5).join(', ') + (missing.length > 5 ? ` and ${missing.length - 5} more` : '')
@@ -125,9 +125,9 @@ export function createShareService({
    * devices, every one of which they reach now. Decided per request, so a link whose devices a
    * user no longer all reaches (a group change, by any process) is gone for them at once.
    */
-  function visibleTo(user: UserPrincipal): (devices: LinkDevices) => boolean {
+  async function visibleTo(user: UserPrincipal): Promise<(devices: LinkDevices) => boolean> {
     if (isAccountAdmin(user)) return () => true
-    const reaches = access.reachOf(user)
+    const reaches = await access.reachOf(user)
     return (devices) => devices.keys.length > 0 && devices.keys.every(reaches)
   }
 
@@ -135,7 +135,7 @@ export function createShareService({
   async function requireLink(user: UserPrincipal, id: string): Promise<{ row: StoredLink; devices: LinkDevices }> {
     const row = await links.linkOfAccount(id.toLowerCase(), user.accountId)
     const devices = row && (await devicesOf([row.id])).get(row.id)!
-    if (!row || !devices || !visibleTo(user)(devices)) throw new NotFound(`No share link ${id}`)
+    if (!row || !devices || !(await visibleTo(user))(devices)) throw new NotFound(`No share link ${id}`)
     return { row, devices }
   }
 
@@ -177,7 +177,7 @@ export function createShareService({
 
   return {
     async create(user: UserPrincipal, input: CreateShareInput): Promise<ShareCreatedBody> {
-      const keys = reachableDevices(user, input.devices)
+      const keys = await reachableDevices(user, input.devices)
       const acl = input.acl === undefined ? [...DEFAULT_ACL] : checkAcl(input.acl)
       const now = clock.now()
       const id = crypto.randomUUID()
@@ -202,7 +202,7 @@ export function createShareService({
     async list(user: UserPrincipal): Promise<ShareLinkListedBody[]> {
       const rows = await links.activeLinks(user.accountId, clock.now())
       const devices = await devicesOf(rows.map((r) => r.id))
-      const visible = visibleTo(user)
+      const visible = await visibleTo(user)
       return rows.filter((row) => visible(devices.get(row.id)!)).map((row) => listed(row, devices.get(row.id)!.ids))
     },
 
@@ -214,7 +214,7 @@ export function createShareService({
 
     async update(user: UserPrincipal, id: string, input: UpdateShareInput): Promise<ShareLinkBody> {
       const { row } = await requireLink(user, id)
-      const keys = input.devices === undefined ? null : reachableDevices(user, input.devices)
+      const keys = input.devices === undefined ? null : await reachableDevices(user, input.devices)
       const acl = input.acl === undefined ? null : checkAcl(input.acl)
       const now = clock.now()
       // a ttl brings an expired link back to life: it counts again against its creator's links

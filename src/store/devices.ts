@@ -4,13 +4,12 @@
  * the device row's updates made in ingest's group commit (src/store/ingest.ts), and the few
  * reads of the unknown-identifier list.
  *
- * The access reads and the identification reads are synchronous, as the callers that decide with
- * them are: the access function answers inside other owners' units of work (the alert outbox
- * within ingest's group commit reads whom a user reaches) and the identification runs for every
- * report before it is queued, behind its own cache. Both keep their caches and version checks in
- * their modules, so a read here is a cache miss or a version check. A PostgreSQL adapter needs
- * those two callers to await (their callers then too): the one part of the devices area not yet
- * asynchronous.
+ * The access reads (`DeviceAccessReads`) and the identification reads (`DeviceIdentityReads`)
+ * answer with promises, as every store's reads do (this SQLite adapter's are settled at once). Both
+ * callers keep their caches and version checks in their modules, so a read here is a cache miss
+ * or a version check. The access reads are also given synchronously, for a caller inside another
+ * owner's unit of work (`deviceAccessReadsInTransaction`): whom a user reaches, which the alert
+ * outbox asks within ingest's group commit.
  *
  * SQLite-only: `json_each` (PostgreSQL: `jsonb_array_elements_text`); `CROSS JOIN` fixing the
  * join's loop order (PostgreSQL plans it itself: a plain JOIN). The access_version rows are kept
@@ -24,6 +23,7 @@ import * as schema from '../../db/schema'
 import { accessVersion, accounts, deviceGroups, devices, groups, models, shareLinkDevices, shareLinks } from '../../db/schema'
 import { Conflict, NotFound } from '../errors'
 import { recordAuditInTransaction } from './audit'
+import { settled } from './busy'
 import { createEventStore } from './events'
 import { createPositionStore } from './positions'
 import { groupsOfAccountInTransaction } from './people'
@@ -108,11 +108,58 @@ const PAGE_COLUMNS = `d.key, d.id, d.account_id, d.model_id, d.alias, d.properti
 
 const listed = sql`${devices.state} <> 'unlink'`
 
+/** The reads behind the one access function (src/devices/access.ts). */
+export interface DeviceAccessReads {
+  /** The device with this id (lower case), with access_version row 1 as of the same read; null when none. */
+  byId(id: string): Promise<(DeviceRow & { access_version: number }) | null>
+  /** The keys of the devices that share a group with the user. */
+  devicesOfUser(userId: string): Promise<number[]>
+  /** access_version row 1: moves with any group membership change. */
+  membershipVersion(): Promise<number>
+  /** The keys of every device of the account. */
+  devicesOfAccount(accountId: string): Promise<number[]>
+  /** A page of the scope's devices, `unlink` excluded, ordered by alias then id. */
+  list(scope: DeviceScope, value: string, filter: DevicePage): Promise<DeviceRow[]>
+  /** Every device of the scope, `unlink` excluded, in no order. */
+  brief(scope: DeviceScope, value: string): Promise<DeviceBrief[]>
+  /** Of these ids (lower case), those of the scope's devices, with their keys. */
+  keysOf(scope: DeviceScope, value: string, ids: readonly string[]): Promise<{ id: string; key: number }[]>
+  /** A number that moves whenever any list's result may have changed (rows 1–3 only grow). */
+  listVersion(): Promise<number>
+}
+
 /**
- * The reads behind the one access function, synchronous (see above), on `connection` (inside
- * whatever transaction it has open). Statements are Drizzle's prepared builders.
+ * The same reads answering at once, inside the caller's open unit of work (on SQLite a
+ * synchronous transaction): what the alert outbox asks within ingest's group commit.
  */
-export function createDeviceAccessReads(connection: Connectable) {
+export type DeviceAccessReadsInTransaction = { [K in keyof DeviceAccessReads]: (...args: Parameters<DeviceAccessReads[K]>) => Awaited<ReturnType<DeviceAccessReads[K]>> }
+
+/** The access reads over `database`: each answers with a settled promise (one statement, run at once). */
+export function createDeviceAccessReads(database: Pick<DatabaseHandle, 'sqlite'>): DeviceAccessReads {
+  const reads = accessStatements(database.sqlite)
+  // settled promises (a busy database a rejection, never a throw), without an async frame
+  return {
+    byId: (id) => settled(() => reads.byId(id)),
+    devicesOfUser: (userId) => settled(() => reads.devicesOfUser(userId)),
+    membershipVersion: () => settled(() => reads.membershipVersion()),
+    devicesOfAccount: (accountId) => settled(() => reads.devicesOfAccount(accountId)),
+    list: (scope, value, filter) => settled(() => reads.list(scope, value, filter)),
+    brief: (scope, value) => settled(() => reads.brief(scope, value)),
+    keysOf: (scope, value, ids) => settled(() => reads.keysOf(scope, value, ids)),
+    listVersion: () => settled(() => reads.listVersion()),
+  }
+}
+
+/** The access reads on `tx`, synchronous: they join the transaction it has open. */
+export function deviceAccessReadsInTransaction(tx: Connectable): DeviceAccessReadsInTransaction {
+  return accessStatements(tx)
+}
+
+/**
+ * The access statements on `connection` (inside whatever transaction it has open), answering at
+ * once. Statements are Drizzle's prepared builders, but for the two raw ones below.
+ */
+function accessStatements(connection: Connectable): DeviceAccessReadsInTransaction {
   const db = drizzle(connectionOf(connection), { schema })
   const byScope = <T>(build: (scope: ReturnType<typeof sql>) => T): Record<DeviceScope, T> => {
     const statements = {} as Record<DeviceScope, T>
@@ -206,14 +253,20 @@ export function createDeviceAccessReads(connection: Connectable) {
   }
 }
 
-export type DeviceAccessReads = ReturnType<typeof createDeviceAccessReads>
 
 /**
- * The reads behind ingest's identification, synchronous (see above): the identity version
+ * The reads behind ingest's identification (src/ingest/identify.ts): the identity version
  * (access_version row 2, moved by triggers when a device is added, re-identified or (un)linked)
  * and the device an identifier names.
  */
-export function createDeviceIdentityReads(database: Pick<DatabaseHandle, 'sqlite'>) {
+export interface DeviceIdentityReads {
+  identityVersion(): Promise<number>
+  /** The device `identifier` (an IMEI or a serial) names, or null. */
+  find(identifier: string): Promise<IdentifiedDevice | null>
+}
+
+/** The identification reads over `database`, answering settled promises. */
+export function createDeviceIdentityReads(database: Pick<DatabaseHandle, 'sqlite'>): DeviceIdentityReads {
   const db = drizzle(database.sqlite, { schema })
   const identityVersion = db.select({ version: accessVersion.version }).from(accessVersion).where(eq(accessVersion.id, 2)).prepare()
   const identifier = placeholder('identifier')
@@ -227,17 +280,10 @@ export function createDeviceIdentityReads(database: Pick<DatabaseHandle, 'sqlite
     .limit(1)
     .prepare()
   return {
-    identityVersion(): number {
-      return identityVersion.get()?.version ?? 0
-    },
-    /** The device `identifier` (an IMEI or a serial) names, or null. */
-    find(identifier: string): IdentifiedDevice | null {
-      return findDevice.get({ identifier }) ?? null
-    },
+    identityVersion: () => settled(() => identityVersion.get()?.version ?? 0),
+    find: (identifier) => settled(() => findDevice.get({ identifier }) ?? null),
   }
 }
-
-export type DeviceIdentityReads = ReturnType<typeof createDeviceIdentityReads>
 
 /**
  * Ingest's writes to the device row, inside the group commit's transaction (the connection's

@@ -9,7 +9,16 @@ import { type Clock, systemClock } from '../clock'
 import { type AuditStore, createAuditStore } from './audit'
 import { type CommandStore, createCommandStore } from './commands'
 import { createDatasetStore, type DatasetStore } from './dataset'
-import { createDeviceAdminStore, createUnknownIdentifierStore, type DeviceAdminStore, type UnknownIdentifierStore } from './devices'
+import {
+  createDeviceAccessReads,
+  createDeviceAdminStore,
+  createDeviceIdentityReads,
+  createUnknownIdentifierStore,
+  type DeviceAccessReads,
+  type DeviceAdminStore,
+  type DeviceIdentityReads,
+  type UnknownIdentifierStore,
+} from './devices'
 import { type EventReads, createEventReads } from './events'
 import { createGeofenceCacheReads, createGeofenceStore, createRuleStateStore, type GeofenceCacheReads, type GeofenceStore, type RuleStateStore } from './geofences'
 import { createIngestStore, type IngestStore } from './ingest'
@@ -30,7 +39,11 @@ export interface Stores {
   commands: CommandStore
   dataset: DatasetStore
   deliveries: DeliveryStore
+  /** the access function's reads (src/devices/access.ts) */
+  deviceAccess: DeviceAccessReads
   deviceAdmin: DeviceAdminStore
+  /** ingest identification's reads (src/ingest/identify.ts) */
+  deviceIdentity: DeviceIdentityReads
   events: EventReads
   geofenceCache: GeofenceCacheReads
   geofences: GeofenceStore
@@ -74,7 +87,9 @@ export function createSqliteStores(database: DatabaseHandle, { clock = systemClo
     commands: () => createCommandStore(database, { clock }),
     dataset: () => createDatasetStore(database),
     deliveries: () => createDeliveryStore(database, { clock }),
+    deviceAccess: () => createDeviceAccessReads(database),
     deviceAdmin: () => createDeviceAdminStore(database, { clock }),
+    deviceIdentity: () => createDeviceIdentityReads(database),
     events: () => createEventReads(database),
     geofenceCache: () => createGeofenceCacheReads(database),
     geofences: () => createGeofenceStore(database, { clock }),

@@ -317,7 +317,7 @@ export interface OutboxInTransaction {
  * users with alerts of their own reach among the batch's devices.
  */
 export interface OutboxSource extends OutboxInTransaction {
-  reachOf(user: UserPrincipal): (deviceKey: number) => boolean
+  reachOfInTransaction(user: UserPrincipal): (deviceKey: number) => boolean
 }
 
 const outboxes = new WeakMap<object, OutboxInTransaction>()

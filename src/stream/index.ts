@@ -17,8 +17,8 @@ function streamResponses() {
 export function streamRoutes(auth: ReturnType<typeof authPlugin>, streams: LiveStreams) {
   return new Elysia({ name: 'stream' }).use(auth).get(
     '/devices/stream',
-    ({ principal, request, server }) => {
-      const body = streams.open(principal, request.signal)
+    async ({ principal, request, server }) => {
+      const body = await streams.open(principal, request.signal)
       // the stream is quiet between fixes; the heartbeat, not Bun's idle timer, decides when it is dead
       server?.timeout(request, 0)
       return new Response(body, {

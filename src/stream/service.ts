@@ -15,6 +15,12 @@
  * change, by any process) it reads its devices again before the next fix, so a user taken out of
  * a group stops getting that group's devices and a user put in one starts getting them. A share
  * link's stream ends at the link's expires_at, to the millisecond, and when the link changes.
+ *
+ * The access reads answer with promises, and the pipeline publishes a committed batch in one
+ * synchronous loop: so what a burst publishes is held by each stream, in order, and sent once the
+ * access version read after it (one read a burst, shared by every stream) has answered and, when
+ * it moved, the stream's devices have been read again. Nothing is sent on a scope older than the
+ * burst: a fix never goes to a stream that lost its device before the fix was published.
  */
 import type { Clock } from '../clock'
 import type { DeviceAccess } from '../devices/access'
@@ -22,14 +28,14 @@ import { TooManyRequests, Unavailable } from '../errors'
 import type { LiveAlarm, LiveFix, LivePositions, LiveStatus } from '../ingest/live'
 import { budgetHolder, type Principal } from '../principal'
 import { PERMISSION, requirePermission } from '../share/permissions'
-import type { PositionStore } from '../store/positions'
+import type { PositionReads } from '../store/positions'
 
 export interface LiveStreamDeps {
   /**
    * the newest stored fix, what a stream starts a device with when none is held in memory: read
-   * synchronously as the stream's first frames are written (the one read of this module)
+   * before the stream's first frames (and before a device that came into reach is told of)
    */
-  positions: Pick<PositionStore, 'newestValid'>
+  positions: Pick<PositionReads, 'newestValid'>
   access: DeviceAccess
   live: LivePositions
   clock: Clock
@@ -99,6 +105,15 @@ const MAX_TIMER_MS = 2 ** 31 - 1
 
 const encoder = new TextEncoder()
 
+/** Something the pipeline published, as a stream holds it until it may be sent. */
+type Published = { kind: 'fix'; fix: LiveFix } | { kind: 'alarm'; alarm: LiveAlarm } | { kind: 'status'; status: LiveStatus }
+
+/** What one synchronous burst of the pipeline published, held by a stream until the access version read after it answers. */
+interface Burst {
+  versionAfter: Promise<number>
+  published: Published[]
+}
+
 export function createLiveStreams({
   positions,
   access,
@@ -112,20 +127,34 @@ export function createLiveStreams({
 }: LiveStreamDeps) {
   const openByHolder = new Map<string, number>()
   let openInProcess = 0
-  /** what a stream starts a device with: the fix held in memory, else the newest stored one */
-  function newestFix(deviceKey: number): LiveFix | undefined {
-    const held = live.get(deviceKey)
-    if (held) return held
-    const stored = positions.newestValid(deviceKey)
-    return stored ? { deviceKey, ...stored } : undefined
+  /**
+   * The newest stored fix of each of these devices that has none held in memory: read ahead, so
+   * that what a stream starts a device with (`newestFix`) is decided synchronously.
+   */
+  async function storedNewest(deviceKeys: Iterable<number>): Promise<Map<number, LiveFix>> {
+    const unheld = [...deviceKeys].filter((key) => live.get(key) === undefined)
+    const stored = await Promise.all(unheld.map((key) => positions.newestValid(key)))
+    const found = new Map<number, LiveFix>()
+    unheld.forEach((key, i) => {
+      const fix = stored[i]
+      if (fix) found.set(key, { deviceKey: key, ...fix })
+    })
+    return found
+  }
+  /** what a stream starts a device with: the fix held in memory, else the newest stored one (read ahead) */
+  function newestFix(deviceKey: number, stored: ReadonlyMap<number, LiveFix>): LiveFix | undefined {
+    return live.get(deviceKey) ?? stored.get(deviceKey)
   }
 
   // The pipeline publishes a committed batch in one synchronous loop: the access version is read
-  // once for the whole burst and shared by every open stream, not once per fix per stream.
-  let versionThisTurn: number | null = null
-  function listVersion(): number {
+  // once for the whole burst, after its first publication, and shared by every open stream.
+  let versionThisTurn: Promise<number> | null = null
+  function versionAfterThisTurn(): Promise<number> {
     if (versionThisTurn === null) {
-      versionThisTurn = access.listVersion()
+      const read = access.listVersion()
+      // each stream that holds a burst awaits it; one that closed meanwhile must not leave it unhandled
+      read.catch(() => {})
+      versionThisTurn = read
       queueMicrotask(() => {
         versionThisTurn = null
       })
@@ -135,7 +164,7 @@ export function createLiveStreams({
 
   return {
     /** the event stream for `principal`; it ends when `signal` aborts, or when the share link changes or ends */
-    open(principal: Principal, signal: AbortSignal): ReadableStream<Uint8Array> {
+    async open(principal: Principal, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
       requirePermission(principal, PERMISSION.location)
       const holder = budgetHolder(principal)
       const held = openByHolder.get(holder) ?? 0
@@ -152,15 +181,31 @@ export function createLiveStreams({
         throw new Unavailable(`The server holds as many live streams as it may (${maxStreams}); try again later`, heartbeatMs / 1000)
       }
 
-      const reachable = () => new Map(access.list(principal, { groups: null, limit: ALL_DEVICES, offset: 0 }).map((d) => [d.key, d.id]))
-      // read before the list: a change landing between the two only makes the next fix read it again
-      let scopeVersion = access.listVersion()
-      let idByKey = reachable()
+      // the slot is taken before the reads, so that streams opening together count each other
+      openByHolder.set(holder, held + 1)
+      openInProcess++
+      const release = () => {
+        openInProcess--
+        const left = (openByHolder.get(holder) ?? 1) - 1
+        if (left > 0) openByHolder.set(holder, left)
+        else openByHolder.delete(holder)
+      }
+      const reachable = async () => new Map((await access.list(principal, { groups: null, limit: ALL_DEVICES, offset: 0 })).map((d) => [d.key, d.id]))
+      let scopeVersion: number
+      let idByKey: Map<number, string>
+      let storedAtStart: Map<number, LiveFix>
+      try {
+        // read before the list: a change landing between the two only makes the next burst read it again
+        scopeVersion = await access.listVersion()
+        idByKey = await reachable()
+        storedAtStart = await storedNewest(idByKey.keys())
+      } catch (error) {
+        release()
+        throw error
+      }
       const linkId = principal.kind === 'share' ? principal.linkId : null
       // a link gone since the token resolved has ended: the stream closes at once
       const expiresAt = linkId === null ? null : (linkExpiresAt(linkId) ?? 0)
-      openByHolder.set(holder, held + 1)
-      openInProcess++
       let stop = () => {}
 
       return new ReadableStream<Uint8Array>(
@@ -179,64 +224,95 @@ export function createLiveStreams({
               return `event: fix\ndata: ${JSON.stringify(event)}\n\n`
             }
             const sendEvent = (id: string, fix: LiveFix) => send(fixText(id, fix))
-            /** reads the devices again; one that came into reach starts with its newest fix, as at the start */
-            const rescope = (version: number, publishedKey: number) => {
+            /**
+             * reads the devices again; one that came into reach starts with its newest fix, as at the start,
+             * unless a fix of it is about to go (`publishedKeys`): then it starts with that one
+             */
+            const rescope = async (version: number, publishedKeys: ReadonlySet<number>) => {
               // a link revoked by another process (its creator deleted, by any process) bumps the version too: end now, not at the heartbeat
               if (linkId !== null && !linkActive(linkId)) return close()
               const before = idByKey
-              idByKey = reachable()
+              const after = await reachable()
+              const arrivedKeys = [...after.keys()].filter((key) => !before.has(key) && !publishedKeys.has(key))
+              const stored = await storedNewest(arrivedKeys)
+              if (!open) return
+              idByKey = after
               scopeVersion = version
               // one chunk, as the snapshot at the start
               let arrived = ''
-              for (const [key, id] of idByKey) {
-                const newest = before.has(key) || key === publishedKey ? undefined : newestFix(key)
-                if (newest) arrived += fixText(id, newest)
+              for (const key of arrivedKeys) {
+                const newest = newestFix(key, stored)
+                if (newest) arrived += fixText(after.get(key)!, newest)
               }
               if (arrived) send(arrived)
             }
-            /**
-             * the id of a device this stream may tell of, after following any change of access; undefined: none.
-             * `fixKey`: the device whose fix is about to go (a device just reached then starts with that fix, not its newest).
-             */
-            const reachedId = (deviceKey: number, fixKey: number): string | undefined => {
+
+            const bursts: Burst[] = []
+            let sending = false
+            const hold = (published: Published) => {
+              if (!open) return
+              const versionAfter = versionAfterThisTurn()
+              let burst = bursts[bursts.length - 1]
+              if (burst === undefined || burst.versionAfter !== versionAfter) bursts.push((burst = { versionAfter, published: [] }))
+              burst.published.push(published)
+              if (!sending) void sendHeld()
+            }
+            /** sends the held bursts in order, each on the devices reached as of its version (read again when it moved) */
+            async function sendHeld() {
+              sending = true
               try {
-                const version = listVersion()
-                if (version !== scopeVersion) rescope(version, fixKey)
-                if (!open) return undefined
-              } catch {
-                // access cannot be checked (database busy): end rather than send on stale access; the client reconnects
-                close()
-                return undefined
+                while (open && bursts.length > 0) {
+                  const burst = bursts[0]!
+                  try {
+                    const version = await burst.versionAfter
+                    if (version !== scopeVersion) {
+                      const publishedKeys = new Set<number>()
+                      for (const item of burst.published) if (item.kind === 'fix') publishedKeys.add(item.fix.deviceKey)
+                      await rescope(version, publishedKeys)
+                    }
+                  } catch {
+                    // access cannot be checked (database busy): end rather than send on stale access; the client reconnects
+                    return close()
+                  }
+                  bursts.shift()
+                  for (const item of burst.published) {
+                    if (!open) return
+                    sendPublished(item)
+                  }
+                }
+              } finally {
+                sending = false
               }
-              return idByKey.get(deviceKey)
             }
-            const sendFix = (fix: LiveFix) => {
-              if (!open) return
-              const id = reachedId(fix.deviceKey, fix.deviceKey)
-              if (id !== undefined) sendEvent(id, fix)
-            }
-            const sendAlarm = (alarm: LiveAlarm) => {
-              if (!open) return
-              const id = reachedId(alarm.deviceKey, -1)
-              if (id === undefined) return
-              const event: AlarmEvent = {
-                id,
-                alarm_code: alarm.alarmCode,
-                timestamp: alarm.timestamp,
-                latitude: alarm.latitude,
-                longitude: alarm.longitude,
-                speed: alarm.speed,
-                context: alarm.context,
+            const sendPublished = (item: Published) => {
+              if (item.kind === 'fix') {
+                const id = idByKey.get(item.fix.deviceKey)
+                if (id !== undefined) sendEvent(id, item.fix)
+              } else if (item.kind === 'alarm') {
+                const { alarm } = item
+                const id = idByKey.get(alarm.deviceKey)
+                if (id === undefined) return
+                const event: AlarmEvent = {
+                  id,
+                  alarm_code: alarm.alarmCode,
+                  timestamp: alarm.timestamp,
+                  latitude: alarm.latitude,
+                  longitude: alarm.longitude,
+                  speed: alarm.speed,
+                  context: alarm.context,
+                }
+                send(`event: alarm\ndata: ${JSON.stringify(event)}\n\n`)
+              } else {
+                const { status } = item
+                const id = idByKey.get(status.deviceKey)
+                if (id === undefined) return
+                const event: StatusEvent = { id, attributes: status.attributes, updated_at: new Date(status.updatedAt).toISOString() }
+                send(`event: status\ndata: ${JSON.stringify(event)}\n\n`)
               }
-              send(`event: alarm\ndata: ${JSON.stringify(event)}\n\n`)
             }
-            const sendStatus = (status: LiveStatus) => {
-              if (!open) return
-              const id = reachedId(status.deviceKey, -1)
-              if (id === undefined) return
-              const event: StatusEvent = { id, attributes: status.attributes, updated_at: new Date(status.updatedAt).toISOString() }
-              send(`event: status\ndata: ${JSON.stringify(event)}\n\n`)
-            }
+            const sendFix = (fix: LiveFix) => hold({ kind: 'fix', fix })
+            const sendAlarm = (alarm: LiveAlarm) => hold({ kind: 'alarm', alarm })
+            const sendStatus = (status: LiveStatus) => hold({ kind: 'status', status })
 
             const unsubscribe = live.subscribe(sendFix)
             // a share link's acl is fixed for its token's life (a patch ends the stream): decided once
@@ -258,10 +334,8 @@ export function createLiveStreams({
             function close() {
               if (!open) return
               open = false
-              openInProcess--
-              const left = (openByHolder.get(holder) ?? 1) - 1
-              if (left > 0) openByHolder.set(holder, left)
-              else openByHolder.delete(holder)
+              bursts.length = 0
+              release()
               unsubscribe()
               unsubscribeAlarms()
               unsubscribeStatus()
@@ -283,7 +357,7 @@ export function createLiveStreams({
             // look like a client that fell behind and be cut off before it had read its first fix
             let snapshot = ''
             for (const [key, id] of idByKey) {
-              const fix = newestFix(key)
+              const fix = newestFix(key, storedAtStart)
               if (fix) snapshot += fixText(id, fix)
             }
             if (snapshot) send(snapshot)

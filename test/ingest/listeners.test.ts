@@ -93,6 +93,22 @@ describe('GT06', () => {
     expect(deviceRow(db.database, DEVICES.fresh.id)).toMatchObject({ state: 'off', disconnected_at: START })
   })
 
+  test('the frames of one connection are queued and answered in order, also while identification reads the identity version', async () => {
+    const client = await connectClient(listener.port)
+    client.send(gt06Login(DEVICES.fresh.imei, 1))
+    await client.read(10)
+    // a device changed by this process: the first frame's identification reads the store, the next ones find the device cached
+    pipeline.devicesChanged()
+    const frames = Array.from({ length: 5 }, (_, i) => gt06Status(i + 2))
+    const burst = new Uint8Array(frames.reduce((n, f) => n + f.length, 0))
+    frames.reduce((offset, f) => (burst.set(f, offset), offset + f.length), 0)
+    client.send(burst)
+    const acks = await client.read(10 * frames.length)
+    const serials = Array.from({ length: frames.length }, (_, i) => acks[i * 10 + 5])
+    expect(serials).toEqual([2, 3, 4, 5, 6])
+    client.end()
+  })
+
   test('a frame split across many writes is reassembled', async () => {
     const client = await connectClient(listener.port)
     const login = gt06Login(DEVICES.parked.imei)

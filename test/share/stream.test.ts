@@ -3,6 +3,7 @@ import { loadConfig } from '../../src/config'
 import { LivePositions, type LiveFix, type LiveListener } from '../../src/ingest/live'
 import { MAX_STREAMS_PER_PRINCIPAL } from '../../src/stream/service'
 import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { importNow } from '../support/import'
 import { sseBlocks } from '../support/sse'
 
 /** LivePositions that knows how many subscribers it has, to see streams let go. */
@@ -145,6 +146,19 @@ describe('GET /devices/stream', () => {
     world.database.sqlite.run('INSERT INTO user_groups (user_id, group_id) VALUES (?, ?)', [ids.bob, ids.trucks])
     live.publish(fix(ids.van1, 1764000005))
     expect(fixData(await bob.next())).toMatchObject({ id: ids.truck1, timestamp: 1764000001 })
+    expect(fixData(await bob.next())).toMatchObject({ id: ids.van1, timestamp: 1764000005 })
+    await bob.cancel()
+  })
+
+  test('a device that comes into reach with no fix held in memory starts with its newest stored one', async () => {
+    const yesterday = Math.floor(world.clock.now() / 1000) - 86_400
+    // an imported history: stored, never published
+    importNow(world.database, { positions: [{ device: ids.truck1, timestamp: yesterday, latitude: 45.75, longitude: 4.85, speed: 12.5 }] })
+    const bob = events(await world.call('GET', '/devices/stream', { token: keys.bob }))
+    expect(await bob.next()).toBe('retry: 3000')
+    world.database.sqlite.run('INSERT INTO user_groups (user_id, group_id) VALUES (?, ?)', [ids.bob, ids.trucks])
+    live.publish(fix(ids.van1, 1764000005))
+    expect(fixData(await bob.next())).toMatchObject({ id: ids.truck1, timestamp: yesterday, latitude: 45.75, longitude: 4.85 })
     expect(fixData(await bob.next())).toMatchObject({ id: ids.van1, timestamp: 1764000005 })
     await bob.cancel()
   })

@@ -22,8 +22,8 @@ import { accounts, deviceGroups, devices, events, models, positions, shareLinkDe
 import type { AccessVersions } from '../../../db/postgres/versions'
 import { NotFound } from '../../errors'
 import {
-  type createDeviceAccessReads,
-  type createDeviceIdentityReads,
+  type DeviceAccessReads,
+  type DeviceIdentityReads,
   type DeviceAdminStore,
   type DeviceChangeActor,
   type DeviceIdentifier,
@@ -48,11 +48,8 @@ import { unitOfWork } from './unit'
 type Promised<T extends Record<string, (...args: never[]) => unknown>> = {
   [K in keyof T]: (...args: Parameters<T[K]>) => Promise<ReturnType<T[K]>>
 }
-// the lead switches these to the SQLite module's asynchronous interfaces on merge
-type SyncAccessReads = ReturnType<typeof createDeviceAccessReads>
-type SyncIdentityReads = ReturnType<typeof createDeviceIdentityReads>
-export type PostgresDeviceAccessReads = Promised<SyncAccessReads>
-export type PostgresDeviceIdentityReads = Promised<SyncIdentityReads>
+export type PostgresDeviceAccessReads = DeviceAccessReads
+export type PostgresDeviceIdentityReads = DeviceIdentityReads
 export type PostgresDeviceAdminStore = DeviceAdminStore
 
 /** Where the reads run: the pool or a caller's transaction, and this node's access counters. */

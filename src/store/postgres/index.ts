@@ -9,7 +9,7 @@ import { lazily, type Stores } from '../index'
 import { createPostgresAuditStore } from './audit'
 import { createPostgresCommandStore } from './commands'
 import { createPostgresDatasetStore } from './dataset'
-import { createPostgresDeviceAdminStore, createPostgresUnknownIdentifierStore } from './devices'
+import { createPostgresDeviceAccessReads, createPostgresDeviceAdminStore, createPostgresDeviceIdentityReads, createPostgresUnknownIdentifierStore } from './devices'
 import { createPostgresDeliveryStore, createPostgresNotificationStore } from './notifications'
 import { createPostgresEventReads } from './events'
 import { createPostgresGeofenceCacheReads, createPostgresGeofenceStore } from './geofences'
@@ -42,7 +42,9 @@ export function createPostgresStores(database: PostgresHandle, { clock = systemC
     commands: () => createPostgresCommandStore(database),
     dataset: () => createPostgresDatasetStore(database),
     deliveries: () => createPostgresDeliveryStore(database, { clock }),
+    deviceAccess: () => createPostgresDeviceAccessReads(database),
     deviceAdmin: () => createPostgresDeviceAdminStore(database),
+    deviceIdentity: () => createPostgresDeviceIdentityReads(database),
     events: () => createPostgresEventReads(database),
     geofenceCache: geofenceCacheReads,
     geofences: () => createPostgresGeofenceStore(database, { clock }),

@@ -216,7 +216,7 @@ export function createPostgresIngestStore(database: Pick<PostgresHandle, 'sql'>,
     },
     groupsOf: (deviceKey) => current().groups.get(deviceKey) ?? [],
     enqueue: (delivery) => void current().writes.deliveries.push(delivery),
-    reachOf(user) {
+    reachOfInTransaction(user) {
       const batch = current()
       if (user.role === 'admin') return (key) => batch.devices.get(key)?.account_id === user.accountId
       const reached = batch.reach.get(user.userId)

@@ -45,14 +45,6 @@ const TABLES = {
 } as const
 export type TableName = keyof typeof TABLES
 
-/** Each function of `T`, answering a promise. */
-type Async<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never }
-
-function promised<T extends object>(reads: T): Async<T> {
-  const out = {} as Record<string, unknown>
-  for (const [name, fn] of Object.entries(reads)) out[name] = async (...args: unknown[]) => (fn as (...a: unknown[]) => unknown)(...args)
-  return out as Async<T>
-}
 
 export interface DevicesWorld {
   engine: 'sqlite' | 'postgres'
@@ -80,8 +72,8 @@ export function devicesWorld(opened: Opened): DevicesWorld {
     return {
       engine: 'sqlite',
       admin: createDeviceAdminStore({ db: handle.db }),
-      access: promised(createDeviceAccessReads(handle.db)),
-      identity: promised(createDeviceIdentityReads(handle)),
+      access: createDeviceAccessReads(handle),
+      identity: createDeviceIdentityReads(handle),
       unknown: createUnknownIdentifierStore(handle),
       status: createStatusReads(handle),
       names: createOperatorNameStore(handle),

@@ -4,7 +4,7 @@ import type { DeviceChangeActor, NewDevice } from '../../../src/store/devices'
 import { devicesWorld, type DevicesWorld } from './devices-world'
 import * as pg from '../../../db/postgres/schema'
 import * as lite from '../../../db/schema'
-import { createDeviceAccessReads } from '../../../src/store/devices'
+import { deviceAccessReadsInTransaction, createDeviceAccessReads } from '../../../src/store/devices'
 import { createPostgresDeviceAccessReads } from '../../../src/store/postgres/devices'
 import { engines, type Opened } from './support'
 
@@ -439,7 +439,7 @@ for (const engine of engines('the devices store on PostgreSQL')) {
           expect(() =>
             current.handle.db.transaction((tx) => {
               tx.insert(lite.devices).values(row).run()
-              seen = [createDeviceAccessReads(tx).byId('tx1'), createDeviceAccessReads(tx).devicesOfAccount('a')]
+              seen = [deviceAccessReadsInTransaction(tx).byId('tx1'), deviceAccessReadsInTransaction(tx).devicesOfAccount('a')]
               tx.rollback()
             }),
           ).toThrow('Rollback')
