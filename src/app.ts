@@ -61,8 +61,9 @@ import type { DatabaseHandle } from '../db/client'
 import pkg from '../package.json'
 
 export interface AppDeps {
-  database: DatabaseHandle
-  /** the stores over `database`; default: its SQLite adapters (src/store/index.ts) */
+  /** the SQLite database the app's stores are made over, when `stores` is not given */
+  database?: DatabaseHandle
+  /** the stores (src/store/index.ts: SQLite's, or src/store/postgres/index.ts: PostgreSQL's); default: SQLite's over `database` */
   stores?: Stores
   config?: Config
   clock?: Clock
@@ -112,7 +113,7 @@ export function createApp(deps: AppDeps) {
   const log = deps.log ?? silentLogger
   const live = deps.live ?? new LivePositions()
   const metrics = deps.metrics ?? createServerMetrics()
-  const stores = deps.stores ?? createSqliteStores(deps.database, { clock })
+  const stores = deps.stores ?? createSqliteStores(requireDatabase(deps.database), { clock })
   const maintenance = stores.maintenance
   metrics.bind({ databaseSizes: () => maintenance.fileSizes() })
 
@@ -225,3 +226,8 @@ export function createApp(deps: AppDeps) {
 }
 
 export type App = ReturnType<typeof createApp>
+
+function requireDatabase(database: DatabaseHandle | undefined): DatabaseHandle {
+  if (!database) throw new Error('createApp needs its stores or a database')
+  return database
+}

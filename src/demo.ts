@@ -10,15 +10,13 @@
  * routes, stops and travels look real, and at speed > 1 their timestamps run ahead of the clock
  * (at most the recording's length, well within the one day the pipeline accepts).
  */
-import { openProductDatabase } from './database'
+import { openProduct } from './database'
 // Text imports, so that `bun build --compile` embeds the recordings and `tracker demo` needs no
 // folder. Their sources and terms: test/fixtures/tracks/README.md.
 import bus304Gpx from '../test/fixtures/tracks/bus304_limerick_2019-02-18.gpx' with { type: 'text' }
 import liverpoolCsv from '../test/fixtures/tracks/liverpool_bus_route14_outbound_2026-01-26.csv' with { type: 'text' }
 import type { Config } from './config'
 import { importDataset } from './dataset/service'
-import { createDatasetStore } from './store/dataset'
-import { createPeopleStore } from './store/people'
 import { generateKey } from './keys/service'
 import { hashPassword } from './session/passwords'
 import { devicePortsOf } from './ingest/protocols/ports'
@@ -211,15 +209,15 @@ export async function runDemo(options: DemoOptions): Promise<{ sent: number; ref
   // a new password at every run, like the key: nothing fixed to guess on a demo left running
   const password = Buffer.from(crypto.getRandomValues(new Uint8Array(12))).toString('base64url')
   const passwordHash = await hashPassword(password)
-  const database = openProductDatabase(config.databasePath, { synchronous: config.synchronous })
+  const database = await openProduct(config, { purpose: 'command' })
   const key = generateKey()
   try {
     // the fleet and the run's new key, in one unit of work
-    await importDataset(createDatasetStore(database), demoDataset(tracks, key), { upsert: true })
+    await importDataset(database.stores.dataset, demoDataset(tracks, key), { upsert: true })
     // a new password ends the sessions of the last run
-    await createPeopleStore(database).replaceDemoPassword(DEMO.user, passwordHash)
+    await database.stores.people.replaceDemoPassword(DEMO.user, passwordHash)
   } finally {
-    database.close()
+    await database.close()
   }
 
   const server = await startServer(config)

@@ -6,14 +6,10 @@
  * port is taken now), 2 bad input (usage, an invalid dataset, a bad environment).
  */
 import './production'
-import { ALONE_BUSY_TIMEOUT_MS } from '../db/client'
-import { openProductDatabase } from './database'
-import type { DatabaseHandle } from '../db/client'
+import { DatabaseUnavailable } from '../db/postgres/client'
+import { openProduct, type ProductDatabase } from './database'
 import { type Config, ConfigError, loadConfig } from './config'
 import { DatasetError, importDataset } from './dataset/service'
-import { createDatasetStore } from './store/dataset'
-import { createMaintenanceStore } from './store/maintenance'
-import { createOperatorNameStore } from './store/operator-names'
 import { NotJson, parseJsonFile } from './dataset/json'
 import { DomainError } from './errors'
 import { createLogger } from './log'
@@ -52,7 +48,7 @@ const USAGE = `Usage: tracker <command>
   demo [--speed N] [--exit]  demo fleet: nine real bus recordings (built in) replayed over OsmAnd
                              (N× real time, default 10)
 
-Environment: PORT, HOST, DATABASE_PATH, APP_URL, SHORT_URL_BASE, LOG_LEVEL, … (see README.md)
+Environment: PORT, HOST, DATABASE_PATH or DATABASE_URL (postgres://…), APP_URL, SHORT_URL_BASE, LOG_LEVEL, … (see README.md)
 Device ports (0 turns a listener off): ${PROTOCOLS.map((p) => `${p.portVariable} (${p.title}, default ${p.defaultPort})`).join(', ')}
 API reference: /openapi on the running server; its conventions and choices:
 docs/api-decisions.md`
@@ -83,8 +79,8 @@ const COMMANDS: Record<string, Command> = {
     const document = parseJsonFile(text, file)
     const tty = process.stderr.isTTY
     const started = performance.now()
-    const summary = await withDatabase(config, (database) =>
-      importDataset(createDatasetStore(database), document, {
+    const summary = await withDatabase(config, ({ stores }) =>
+      importDataset(stores.dataset, document, {
         upsert: args.includes('--upsert'),
         onProgress: tty ? (done, total) => process.stderr.write(`\rpositions ${done}/${total}`) : undefined,
       }),
@@ -96,17 +92,22 @@ const COMMANDS: Record<string, Command> = {
   },
 
   async migrate(_args, config) {
-    await withDatabase(config, () => undefined)
-    console.log(`database ${config.databasePath} is migrated`)
+    const where = await withDatabase(config, (database) => database.where)
+    console.log(`database ${where} is migrated`)
     return 0
   },
 
   async backup(args, config) {
     const [file, ...rest] = args
     if (!file || file.startsWith('--') || rest.length) throw new UsageError('backup FILE')
+    if (config.databaseUrl !== null) {
+      // a copy of a PostgreSQL database is PostgreSQL's own tool's to make, consistent while nodes serve
+      console.error('error: backup copies the SQLite file; with DATABASE_URL (PostgreSQL) use pg_dump, e.g. pg_dump --format=custom --file=tracker.dump "$DATABASE_URL" (README: Beyond one machine)')
+      return 2
+    }
     requireDatabaseFile(config.databasePath)
     // the live database as it is: a backup never migrates it
-    const result = await withDatabase(config, (database) => backupDatabase(createMaintenanceStore(database), file), { migrate: false })
+    const result = await withDatabase(config, ({ stores }) => backupDatabase(stores.maintenance, file), { migrate: false })
     console.log(
       `backup of ${config.databasePath} written to ${result.path}: ${result.bytes} bytes, copied in ${Math.round(result.copyMs)} ms, integrity ok (${Math.round(result.checkMs)} ms)`,
     )
@@ -150,7 +151,7 @@ const COMMANDS: Record<string, Command> = {
 /** what the operator's administration commands need from the process */
 function adminContext(config: Config): AdminCommandContext {
   return {
-    withDatabase: (work) => withDatabase(config, (database) => work({ names: createOperatorNameStore(database), database })),
+    withDatabase: (work) => withDatabase(config, ({ stores, sqlite }) => work({ names: stores.operatorNames, stores, sqlite })),
     now: () => Date.now(),
     print: (line) => console.log(line),
     readStdin: () => Bun.stdin.text(),
@@ -162,12 +163,12 @@ const ALIASES: Record<string, string> = { '--version': 'version', '--help': 'hel
  * Opens the database (created and migrated unless told otherwise), runs `work`, closes it. A
  * command runs alone, so it may wait for the server's lock the long way (blocking is harmless here).
  */
-async function withDatabase<T>(config: Config, work: (database: DatabaseHandle) => T | Promise<T>, options: { migrate?: boolean } = {}): Promise<T> {
-  const database = openProductDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: ALONE_BUSY_TIMEOUT_MS, ...options })
+async function withDatabase<T>(config: Config, work: (database: ProductDatabase) => T | Promise<T>, options: { migrate?: boolean } = {}): Promise<T> {
+  const database = await openProduct(config, { purpose: 'command', ...options })
   try {
     return await work(database)
   } finally {
-    database.close()
+    await database.close()
   }
 }
 
@@ -195,6 +196,11 @@ try {
   if (error instanceof DatasetError || error instanceof NotJson || error instanceof ConfigError) {
     console.error(`error: ${error.message}`)
     process.exit(2)
+  }
+  if (error instanceof DatabaseUnavailable) {
+    // one line: the host and the reason, never a stack trace or the password
+    console.error(`error: ${error.message}`)
+    process.exit(1)
   }
   if (error instanceof PortInUse) {
     // serve or demo: another server most likely runs on it; sharing the port would split the requests

@@ -3,10 +3,13 @@
  * and the retention job, started together and stopped together (in the order stop() explains).
  */
 import { readFileSync } from 'node:fs'
-import { SERVER_BUSY_TIMEOUT_MS } from '../db/client'
-import { openProductDatabase } from './database'
+import { openProduct } from './database'
 import { createApp } from './app'
-import { createSqliteStores } from './store'
+import { ensurePartitions, partitionsAhead } from '../db/postgres/partitions'
+import { createLocalLeases, type Leases } from './store/leases'
+import { createPostgresLeases } from './store/postgres/leases'
+import { createNodeSignals, type NodeSignals } from './store/postgres/signals'
+import { relayStoredBatch } from './ingest/relay'
 import type { Clock } from './clock'
 import { systemClock } from './clock'
 import type { Config } from './config'
@@ -47,13 +50,16 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   const devicePorts = devicePortsOf(config.env)
   const log = options.log ?? createLogger(config.logLevel)
   const clock = options.clock ?? systemClock
-  // a short busy timeout: a statement waiting for another process's lock blocks the whole event
-  // loop; writes wait asynchronously instead (store/busy.ts)
-  // the built-in models are brought up to date on the way (src/database.ts)
-  const database = openProductDatabase(config.databasePath, { synchronous: config.synchronous, busyTimeoutMs: SERVER_BUSY_TIMEOUT_MS, nowMs: clock.now() })
-  const stores = createSqliteStores(database, { clock })
+  // SQLite: a short busy timeout (a statement waiting for another process's lock blocks the whole
+  // event loop; writes wait asynchronously instead, store/busy.ts). PostgreSQL: a pool, migrated
+  // under an advisory lock. The built-in models are brought up to date on the way (src/database.ts)
+  const database = await openProduct(config, { purpose: 'server', clock })
+  const { stores } = database
+  // background work runs on one node at a time: advisory locks on PostgreSQL, this process's own on SQLite
+  const leases = database.postgres ? createPostgresLeases(database.postgres.sql) : createLocalLeases()
   const live = new LivePositions()
-  const metrics = createServerMetrics()
+  // several nodes may serve one PostgreSQL database: each labels its samples
+  const metrics = createServerMetrics({ node: database.engine === 'postgres' ? config.nodeName : null })
   const status: ServerStatus = { listening: false, stopping: false }
   // alerts: the rules derive events inside ingest's transaction; the outbox rows written with them
   // are sent by the delivery worker (started below), woken after each commit
@@ -67,8 +73,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   const recentUnknowns = createRecentUnknowns()
   const pipeline = createIngestPipeline({
     alerts: { rules: alertRules, wake: () => notificationDelivery.wake() },
-    database,
-    ingestStore: stores.ingest,
+    stores,
     clock,
     log,
     live,
@@ -86,8 +91,23 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   // no user yet: a one-time setup link (its token in memory only, new at every start until setup is done)
   const firstRun = await createFirstRun(stores.people)
   // one command queue: the API queues into it, the device listeners deliver from it (the app runs its sweep)
-  const commandQueue = createCommandQueue({ commands: stores.commands, clock, live, log, ttlSeconds: config.commandTtl })
-  const app = createApp({ database, stores, config, clock, log, live, metrics, status, firstRun, commandQueue, messaging, onDevicesChanged: () => pipeline.devicesChanged(), recentUnknowns,
+  // many nodes: what is queued here is announced to the node holding the device's session
+  const signals: NodeSignals | null = database.postgres ? createNodeSignals(database.postgres.sql, config.nodeName) : null
+  const commandQueue = createCommandQueue({
+    commands: stores.commands,
+    clock,
+    live,
+    log,
+    ttlSeconds: config.commandTtl,
+    announce: signals ? (deviceKey) => void signals.commandQueued(deviceKey).catch((error: Error) => log.error('announcing a command failed', { error: error.message })) : undefined,
+  })
+  if (signals) {
+    // another node's committed batches reach this node's live streams; its queued commands, this node's sessions
+    signals.onBatch((batch) => relayStoredBatch(batch, { live, forget: pipeline.forget, log }))
+    signals.onCommandQueued((deviceKey) => commandQueue.ready(deviceKey))
+    await signals.start()
+  }
+  const app = createApp({ stores, config, clock, log, live, metrics, status, firstRun, commandQueue, messaging, onDevicesChanged: () => pipeline.devicesChanged(), recentUnknowns,
     onGeofencesChanged: (accountId) => alertRules.geofencesChanged(accountId),
   })
 
@@ -113,7 +133,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
 
   // What is up so far, undone in reverse when a later port cannot be bound: a failed start
   // leaves nothing listening and the database closed.
-  const started: (() => unknown)[] = [() => database.close(), () => pipeline.stop()]
+  const started: (() => unknown)[] = [() => database.close(), () => signals?.close(), () => pipeline.stop()]
   /** every protocol's listener by name, null when its port is 0 (turned off) */
   const listeners = new Map<string, Listener | TcpListener | null>()
   try {
@@ -141,7 +161,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   }
   // said once every port is bound: a start that fails on a device port never claims to serve
   const port = app.server!.port!
-  log.info('serving', { url: `http://${config.host}:${port}`, port, database: config.databasePath, version: pkg.version })
+  log.info('serving', { url: `http://${config.host}:${port}`, port, database: database.where, engine: database.engine, node: config.nodeName, version: pkg.version })
   status.listening = true
   status.listeners = Object.fromEntries([...listeners].map(([name, listener]) => [name, listener ? 'up' : 'off']))
   const addresses = consoleAddresses(config, port)
@@ -173,6 +193,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
   const retention = config.retentionDays
     ? startRetention({
         store: stores.retention,
+        leases,
         maintenance,
         clock,
         log,
@@ -182,6 +203,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
     : null
   // webhooks: the outbox's pending deliveries (a restart carries on with them), then each new one
   notificationDelivery.start()
+  const upkeep = database.postgres ? startNodeUpkeep({ sql: database.postgres.sql, leases, pipeline, clock, log, sweepIntervalMs: Math.min(30_000, (config.offlineAfter * 1000) / 4) }) : null
 
   let stopped = false
   return {
@@ -194,6 +216,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
       stopped = true
       // /ready answers 503 from now on; a retention pass ends after its current batch
       status.stopping = true
+      upkeep?.stop()
       await retention?.stop()
       // attempts under way are cut off and stay pending: sent again (same delivery id) after the restart
       await notificationDelivery.stop()
@@ -211,10 +234,32 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
       // fold the WAL into the database file: a clean file to copy, a fast next start (not when
       // another process holds it: then it stays for the next start)
       await maintenance.truncateLog().catch(() => undefined)
-      database.close()
+      await signals?.close()
+      await database.close()
       log.info('stopped')
     },
   }
+}
+
+/** how often a node tries to take the month partitions' upkeep */
+const PARTITION_UPKEEP_MS = 60 * 60_000
+
+/**
+ * The background work of many nodes on one PostgreSQL, each job under a lease (one node at a
+ * time): the month partitions of positions made ahead (this month and the next two), and the
+ * devices a dead node left connected disconnected once quiet for OFFLINE_AFTER.
+ */
+function startNodeUpkeep(options: { sql: import('postgres').Sql; leases: Leases; pipeline: IngestPipeline; clock: Clock; log: Logger; sweepIntervalMs: number }): { stop(): void } {
+  const { sql, leases, pipeline, clock, log } = options
+  const partitions = () =>
+    leases
+      .run('partitions', () => ensurePartitions(sql, partitionsAhead(clock.now())))
+      .catch((error: Error) => log.error('partition upkeep failed', { error: error.message }))
+  const sweep = () => leases.run('offline-sweep', () => pipeline.sweepStored()).catch((error: Error) => log.error('stored offline sweep failed', { error: error.message }))
+  void partitions()
+  const timers = [setInterval(partitions, PARTITION_UPKEEP_MS), setInterval(sweep, options.sweepIntervalMs)]
+  for (const timer of timers) timer.unref?.()
+  return { stop: () => timers.forEach((timer) => clearInterval(timer)) }
 }
 
 /** A port this server needs is bound by another process (another server, most likely). */

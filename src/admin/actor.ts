@@ -3,14 +3,13 @@
  * clock, the access function, and who acts. Each change is one unit of work of a store, with its
  * audit row; the stores wait for another process's write lock themselves (store/busy.ts).
  */
-import type { DatabaseHandle } from '../../db/client'
 import type { Clock } from '../clock'
 import { createDeviceAccess, type DeviceAccess } from '../devices/access'
 import { Invalid, NotFound, type FieldError } from '../errors'
 import type { KeyUsage } from '../keys/service'
 import type { UserPrincipal } from '../principal'
-import { createDeviceAccessReads } from '../store/devices'
-import { createKeyStore, type KeyStore } from '../store/keys'
+import type { Stores } from '../store'
+import type { KeyStore } from '../store/keys'
 import { CLI_ACTOR } from '../store/audit'
 import { MAX_NAME_LENGTH } from './model'
 
@@ -24,9 +23,9 @@ export interface AdminDeps {
   keys: KeyStore
 }
 
-/** Deps for a process of its own (the command line): the access function and the key store over the database. */
-export function adminDeps(database: DatabaseHandle, clock: Clock = { now: () => Date.now() }): AdminDeps {
-  return { clock, access: createDeviceAccess(createDeviceAccessReads(database)), keys: createKeyStore(database, { clock }) }
+/** Deps for a process of its own (the command line): the access function and the key store of its stores. */
+export function adminDeps(stores: Pick<Stores, 'deviceAccess' | 'keys'>, clock: Clock = { now: () => Date.now() }): AdminDeps {
+  return { clock, access: createDeviceAccess(stores.deviceAccess), keys: stores.keys }
 }
 
 /** Who makes a change, within which account: what the audit log records, and what they may do. */

@@ -9,7 +9,7 @@ import type { DatabaseHandle } from '../../db/client'
 import { createAccount } from '../admin/accounts'
 import { CLI_ACTOR } from '../store/audit'
 import { createDeviceAdmin } from '../devices/admin-service'
-import { createDeviceAdminStore } from '../store/devices'
+import type { Stores } from '../store'
 import { adminDeps, operator } from '../admin/actor'
 import { createKey, keyOwner, listKeys, revokeKey } from '../admin/keys'
 import { createUser, hashPassword, listUsers, type PeopleDeps, setPassword } from '../admin/users'
@@ -42,8 +42,10 @@ export function parseOptions<O extends Options>(args: string[], options: O, requ
 export interface CommandStores {
   /** names to rows, and the lists the commands print */
   names: OperatorNameStore
-  /** for the modules that still take the connection itself (admin, devices, keys, session), as they are */
-  database: DatabaseHandle
+  /** every store, made for a process alone on the database (either engine) */
+  stores: Stores
+  /** SQLite's handle, for `init`'s wait out of another process's lock; null on PostgreSQL */
+  sqlite: DatabaseHandle | null
 }
 
 export interface AdminCommandContext {
@@ -81,11 +83,11 @@ async function groupIds(names: OperatorNameStore, accountId: string, given: stri
  * in SQLite's busy timeout, as every command's does (`retry`: also after it, up to the 5 s deadline,
  * as `init` always has, sharing the setup page's unit of work).
  */
-function peopleOf(database: DatabaseHandle, clock: { now(): number }, retry = false): PeopleStore {
-  return createPeopleStore(database, { clock, retryWhileBusy: retry })
+function peopleOf(opened: CommandStores, clock: { now(): number }, retry = false): PeopleStore {
+  return retry && opened.sqlite ? createPeopleStore(opened.sqlite, { clock, retryWhileBusy: true }) : opened.stores.people
 }
 
-const peopleDeps = (database: DatabaseHandle, clock: { now(): number }): PeopleDeps => ({ people: peopleOf(database, clock), clock })
+const peopleDeps = (opened: CommandStores, clock: { now(): number }): PeopleDeps => ({ people: peopleOf(opened, clock), clock })
 
 export const adminCommands = {
   model: modelCommand,
@@ -94,7 +96,7 @@ export const adminCommands = {
     const [, rest] = subcommand(args, ['create'], 'account create --name NAME')
     const { values, positionals } = parseOptions(rest, { name: { type: 'string' } }, ['name'])
     if (positionals.length) throw new ArgumentError(`unexpected argument ${positionals[0]}`)
-    const account = await context.withDatabase(({ database }) => createAccount(peopleOf(database, { now: context.now }), { name: values.name! }, CLI_ACTOR, context.now()))
+    const account = await context.withDatabase((opened) => createAccount(peopleOf(opened, { now: context.now }), { name: values.name! }, CLI_ACTOR, context.now()))
     context.print(`created account ${account.name} (${account.id})`)
     return 0
   },
@@ -117,12 +119,12 @@ export const adminCommands = {
     )
     if (positionals.length) throw new ArgumentError(`unexpected argument ${positionals[0]}`)
     if (values.imei === undefined && values.serial === undefined) throw new ArgumentError('--imei or --serial is required: it is how the device is recognised when it reports')
-    const device = await context.withDatabase(async ({ names, database }) => {
+    const device = await context.withDatabase(async ({ names, stores }) => {
       const account = await resolveAccount(names, values.account!)
       // without --model: the built-in model of the protocol it first reports on
       const model = values.model === undefined ? undefined : await resolveModel(names, values.model, '--model', account.id)
       const groups = await groupIds(names, account.id, values.groups)
-      const admin = createDeviceAdmin({ store: createDeviceAdminStore(database, { retryWhileBusy: false }), clock: { now: context.now } })
+      const admin = createDeviceAdmin({ store: stores.deviceAdmin, clock: { now: context.now } })
       const alias = values.alias ?? values.imei ?? values.serial!
       return admin.createDevice({ alias, model: model?.id, groups, imei: values.imei, serial: values.serial }, account.id, CLI_ACTOR)
     })
@@ -136,8 +138,9 @@ export const adminCommands = {
     const clock = { now: context.now }
     if (name === 'list') {
       const { values } = parseOptions(rest, { account: { type: 'string' } })
-      const rows = await context.withDatabase(async ({ names, database }) => {
-        const deps = peopleDeps(database, clock)
+      const rows = await context.withDatabase(async (opened) => {
+        const { names } = opened
+        const deps = peopleDeps(opened, clock)
         const ids = values.account === undefined ? await names.accountsWithUsers() : [(await resolveAccount(names, values.account)).id]
         const accountNames = await names.accountNames()
         const rows = []
@@ -157,7 +160,7 @@ export const adminCommands = {
       // the name is checked before the password is read: a typo fails at once
       const user = await context.withDatabase(({ names }) => resolveUser(names, positionals[0]!, 'user'))
       const password = await hashPassword(await passwordFrom(context), 'password (standard input)')
-      await context.withDatabase(({ database }) => setPassword(peopleDeps(database, clock), operator(user.accountId), user.id, password))
+      await context.withDatabase((opened) => setPassword(peopleDeps(opened, clock), operator(user.accountId), user.id, password))
       context.print(`password changed for ${user.name} (${user.id}); their sessions are ended`)
       return 0
     }
@@ -170,10 +173,11 @@ export const adminCommands = {
     const role = values.role ?? 'member'
     if (!(ROLES as readonly string[]).includes(role)) throw new ArgumentError(`--role must be admin or member, got "${role}"`)
     const password = values['password-stdin'] ? await hashPassword(await passwordFrom(context), 'password (standard input)') : undefined
-    const user = await context.withDatabase(async ({ names, database }) => {
+    const user = await context.withDatabase(async (opened) => {
+      const { names } = opened
       const account = await resolveAccount(names, values.account!)
       const groups = await groupIds(names, account.id, values.groups)
-      return createUser(peopleDeps(database, clock), operator(account.id), { name: values.name!, role: role as (typeof ROLES)[number], groups, password })
+      return createUser(peopleDeps(opened, clock), operator(account.id), { name: values.name!, role: role as (typeof ROLES)[number], groups, password })
     })
     context.print(`created ${user.role} ${user.name} (${user.id})${password ? '' : '; no password yet: `user passwd` sets one'}`)
     return 0
@@ -186,8 +190,8 @@ export const adminCommands = {
       const { positionals } = parseOptions(rest, {})
       if (positionals.length !== 1) throw new ArgumentError('key revoke ID: give the key\'s id (key list shows it)')
       const keyId = positionals[0]!
-      await context.withDatabase(async ({ database }) => {
-        const deps = adminDeps(database, clock)
+      await context.withDatabase(async ({ stores }) => {
+        const deps = adminDeps(stores, clock)
         const owner = await keyOwner(deps.keys, keyId)
         if (owner === null) throw new ArgumentError(`no key with id "${keyId}"`)
         await revokeKey(deps, operator(owner.accountId), owner.userId, keyId)
@@ -198,16 +202,16 @@ export const adminCommands = {
     const { values, positionals } = parseOptions(rest, { user: { type: 'string' }, name: { type: 'string' } }, ['user'])
     if (positionals.length) throw new ArgumentError(`unexpected argument ${positionals[0]}`)
     if (name === 'list') {
-      const keys = await context.withDatabase(async ({ names, database }) => {
+      const keys = await context.withDatabase(async ({ names, stores }) => {
         const user = await resolveUser(names, values.user!)
-        return listKeys(adminDeps(database, clock), operator(user.accountId), user.id)
+        return listKeys(adminDeps(stores, clock), operator(user.accountId), user.id)
       })
       for (const key of keys) context.print([key.id, key.name || '-', key.created_at, key.last_used_at ?? 'never used', key.expires_at ?? 'no expiry'].join('\t'))
       return 0
     }
-    const created = await context.withDatabase(async ({ names, database }) => {
+    const created = await context.withDatabase(async ({ names, stores }) => {
       const user = await resolveUser(names, values.user!)
-      return createKey(adminDeps(database, clock), operator(user.accountId), user.id, { name: values.name })
+      return createKey(adminDeps(stores, clock), operator(user.accountId), user.id, { name: values.name })
     })
     // the secret alone on standard output, so that KEY=$(tracker key create …) works
     context.print(created.key)
@@ -224,8 +228,8 @@ export const adminCommands = {
       if (!(await file.exists())) throw new ArgumentError(`--password-file: no file ${values['password-file']}`)
       password = (await file.text()).replace(/\r?\n$/, '')
     } else password = await passwordFrom(context)
-    const admin = await context.withDatabase(({ database }) =>
-      setupFirstAccount(peopleOf(database, { now: context.now }, true), { account: values.account!, name: values.admin!, password }, { now: context.now }, { actor: CLI_ACTOR }),
+    const admin = await context.withDatabase((opened) =>
+      setupFirstAccount(peopleOf(opened, { now: context.now }, true), { account: values.account!, name: values.admin!, password }, { now: context.now }, { actor: CLI_ACTOR }),
     )
     context.print(`created account ${admin.account.name} (${admin.account.id}) and its admin ${admin.name} (${admin.id}); sign in at the console`)
     return 0

@@ -17,13 +17,12 @@
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { TSchema } from '@sinclair/typebox'
-import type { DatabaseHandle } from '../../db/client'
+import type { Stores } from '../store'
 import { createModelAdmin, type ModelActor } from '../admin/models'
 import { CreateModelBody, UpdateModelBody } from '../admin/models-model'
 import { BUILTIN_MODEL_IDS } from '../commands/catalogue'
 import { plainMessage } from '../dataset/model'
 import { registerFormats } from '../formats'
-import { createModelStore } from '../store/models'
 import type { AdminCommandContext } from './admin'
 import { parseOptions } from './admin'
 import { ArgumentError, resolveAccount, resolveModel } from './resolve'
@@ -77,15 +76,15 @@ export async function modelCommand(args: string[], context: AdminCommandContext)
   }
   const clock = { now: context.now }
   // alone on the database: a write waits for another process's lock for the busy timeout, as every command does
-  const modelAdmin = (database: DatabaseHandle) => createModelAdmin({ models: createModelStore(database, { clock, retryWhileBusy: false }), clock })
+  const modelAdmin = (stores: Stores) => createModelAdmin({ models: stores.models, clock })
 
   if (name === 'list') {
     const { values, positionals } = parseOptions(rest, { account: { type: 'string' } })
     noPositionals(positionals)
-    const rows = await context.withDatabase(async ({ names: lookup, database }) => {
+    const rows = await context.withDatabase(async ({ names: lookup, stores }) => {
       const account = values.account === undefined ? null : (await resolveAccount(lookup, values.account)).id
       const names = await lookup.accountNames()
-      return (await modelAdmin(database).listModels(account, { limit: 100_000, offset: 0 })).map((model) => ({ ...model, owner: model.account === null ? (BUILTIN_MODEL_IDS.has(model.id) ? 'built-in' : 'server-wide') : `account ${names.get(model.account) ?? model.account}` }))
+      return (await modelAdmin(stores).listModels(account, { limit: 100_000, offset: 0 })).map((model) => ({ ...model, owner: model.account === null ? (BUILTIN_MODEL_IDS.has(model.id) ? 'built-in' : 'server-wide') : `account ${names.get(model.account) ?? model.account}` }))
     })
     for (const model of rows) context.print([model.id, model.name, model.protocol ?? '-', model.owner, `${model.commands.length} commands`].join('\t'))
     return 0
@@ -94,7 +93,7 @@ export async function modelCommand(args: string[], context: AdminCommandContext)
   if (name === 'show') {
     const { positionals } = parseOptions(rest, {})
     const given = oneModel(positionals, 'model show M')
-    const model = await context.withDatabase(async ({ names, database }) => modelAdmin(database).getModel((await resolveModel(names, given, 'model')).id, null))
+    const model = await context.withDatabase(async ({ names, stores }) => modelAdmin(stores).getModel((await resolveModel(names, given, 'model')).id, null))
     context.print(JSON.stringify({ name: model.name, protocol: model.protocol, commands: model.commands }, null, 2))
     return 0
   }
@@ -112,9 +111,9 @@ export async function modelCommand(args: string[], context: AdminCommandContext)
       { name: values.name, ...(values.protocol === undefined ? {} : { protocol: values.protocol }), ...(commands === undefined ? {} : { commands }) },
       values.commands === undefined ? '--name' : '--commands',
     )
-    const model = await context.withDatabase(async ({ names, database }) => {
+    const model = await context.withDatabase(async ({ names, stores }) => {
       const account = values.account === undefined ? null : await resolveAccount(names, values.account)
-      return { ...(await modelAdmin(database).createModel(body, OPERATOR, account?.id ?? null)), owner: account ? `of account ${account.name}` : 'server-wide' }
+      return { ...(await modelAdmin(stores).createModel(body, OPERATOR, account?.id ?? null)), owner: account ? `of account ${account.name}` : 'server-wide' }
     })
     context.print(`added model ${model.name} (${model.id}), ${model.owner}, with ${model.commands.length} commands`)
     return 0
@@ -124,16 +123,16 @@ export async function modelCommand(args: string[], context: AdminCommandContext)
     const { values, positionals } = parseOptions(rest, { file: { type: 'string' } }, ['file'])
     const given = oneModel(positionals, 'model update M --file FILE')
     const body = checked<typeof UpdateModelBody.static>(updateBody, await readJson(values.file!, '--file'), '--file')
-    const model = await context.withDatabase(async ({ names, database }) => modelAdmin(database).updateModel((await resolveModel(names, given, 'model')).id, body, OPERATOR))
+    const model = await context.withDatabase(async ({ names, stores }) => modelAdmin(stores).updateModel((await resolveModel(names, given, 'model')).id, body, OPERATOR))
     context.print(`changed model ${model.name} (${model.id}); devices using it send its commands as they are now`)
     return 0
   }
 
   const { positionals } = parseOptions(rest, {})
   const given = oneModel(positionals, 'model delete M')
-  const deleted = await context.withDatabase(async ({ names, database }) => {
+  const deleted = await context.withDatabase(async ({ names, stores }) => {
     const model = await resolveModel(names, given, 'model')
-    await modelAdmin(database).deleteModel(model.id, OPERATOR)
+    await modelAdmin(stores).deleteModel(model.id, OPERATOR)
     return model
   })
   context.print(`deleted model ${deleted.name} (${deleted.id})`)

@@ -156,6 +156,12 @@ export interface CommandQueueDeps {
   /** COMMAND_TTL: seconds a command may wait to be sent */
   ttlSeconds?: number
   sweepIntervalMs?: number
+  /**
+   * Told of each command queued, after this process's own delivery side: many nodes on one
+   * PostgreSQL announce it to every node (src/store/postgres/signals.ts), and the node holding the
+   * device's session calls `ready` with it.
+   */
+  announce?: (deviceKey: number) => void
 }
 
 export type ReadyListener = (deviceKey: number) => void
@@ -266,6 +272,9 @@ export function createCommandQueue(deps: CommandQueueDeps) {
   return {
     ttlSeconds: ttlMs / 1000,
 
+    /** A command may go to the device now (queued through another node): its session here, if any, delivers. */
+    ready: notify,
+
     /** Stores a command to send (before the API answers 202) and tells the delivery side at once. */
     async enqueue(input: NewSentCommand): Promise<SentCommandBody> {
       const now = clock.now()
@@ -283,6 +292,7 @@ export function createCommandQueue(deps: CommandQueueDeps) {
       })
       log.info('command queued', { id: row.id, device: input.deviceKey, command: input.commandId })
       notify(input.deviceKey)
+      deps.announce?.(input.deviceKey)
       return toBody(row)
     },
 

@@ -38,7 +38,7 @@ import type { AlertRules, AlertRulesBatch, DerivedEvent, RuleFix } from '../aler
 import type { Clock } from '../clock'
 import { DomainError } from '../errors'
 import type { Logger } from '../log'
-import { createDeviceIdentityReads } from '../store/devices'
+import { createDeviceIdentityReads, type DeviceIdentityReads } from '../store/devices'
 import { encodeEvent, type EncodedEvent } from '../store/events'
 import { type ConnectedDevice, createIngestStore, type IngestStore, type IngestTouches, type IngestUnit } from '../store/ingest'
 import { decodeCoordinate, encodePosition, type EncodedPosition } from '../store/positions'
@@ -79,10 +79,10 @@ export interface DeviceSession {
 }
 
 export interface PipelineOptions {
-  /** the database its stores are made on (src/store/ingest.ts, the devices store's identification reads) */
-  database: Pick<DatabaseHandle, 'sqlite'>
-  /** the group commit's store; default: src/store/ingest.ts's SQLite adapter over `database` */
-  ingestStore?: IngestStore
+  /** the SQLite database its stores are made on, when `stores` is not given */
+  database?: Pick<DatabaseHandle, 'sqlite'>
+  /** its stores: the group commit's and identification's reads (either engine's; default: SQLite's over `database`) */
+  stores?: { ingest: IngestStore; deviceIdentity: DeviceIdentityReads }
   clock: Clock
   log: Logger
   live: LivePositions
@@ -254,13 +254,13 @@ export function createIngestPipeline(options: PipelineOptions) {
   const maxBatchDelayMs = options.maxBatchDelayMs ?? 0
   const maxFixAgeDays = options.maxFixAgeDays ?? DEFAULT_MAX_FIX_AGE_DAYS
   const identifier = createDeviceIdentifier({
-    reads: createDeviceIdentityReads(options.database),
+    reads: options.stores?.deviceIdentity ?? createDeviceIdentityReads(sqliteOf(options)),
     clock,
     log,
     limits: options.unknownIdentifiers,
     recentUnknowns: options.recentUnknowns,
   })
-  const store = options.ingestStore ?? createIngestStore(options.database)
+  const store = options.stores?.ingest ?? createIngestStore(sqliteOf(options))
   const alerts = options.alerts ?? null
 
   // --- in-memory state ---
@@ -758,3 +758,8 @@ export function createIngestPipeline(options: PipelineOptions) {
 }
 
 export type IngestPipeline = ReturnType<typeof createIngestPipeline>
+
+function sqliteOf(options: PipelineOptions): Pick<DatabaseHandle, 'sqlite'> {
+  if (!options.database) throw new Error('the ingest pipeline needs its stores or a database')
+  return options.database
+}

@@ -15,6 +15,7 @@
  *
  * The cutoff comes from the injected clock; the pass schedule is real time.
  */
+import type { Leases } from '../store/leases'
 import type { Clock } from '../clock'
 import type { Logger } from '../log'
 import type { MaintenanceStore } from '../store/maintenance'
@@ -41,6 +42,8 @@ export interface RetentionOptions {
   firstDelayMs?: number
   intervalMs?: number
   onDeleted?: (table: RetainedTable, rows: number) => void
+  /** many nodes on one database: a scheduled pass runs on one node at a time (default: always runs) */
+  leases?: Leases
 }
 
 export interface RetentionPass {
@@ -127,7 +130,7 @@ export function startRetention(options: RetentionOptions): Retention {
     if (stopped) return
     timer = setTimeout(async () => {
       try {
-        await runOnce()
+        await (options.leases ? options.leases.run('retention', runOnce) : runOnce())
       } catch (error) {
         log.error('retention pass failed', { error: (error as Error).message })
       }

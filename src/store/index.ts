@@ -65,6 +65,11 @@ export interface Stores {
 export interface StoreOptions {
   /** the clock of write deadlines, retention's cutoffs and audit times (default: the system's) */
   clock?: Clock
+  /**
+   * A process alone on the database (the command line): writes run at once within SQLite's own
+   * busy timeout, instead of waiting for another process's lock asynchronously.
+   */
+  alone?: boolean
 }
 
 /** An object whose properties are made on first read, then kept. */
@@ -80,7 +85,8 @@ export function lazily<T extends object>(makers: { [K in keyof T]: () => T[K] })
   return target
 }
 
-export function createSqliteStores(database: DatabaseHandle, { clock = systemClock }: StoreOptions = {}): Stores {
+export function createSqliteStores(database: DatabaseHandle, { clock = systemClock, alone = false }: StoreOptions = {}): Stores {
+  const retryWhileBusy = !alone
   return lazily<Stores>({
     engine: () => 'sqlite',
     audit: () => createAuditStore(database),
@@ -88,7 +94,7 @@ export function createSqliteStores(database: DatabaseHandle, { clock = systemClo
     dataset: () => createDatasetStore(database),
     deliveries: () => createDeliveryStore(database, { clock }),
     deviceAccess: () => createDeviceAccessReads(database),
-    deviceAdmin: () => createDeviceAdminStore(database, { clock }),
+    deviceAdmin: () => createDeviceAdminStore(database, { clock, retryWhileBusy }),
     deviceIdentity: () => createDeviceIdentityReads(database),
     events: () => createEventReads(database),
     geofenceCache: () => createGeofenceCacheReads(database),
@@ -96,10 +102,10 @@ export function createSqliteStores(database: DatabaseHandle, { clock = systemClo
     ingest: () => createIngestStore(database),
     keys: () => createKeyStore(database, { clock }),
     maintenance: () => createMaintenanceStore(database),
-    models: () => createModelStore(database, { clock }),
+    models: () => createModelStore(database, { clock, retryWhileBusy }),
     notifications: () => createNotificationStore(database, { clock }),
     operatorNames: () => createOperatorNameStore(database),
-    people: () => createPeopleStore(database, { clock }),
+    people: () => createPeopleStore(database, { clock, retryWhileBusy }),
     positions: () => createPositionReads(database),
     retention: () => createRetentionStore(database, clock),
     ruleStates: () => createRuleStateStore(database),

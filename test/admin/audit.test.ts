@@ -8,6 +8,7 @@ import { createKey } from '../../src/admin/keys'
 import { createUser, hashPassword, setPassword } from '../../src/admin/users'
 import { peopleOf } from '../session/support'
 import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { createSqliteStores } from '../../src/store'
 
 let world: World
 beforeEach(() => {
@@ -87,7 +88,7 @@ describe('GET /audit', () => {
   })
 
   test('the services called from the command line record actor "cli" and no request id', async () => {
-    const deps = adminDeps(world.database, world.clock)
+    const deps = adminDeps(createSqliteStores(world.database, { clock: world.clock }), world.clock)
     const people = { people: peopleOf(world), clock: world.clock }
     const user = await createUser(people, operator(ids.acme), { name: 'ops', role: 'admin', groups: [ids.trucks] })
     await setPassword(people, operator(ids.acme), user.id, await hashPassword('operator-secret'))
