@@ -12,6 +12,7 @@ const benches: Record<string, string> = {
   history: './history.ts',
   signin: './signin.ts',
   ingest: './ingest.ts',
+  'pg-drivers': './pg-drivers.ts',
   versions: './versions.ts',
 }
 
