@@ -125,6 +125,7 @@ async function arrival(what: string, sinceMs: number, probe: () => Promise<boole
 /** asserts that `what` was seen before 1 s had passed */
 async function within1s(what: string, sinceMs: number, probe: () => Promise<boolean>): Promise<void> {
   const elapsedMs = await arrival(what, sinceMs, probe)
+  if (process.env.NODES_TIMINGS) console.log(`${what}: ${elapsedMs.toFixed(0)} ms`)
   expect({ what, inTime: elapsedMs <= TRAVEL_MS }).toEqual({ what, inTime: true })
 }
 
@@ -256,5 +257,48 @@ describe.skipIf(!enabled)('many nodes on one PostgreSQL', () => {
     })
     await stream.cancel()
     client.end()
+  })
+
+  /** the change made on node A refuses `request` on A at once, and on B within 1 s */
+  async function refusedEverywhere(what: string, request: (node: Node) => Promise<Response>, before: number, after: number, change: () => Promise<void>): Promise<void> {
+    expect([await statusOf(request(a)), await statusOf(request(b))]).toEqual([before, before]) // both nodes have it cached
+    await change()
+    const since = performance.now()
+    expect({ what, onA: await statusOf(request(a)) }).toEqual({ what, onA: after })
+    await within1s(`${what} on node B`, since, async () => (await statusOf(request(b))) === after)
+  }
+
+  test('access changes made on node A are refused there on the very next request, and on node B within 1 s', async () => {
+    // a revoked key
+    const key = await ok<{ id: string; key: string }>(a.call('POST', `/users/${ids.bob}/keys`, { token: keys.dana, body: { name: 'nodes' } }), 201)
+    await refusedEverywhere('a revoked key', (node) => node.call('GET', '/devices', { token: key.key }), 200, 401, async () => {
+      await ok(a.call('DELETE', `/users/${ids.bob}/keys/${key.id}`, { token: keys.dana }), 204)
+    })
+
+    // an ended session
+    const person = await ok<{ id: string }>(a.call('POST', '/users', { token: keys.dana, body: { name: 'frank', password: 'frank-password-1', groups: [ids.trucks] } }), 201)
+    const signIn = await a.call('POST', '/session', { body: { name: 'frank', password: 'frank-password-1' } })
+    expect(signIn.status).toBe(200)
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!
+    await refusedEverywhere('an ended session', (node) => node.call('GET', `/devices/${ids.truck1}`, { cookie }), 200, 401, async () => {
+      await ok(a.call('DELETE', '/session', { cookie }), 204)
+    })
+
+    // a revoked share link
+    const link = await ok<{ id: string; token: string }>(a.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1], ttl: 3600 } }))
+    await refusedEverywhere('a revoked share link', (node) => node.call('GET', `/devices/${ids.truck1}`, { token: link.token }), 200, 401, async () => {
+      await ok(a.call('DELETE', `/devices/share/${link.id}`, { token: keys.alice }), 204)
+    })
+
+    // a user removed from a group: bob reaches truck2 through vans only
+    await refusedEverywhere('a user removed from a group', (node) => node.call('GET', `/devices/${ids.truck2}`, { token: keys.bob }), 200, 404, async () => {
+      await ok(a.call('PATCH', `/groups/${ids.vans}`, { token: keys.dana, body: { users: [ids.alice] } }))
+    })
+
+    // a device deleted
+    await refusedEverywhere('a deleted device', (node) => node.call('GET', `/devices/${ids.unlinked}`, { token: keys.alice }), 200, 404, async () => {
+      await ok(a.call('DELETE', `/devices/${ids.unlinked}`, { token: keys.dana }), 204)
+    })
+    expect(person.id).toBeString()
   })
 })
