@@ -301,4 +301,42 @@ describe.skipIf(!enabled)('many nodes on one PostgreSQL', () => {
     })
     expect(person.id).toBeString()
   })
+
+  /** a command queued (through node A) for a device connected nowhere: the kill -9 test hands it to node B */
+  let waitingCommand: string
+
+  test('a command sent through node B goes out on the session node A holds within 1 s; its answer is recorded once and shows on both; a device connected nowhere keeps its command queued', async () => {
+    const device = await gt06Session(a, IMEI.truck1)
+    const sent = await ok<{ id: string; status: string }>(b.call('POST', `/devices/${ids.truck1}/commands/${commands.relay}`, { token: keys.alice, body: {} }), 202)
+    const since = performance.now()
+    const frame = await readGt06Frame(device, 3000)
+    expect(performance.now() - since).toBeLessThanOrEqual(TRAVEL_MS)
+    expect(frame[3]).toBe(0x80)
+    const flag = new DataView(frame.buffer).getUint32(5)
+    expect(new TextDecoder().decode(frame.slice(9, 9 + 'RELAY,1#'.length))).toBe('RELAY,1#')
+
+    const queued = await ok<{ id: string; status: string }>(a.call('POST', `/devices/${ids.truck2}/commands/${commands.relay}`, { token: keys.alice, body: {} }), 202)
+    waitingCommand = queued.id
+
+    device.send(gt06Answer('Cut off the fuel supply: Success!', flag))
+    const answered = Date.now()
+    for (const node of [a, b]) {
+      await arrival(`the answer on ${node.name}`, performance.now(), async () => {
+        const shown = await ok<{ status: string }>(node.call('GET', `/devices/${ids.truck1}/commands/sent/${sent.id}`, { token: keys.alice }))
+        return shown.status === 'answered'
+      })
+    }
+    const shownA = await ok(a.call('GET', `/devices/${ids.truck1}/commands/sent/${sent.id}`, { token: keys.alice }))
+    expect(shownA).toMatchObject({ status: 'answered', response: 'Cut off the fuel supply: Success!' })
+    expect(await ok(b.call('GET', `/devices/${ids.truck1}/commands/sent/${sent.id}`, { token: keys.alice }))).toEqual(shownA)
+    expect(Date.parse(shownA.answered_at)).toBeLessThanOrEqual(answered + 1000)
+    for (const node of [a, b]) {
+      const events = await ok<{ alarm_code: string; context: { id?: string } }[]>(node.call('GET', `/devices/${ids.truck1}/events?from=${nowSeconds() - 600}&to=${nowSeconds() + 60}`, { token: keys.alice }))
+      expect(events.filter((event) => event.alarm_code === 'command_answered' && event.context.id === sent.id)).toHaveLength(1)
+    }
+    // the device connected nowhere: its command waits on both nodes
+    for (const node of [a, b]) {
+      expect(await ok(node.call('GET', `/devices/${ids.truck2}/commands/sent/${queued.id}`, { token: keys.alice }))).toMatchObject({ status: 'queued', sent_at: null })
+    }
+  })
 })
