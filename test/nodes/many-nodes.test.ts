@@ -339,4 +339,37 @@ describe.skipIf(!enabled)('many nodes on one PostgreSQL', () => {
       expect(await ok(node.call('GET', `/devices/${ids.truck2}/commands/sent/${queued.id}`, { token: keys.alice }))).toMatchObject({ status: 'queued', sent_at: null })
     }
   })
+
+  test('alerts are decided once: a fix ingested on node A derives its geofence entry once, and the webhook receives its delivery once', async () => {
+    // made on node B, used by node A's ingest: once the change had its 1 s to travel
+    const geofence = await ok<{ id: string }>(b.call('POST', '/geofences', { token: keys.dana, body: { name: 'Depot', area: { type: 'Circle', center: [48.2, 11.6], radius: 1000 } } }), 201)
+    const channel = await ok<{ id: string }>(
+      b.call('POST', '/notifications', { token: keys.dana, body: { name: 'Depot entries', events: ['geofence_enter'], channel: { type: 'webhook', url: receiver.url, secret: 'nodes-secret-0123' }, enabled: true } }),
+      201,
+    )
+    await Bun.sleep(TRAVEL_MS)
+
+    const ts = nowSeconds() - 2
+    await osmand(a, 'S-V1', { ts, lat: 48.2, lon: 11.6 })
+    const entries = async (node: Node) =>
+      (await ok<{ alarm_code: string; context: { geofence?: string } }[]>(node.call('GET', `/devices/${ids.van1}/events?from=${ts - 60}&to=${ts + 60}`, { token: keys.alice }))).filter(
+        (event) => event.alarm_code === 'geofence_enter' && event.context.geofence === geofence.id,
+      )
+    expect(await entries(a)).toHaveLength(1)
+    await arrival('the geofence entry on node B', performance.now(), async () => (await entries(b)).length > 0)
+    const hooked = () => receiver.received.filter((request) => request.json.event?.alarm_code === 'geofence_enter' && request.json.event?.device?.id === ids.van1)
+    await arrival('the webhook delivery', performance.now(), async () => hooked().length > 0)
+    await arrival('the delivery recorded as delivered', performance.now(), async () => {
+      const deliveries = await ok<{ status: string }[]>(b.call('GET', `/notifications/${channel.id}/deliveries`, { token: keys.dana }))
+      return deliveries.length === 1 && deliveries[0]!.status === 'delivered'
+    })
+    // both delivery workers poll each second: give the other node its turn to (wrongly) send it again
+    await Bun.sleep(1500)
+    expect(hooked()).toHaveLength(1)
+    expect(await ok(a.call('GET', `/notifications/${channel.id}/deliveries`, { token: keys.dana }))).toEqual([
+      expect.objectContaining({ status: 'delivered', attempts: 1 }),
+    ])
+    expect(await entries(a)).toHaveLength(1)
+    expect(await entries(b)).toHaveLength(1)
+  })
 })
