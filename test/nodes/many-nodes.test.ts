@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
 import { buildGt06Frame } from '../../src/ingest/protocols/gt06/replies'
-import { connectClient, gt06Login, teltonikaImei, teltonikaPacket, type TestClient } from '../ingest/frames'
+import { connectClient, gt06Login, streamTeltonika, teltonikaImei, teltonikaPacket, type TestClient } from '../ingest/frames'
 import { startReceiver, type Receiver } from '../alerts/delivery-receiver'
 import { freshPostgres, postgresAvailable, testDatabaseUrl, type FreshPostgres } from '../support/postgres'
 import { freePort, runCli, spawnServer, type ServerProcess } from '../support/process'
@@ -218,10 +218,17 @@ describe.skipIf(!enabled)('many nodes on one PostgreSQL', () => {
 
   test('reads are the same on both nodes, once a change had 1 s', async () => {
     const reads = [`/devices/${ids.truck1}`, '/devices', '/groups', '/me', `/devices/${teltonika.device}`]
+    // the imported truck 1 was connected long ago: the stored offline sweep (one node, under its
+    // lease) disconnects it soon after the start; both nodes show it within 1 s of the first
+    let since = performance.now()
+    const disconnectedOn = async (node: Node) => (await ok<DeviceView>(node.call('GET', `/devices/${ids.truck1}`, { token: keys.alice }))).connected === false
+    await arrival('truck 1 disconnected by the offline sweep', since, async () => (await disconnectedOn(a)) || (await disconnectedOn(b)))
+    since = performance.now()
+    await within1s('the offline sweep seen on both nodes', since, async () => (await disconnectedOn(a)) && (await disconnectedOn(b)))
     for (const path of reads) expect(await ok(b.call('GET', path, { token: keys.alice }))).toEqual(await ok(a.call('GET', path, { token: keys.alice })))
 
     const changed = await ok(a.call('PATCH', `/devices/${ids.truck1}`, { token: keys.dana, body: { alias: 'Truck One' } }))
-    const since = performance.now()
+    since = performance.now()
     expect(changed.alias).toBe('Truck One')
     await within1s('a renamed device on node B', since, async () => (await ok(b.call('GET', `/devices/${ids.truck1}`, { token: keys.alice }))).alias === 'Truck One')
     for (const path of reads) expect(await ok(b.call('GET', path, { token: keys.alice }))).toEqual(await ok(a.call('GET', path, { token: keys.alice })))
@@ -372,4 +379,72 @@ describe.skipIf(!enabled)('many nodes on one PostgreSQL', () => {
     expect(await entries(a)).toHaveLength(1)
     expect(await entries(b)).toHaveLength(1)
   })
+
+  test('kill -9 of node A loses no acknowledged fix, no committed event, no queued command or delivery; its device goes on through node B; background work goes on on B', async () => {
+    // the webhook receiver holds every request open: the delivery is under way when node A dies
+    const held: (() => void)[] = []
+    receiver.answer(() => new Promise<Response>((resolve) => held.push(() => resolve(new Response(null, { status: 204 })))))
+
+    // a device streaming fixes to node A, acknowledged ones counted
+    const acknowledged: number[] = []
+    let streaming = true
+    const baseMs = (nowSeconds() - 300) * 1000
+    const stream = streamTeltonika(a.teltonika, teltonika.imei, { recordsPerPacket: 5, baseMs, acknowledged, stopped: () => !streaming })
+    // a committed event on node A (van 1 leaves the depot and enters it again: one more entry, its delivery in the outbox)
+    const ts = nowSeconds() - 2
+    await osmand(a, 'S-V1', { ts: ts - 1, lat: 48.1, lon: 11.5 })
+    await osmand(a, 'S-V1', { ts, lat: 48.2, lon: 11.6 }) // and van 1 is left connected by node A
+    const entries = async (node: Node) =>
+      (await ok<{ alarm_code: string; timestamp: number }[]>(node.call('GET', `/devices/${ids.van1}/events?from=${ts - 1}&to=${ts + 60}`, { token: keys.alice }))).filter(
+        (e) => e.alarm_code === 'geofence_enter',
+      )
+    const entryOnA = await entries(a)
+    expect(entryOnA).toHaveLength(1)
+    const isEntry = (r: { json: Record<string, any> }) =>
+      r.json.event?.alarm_code === 'geofence_enter' && r.json.event?.device?.id === ids.van1 && r.json.event?.timestamp === entryOnA[0]!.timestamp
+    await arrival('enough acknowledged fixes', performance.now(), async () => acknowledged.length >= 20)
+    await arrival('the delivery under way', performance.now(), async () => receiver.received.some(isEntry))
+
+    expect(await a.process.terminate('SIGKILL')).not.toBe(0)
+    streaming = false
+    await stream
+
+    // every acknowledged fix is stored (the route on node B)
+    const route = await ok<{ points: { timestamp: number }[] }>(
+      b.call('GET', `/devices/${teltonika.device}/history/route?from=${baseMs / 1000 - 1}&to=${nowSeconds() + 60}`, { token: keys.alice }),
+    )
+    const stored = new Set(route.points.map((point) => point.timestamp))
+    expect(acknowledged.filter((timestamp) => !stored.has(timestamp))).toEqual([])
+    // no committed event lost
+    expect(await entries(b)).toEqual(entryOnA)
+    // the queued delivery: taken over by node B and delivered, under the one delivery id
+    receiver.answer(() => new Response(null, { status: 204 }))
+    for (const release of held.splice(0)) release()
+    const acmeChannels = await ok<{ id: string }[]>(b.call('GET', '/notifications', { token: keys.dana }))
+    expect(acmeChannels).toHaveLength(1)
+    await arrival('the delivery delivered by node B', performance.now(), async () => {
+      const deliveries = await ok<{ status: string; event: { device?: { id: string } } | string }[]>(b.call('GET', `/notifications/${acmeChannels[0]!.id}/deliveries`, { token: keys.dana }))
+      return deliveries.length === 2 && deliveries.every((d) => d.status === 'delivered')
+    })
+    const deliveryIds = new Set(receiver.received.filter(isEntry).map((r) => r.headers.get('x-tracker-delivery')))
+    expect(deliveryIds.size).toBe(1)
+
+    // the device reconnects to node B and goes on
+    const client = await teltonikaSession(b)
+    const nextMs = (nowSeconds() - 1) * 1000
+    await teltonikaFix(client, { timestampMs: nextMs, latitude: 54.7, longitude: 25.3 })
+    const device = await ok<DeviceView>(b.call('GET', `/devices/${teltonika.device}`, { token: keys.alice }))
+    expect(device.location).toEqual([54.7, 25.3])
+    // the command queued through node A for a device connected nowhere goes out when it logs in to node B
+    const truck2 = await gt06Session(b, IMEI.truck2)
+    const frame = await readGt06Frame(truck2, 3000)
+    expect(frame[3]).toBe(0x80)
+    expect(new TextDecoder().decode(frame.slice(9, 9 + 'RELAY,1#'.length))).toBe('RELAY,1#')
+    await arrival('the queued command sent', performance.now(), async () => (await ok<{ status: string }>(b.call('GET', `/devices/${ids.truck2}/commands/sent/${waitingCommand}`, { token: keys.alice }))).status === 'sent')
+    // background work: node B's offline sweep disconnects van 1, which node A left connected,, once quiet for OFFLINE_AFTER
+    await arrival('van 1, which node A left connected,, disconnected by node B', performance.now(), async () => {
+      const van = await ok<DeviceView>(b.call('GET', `/devices/${ids.van1}`, { token: keys.alice }))
+      return van.connected === false
+    })
+  }, 30_000)
 })
