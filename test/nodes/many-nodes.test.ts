@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
+import { ATTEMPT_TIMEOUT_MS } from '../../src/alerts/delivery'
 import { buildGt06Frame } from '../../src/ingest/protocols/gt06/replies'
 import { connectClient, gt06Login, streamTeltonika, teltonikaImei, teltonikaPacket, type TestClient } from '../ingest/frames'
 import { startReceiver, type Receiver } from '../alerts/delivery-receiver'
@@ -112,12 +113,12 @@ async function ok<T = any>(response: Response | Promise<Response>, status?: numb
 
 /**
  * Polls `probe` until it answers true; answers the milliseconds from `sinceMs` (performance.now()
- * when the change was acknowledged) to the probe that saw it. Throws after POLL_DEADLINE_MS.
+ * when the change was acknowledged) to the probe that saw it. Throws after `deadlineMs`.
  */
-async function arrival(what: string, sinceMs: number, probe: () => Promise<boolean>): Promise<number> {
+async function arrival(what: string, sinceMs: number, probe: () => Promise<boolean>, deadlineMs = POLL_DEADLINE_MS): Promise<number> {
   for (;;) {
     if (await probe()) return performance.now() - sinceMs
-    if (performance.now() - sinceMs > POLL_DEADLINE_MS) throw new Error(`${what}: not seen within ${POLL_DEADLINE_MS} ms`)
+    if (performance.now() - sinceMs > deadlineMs) throw new Error(`${what}: not seen within ${deadlineMs} ms`)
     await Bun.sleep(20)
   }
 }
@@ -380,6 +381,17 @@ describe.skipIf(!enabled)('many nodes on one PostgreSQL', () => {
     expect(await entries(b)).toHaveLength(1)
   })
 
+  test('/metrics is per node and carries node="<NODE_NAME>"', async () => {
+    for (const node of [a, b]) {
+      const res = await fetch(`http://127.0.0.1:${node.http}/metrics`)
+      const text = await res.text()
+      expect(res.status).toBe(200)
+      const samples = text.split('\n').filter((line) => line.startsWith('tracker_'))
+      expect(samples.length).toBeGreaterThan(0)
+      expect(samples.filter((line) => !line.includes(`node="${node.name}"`))).toEqual([])
+    }
+  })
+
   test('kill -9 of node A loses no acknowledged fix, no committed event, no queued command or delivery; its device goes on through node B; background work goes on on B', async () => {
     // the webhook receiver holds every request open: the delivery is under way when node A dies
     const held: (() => void)[] = []
@@ -391,7 +403,8 @@ describe.skipIf(!enabled)('many nodes on one PostgreSQL', () => {
     const baseMs = (nowSeconds() - 300) * 1000
     const stream = streamTeltonika(a.teltonika, teltonika.imei, { recordsPerPacket: 5, baseMs, acknowledged, stopped: () => !streaming })
     // a committed event on node A (van 1 leaves the depot and enters it again: one more entry, its delivery in the outbox)
-    const ts = nowSeconds() - 2
+    // (the alerts test's fix was at least 2 s older than ts - 1: these are newer, so the rules see them)
+    const ts = nowSeconds()
     await osmand(a, 'S-V1', { ts: ts - 1, lat: 48.1, lon: 11.5 })
     await osmand(a, 'S-V1', { ts, lat: 48.2, lon: 11.6 }) // and van 1 is left connected by node A
     const entries = async (node: Node) =>
@@ -425,7 +438,7 @@ describe.skipIf(!enabled)('many nodes on one PostgreSQL', () => {
     await arrival('the delivery delivered by node B', performance.now(), async () => {
       const deliveries = await ok<{ status: string; event: { device?: { id: string } } | string }[]>(b.call('GET', `/notifications/${acmeChannels[0]!.id}/deliveries`, { token: keys.dana }))
       return deliveries.length === 2 && deliveries.every((d) => d.status === 'delivered')
-    })
+    }, ATTEMPT_TIMEOUT_MS + 3000) // node B leaves a delivery it saw under way on A for the longest an attempt lasts
     const deliveryIds = new Set(receiver.received.filter(isEntry).map((r) => r.headers.get('x-tracker-delivery')))
     expect(deliveryIds.size).toBe(1)
 
@@ -447,4 +460,37 @@ describe.skipIf(!enabled)('many nodes on one PostgreSQL', () => {
       return van.connected === false
     })
   }, 30_000)
+
+  test('/ready answers 503 while node B cannot reach the database, 200 once it can again; a node that cannot reach it at start exits 1 with one line', async () => {
+    const ready = () => statusOf(fetch(`http://127.0.0.1:${b.http}/ready`))
+    expect(await ready()).toBe(200)
+    const admin = postgres(testDatabaseUrl!, { max: 1, onnotice: () => {} })
+    try {
+      await admin.unsafe(`ALTER DATABASE "${database.name}" ALLOW_CONNECTIONS false`)
+      await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${database.name}`
+      await arrival('/ready 503 on node B', performance.now(), async () => (await ready()) === 503)
+      const body = await (await fetch(`http://127.0.0.1:${b.http}/ready`)).json()
+      expect(body).toMatchObject({ status: 503, detail: expect.stringContaining('the database does not answer') })
+    } finally {
+      await admin.unsafe(`ALTER DATABASE "${database.name}" ALLOW_CONNECTIONS true`)
+      await admin.end({ timeout: 5 })
+    }
+    await arrival('/ready 200 on node B again', performance.now(), async () => (await ready()) === 200)
+    // and it goes on serving: a fix through node B is read back
+    await osmand(b, 'S-V1', { ts: nowSeconds(), lat: 48.3, lon: 11.7 })
+    expect((await ok<DeviceView>(b.call('GET', `/devices/${ids.van1}`, { token: keys.alice }))).location).toEqual([48.3, 11.7])
+
+    // a third node whose DATABASE_URL cannot be reached
+    const unreachable = new URL(database.url)
+    unreachable.port = String(freePort())
+    const ports = { http: freePort(), osmand: freePort(), gt06: freePort(), teltonika: freePort(), h02: freePort() }
+    const third = spawnServer([process.execPath, `${ROOT}src/main.ts`, 'serve'], { cwd: dir, env: nodeEnv('node-c', ports, unreachable.toString()) })
+    started.push(third)
+    expect(await third.child.exited).toBe(1)
+    await third.waitFor(() => true).catch(() => undefined)
+    const lines = third.text().trim().split('\n')
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toContain('127.0.0.1')
+    expect(lines[0]).not.toContain('tracker:tracker')
+  }, 20_000)
 })
