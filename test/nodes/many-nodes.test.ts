@@ -381,6 +381,30 @@ describe.skipIf(!enabled)('many nodes on one PostgreSQL', () => {
     expect(await entries(b)).toHaveLength(1)
   })
 
+  test('after all of the above had 1 s, every read answers the same on both nodes', async () => {
+    await Bun.sleep(TRAVEL_MS)
+    const range = `from=${nowSeconds() - 900}&to=${nowSeconds() + 60}`
+    const reads: [string, string][] = [
+      ['/devices', keys.alice],
+      [`/devices/${ids.van1}`, keys.alice],
+      [`/devices/${ids.van1}/events?${range}`, keys.alice],
+      [`/devices/${ids.van1}/history/route?${range}`, keys.alice],
+      [`/devices/${teltonika.device}/history/route?${range}`, keys.alice],
+      [`/devices/${ids.truck1}/commands/sent`, keys.alice],
+      [`/devices/${ids.truck2}/commands/sent`, keys.alice],
+      ['/devices', keys.bob],
+      ['/groups', keys.dana],
+      ['/users', keys.dana],
+      ['/geofences', keys.dana],
+      ['/notifications', keys.dana],
+      ['/devices/share', keys.alice],
+    ]
+    for (const [path, token] of reads) {
+      const [onA, onB] = await Promise.all([a.call('GET', path, { token }), b.call('GET', path, { token })])
+      expect({ path, status: onB.status, body: await onB.text() }).toEqual({ path, status: onA.status, body: await onA.text() })
+    }
+  })
+
   test('/metrics is per node and carries node="<NODE_NAME>"', async () => {
     for (const node of [a, b]) {
       const res = await fetch(`http://127.0.0.1:${node.http}/metrics`)
