@@ -34,6 +34,7 @@ export function createAccessVersions(sql: Sql): AccessVersions {
       VERSIONS_CHANNEL,
       (payload) => {
         stale = true
+        generation++
         const ids = payload.split(',').map(Number).filter(Number.isInteger)
         for (const listener of listeners) listener(ids)
       },
@@ -41,6 +42,7 @@ export function createAccessVersions(sql: Sql): AccessVersions {
         // (re)connected: whatever was announced meanwhile is unknown
         listenerUp = true
         stale = true
+        generation++
         for (const listener of listeners) listener([1, 2, 3, 4, 5, 6, 7])
       },
     )
@@ -51,6 +53,10 @@ export function createAccessVersions(sql: Sql): AccessVersions {
   }
 
   let reading: Promise<void> | null = null
+  /** moved by every change this node hears of (its own commit, an announcement) */
+  let generation = 0
+  /** `generation` when the read under way began: one begun before a change may not see it */
+  let readingGeneration = -1
   async function read(): Promise<void> {
     stale = false
     try {
@@ -65,14 +71,28 @@ export function createAccessVersions(sql: Sql): AccessVersions {
   return {
     async current(id) {
       startListening()
-      if (stale || !listenerUp || !known.has(id)) {
-        reading ??= read().finally(() => (reading = null))
+      for (;;) {
+        if (reading) {
+          // one under way since the latest change answers for this request too; one begun before
+          // it may be older than the change: wait for it, then read again
+          if (readingGeneration === generation) {
+            await reading
+            break
+          }
+          await reading.catch(() => undefined)
+          continue
+        }
+        if (!stale && listenerUp && known.has(id)) break
+        readingGeneration = generation
+        reading = read().finally(() => (reading = null))
         await reading
+        break
       }
       return known.get(id) ?? 0
     },
     changed() {
       stale = true
+      generation++
     },
     onChange(listener) {
       startListening()
