@@ -12,6 +12,7 @@ const benches: Record<string, string> = {
   history: './history.ts',
   signin: './signin.ts',
   ingest: './ingest.ts',
+  pg: './pg.ts',
   versions: './versions.ts',
 }
 
