@@ -8,7 +8,8 @@
  *             ingest: identification, validation, group commit under the devices' locks, device
  *             updates, the batch announced to other nodes) vs a plain batched multi-row INSERT
  *             and a COPY of the same fixes into the same database from the same process, one
- *             commit a batch of 500. Goal: ≥ 0.5× the floor.
+ *             commit a batch of 500. Goal: ≥ 0.5× the floor. The pipeline also without a node
+ *             name (nothing announced): what the announcement costs.
  *         (d) bytes on disk per stored fix: pg_total_relation_size of positions' partitions
  *             (table, TOAST, primary key) / rows, beside the floor's; then two checks: a report
  *             sent twice is stored once, and a fix is readable from another connection as soon as
@@ -130,9 +131,9 @@ async function floorCopy(sql: postgres.Sql): Promise<number> {
   return (REPORTS * REPORT_SIZE) / ((performance.now() - started) / 1000)
 }
 
-async function pipelineInsert(handle: Parameters<typeof createPostgresStores>[0]): Promise<number> {
-  // as the server builds it: the node's name given, so each batch is announced to the other nodes
-  const stores = createPostgresStores(handle, { node: 'bench' })
+async function pipelineInsert(handle: Parameters<typeof createPostgresStores>[0], node: string | undefined): Promise<number> {
+  // as the server builds it, the node's name given: each batch is announced to the other nodes
+  const stores = createPostgresStores(handle, { node })
   const pipeline = createIngestPipeline({ stores, clock: systemClock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, maxBatchFixes: BATCH })
   const devices = fleet(DEVICES, IMEI_BASE)
   const started = performance.now()
@@ -172,6 +173,7 @@ async function ingestBench() {
     let insertRate = 0
     let copyRate = 0
     let pipelineRate = 0
+    let aloneRate = 0
     let floorSize = { bytes: 0, rows: 0, perFix: 0 }
     let productSize = floorSize
     console.log(`\n(a) pipeline vs plain batched INSERT and COPY (same database, same process), ${ROUNDS} rounds alternating, best round`)
@@ -182,14 +184,18 @@ async function ingestBench() {
       await reset()
       copyRate = Math.max(copyRate, await floorCopy(floorSql))
       await reset()
-      pipelineRate = Math.max(pipelineRate, await pipelineInsert(handle))
+      pipelineRate = Math.max(pipelineRate, await pipelineInsert(handle, 'bench'))
       productSize = await positionsSize(handle.sql)
+      await reset()
+      aloneRate = Math.max(aloneRate, await pipelineInsert(handle, undefined))
     }
     line('floor: plain batched multi-row INSERT', `${fmt(insertRate)} fixes/s`)
     line('floor: COPY … FROM STDIN', `${fmt(copyRate)} fixes/s`)
-    line('pipeline', `${fmt(pipelineRate)} fixes/s`)
+    line('pipeline (as the server runs it: batches announced)', `${fmt(pipelineRate)} fixes/s`)
     line('pipeline / INSERT (goal ≥ 0.5×)', ratio(pipelineRate, insertRate))
     line('pipeline / COPY (goal ≥ 0.5×)', ratio(pipelineRate, copyRate))
+    line('pipeline alone (no NOTIFY to other nodes)', `${fmt(aloneRate)} fixes/s`)
+    line('pipeline alone / INSERT', ratio(aloneRate, insertRate))
 
     console.log('\n(d) positions on disk per stored fix (partitions: table, TOAST and primary key)')
     line('pipeline', `${fmt(productSize.bytes)} bytes / ${fmt(productSize.rows)} fixes = ${fmt(productSize.perFix, 1)} bytes/fix`)
@@ -308,7 +314,8 @@ interface NodesRound {
   fixesPerSecond: number
   stored: number
   failures: number
-  seconds: number
+  /** seconds from the generators' start to the last one's exit: CPU figures are per second of it */
+  window: number
   cpu: { nodes: number[]; generators: number[]; postgres: number; machineBusy: number; machineTotal: number }
 }
 
@@ -322,6 +329,7 @@ async function nodesRound(url: string, sql: postgres.Sql, count: 1 | 2, seconds:
     const nodeCpuBefore = nodes.map((n) => cpuSecondsOf(n.pid))
     const pgBefore = postgresCpu()
     const machineBefore = machineCpu()
+    const windowStarted = performance.now()
     const generators = nodes.map((node, i) =>
       Bun.spawn([process.execPath, join(import.meta.dir, 'ingest-load.ts'), 'teltonika', String(node.teltonika), String(per), String(seconds), String(TCP_IMEI_BASE + i * per)], {
         stdout: 'pipe',
@@ -336,12 +344,13 @@ async function nodesRound(url: string, sql: postgres.Sql, count: 1 | 2, seconds:
     const nodeCpu = nodes.map((n, i) => cpuSecondsOf(n.pid) - nodeCpuBefore[i]!)
     const pgCpu = postgresCpuBetween(pgBefore, postgresCpu())
     const machineAfter = machineCpu()
-    const results = outputs.map((out) => JSON.parse(out.trim().split('\n').pop()!) as { fixesPerSecond: number; failures: number; seconds: number })
+    const window = (performance.now() - windowStarted) / 1000
+    const results = outputs.map((out) => JSON.parse(out.trim().split('\n').pop()!) as { fixesPerSecond: number; failures: number })
     const [stored] = await sql<{ n: number }[]>`SELECT count(*)::bigint AS n FROM positions`
     return {
       fixesPerSecond: results.reduce((n, r) => n + r.fixesPerSecond, 0),
       failures: results.reduce((n, r) => n + r.failures, 0),
-      seconds: Math.max(...results.map((r) => r.seconds)),
+      window,
       stored: stored!.n,
       cpu: { nodes: nodeCpu, generators: generatorCpu, postgres: pgCpu, machineBusy: machineAfter.busy - machineBefore.busy, machineTotal: machineAfter.total - machineBefore.total },
     }
@@ -371,7 +380,7 @@ async function nodesBench() {
     line('rounds', `one ${one.map((r) => fmt(r.fixesPerSecond)).join(', ')}   two ${two.map((r) => fmt(r.fixesPerSecond)).join(', ')}`)
     console.log('\n  CPU over the best rounds (seconds of CPU per second of load; this machine has 2 cores = 2.00)')
     for (const [label, r] of [['one node', b1], ['two nodes', b2]] as const) {
-      const per = (s: number) => (s / r.seconds).toFixed(2)
+      const per = (s: number) => (s / r.window).toFixed(2)
       const ours = r.cpu.nodes.reduce((a, b) => a + b, 0) + r.cpu.generators.reduce((a, b) => a + b, 0) + r.cpu.postgres
       line(`  ${label}`, `nodes ${r.cpu.nodes.map(per).join(' + ')}, generators ${r.cpu.generators.map(per).join(' + ')}, PostgreSQL ${per(r.cpu.postgres)}; ` +
         `machine busy ${per(r.cpu.machineBusy)} of ${per(r.cpu.machineTotal)} (others ${per(Math.max(0, r.cpu.machineBusy - ours))})`)
