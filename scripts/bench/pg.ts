@@ -312,6 +312,8 @@ async function startNode(url: string, name: string) {
 
 interface NodesRound {
   fixesPerSecond: number
+  /** fixes acknowledged */
+  fixes: number
   stored: number
   failures: number
   /** seconds from the generators' start to the last one's exit: CPU figures are per second of it */
@@ -345,10 +347,11 @@ async function nodesRound(url: string, sql: postgres.Sql, count: 1 | 2, seconds:
     const pgCpu = postgresCpuBetween(pgBefore, postgresCpu())
     const machineAfter = machineCpu()
     const window = (performance.now() - windowStarted) / 1000
-    const results = outputs.map((out) => JSON.parse(out.trim().split('\n').pop()!) as { fixesPerSecond: number; failures: number })
+    const results = outputs.map((out) => JSON.parse(out.trim().split('\n').pop()!) as { fixesPerSecond: number; fixes: number; failures: number })
     const [stored] = await sql<{ n: number }[]>`SELECT count(*)::bigint AS n FROM positions`
     return {
       fixesPerSecond: results.reduce((n, r) => n + r.fixesPerSecond, 0),
+      fixes: results.reduce((n, r) => n + r.fixes, 0),
       failures: results.reduce((n, r) => n + r.failures, 0),
       window,
       stored: stored!.n,
@@ -384,6 +387,15 @@ async function nodesBench() {
       const ours = r.cpu.nodes.reduce((a, b) => a + b, 0) + r.cpu.generators.reduce((a, b) => a + b, 0) + r.cpu.postgres
       line(`  ${label}`, `nodes ${r.cpu.nodes.map(per).join(' + ')}, generators ${r.cpu.generators.map(per).join(' + ')}, PostgreSQL ${per(r.cpu.postgres)}; ` +
         `machine busy ${per(r.cpu.machineBusy)} of ${per(r.cpu.machineTotal)} (others ${per(Math.max(0, r.cpu.machineBusy - ours))})`)
+    }
+    console.log('\n  CPU per acknowledged fix (µs): what the 2 cores allow at most when nothing else runs')
+    for (const [label, r] of [['one node', b1], ['two nodes', b2]] as const) {
+      const micros = (s: number) => (s / r.fixes) * 1e6
+      const nodes = micros(r.cpu.nodes.reduce((a, b) => a + b, 0))
+      const pg = micros(r.cpu.postgres)
+      const generators = micros(r.cpu.generators.reduce((a, b) => a + b, 0))
+      const total = nodes + pg + generators
+      line(`  ${label}`, `nodes ${nodes.toFixed(1)}, PostgreSQL ${pg.toFixed(1)}, generators ${generators.toFixed(1)} = ${total.toFixed(1)} µs → at most ${fmt(2e6 / total)} fixes/s on 2 idle cores`)
     }
   } finally {
     await scratch.drop()
