@@ -13,6 +13,7 @@ const benches: Record<string, string> = {
   signin: './signin.ts',
   ingest: './ingest.ts',
   'pg-drivers': './pg-drivers.ts',
+  pg: './pg.ts',
   versions: './versions.ts',
 }
 

@@ -97,11 +97,14 @@ const listed = sql`${devices.state} <> 'unlink'`
 /** The reads behind the one access function (src/store/devices.ts's createDeviceAccessReads), as promises. */
 export function createPostgresDeviceAccessReads(database: PostgresReadTarget): PostgresDeviceAccessReads {
   const { db, versions } = database
+  // every GET /devices/{id} runs it: prepared, so that PostgreSQL plans it once per connection and
+  // postgres.js sends it in one round trip (unprepared, it waits for a Describe first)
+  const deviceById = db.select(ROW_COLUMNS).from(devices).where(eq(devices.id, sql.placeholder('id'))).prepare('device_access_by_id')
   return {
     async byId(id) {
       // the counter first: a change committed after this read moves it again
       const version = await versions.current(1)
-      const [row] = await db.select(ROW_COLUMNS).from(devices).where(eq(devices.id, id))
+      const [row] = await deviceById.execute({ id })
       return row ? { ...row, access_version: version } : null
     },
     async devicesOfUser(userId) {
