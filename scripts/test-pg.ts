@@ -13,7 +13,12 @@ if (!process.env.TEST_DATABASE_URL) {
 }
 
 /** what runs on PostgreSQL: the store tests, the engine's own, the API through the test world, many nodes */
-const POSTGRES_SUITE = ['test/store/postgres', 'test/db/postgres.test.ts']
+const POSTGRES_SUITE = [
+  'test/store/postgres',
+  'test/db/postgres.test.ts',
+  // the API through the test world's openWorld (test/support/world.ts)
+  'test/admin/me.test.ts',
+]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {
   stdio: 'inherit',

@@ -1,14 +1,21 @@
 /**
  * A small world for API tests: two accounts, groups, users with keys, models with commands and
- * devices, imported through the real dataset import into a fresh SQLite file.
+ * devices, imported through the real dataset import into a fresh SQLite file (`makeWorld`), or,
+ * with `openWorld`, into the engine the run names: TRACKER_TEST_ENGINE=postgres (npm run test:pg)
+ * opens a fresh PostgreSQL database of its own, anything else a SQLite file as makeWorld does.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase, type DatabaseHandle } from '../../db/client'
+import { openPostgres } from '../../db/postgres/client'
 import { createApp, type AppDeps } from '../../src/app'
 import { manualClock } from '../../src/clock'
+import { importDataset, type ImportOptions, type ImportSummary } from '../../src/dataset/service'
+import { createSqliteStores, type Stores } from '../../src/store'
+import { createPostgresStores } from '../../src/store/postgres'
 import { importNow } from './import'
+import { freshPostgres } from './postgres'
 
 const idValues = {
   acme: '0a000000-0000-4000-8000-000000000001',
@@ -114,19 +121,98 @@ export function makeWorld(dataset: object = baseDataset(), deps: Partial<AppDeps
     database,
     clock,
     app,
-    call(method, path, { token, body, headers = {} } = {}) {
-      const init: RequestInit = { method, headers: { ...headers } }
-      if (token !== undefined) (init.headers as Record<string, string>).authorization = `Bearer ${token}`
-      if (body !== undefined) {
-        init.body = typeof body === 'string' ? body : JSON.stringify(body)
-        ;(init.headers as Record<string, string>)['content-type'] ??= 'application/json'
-      }
-      return app.handle(new Request(`http://localhost${path}`, init))
-    },
+    call: caller(app),
     close() {
       database.close()
       rmSync(dir, { recursive: true, force: true })
     },
+  }
+}
+
+function caller(app: ReturnType<typeof createApp>): World['call'] {
+  return (method, path, { token, body, headers = {} } = {}) => {
+    const init: RequestInit = { method, headers: { ...headers } }
+    if (token !== undefined) (init.headers as Record<string, string>).authorization = `Bearer ${token}`
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body)
+      ;(init.headers as Record<string, string>)['content-type'] ??= 'application/json'
+    }
+    return app.handle(new Request(`http://localhost${path}`, init))
+  }
+}
+
+/** The engine the tests run on: TRACKER_TEST_ENGINE=postgres (npm run test:pg), else SQLite. */
+export const testEngine: 'sqlite' | 'postgres' = process.env.TRACKER_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite'
+
+/** The world on either engine: nothing of the database itself, only the stores the app is made over. */
+export interface EngineWorld {
+  engine: 'sqlite' | 'postgres'
+  /** the stores the app is made over */
+  stores: Stores
+  clock: ReturnType<typeof manualClock>
+  app: ReturnType<typeof createApp>
+  call: World['call']
+  /** imports more through the real dataset import, on the world's engine */
+  importMore(document: unknown, options?: ImportOptions): Promise<ImportSummary>
+  /** closes the database (on PostgreSQL: drops it) */
+  close(): Promise<void>
+}
+
+/**
+ * makeWorld on the run's engine. On PostgreSQL: a fresh database copied from the migrated
+ * template (test/support/postgres.ts), the dataset imported through its dataset store, the app
+ * made over its stores. Like makeWorld's SQLite file, it holds no built-in models (makeWorld opens
+ * with db/client's openDatabase, which runs no afterMigrate): both engines start from the same rows.
+ */
+export async function openWorld(dataset: object = baseDataset(), deps: Partial<AppDeps> = {}): Promise<EngineWorld> {
+  const clock = manualClock()
+  if (testEngine === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'tracker-test-'))
+    const database = openDatabase(join(dir, 'tracker.db'))
+    importNow(database, dataset)
+    // the stores createApp({ database, clock }) would make, kept for the test
+    const stores = createSqliteStores(database, { clock })
+    const app = createApp({ stores, clock, ...deps })
+    return {
+      engine: 'sqlite',
+      stores,
+      clock,
+      app,
+      call: caller(app),
+      importMore: async (document, options) => importNow(database, document, options),
+      async close() {
+        database.close()
+        rmSync(dir, { recursive: true, force: true })
+      },
+    }
+  }
+  const fresh = await freshPostgres()
+  try {
+    // the template is migrated already
+    const handle = await openPostgres(fresh.url, { poolSize: 4, migrate: false })
+    try {
+      await importDataset(createPostgresStores(handle).dataset, dataset)
+      const stores = createPostgresStores(handle, { clock })
+      const app = createApp({ stores, clock, ...deps })
+      return {
+        engine: 'postgres',
+        stores,
+        clock,
+        app,
+        call: caller(app),
+        importMore: (document, options) => importDataset(createPostgresStores(handle).dataset, document, options),
+        async close() {
+          await handle.close()
+          await fresh.drop()
+        },
+      }
+    } catch (error) {
+      await handle.close()
+      throw error
+    }
+  } catch (error) {
+    await fresh.drop()
+    throw error
   }
 }
 
