@@ -18,6 +18,14 @@ const POSTGRES_SUITE = [
   'test/db/postgres.test.ts',
   // the API through the test world's openWorld (test/support/world.ts)
   'test/admin/me.test.ts',
+  'test/history/history.test.ts',
+  'test/history/gaps.test.ts',
+  'test/http/bodies.test.ts',
+  'test/http/auth.test.ts',
+  'test/http/hostile.test.ts',
+  'test/devices/uuid-case.test.ts',
+  'test/console/history.test.ts',
+  'test/http/forwarded-for.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {
