@@ -26,6 +26,7 @@ const POSTGRES_SUITE = [
   'test/devices/uuid-case.test.ts',
   'test/console/history.test.ts',
   'test/http/forwarded-for.test.ts',
+  'test/http/openapi.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {
