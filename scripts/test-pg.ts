@@ -27,6 +27,8 @@ const POSTGRES_SUITE = [
   'test/console/history.test.ts',
   'test/http/forwarded-for.test.ts',
   'test/http/openapi.test.ts',
+  'test/session/origin.test.ts',
+  'test/session/throttle.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {

@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { SQL } from 'drizzle-orm'
 import { openDatabase, type DatabaseHandle } from '../../db/client'
 import { openPostgres } from '../../db/postgres/client'
 import { createApp, type AppDeps } from '../../src/app'
@@ -154,6 +155,12 @@ export interface EngineWorld {
   call: World['call']
   /** imports more through the real dataset import, on the world's engine */
   importMore(document: unknown, options?: ImportOptions): Promise<ImportSummary>
+  /**
+   * Runs a fixture statement on the world's database, in SQL both engines read alike (a Drizzle
+   * `sql` template: plain UPDATE/DELETE/SELECT on column names), and answers its rows: for the few
+   * things a test sets up that no API or import writes.
+   */
+  execute<Row = Record<string, unknown>>(query: SQL): Promise<Row[]>
   /** closes the database (on PostgreSQL: drops it) */
   close(): Promise<void>
 }
@@ -180,6 +187,7 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
       app,
       call: caller(app),
       importMore: async (document, options) => importNow(database, document, options),
+      execute: async <Row>(query: SQL) => database.db.all(query) as Row[],
       async close() {
         database.close()
         rmSync(dir, { recursive: true, force: true })
@@ -201,6 +209,7 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
         app,
         call: caller(app),
         importMore: (document, options) => importDataset(createPostgresStores(handle).dataset, document, options),
+        execute: async <Row>(query: SQL) => [...(await handle.db.execute(query))] as Row[],
         async close() {
           await handle.close()
           await fresh.drop()
