@@ -29,6 +29,7 @@ const POSTGRES_SUITE = [
   'test/http/openapi.test.ts',
   'test/session/origin.test.ts',
   'test/session/throttle.test.ts',
+  'test/alerts/geofences.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { SQL } from 'drizzle-orm'
+import { type SQL, sql } from 'drizzle-orm'
 import { openDatabase, type DatabaseHandle } from '../../db/client'
 import { openPostgres } from '../../db/postgres/client'
 import { createApp, type AppDeps } from '../../src/app'
@@ -161,8 +161,27 @@ export interface EngineWorld {
    * things a test sets up that no API or import writes.
    */
   execute<Row = Record<string, unknown>>(query: SQL): Promise<Row[]>
+  /** how many rows a table holds (optionally: a WHERE condition as a `sql` template) */
+  count(table: string, where?: SQL): Promise<number>
+  /** a device's internal key (what live fixes and ingest name it by) */
+  deviceKey(id: string): Promise<number>
   /** closes the database (on PostgreSQL: drops it) */
   close(): Promise<void>
+}
+
+/** count and deviceKey, over execute: the same statements on both engines */
+function readers(execute: EngineWorld['execute']): Pick<EngineWorld, 'count' | 'deviceKey'> {
+  return {
+    async count(table, where) {
+      const [row] = await execute<{ n: number }>(sql`SELECT count(*) AS n FROM ${sql.raw(table)}${where ? sql` WHERE ${where}` : sql``}`)
+      return Number(row!.n)
+    },
+    async deviceKey(id) {
+      const [row] = await execute<{ key: number }>(sql`SELECT key FROM devices WHERE id = ${id}`)
+      if (!row) throw new Error(`no device ${id}`)
+      return Number(row.key)
+    },
+  }
 }
 
 /**
@@ -179,6 +198,7 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
     importNow(database, dataset)
     // the stores createApp({ database, clock }) would make, kept for the test
     const stores = createSqliteStores(database, { clock })
+    const execute = async <Row>(query: SQL) => database.db.all(query) as Row[]
     const app = createApp({ stores, clock, ...deps })
     return {
       engine: 'sqlite',
@@ -187,7 +207,8 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
       app,
       call: caller(app),
       importMore: async (document, options) => importNow(database, document, options),
-      execute: async <Row>(query: SQL) => database.db.all(query) as Row[],
+      execute,
+      ...readers(execute),
       async close() {
         database.close()
         rmSync(dir, { recursive: true, force: true })
@@ -201,6 +222,7 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
     try {
       await importDataset(createPostgresStores(handle).dataset, dataset)
       const stores = createPostgresStores(handle, { clock })
+      const execute = async <Row>(query: SQL) => [...(await handle.db.execute(query))] as Row[]
       const app = createApp({ stores, clock, ...deps })
       return {
         engine: 'postgres',
@@ -209,7 +231,8 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
         app,
         call: caller(app),
         importMore: (document, options) => importDataset(createPostgresStores(handle).dataset, document, options),
-        execute: async <Row>(query: SQL) => [...(await handle.db.execute(query))] as Row[],
+        execute,
+        ...readers(execute),
         async close() {
           await handle.close()
           await fresh.drop()
