@@ -30,6 +30,8 @@ const POSTGRES_SUITE = [
   'test/session/origin.test.ts',
   'test/session/throttle.test.ts',
   'test/alerts/geofences.test.ts',
+  'test/console/console.test.ts',
+  'test/events/events.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {
