@@ -32,6 +32,8 @@ const POSTGRES_SUITE = [
   'test/alerts/geofences.test.ts',
   'test/console/console.test.ts',
   'test/events/events.test.ts',
+  'test/share/access.test.ts',
+  'test/share/page.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {
