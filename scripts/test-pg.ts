@@ -34,6 +34,8 @@ const POSTGRES_SUITE = [
   'test/events/events.test.ts',
   'test/share/access.test.ts',
   'test/share/page.test.ts',
+  'test/admin/models.test.ts',
+  'test/devices/devices.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {
