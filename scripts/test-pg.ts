@@ -37,6 +37,7 @@ const POSTGRES_SUITE = [
   'test/admin/models.test.ts',
   'test/devices/devices.test.ts',
   'test/alerts/notifications.test.ts',
+  'test/share/links.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {

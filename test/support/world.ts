@@ -7,7 +7,11 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Database } from 'bun:sqlite'
 import { type SQL, sql } from 'drizzle-orm'
+import { drizzle as drizzleSqlite } from 'drizzle-orm/bun-sqlite'
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
+import postgres from 'postgres'
 import { openDatabase, type DatabaseHandle } from '../../db/client'
 import { openPostgres } from '../../db/postgres/client'
 import { createApp, type AppDeps } from '../../src/app'
@@ -161,6 +165,11 @@ export interface EngineWorld {
    * things a test sets up that no API or import writes.
    */
   execute<Row = Record<string, unknown>>(query: SQL): Promise<Row[]>
+  /**
+   * execute, on a connection of its own that is closed after it: another process's write (SQLite:
+   * another connection to the file; PostgreSQL: another session, as another node or the CLI)
+   */
+  executeElsewhere(query: SQL): Promise<void>
   /** how many rows a table holds (optionally: a WHERE condition as a `sql` template) */
   count(table: string, where?: SQL): Promise<number>
   /** a device's internal key (what live fixes and ingest name it by) */
@@ -208,6 +217,14 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
       call: caller(app),
       importMore: async (document, options) => importNow(database, document, options),
       execute,
+      async executeElsewhere(query) {
+        const other = new Database(join(dir, 'tracker.db'))
+        try {
+          drizzleSqlite(other).run(query)
+        } finally {
+          other.close()
+        }
+      },
       ...readers(execute),
       async close() {
         database.close()
@@ -232,6 +249,14 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
         call: caller(app),
         importMore: (document, options) => importDataset(createPostgresStores(handle).dataset, document, options),
         execute,
+        async executeElsewhere(query) {
+          const other = postgres(fresh.url, { max: 1, onnotice: () => {} })
+          try {
+            await drizzlePostgres(other).execute(query)
+          } finally {
+            await other.end({ timeout: 5 })
+          }
+        },
         ...readers(execute),
         async close() {
           await handle.close()
