@@ -38,6 +38,7 @@ const POSTGRES_SUITE = [
   'test/devices/devices.test.ts',
   'test/alerts/notifications.test.ts',
   'test/share/links.test.ts',
+  'test/admin/devices.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {
