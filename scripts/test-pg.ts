@@ -39,6 +39,7 @@ const POSTGRES_SUITE = [
   'test/alerts/notifications.test.ts',
   'test/share/links.test.ts',
   'test/admin/devices.test.ts',
+  'test/admin/groups.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {
