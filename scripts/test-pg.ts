@@ -40,6 +40,7 @@ const POSTGRES_SUITE = [
   'test/share/links.test.ts',
   'test/admin/devices.test.ts',
   'test/admin/groups.test.ts',
+  'test/session/change-password.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {
