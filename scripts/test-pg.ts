@@ -41,6 +41,7 @@ const POSTGRES_SUITE = [
   'test/admin/devices.test.ts',
   'test/admin/groups.test.ts',
   'test/session/change-password.test.ts',
+  'test/ops/http.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {
