@@ -42,6 +42,7 @@ const POSTGRES_SUITE = [
   'test/admin/groups.test.ts',
   'test/session/change-password.test.ts',
   'test/ops/http.test.ts',
+  'test/ingest/status.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {
