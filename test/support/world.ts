@@ -15,7 +15,7 @@ import postgres from 'postgres'
 import { openDatabase, type DatabaseHandle } from '../../db/client'
 import { openPostgres } from '../../db/postgres/client'
 import { createApp, type AppDeps } from '../../src/app'
-import { manualClock } from '../../src/clock'
+import { type Clock, manualClock } from '../../src/clock'
 import { importDataset, type ImportOptions, type ImportSummary } from '../../src/dataset/service'
 import { createSqliteStores, type Stores } from '../../src/store'
 import { createPostgresStores } from '../../src/store/postgres'
@@ -157,6 +157,8 @@ export interface EngineWorld {
   clock: ReturnType<typeof manualClock>
   app: ReturnType<typeof createApp>
   call: World['call']
+  /** another set of stores over the same database, with caches of its own: another app or a command's */
+  otherStores(clock?: Clock): Stores
   /** imports more through the real dataset import, on the world's engine */
   importMore(document: unknown, options?: ImportOptions): Promise<ImportSummary>
   /**
@@ -215,6 +217,7 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
       clock,
       app,
       call: caller(app),
+      otherStores: (otherClock = clock) => createSqliteStores(database, { clock: otherClock }),
       importMore: async (document, options) => importNow(database, document, options),
       execute,
       async executeElsewhere(query) {
@@ -247,6 +250,7 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
         clock,
         app,
         call: caller(app),
+        otherStores: (otherClock = clock) => createPostgresStores(handle, { clock: otherClock }),
         importMore: (document, options) => importDataset(createPostgresStores(handle).dataset, document, options),
         execute,
         async executeElsewhere(query) {
