@@ -44,6 +44,7 @@ const POSTGRES_SUITE = [
   'test/ops/http.test.ts',
   'test/ingest/status.test.ts',
   'test/admin/audit.test.ts',
+  'test/admin/users.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {
