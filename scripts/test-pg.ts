@@ -45,6 +45,7 @@ const POSTGRES_SUITE = [
   'test/ingest/status.test.ts',
   'test/admin/audit.test.ts',
   'test/admin/users.test.ts',
+  'test/admin/keys.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {

@@ -87,7 +87,7 @@ describe('GET /audit', () => {
   })
 
   test('the services called from the command line record actor "cli" and no request id', async () => {
-    const stores = world.otherStores()
+    const stores = await world.otherStores()
     const deps = adminDeps(stores, world.clock)
     const people = { people: stores.people, clock: world.clock }
     const user = await createUser(people, operator(ids.acme), { name: 'ops', role: 'admin', groups: [ids.trucks] })

@@ -13,7 +13,7 @@ import { drizzle as drizzleSqlite } from 'drizzle-orm/bun-sqlite'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import { openDatabase, type DatabaseHandle } from '../../db/client'
-import { openPostgres } from '../../db/postgres/client'
+import { openPostgres, type PostgresHandle } from '../../db/postgres/client'
 import { createApp, type AppDeps } from '../../src/app'
 import { type Clock, manualClock } from '../../src/clock'
 import { importDataset, type ImportOptions, type ImportSummary } from '../../src/dataset/service'
@@ -210,6 +210,7 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
     // the stores createApp({ database, clock }) would make, kept for the test
     const stores = createSqliteStores(database, { clock })
     const execute = async <Row>(query: SQL) => database.db.all(query) as Row[]
+    const others: DatabaseHandle[] = []
     const app = createApp({ stores, clock, ...deps })
     return {
       engine: 'sqlite',
@@ -217,7 +218,11 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
       clock,
       app,
       call: caller(app),
-      otherStores: (otherClock = clock) => createSqliteStores(database, { clock: otherClock }),
+      async otherStores(otherClock = clock) {
+        const other = openDatabase(join(dir, 'tracker.db'))
+        others.push(other)
+        return createSqliteStores(other, { clock: otherClock })
+      },
       importMore: async (document, options) => importNow(database, document, options),
       execute,
       async executeElsewhere(query) {
@@ -230,6 +235,7 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
       },
       ...readers(execute),
       async close() {
+        for (const other of others) other.close()
         database.close()
         rmSync(dir, { recursive: true, force: true })
       },
@@ -243,6 +249,7 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
       await importDataset(createPostgresStores(handle).dataset, dataset)
       const stores = createPostgresStores(handle, { clock })
       const execute = async <Row>(query: SQL) => [...(await handle.db.execute(query))] as Row[]
+      const others: PostgresHandle[] = []
       const app = createApp({ stores, clock, ...deps })
       return {
         engine: 'postgres',
@@ -250,7 +257,11 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
         clock,
         app,
         call: caller(app),
-        otherStores: (otherClock = clock) => createPostgresStores(handle, { clock: otherClock }),
+        async otherStores(otherClock = clock) {
+          const other = await openPostgres(fresh.url, { poolSize: 2, migrate: false })
+          others.push(other)
+          return createPostgresStores(other, { clock: otherClock })
+        },
         importMore: (document, options) => importDataset(createPostgresStores(handle).dataset, document, options),
         execute,
         async executeElsewhere(query) {
@@ -263,6 +274,7 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
         },
         ...readers(execute),
         async close() {
+          for (const other of others) await other.close()
           await handle.close()
           await fresh.drop()
         },
