@@ -46,6 +46,7 @@ const POSTGRES_SUITE = [
   'test/admin/audit.test.ts',
   'test/admin/users.test.ts',
   'test/admin/keys.test.ts',
+  'test/session/session.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {

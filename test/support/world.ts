@@ -218,6 +218,7 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
       clock,
       app,
       call: caller(app),
+      storesBeside: (otherClock = clock) => createSqliteStores(database, { clock: otherClock }),
       async otherStores(otherClock = clock) {
         const other = openDatabase(join(dir, 'tracker.db'))
         others.push(other)
@@ -257,6 +258,7 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
         clock,
         app,
         call: caller(app),
+        storesBeside: (otherClock = clock) => createPostgresStores(handle, { clock: otherClock }),
         async otherStores(otherClock = clock) {
           const other = await openPostgres(fresh.url, { poolSize: 2, migrate: false })
           others.push(other)
