@@ -48,6 +48,7 @@ const POSTGRES_SUITE = [
   'test/admin/keys.test.ts',
   'test/session/session.test.ts',
   'test/session/setup.test.ts',
+  'test/share/creator.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {

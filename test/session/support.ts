@@ -42,7 +42,7 @@ export function cookieAttributes(response: Response): Map<string, string> {
   }))
 }
 
-export function signIn(world: World, name: string, password = PASSWORD, headers: Record<string, string> = {}): Promise<Response> {
+export function signIn(world: Pick<World, 'call'>, name: string, password = PASSWORD, headers: Record<string, string> = {}): Promise<Response> {
   return world.call('POST', '/session', { body: { name, password }, headers })
 }
 
