@@ -157,14 +157,21 @@ export interface EngineWorld {
   clock: ReturnType<typeof manualClock>
   app: ReturnType<typeof createApp>
   call: World['call']
-  /** another set of stores over the same database, with caches of its own: another app or a command's */
-  otherStores(clock?: Clock): Stores
+  /** another set of stores over the world's own connection, with caches of their own (createApp({ database }) on SQLite) */
+  storesBeside(clock?: Clock): Stores
+  /**
+   * another set of stores over the same database, on a connection of its own (SQLite: another
+   * connection to the file; PostgreSQL: another pool, with its own LISTEN), with caches of their
+   * own: another server process's or a command's. Closed with the world.
+   */
+  otherStores(clock?: Clock): Promise<Stores>
   /** imports more through the real dataset import, on the world's engine */
   importMore(document: unknown, options?: ImportOptions): Promise<ImportSummary>
   /**
-   * Runs a fixture statement on the world's database, in SQL both engines read alike (a Drizzle
-   * `sql` template: plain UPDATE/DELETE/SELECT on column names), and answers its rows: for the few
-   * things a test sets up that no API or import writes.
+   * Runs a fixture statement on the world's own connection, in SQL both engines read alike (a
+   * Drizzle `sql` template: plain UPDATE/DELETE/SELECT on column names), and answers its rows: for
+   * the few things a test sets up that no API or import writes. A write here is this node's (its
+   * access counters are read again, as after its own units of work).
    */
   execute<Row = Record<string, unknown>>(query: SQL): Promise<Row[]>
   /**
@@ -249,7 +256,15 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
     try {
       await importDataset(createPostgresStores(handle).dataset, dataset)
       const stores = createPostgresStores(handle, { clock })
-      const execute = async <Row>(query: SQL) => [...(await handle.db.execute(query))] as Row[]
+      // a write on the world's own pool, as this node's units of work are (src/store/postgres/unit.ts):
+      // its access counters are read again on their next use
+      const execute = async <Row>(query: SQL) => {
+        try {
+          return [...(await handle.db.execute(query))] as Row[]
+        } finally {
+          handle.versions.changed()
+        }
+      }
       const others: PostgresHandle[] = []
       const app = createApp({ stores, clock, ...deps })
       return {
