@@ -50,6 +50,7 @@ const POSTGRES_SUITE = [
   'test/session/setup.test.ts',
   'test/share/creator.test.ts',
   'test/share/stream.test.ts',
+  'test/events/stream.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {

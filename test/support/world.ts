@@ -152,6 +152,8 @@ export const testEngine: 'sqlite' | 'postgres' = process.env.TRACKER_TEST_ENGINE
 /** The world on either engine: nothing of the database itself, only the stores the app is made over. */
 export interface EngineWorld {
   engine: 'sqlite' | 'postgres'
+  /** SQLite's file and connection, for the few tests of SQLite itself; null on PostgreSQL */
+  sqlite: Pick<World, 'dir' | 'database'> | null
   /** the stores the app is made over */
   stores: Stores
   clock: ReturnType<typeof manualClock>
@@ -221,6 +223,7 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
     const app = createApp({ stores, clock, ...deps })
     return {
       engine: 'sqlite',
+      sqlite: { dir, database },
       stores,
       clock,
       app,
@@ -269,6 +272,7 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
       const app = createApp({ stores, clock, ...deps })
       return {
         engine: 'postgres',
+        sqlite: null,
         stores,
         clock,
         app,
