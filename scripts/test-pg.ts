@@ -51,6 +51,8 @@ const POSTGRES_SUITE = [
   'test/share/creator.test.ts',
   'test/share/stream.test.ts',
   'test/events/stream.test.ts',
+  'test/dataset/events.test.ts',
+  'test/dataset/upsert.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {
