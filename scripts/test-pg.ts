@@ -53,6 +53,7 @@ const POSTGRES_SUITE = [
   'test/events/stream.test.ts',
   'test/dataset/events.test.ts',
   'test/dataset/upsert.test.ts',
+  'test/dataset/models.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {
