@@ -55,6 +55,7 @@ const POSTGRES_SUITE = [
   'test/dataset/upsert.test.ts',
   'test/dataset/models.test.ts',
   'test/http/problem.test.ts',
+  'test/devices/access.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {

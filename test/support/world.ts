@@ -146,6 +146,9 @@ function caller(app: ReturnType<typeof createApp>): World['call'] {
   }
 }
 
+/** how soon another node's access change reaches a node on PostgreSQL (contracts/scale-out.md: within 1 s) */
+const ANNOUNCEMENT_BOUND_MS = 1000
+
 /** The engine the tests run on: TRACKER_TEST_ENGINE=postgres (npm run test:pg), else SQLite. */
 export const testEngine: 'sqlite' | 'postgres' = process.env.TRACKER_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite'
 
@@ -178,7 +181,8 @@ export interface EngineWorld {
   execute<Row = Record<string, unknown>>(query: SQL): Promise<Row[]>
   /**
    * execute, on a connection of its own that is closed after it: another process's write (SQLite:
-   * another connection to the file; PostgreSQL: another session, as another node or the CLI)
+   * another connection to the file; PostgreSQL: another session, as another node or the CLI,
+   * resolved once the world's node has heard its announcement: within 1 s, as the contract says)
    */
   executeElsewhere(query: SQL): Promise<void>
   /** how many rows a table holds (optionally: a WHERE condition as a `sql` template) */
@@ -286,10 +290,17 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
         importMore: (document, options) => importDataset(createPostgresStores(handle).dataset, document, options),
         execute,
         async executeElsewhere(query) {
+          // another node's change reaches this one within 1 s (its trigger's announcement): the
+          // write is done once the world's node has been told, or that second has passed
+          let told: () => void = () => {}
+          const announced = new Promise<void>((resolve) => (told = resolve))
+          const stopListening = handle.versions.onChange(() => told())
           const other = postgres(fresh.url, { max: 1, onnotice: () => {} })
           try {
             await drizzlePostgres(other).execute(query)
+            await Promise.race([announced, Bun.sleep(ANNOUNCEMENT_BOUND_MS)])
           } finally {
+            stopListening()
             await other.end({ timeout: 5 })
           }
         },
