@@ -57,6 +57,7 @@ const POSTGRES_SUITE = [
   'test/http/problem.test.ts',
   'test/devices/access.test.ts',
   'test/alerts/pipeline-wiring.test.ts',
+  'test/dataset/uuid-case.test.ts',
 ]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {
