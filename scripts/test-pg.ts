@@ -13,7 +13,54 @@ if (!process.env.TEST_DATABASE_URL) {
 }
 
 /** what runs on PostgreSQL: the store tests, the engine's own, the API through the test world, many nodes */
-const POSTGRES_SUITE = ['test/store/postgres', 'test/db/postgres.test.ts', 'test/nodes']
+const POSTGRES_SUITE = [
+  'test/store/postgres',
+  'test/db/postgres.test.ts',
+  // the API through the test world's openWorld (test/support/world.ts)
+  'test/admin/me.test.ts',
+  'test/history/history.test.ts',
+  'test/history/gaps.test.ts',
+  'test/http/bodies.test.ts',
+  'test/http/auth.test.ts',
+  'test/http/hostile.test.ts',
+  'test/devices/uuid-case.test.ts',
+  'test/console/history.test.ts',
+  'test/http/forwarded-for.test.ts',
+  'test/http/openapi.test.ts',
+  'test/session/origin.test.ts',
+  'test/session/throttle.test.ts',
+  'test/alerts/geofences.test.ts',
+  'test/console/console.test.ts',
+  'test/events/events.test.ts',
+  'test/share/access.test.ts',
+  'test/share/page.test.ts',
+  'test/admin/models.test.ts',
+  'test/devices/devices.test.ts',
+  'test/alerts/notifications.test.ts',
+  'test/share/links.test.ts',
+  'test/admin/devices.test.ts',
+  'test/admin/groups.test.ts',
+  'test/session/change-password.test.ts',
+  'test/ops/http.test.ts',
+  'test/ingest/status.test.ts',
+  'test/admin/audit.test.ts',
+  'test/admin/users.test.ts',
+  'test/admin/keys.test.ts',
+  'test/session/session.test.ts',
+  'test/session/setup.test.ts',
+  'test/share/creator.test.ts',
+  'test/share/stream.test.ts',
+  'test/events/stream.test.ts',
+  'test/dataset/events.test.ts',
+  'test/dataset/upsert.test.ts',
+  'test/dataset/models.test.ts',
+  'test/http/problem.test.ts',
+  'test/devices/access.test.ts',
+  'test/alerts/pipeline-wiring.test.ts',
+  'test/dataset/uuid-case.test.ts',
+  // two real nodes on one database
+  'test/nodes',
+]
 const args = process.argv.slice(2)
 const run = spawnSync(process.execPath, ['test', ...(args.length > 0 ? args : POSTGRES_SUITE)], {
   stdio: 'inherit',

@@ -184,7 +184,10 @@ export function createApp(deps: AppDeps) {
     maxStreams: config.maxStreams,
   })
 
-  return new Elysia({ normalize: false })
+  // what the stop hook writes: Elysia calls its stop hooks without awaiting them, and over
+  // PostgreSQL the writes are truly asynchronous, so stop() waits for them (below)
+  let stopWrites: Promise<unknown> = Promise.resolve()
+  const app = new Elysia({ normalize: false })
     .use(problemDetails(log))
     .use(requestLog({ log, metrics }))
     .use(headerLimit())
@@ -219,10 +222,17 @@ export function createApp(deps: AppDeps) {
     .use(sessionRoutes(auth, sessions, { guard: passwordGuard, clientAddress, requestOrigin, appUrl: config.appUrl, appUrlSet: config.appUrlSet }))
     .use(setupRoutes({ people, firstRun: deps.firstRun ?? createFirstRun(people), sessions, clock, appUrl: config.appUrl, requestOrigin }))
     // share-link views still in memory are written before the server closes the database
-    .onStop(async () => {
+    .onStop(() => {
       commandQueue.stop()
-      await Promise.all([shareTokens.flush({ wait: true }), keyUsage.flush({ wait: true }), sessions.flush({ wait: true })])
+      stopWrites = Promise.all([shareTokens.flush({ wait: true }), keyUsage.flush({ wait: true }), sessions.flush({ wait: true })])
     })
+  const stopServer = app.stop
+  app.stop = async (closeActiveConnections) => {
+    await stopServer(closeActiveConnections)
+    await stopWrites
+    return app
+  }
+  return app
 }
 
 export type App = ReturnType<typeof createApp>

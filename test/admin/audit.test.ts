@@ -3,16 +3,15 @@
  * request's id; never a password or a key.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
 import { adminDeps, operator } from '../../src/admin/actor'
 import { createKey } from '../../src/admin/keys'
 import { createUser, hashPassword, setPassword } from '../../src/admin/users'
-import { peopleOf } from '../session/support'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
-import { createSqliteStores } from '../../src/store'
+import { ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 
-let world: World
-beforeEach(() => {
-  world = makeWorld()
+let world: EngineWorld
+beforeEach(async () => {
+  world = await openWorld()
 })
 afterEach(() => world.close())
 
@@ -49,7 +48,7 @@ describe('GET /audit', () => {
       { actor: ids.dana, action: 'create', object_type: 'user', object_id: user.id, at: new Date(T0 + 60_000).toISOString(), request_id: 'req-user-create' },
       { actor: ids.dana, action: 'create', object_type: 'group', object_id: group.id, at: new Date(T0).toISOString(), request_id: 'req-group-create' },
     ])
-    const everything = JSON.stringify(world.database.sqlite.query('SELECT * FROM audit_log').all())
+    const everything = JSON.stringify(await world.execute(sql`SELECT * FROM audit_log`))
     expect(everything).not.toContain('frank-password-1')
     expect(everything).not.toContain(key.key)
   })
@@ -88,8 +87,9 @@ describe('GET /audit', () => {
   })
 
   test('the services called from the command line record actor "cli" and no request id', async () => {
-    const deps = adminDeps(createSqliteStores(world.database, { clock: world.clock }), world.clock)
-    const people = { people: peopleOf(world), clock: world.clock }
+    const stores = await world.otherStores()
+    const deps = adminDeps(stores, world.clock)
+    const people = { people: stores.people, clock: world.clock }
     const user = await createUser(people, operator(ids.acme), { name: 'ops', role: 'admin', groups: [ids.trucks] })
     await setPassword(people, operator(ids.acme), user.id, await hashPassword('operator-secret'))
     const key = await createKey(deps, operator(ids.acme), user.id, { name: 'ops key' })

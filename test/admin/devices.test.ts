@@ -1,9 +1,10 @@
 /** POST /devices, PATCH and DELETE /devices/{id}: an account admin managing the account's devices. */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
+import { type SQL, sql } from 'drizzle-orm'
+import { baseDataset, ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 
-let world: World
-beforeEach(() => {
+let world: EngineWorld
+beforeEach(async () => {
   const dataset = {
     ...baseDataset(),
     positions: [
@@ -16,7 +17,7 @@ beforeEach(() => {
       { device: ids.truck2, alarm_code: 'sos', timestamp: 1764000030 },
     ],
   }
-  world = makeWorld(dataset)
+  world = await openWorld(dataset)
 })
 afterEach(() => world.close())
 
@@ -44,14 +45,12 @@ async function badPaths(res: Response): Promise<string[]> {
   return body.errors!.map((e) => e.path)
 }
 
-const count = (sql: string, ...params: (string | number)[]) => world.database.sqlite.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM ${sql}`).get(...params)!.n
+const count = (table: string, where?: SQL) => world.count(table, where)
 const audit = () =>
-  world.database.sqlite
-    .query<{ account_id: string; actor: string; action: string; object_type: string; object_id: string; request_id: string | null; at: number }, []>(
-      'SELECT account_id, actor, action, object_type, object_id, request_id, at FROM audit_log ORDER BY id',
-    )
-    .all()
-const keyOf = (id: string) => world.database.sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?').get(id)!.key
+  world.execute<{ account_id: string; actor: string; action: string; object_type: string; object_id: string; request_id: string | null; at: number }>(
+    sql`SELECT account_id, actor, action, object_type, object_id, request_id, at FROM audit_log ORDER BY id`,
+  )
+const keyOf = (id: string) => world.deviceKey(id)
 
 describe('POST /devices', () => {
   test('201 with the device as GET /devices/{id} shows it, a Location, and an audit entry with the request id', async () => {
@@ -77,7 +76,7 @@ describe('POST /devices', () => {
 
     const requestId = res.headers.get('x-request-id')
     expect(requestId).toBeTruthy()
-    expect(audit()).toEqual([
+    expect(await audit()).toEqual([
       { account_id: ids.acme, actor: ids.dana, action: 'create', object_type: 'device', object_id: device.id, request_id: requestId, at: NOW },
     ])
   })
@@ -115,10 +114,10 @@ describe('POST /devices', () => {
     ['an unknown field', { alias: 'T', model: ids.gt06, serial: 'S-X', account: ids.acme }, ['/account']],
     ['an id (the server chooses it)', { id: ids.truck1, alias: 'T', model: ids.gt06, serial: 'S-X' }, ['/id']],
   ])('%s is 400 naming the field, and nothing is written', async (_, body, paths) => {
-    const before = count('devices')
+    const before = await count('devices')
     expect(await badPaths(await post(body))).toEqual(expect.arrayContaining(paths))
-    expect(count('devices')).toBe(before)
-    expect(audit()).toEqual([])
+    expect(await count('devices')).toBe(before)
+    expect(await audit()).toEqual([])
   })
 
   test.each([
@@ -128,13 +127,13 @@ describe('POST /devices', () => {
     ["another device's serial", { serial: 'S-T1' }, 'serial'],
     ["another device's imei as a serial (devices are found by either)", { serial: '359710049095002' }, 'serial'],
   ])('%s is 409, and nothing is written', async (_, identifiers, field) => {
-    const before = count('devices')
+    const before = await count('devices')
     const body = await problem(await post({ alias: 'Dup', model: ids.gt06, ...identifiers }), 409)
     expect(body.detail).toContain(field)
     // another account's device is never named
     expect(body.detail).not.toContain(ids.globexCar)
-    expect(count('devices')).toBe(before)
-    expect(audit()).toEqual([])
+    expect(await count('devices')).toBe(before)
+    expect(await audit()).toEqual([])
   })
 
   test('the same identifier twice in a row: the second is 409', async () => {
@@ -158,14 +157,14 @@ describe('POST /devices', () => {
   })
 
   test("an unknown model, an unknown group and another account's group are 404, and nothing is written", async () => {
-    const before = count('devices')
+    const before = await count('devices')
     const unknown = '0b000000-0000-4000-8000-0000000000ff'
     expect((await problem(await post({ alias: 'T', model: unknown, serial: 'S-X' }), 404)).detail).toContain('model')
     expect((await problem(await post({ alias: 'T', model: ids.gt06, serial: 'S-X', groups: [unknown] }), 404)).detail).toContain('group')
     expect((await problem(await post({ alias: 'T', model: ids.gt06, serial: 'S-X', groups: [ids.trucks, ids.globexGroup] }), 404)).detail).toContain('group')
-    expect(count('devices')).toBe(before)
-    expect(count('device_groups')).toBe(6)
-    expect(audit()).toEqual([])
+    expect(await count('devices')).toBe(before)
+    expect(await count('device_groups')).toBe(6)
+    expect(await audit()).toEqual([])
   })
 
   test('group and model ids in any case', async () => {
@@ -180,7 +179,7 @@ describe('POST /devices', () => {
     const link = (await (await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1], ttl: 3600 } })).json()) as { token: string }
     await problem(await post(body, link.token), 403)
     await problem(await post(body, null), 401)
-    expect(count('devices WHERE serial = ?', 'S-X')).toBe(0)
+    expect(await count('devices', sql`serial = ${'S-X'}`)).toBe(0)
   })
 
   test("another account's admin creates in their own account only", async () => {
@@ -188,7 +187,7 @@ describe('POST /devices', () => {
     expect((await get(device.id, keys.carol)).status).toBe(200)
     await problem(await get(device.id, keys.dana), 404)
     await problem(await post({ alias: 'T', model: ids.bare, serial: 'G-2', groups: [ids.trucks] }, keys.erin), 404)
-    expect(audit().map((e) => [e.account_id, e.actor])).toEqual([[ids.globex, ids.erin]])
+    expect((await audit()).map((e) => [e.account_id, e.actor])).toEqual([[ids.globex, ids.erin]])
   })
 })
 
@@ -205,7 +204,7 @@ describe('PATCH /devices/{id}', () => {
     expect(await (await get(ids.truck1)).json()).toEqual(device)
     // now in vans only: bob reaches it
     expect((await get(ids.truck1, keys.bob)).status).toBe(200)
-    expect(audit()).toEqual([
+    expect(await audit()).toEqual([
       { account_id: ids.acme, actor: ids.dana, action: 'update', object_type: 'device', object_id: ids.truck1, request_id: res.headers.get('x-request-id'), at: NOW },
     ])
 
@@ -232,7 +231,7 @@ describe('PATCH /devices/{id}', () => {
     await problem(await patch(ids.truck1, { serial: 'S-C', alias: 'Renamed' }), 409)
     const stored = (await (await get(ids.truck1)).json()) as DeviceJson
     expect(stored).toMatchObject({ alias: 'Truck 1', imei: '359710049095001', serial: 'S-T1' })
-    expect(audit().map((e) => e.object_id)).toEqual([ids.van1])
+    expect((await audit()).map((e) => e.object_id)).toEqual([ids.van1])
   })
 
   test.each([
@@ -242,14 +241,14 @@ describe('PATCH /devices/{id}', () => {
     ['a bad state', { state: 'gone' }, ['/state']],
   ])('%s is 400 naming the field', async (_, body, paths) => {
     expect(await badPaths(await patch(ids.truck1, body))).toEqual(paths)
-    expect(audit()).toEqual([])
+    expect(await audit()).toEqual([])
   })
 
   test("an unknown model or another account's group is 404; a malformed id 400", async () => {
     await problem(await patch(ids.truck1, { model: '0d000000-0000-4000-8000-0000000000ff' }), 404)
     await problem(await patch(ids.truck1, { groups: [ids.globexGroup] }), 404)
     expect(await badPaths(await patch('truck-1', { alias: 'X' }))).toEqual(['/id'])
-    expect(audit()).toEqual([])
+    expect(await audit()).toEqual([])
   })
 
   test("a member and a share token get 403, no credentials 401, another account's admin 404; nothing changes", async () => {
@@ -260,7 +259,7 @@ describe('PATCH /devices/{id}', () => {
     await problem(await patch(ids.truck1, { alias: 'X' }, keys.erin), 404)
     await problem(await patch('0f000000-0000-4000-8000-0000000000ff', { alias: 'X' }), 404)
     expect(((await (await get(ids.truck1)).json()) as DeviceJson).alias).toBe('Truck 1')
-    expect(audit()).toEqual([])
+    expect(await audit()).toEqual([])
   })
 })
 
@@ -276,7 +275,7 @@ describe('DELETE /devices/{id}', () => {
     // the tokens are cached by now
     expect((await world.call('GET', `/devices/${ids.truck1}`, { token: alone.token })).status).toBe(200)
     expect((await world.call('GET', `/devices/${ids.truck1}`, { token: both.token })).status).toBe(200)
-    const key = keyOf(ids.truck1)
+    const key = await keyOf(ids.truck1)
 
     const res = await remove(ids.truck1)
     expect(res.status).toBe(204)
@@ -284,12 +283,12 @@ describe('DELETE /devices/{id}', () => {
 
     await problem(await get(ids.truck1), 404)
     await problem(await get(ids.truck1, keys.alice), 404)
-    expect(count('positions WHERE device = ?', key)).toBe(0)
-    expect(count('events WHERE device = ?', key)).toBe(0)
-    expect(count('device_groups WHERE device_key = ?', key)).toBe(0)
+    expect(await count('positions', sql`device = ${key}`)).toBe(0)
+    expect(await count('events', sql`device = ${key}`)).toBe(0)
+    expect(await count('device_groups', sql`device_key = ${key}`)).toBe(0)
     // the other devices keep theirs
-    expect(count('positions')).toBe(1)
-    expect(count('events')).toBe(1)
+    expect(await count('positions')).toBe(1)
+    expect(await count('events')).toBe(1)
 
     // the link that held only this device is revoked: its token is 401 at once
     await problem(await world.call('GET', '/devices', { token: alone.token }), 401)
@@ -300,7 +299,7 @@ describe('DELETE /devices/{id}', () => {
     const listed = (await (await world.call('GET', '/devices', { token: both.token })).json()) as DeviceJson[]
     expect(listed.map((d) => d.id)).toEqual([ids.truck2])
 
-    expect(audit()).toEqual([
+    expect(await audit()).toEqual([
       { account_id: ids.acme, actor: ids.dana, action: 'delete', object_type: 'device', object_id: ids.truck1, request_id: res.headers.get('x-request-id'), at: NOW },
     ])
     // gone: a second delete is 404
@@ -319,8 +318,8 @@ describe('DELETE /devices/{id}', () => {
     await problem(await remove(ids.truck1, null), 401)
     await problem(await remove(ids.truck1, keys.erin), 404)
     expect(await badPaths(await remove('truck-1'))).toEqual(['/id'])
-    expect(count('devices WHERE id = ?', ids.truck1)).toBe(1)
-    expect(count('positions WHERE device = ?', keyOf(ids.truck1))).toBe(2)
-    expect(audit()).toEqual([])
+    expect(await count('devices', sql`id = ${ids.truck1}`)).toBe(1)
+    expect(await count('positions', sql`device = ${await keyOf(ids.truck1)}`)).toBe(2)
+    expect(await audit()).toEqual([])
   })
 })

@@ -5,11 +5,11 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { ids, keys, makeWorld, openWorld, problem, type EngineWorld } from '../support/world'
 
-let world: World
-beforeEach(() => {
-  world = makeWorld()
+let world: EngineWorld
+beforeEach(async () => {
+  world = await openWorld()
 })
 afterEach(() => world.close())
 
@@ -20,8 +20,8 @@ async function shareToken(): Promise<string> {
   return ((await res.json()) as { token: string }).token
 }
 
-const count = (sql: string, ...params: string[]) => (world.database.sqlite.query(sql).get(...params) as { n: number }).n
-const written = () => [count('SELECT count(*) AS n FROM groups'), count('SELECT count(*) AS n FROM device_groups'), count('SELECT count(*) AS n FROM user_groups'), count('SELECT count(*) AS n FROM audit_log')]
+const count = (table: string) => world.count(table)
+const written = async () => [await count('groups'), await count('device_groups'), await count('user_groups'), await count('audit_log')]
 const names = async (res: Response) => {
   expect(res.status).toBe(200)
   return ((await res.json()) as GroupBody[]).map((g) => g.name)
@@ -84,16 +84,16 @@ describe('POST /groups', () => {
   })
 
   test("another account's device or user is 404 naming its place; nothing is written", async () => {
-    const before = written()
+    const before = await written()
     const devices = await problem(await world.call('POST', '/groups', { token: keys.dana, body: { name: 'G', devices: [ids.truck1, ids.globexCar] } }), 404)
     expect(devices.errors).toEqual([{ path: '/devices/1', message: expect.any(String) }])
     const users = await problem(await world.call('POST', '/groups', { token: keys.dana, body: { name: 'G', users: [ids.carol, ids.bob, '0c000000-0000-4000-8000-0000000000ff'] } }), 404)
     expect(users.errors?.map((e) => e.path)).toEqual(['/users/0', '/users/2'])
-    expect(written()).toEqual(before)
+    expect(await written()).toEqual(before)
   })
 
   test('bad input is 400 naming the field; unknown fields 400; nothing is written', async () => {
-    const before = written()
+    const before = await written()
     for (const [body, path] of [
       [{}, '/name'],
       [{ name: '' }, '/name'],
@@ -107,10 +107,12 @@ describe('POST /groups', () => {
       const answer = await problem(await world.call('POST', '/groups', { token: keys.dana, body }), 400)
       expect({ body, paths: answer.errors?.map((e) => e.path) }).toEqual({ body, paths: expect.arrayContaining([path]) })
     }
-    expect(written()).toEqual(before)
+    expect(await written()).toEqual(before)
   })
 
+  // SQLite's write lock, held by another connection to the file: a SQLite world on either run
   test("while another process holds the write lock the change waits for it, then commits", async () => {
+    const world = makeWorld()
     const other = new Database(join(world.dir, 'tracker.db'))
     // as the server's connection does (db/client.ts): a statement barely waits, the write retries asynchronously
     world.database.sqlite.run('PRAGMA busy_timeout = 10')
@@ -125,15 +127,16 @@ describe('POST /groups', () => {
       expect(await names(await world.call('GET', '/groups', { token: keys.bob }))).toEqual(['Later', 'Vans'])
     } finally {
       other.close()
+      world.close()
     }
   })
 
   test('a member, a share token and no credentials cannot create groups', async () => {
-    const before = written()
+    const before = await written()
     await problem(await world.call('POST', '/groups', { token: keys.alice, body: { name: 'Mine' } }), 403)
     await problem(await world.call('POST', '/groups', { token: await shareToken(), body: { name: 'Mine' } }), 403)
     await problem(await world.call('POST', '/groups', { body: { name: 'Mine' } }), 401)
-    expect(written()).toEqual(before)
+    expect(await written()).toEqual(before)
   })
 })
 
@@ -150,11 +153,11 @@ describe('PATCH /groups/{id}', () => {
   })
 
   test('a refused change writes nothing, not even its valid fields', async () => {
-    const before = written()
+    const before = await written()
     await problem(await world.call('PATCH', `/groups/${ids.vans}`, { token: keys.dana, body: { name: 'Renamed', devices: [ids.van1], users: [ids.carol] } }), 404)
     await problem(await world.call('PATCH', `/groups/${ids.vans}`, { token: keys.dana, body: { name: 'Renamed', colour: 'red' } }), 400)
     await problem(await world.call('PATCH', `/groups/${ids.vans}`, { token: keys.dana, body: { name: '' } }), 400)
-    expect(written()).toEqual(before)
+    expect(await written()).toEqual(before)
     expect(await (await world.call('GET', `/groups/${ids.vans}`, { token: keys.dana })).json()).toMatchObject({ name: 'Vans', devices: [ids.truck2, ids.van1] })
   })
 

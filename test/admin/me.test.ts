@@ -1,11 +1,11 @@
 /** GET /me: who the credential is, for a user (key) and for a share token. */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { PERMISSION } from '../../src/share/permissions'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { type EngineWorld, ids, keys, openWorld, problem } from '../support/world'
 
-let world: World
-beforeEach(() => {
-  world = makeWorld()
+let world: EngineWorld
+beforeEach(async () => {
+  world = await openWorld()
 })
 afterEach(() => world.close())
 

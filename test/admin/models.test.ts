@@ -4,13 +4,14 @@
  * world's imported ones here) are read by every user and read-only over the API (403).
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
 import { PROTOCOLS } from '../../src/ingest/protocols'
 import { PROTOCOL_NAMES } from '../../src/ingest/protocols/names'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 
-let world: World
-beforeEach(() => {
-  world = makeWorld()
+let world: EngineWorld
+beforeEach(async () => {
+  world = await openWorld()
 })
 afterEach(() => world.close())
 
@@ -41,13 +42,11 @@ async function badPaths(res: Response): Promise<string[]> {
   return body.errors!.map((e) => e.path)
 }
 
-const count = (table: string) => world.database.sqlite.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()!.n
+const count = (table: string) => world.count(table)
 const audit = () =>
-  world.database.sqlite
-    .query<{ account_id: string; actor: string; action: string; object_type: string; object_id: string; request_id: string | null; at: number }, []>(
-      'SELECT account_id, actor, action, object_type, object_id, request_id, at FROM audit_log ORDER BY id',
-    )
-    .all()
+  world.execute<{ account_id: string; actor: string; action: string; object_type: string; object_id: string; request_id: string | null; at: number }>(
+    sql`SELECT account_id, actor, action, object_type, object_id, request_id, at FROM audit_log ORDER BY id`,
+  )
 
 /** a model of acme (dana's) that acme's truck 1 uses */
 async function acmeModelInUse(body: Record<string, unknown> = {}): Promise<ModelJson> {
@@ -116,7 +115,7 @@ describe('POST /models', () => {
     expect(model.commands.map((c) => [c.name, c.widget])).toEqual([['Reboot', BUTTON], ['Interval', FORM]])
     for (const c of model.commands) expect(c.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
     expect(await (await call('GET', `/models/${model.id}`)).json()).toEqual(model)
-    expect(audit()).toEqual([
+    expect(await audit()).toEqual([
       { account_id: ids.acme, actor: ids.dana, action: 'create', object_type: 'model', object_id: model.id, request_id: res.headers.get('x-request-id'), at: NOW },
     ])
 
@@ -128,7 +127,7 @@ describe('POST /models', () => {
     // and only acme's: globex's admin cannot give it to a device of theirs (404, as an unknown model)
     await problem(await call('POST', '/devices', { alias: 'Car 2', model: model.id, imei: '352093081234568' }, keys.erin), 404)
     await problem(await call('PATCH', `/devices/${ids.globexCar}`, { model: model.id }, keys.erin), 404)
-    expect(world.database.sqlite.query('SELECT model_id FROM devices WHERE id = ?').get(ids.globexCar)).toEqual({ model_id: ids.bare })
+    expect((await world.execute(sql`SELECT model_id FROM devices WHERE id = ${ids.globexCar}`))[0]).toEqual({ model_id: ids.bare })
   })
 
   test('a field may declare a pattern: kept as written', async () => {
@@ -171,14 +170,14 @@ describe('POST /models', () => {
     ],
   ])('%s is 400 naming the field, and nothing is written', async (_, body, paths) => {
     expect(await badPaths(await call('POST', '/models', body))).toEqual(paths)
-    expect(count('models')).toBe(2)
-    expect(count('commands')).toBe(2)
-    expect(audit()).toEqual([])
+    expect(await count('models')).toBe(2)
+    expect(await count('commands')).toBe(2)
+    expect(await audit()).toEqual([])
   })
 
   test("a command id of another model is 409, and nothing is written", async () => {
     await problem(await call('POST', '/models', { name: 'Thief', commands: [{ id: ids.engineStop, name: 'Mine', widget: BUTTON }] }), 409)
-    expect(count('models')).toBe(2)
+    expect(await count('models')).toBe(2)
     expect((await list())[1]!.commands[0]!.name).toBe('Engine stop')
   })
 
@@ -187,7 +186,7 @@ describe('POST /models', () => {
     const link = (await (await call('POST', '/devices/share', { devices: [ids.truck1], ttl: 3600 }, keys.alice)).json()) as { token: string }
     await problem(await call('POST', '/models', { name: 'M' }, link.token), 403)
     await problem(await call('POST', '/models', { name: 'M' }, null), 401)
-    expect(count('models')).toBe(2)
+    expect(await count('models')).toBe(2)
   })
 })
 
@@ -206,7 +205,7 @@ describe('PATCH /models/{id}', () => {
     expect(model.commands[0]).toEqual({ id: apn!.id, name: 'Set APN', widget: { type: 'form', fields: [] } })
     expect(model.commands[1]!.id).not.toBe(stop!.id)
     expect(await (await call('GET', `/devices/${ids.truck1}/commands`, undefined, keys.alice)).json()).toEqual(model.commands)
-    expect(audit().slice(2)).toEqual([
+    expect((await audit()).slice(2)).toEqual([
       { account_id: ids.acme, actor: ids.dana, action: 'update', object_type: 'model', object_id: mine.id, request_id: res.headers.get('x-request-id'), at: NOW },
     ])
 
@@ -215,7 +214,7 @@ describe('PATCH /models/{id}', () => {
     expect(renamed).toEqual({ ...model, protocol: null })
     // an empty list removes them all
     expect(((await (await call('PATCH', `/models/${mine.id}`, { commands: [] })).json()) as ModelJson).commands).toEqual([])
-    expect(count('commands')).toBe(2)
+    expect(await count('commands')).toBe(2)
   })
 
   test("a command id of another model is 409; bad input 400; an unknown model 404; nothing is written", async () => {
@@ -228,7 +227,7 @@ describe('PATCH /models/{id}', () => {
     await problem(await call('PATCH', `/models/${UNKNOWN}`, { name: 'X' }), 404)
     const stored = (await list()).find((m) => m.id === mine.id)!
     expect(stored).toEqual(mine)
-    expect(audit().map((e) => [e.action, e.object_id])).toEqual([
+    expect((await audit()).map((e) => [e.action, e.object_id])).toEqual([
       ['create', mine.id],
       ['update', ids.truck1],
       ['create', other.id],
@@ -244,7 +243,7 @@ describe('PATCH /models/{id}', () => {
       await problem(await call('DELETE', `/models/${ids.bare}`, undefined, token), 403)
     }
     expect(await list()).toEqual(before)
-    expect(audit()).toEqual([])
+    expect(await audit()).toEqual([])
   })
 
   test("another account's model is 404 for PATCH and DELETE, as an unknown one; nothing changes", async () => {
@@ -252,7 +251,7 @@ describe('PATCH /models/{id}', () => {
     await problem(await call('PATCH', `/models/${mine.id}`, { name: 'Hijacked' }, keys.erin), 404)
     await problem(await call('DELETE', `/models/${mine.id}`, undefined, keys.erin), 404)
     expect(await (await call('GET', `/models/${mine.id}`)).json()).toEqual(mine)
-    expect(audit().every((e) => e.account_id === ids.acme)).toBe(true)
+    expect((await audit()).every((e) => e.account_id === ids.acme)).toBe(true)
   })
 
   test('a member and a share token get 403, no credentials 401', async () => {
@@ -271,8 +270,8 @@ describe('DELETE /models/{id}', () => {
     const res = await call('DELETE', `/models/${model.id}`)
     expect(res.status).toBe(204)
     await problem(await call('GET', `/models/${model.id}`), 404)
-    expect(count('commands')).toBe(2)
-    expect(audit().map((e) => [e.action, e.object_id, e.request_id])).toEqual([
+    expect(await count('commands')).toBe(2)
+    expect((await audit()).map((e) => [e.action, e.object_id, e.request_id])).toEqual([
       ['create', model.id, expect.any(String)],
       ['delete', model.id, res.headers.get('x-request-id')],
     ])

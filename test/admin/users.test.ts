@@ -3,11 +3,12 @@
  * groups, password); members, share tokens and other accounts cannot.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { type SQL, sql } from 'drizzle-orm'
+import { ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 
-let world: World
-beforeEach(() => {
-  world = makeWorld()
+let world: EngineWorld
+beforeEach(async () => {
+  world = await openWorld()
 })
 afterEach(() => world.close())
 
@@ -18,9 +19,9 @@ async function shareToken(): Promise<string> {
   return ((await res.json()) as { token: string }).token
 }
 
-const count = (sql: string, ...params: string[]) => (world.database.sqlite.query(sql).get(...params) as { n: number }).n
-const userCount = () => count('SELECT count(*) AS n FROM users')
-const auditCount = () => count('SELECT count(*) AS n FROM audit_log')
+const count = (table: string, where?: SQL) => world.count(table, where)
+const userCount = () => count('users')
+const auditCount = () => count('audit_log')
 
 async function createUser(body: Record<string, unknown>, token = keys.dana) {
   const res = await world.call('POST', '/users', { token, body })
@@ -82,7 +83,7 @@ describe('POST /users', () => {
     expect(user).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'Frank', role: 'member', groups: [ids.trucks, ids.vans], created_at: new Date(world.clock.now()).toISOString() })
     expect(res.headers.get('location')).toBe(`/users/${user.id}`)
     expect(await (await world.call('GET', res.headers.get('location')!, { token: keys.dana })).json()).toEqual(user)
-    const stored = world.database.sqlite.query('SELECT password_hash AS hash FROM users WHERE id = ?').get(user.id) as { hash: string }
+    const stored = (await world.execute<{ hash: string }>(sql`SELECT password_hash AS hash FROM users WHERE id = ${user.id}`))[0]!
     expect(stored.hash).toStartWith('$argon2id$')
     expect(await Bun.password.verify('correct horse battery', stored.hash)).toBe(true)
   })
@@ -90,18 +91,18 @@ describe('POST /users', () => {
   test('defaults: a member in no group, without a password', async () => {
     const user = await createUser({ name: 'grace' })
     expect(user).toMatchObject({ name: 'grace', role: 'member', groups: [] })
-    expect(world.database.sqlite.query('SELECT password_hash AS hash FROM users WHERE id = ?').get(user.id)).toEqual({ hash: null })
+    expect((await world.execute(sql`SELECT password_hash AS hash FROM users WHERE id = ${user.id}`))[0]).toEqual({ hash: null })
   })
 
   test('a name taken in any case, in any account, is 409; nothing is written', async () => {
-    const before = [userCount(), auditCount()]
+    const before = [await userCount(), await auditCount()]
     await problem(await world.call('POST', '/users', { token: keys.dana, body: { name: 'ALICE' } }), 409)
     await problem(await world.call('POST', '/users', { token: keys.erin, body: { name: 'Bob' } }), 409)
-    expect([userCount(), auditCount()]).toEqual(before)
+    expect([await userCount(), await auditCount()]).toEqual(before)
   })
 
   test('bad input is 400 naming the field; unknown fields 400; nothing is written', async () => {
-    const before = [userCount(), auditCount()]
+    const before = [await userCount(), await auditCount()]
     const cases: [unknown, string][] = [
       [{}, '/name'],
       [{ name: '' }, '/name'],
@@ -121,21 +122,21 @@ describe('POST /users', () => {
       const answer = await problem(await world.call('POST', '/users', { token: keys.dana, body }), 400)
       expect({ body, paths: answer.errors?.map((e) => e.path) }).toEqual({ body, paths: expect.arrayContaining([path]) })
     }
-    expect([userCount(), auditCount()]).toEqual(before)
+    expect([await userCount(), await auditCount()]).toEqual(before)
   })
 
   test("another account's group is 404 naming its place in the body; nothing is written", async () => {
-    const before = [userCount(), auditCount()]
+    const before = [await userCount(), await auditCount()]
     const answer = await problem(await world.call('POST', '/users', { token: keys.dana, body: { name: 'frank', groups: [ids.vans, ids.globexGroup] } }), 404)
     expect(answer.errors).toEqual([{ path: '/groups/1', message: expect.any(String) }])
-    expect([userCount(), auditCount()]).toEqual(before)
+    expect([await userCount(), await auditCount()]).toEqual(before)
   })
 
   test('a member, a share token and no credentials cannot create users', async () => {
     await problem(await world.call('POST', '/users', { token: keys.alice, body: { name: 'frank' } }), 403)
     await problem(await world.call('POST', '/users', { token: await shareToken(), body: { name: 'frank' } }), 403)
     await problem(await world.call('POST', '/users', { body: { name: 'frank' } }), 401)
-    expect(count("SELECT count(*) AS n FROM users WHERE name = 'frank'")).toBe(0)
+    expect(await count('users', sql`name = 'frank'`)).toBe(0)
   })
 })
 
@@ -150,9 +151,9 @@ describe('PATCH /users/{id}', () => {
   })
 
   test("an empty change changes nothing; keeping one's own name is no clash", async () => {
-    const before = auditCount()
+    const before = await auditCount()
     expect(await (await world.call('PATCH', `/users/${ids.bob}`, { token: keys.dana, body: {} })).json()).toMatchObject({ name: 'bob', groups: [ids.vans] })
-    expect(auditCount()).toBe(before)
+    expect(await auditCount()).toBe(before)
     expect((await world.call('PATCH', `/users/${ids.bob}`, { token: keys.dana, body: { name: 'bob' } })).status).toBe(200)
     expect((await world.call('PATCH', `/users/${ids.bob}`, { token: keys.dana, body: { name: 'BOB' } })).status).toBe(200)
     await problem(await world.call('PATCH', `/users/${ids.bob}`, { token: keys.dana, body: { name: 'Carol' } }), 409)
@@ -178,19 +179,20 @@ describe('PATCH /users/{id}', () => {
 
   test("a new password is stored hashed and ends the user's sessions (their keys stay); the audit log says so without the secret", async () => {
     const now = world.clock.now()
-    const addSession = world.database.sqlite.query('INSERT INTO sessions (id_hash, user_id, created_at, last_used_at, expires_at) VALUES (?, ?, ?, ?, ?)')
-    addSession.run('alice-session', ids.alice, now, now, now + 86_400_000)
-    addSession.run('bob-session', ids.bob, now, now, now + 86_400_000)
+    const addSession = (idHash: string, userId: string, createdAt: number, lastUsedAt: number, expiresAt: number) =>
+      world.execute(sql`INSERT INTO sessions (id_hash, user_id, created_at, last_used_at, expires_at) VALUES (${idHash}, ${userId}, ${createdAt}, ${lastUsedAt}, ${expiresAt})`)
+    await addSession('alice-session', ids.alice, now, now, now + 86_400_000)
+    await addSession('bob-session', ids.bob, now, now, now + 86_400_000)
     const res = await world.call('PATCH', `/users/${ids.alice}`, { token: keys.dana, body: { password: 'a brand new secret' } })
     expect(res.status).toBe(200)
     expect(JSON.stringify(await res.json())).not.toContain('secret')
-    expect(world.database.sqlite.query('SELECT user_id FROM sessions').all()).toEqual([{ user_id: ids.bob }])
+    expect(await world.execute(sql`SELECT user_id FROM sessions`)).toEqual([{ user_id: ids.bob }])
     expect((await world.call('GET', '/devices', { token: keys.alice })).status).toBe(200)
-    const hash = (world.database.sqlite.query('SELECT password_hash AS h FROM users WHERE id = ?').get(ids.alice) as { h: string }).h
+    const hash = (await world.execute<{ h: string }>(sql`SELECT password_hash AS h FROM users WHERE id = ${ids.alice}`))[0]!.h
     expect(await Bun.password.verify('a brand new secret', hash)).toBe(true)
-    const audit = world.database.sqlite.query("SELECT * FROM audit_log WHERE object_id = ?").all(ids.alice)
+    const audit = await world.execute(sql`SELECT * FROM audit_log WHERE object_id = ${ids.alice}`)
     expect(audit).toEqual([expect.objectContaining({ actor: ids.dana, action: 'password', object_type: 'user' })])
-    expect(JSON.stringify(world.database.sqlite.query('SELECT * FROM audit_log').all())).not.toContain('brand new')
+    expect(JSON.stringify(await world.execute(sql`SELECT * FROM audit_log`))).not.toContain('brand new')
   })
 
   test('bad input is 400 naming the field, unknown fields 400, and nothing is half-written', async () => {
@@ -223,7 +225,7 @@ describe('PATCH /users/{id}', () => {
 describe('DELETE /users/{id}', () => {
   test('204; the user, their keys, sessions and memberships are gone, and the very next request with their key is 401', async () => {
     const now = world.clock.now()
-    world.database.sqlite.query('INSERT INTO sessions (id_hash, user_id, created_at, last_used_at, expires_at) VALUES (?, ?, ?, ?, ?)').run('bob-session', ids.bob, now, now, now + 1e9)
+    await world.execute(sql`INSERT INTO sessions (id_hash, user_id, created_at, last_used_at, expires_at) VALUES (${'bob-session'}, ${ids.bob}, ${now}, ${now}, ${now + 1e9})`)
     expect((await world.call('GET', '/devices', { token: keys.bob })).status).toBe(200)
     const res = await world.call('DELETE', `/users/${ids.bob}`, { token: keys.dana })
     expect(res.status).toBe(204)
@@ -231,7 +233,7 @@ describe('DELETE /users/{id}', () => {
     await problem(await world.call('GET', '/devices', { token: keys.bob }), 401)
     await problem(await world.call('GET', `/users/${ids.bob}`, { token: keys.dana }), 404)
     await problem(await world.call('DELETE', `/users/${ids.bob}`, { token: keys.dana }), 404)
-    for (const table of ['api_keys', 'sessions', 'user_groups']) expect(count(`SELECT count(*) AS n FROM ${table} WHERE user_id = ?`, ids.bob)).toBe(0)
+    for (const table of ['api_keys', 'sessions', 'user_groups']) expect(await count(table, sql`user_id = ${ids.bob}`)).toBe(0)
   })
 
   test("the account's last admin cannot be deleted (409)", async () => {

@@ -3,13 +3,13 @@
  * bad geometry is 400 naming what is wrong; nothing crosses accounts.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 
-let world: World
+let world: EngineWorld
 let changed: string[]
-beforeEach(() => {
+beforeEach(async () => {
   changed = []
-  world = makeWorld(undefined, { onGeofencesChanged: (account) => changed.push(account) })
+  world = await openWorld(undefined, { onGeofencesChanged: (account) => changed.push(account) })
 })
 afterEach(() => world.close())
 
@@ -25,8 +25,8 @@ interface GeofenceBody {
 const depot = { type: 'Polygon', coordinates: [[[2.29, 48.85], [2.3, 48.85], [2.3, 48.86], [2.29, 48.86], [2.29, 48.85]]] }
 const tower = { type: 'Circle', center: [48.8584, 2.2945], radius: 250 }
 
-const count = (table: string) => (world.database.sqlite.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
-const written = () => [count('geofences'), count('audit_log')]
+const count = (table: string) => world.count(table)
+const written = async () => [await count('geofences'), await count('audit_log')]
 
 async function create(body: object, token = keys.dana): Promise<GeofenceBody> {
   const res = await world.call('POST', '/geofences', { token, body })
@@ -63,7 +63,7 @@ describe('POST /geofences', () => {
   })
 
   test('bad geometry is 400 naming what is wrong, and writes nothing', async () => {
-    const before = written()
+    const before = await written()
     const refuse = async (area: unknown) => {
       const body = await problem(await world.call('POST', '/geofences', { token: keys.dana, body: { name: 'Bad', area } }), 400)
       return body.errors?.[0]
@@ -85,11 +85,11 @@ describe('POST /geofences', () => {
     const points = Array.from({ length: 1001 }, (_, i) => [Math.cos(i / 160), Math.sin(i / 160)])
     expect((await refuse({ type: 'Polygon', coordinates: [points] }))?.path).toMatch(/^\/area\/coordinates/)
     expect(await refuse('somewhere')).toMatchObject({ path: '/area' })
-    expect(written()).toEqual(before)
+    expect(await written()).toEqual(before)
   })
 
   test('other fields: unknown is 400, speed_limit range, name, groups of the account only', async () => {
-    const before = written()
+    const before = await written()
     const post = (body: object) => world.call('POST', '/geofences', { token: keys.dana, body })
     expect((await problem(await post({ name: 'X', area: tower, colour: 'red' }), 400)).detail).toContain('colour')
     expect((await problem(await post({ name: 'X', area: tower, speed_limit: 0 }), 400)).errors?.[0]?.path).toBe('/speed_limit')
@@ -102,15 +102,15 @@ describe('POST /geofences', () => {
     // another account's group is as unknown as one that does not exist
     const foreign = await problem(await post({ name: 'X', area: tower, groups: [ids.trucks, ids.globexGroup] }), 404)
     expect(foreign.errors).toEqual([{ path: '/groups/1', message: 'no group with this id in your account' }])
-    expect(written()).toEqual(before)
+    expect(await written()).toEqual(before)
   })
 
   test('a member, a share token, no credentials: 403, 403, 401', async () => {
-    const before = written()
+    const before = await written()
     await problem(await world.call('POST', '/geofences', { token: keys.alice, body: { name: 'X', area: tower } }), 403)
     await problem(await world.call('POST', '/geofences', { token: await shareToken(), body: { name: 'X', area: tower } }), 403)
     await problem(await world.call('POST', '/geofences', { body: { name: 'X', area: tower } }), 401)
-    expect(written()).toEqual(before)
+    expect(await written()).toEqual(before)
   })
 })
 
@@ -165,18 +165,18 @@ describe('PATCH and DELETE /geofences/{id}', () => {
 
   test('bad input changes nothing', async () => {
     const a = await create({ name: 'A', area: depot })
-    const before = written()
+    const before = await written()
     const patch = (body: object) => world.call('PATCH', `/geofences/${a.id}`, { token: keys.dana, body })
     expect((await problem(await patch({ name: 'B', area: { ...tower, radius: 1 } }), 400)).errors?.[0]?.path).toBe('/area/radius')
     expect((await problem(await patch({ colour: 'red' }), 400)).detail).toContain('colour')
     await problem(await patch({ name: 'B', groups: [ids.globexGroup] }), 404)
-    expect(written()).toEqual(before)
+    expect(await written()).toEqual(before)
     expect(await (await world.call('GET', `/geofences/${a.id}`, { token: keys.dana })).json()).toEqual(a)
   })
 
   test('members, share tokens and other accounts cannot change or delete', async () => {
     const a = await create({ name: 'A', area: depot })
-    const before = written()
+    const before = await written()
     const token = await shareToken()
     await problem(await world.call('PATCH', `/geofences/${a.id}`, { token: keys.alice, body: { name: 'B' } }), 403)
     await problem(await world.call('DELETE', `/geofences/${a.id}`, { token: keys.alice }), 403)
@@ -185,7 +185,7 @@ describe('PATCH and DELETE /geofences/{id}', () => {
     await problem(await world.call('PATCH', `/geofences/${a.id}`, { token: keys.erin, body: { name: 'B' } }), 404)
     await problem(await world.call('DELETE', `/geofences/${a.id}`, { token: keys.erin }), 404)
     await problem(await world.call('DELETE', `/geofences/${a.id}`), 401)
-    expect(written()).toEqual(before)
+    expect(await written()).toEqual(before)
   })
 
   test('an admin deletes: 204, then 404; audited', async () => {
@@ -194,7 +194,7 @@ describe('PATCH and DELETE /geofences/{id}', () => {
     expect(res.status).toBe(204)
     await problem(await world.call('GET', `/geofences/${a.id}`, { token: keys.dana }), 404)
     await problem(await world.call('DELETE', `/geofences/${a.id}`, { token: keys.dana }), 404)
-    expect(count('geofences')).toBe(0)
+    expect(await count('geofences')).toBe(0)
     const entries = (await (await world.call('GET', '/audit', { token: keys.dana })).json()) as { action: string; object_id: string }[]
     expect(entries[0]).toMatchObject({ action: 'delete', object_id: a.id })
   })

@@ -4,24 +4,25 @@
  * private targets at creation unless WEBHOOK_ALLOW_PRIVATE=1.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
 import { loadConfig } from '../../src/config'
 import { createLogger } from '../../src/log'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 import { startReceiver, verifySignature, type Receiver } from './delivery-receiver'
 
 const SECRET = 'whsec-test-secret-0123456789'
 
-let world: World
+let world: EngineWorld
 let receiver: Receiver
 let logLines: string[]
-beforeEach(() => {
+beforeEach(async () => {
   logLines = []
-  world = makeWorld(undefined, { config: loadConfig({ WEBHOOK_ALLOW_PRIVATE: '1' }), log: createLogger('debug', (line) => logLines.push(line)) })
+  world = await openWorld(undefined, { config: loadConfig({ WEBHOOK_ALLOW_PRIVATE: '1' }), log: createLogger('debug', (line) => logLines.push(line)) })
   receiver = startReceiver()
 })
-afterEach(() => {
+afterEach(async () => {
   receiver.stop()
-  world.close()
+  await world.close()
 })
 
 interface NotificationBody {
@@ -48,8 +49,8 @@ async function shareToken(): Promise<string> {
   return ((await res.json()) as { token: string }).token
 }
 
-const count = (sql: string) => (world.database.sqlite.query(sql).get() as { n: number }).n
-const written = () => [count('SELECT count(*) AS n FROM notifications'), count('SELECT count(*) AS n FROM notification_deliveries'), count('SELECT count(*) AS n FROM audit_log')]
+const count = (table: string) => world.count(table)
+const written = async () => [await count('notifications'), await count('notification_deliveries'), await count('audit_log')]
 
 describe('POST /notifications', () => {
   test('201 with the channel and its Location; the secret is never shown, secret_set says there is one', async () => {
@@ -79,7 +80,7 @@ describe('POST /notifications', () => {
   })
 
   test('bad input is 400 naming the field; unknown fields 400; nothing is written', async () => {
-    const before = written()
+    const before = await written()
     const channel = { type: 'webhook', url: receiver.url }
     for (const [body, path] of [
       [{ events: ['sos'], channel }, '/name'],
@@ -110,14 +111,14 @@ describe('POST /notifications', () => {
       const answer = await problem(await world.call('POST', '/notifications', { token: keys.dana, body }), 400)
       expect({ body, paths: answer.errors?.map((e) => e.path) }).toEqual({ body, paths: expect.arrayContaining([path]) })
     }
-    expect(written()).toEqual(before)
+    expect(await written()).toEqual(before)
   })
 
   test("another account's group is 404 naming its place; nothing is written", async () => {
-    const before = written()
+    const before = await written()
     const answer = await problem(await world.call('POST', '/notifications', { token: keys.dana, body: { ...sos(), groups: [ids.vans, ids.globexGroup] } }), 404)
     expect(answer.errors).toEqual([{ path: '/groups/1', message: expect.any(String) }])
-    expect(written()).toEqual(before)
+    expect(await written()).toEqual(before)
   })
 })
 
@@ -192,7 +193,7 @@ describe('PATCH and DELETE /notifications/{id}', () => {
     const positions = (await (await world.call('PATCH', `/notifications/${body.id}`, { token: keys.dana, body: { channel: { positions: true } } })).json()) as NotificationBody
     expect(positions).toMatchObject({ events: [], channel: { positions: true } })
     expect((await problem(await world.call('PATCH', `/notifications/${body.id}`, { token: keys.dana, body: { positions: false } }), 400)).errors?.[0]?.path).toBe('/events')
-    const before = written()
+    const before = await written()
     for (const [patch, path] of [
       [{ channel: { url: 'gopher://x' } }, '/channel/url'],
       [{ events: ['sos'] }, '/events'],
@@ -202,17 +203,17 @@ describe('PATCH and DELETE /notifications/{id}', () => {
       expect((await problem(await world.call('PATCH', `/notifications/${body.id}`, { token: keys.dana, body: patch }), 400)).errors?.map((e) => e.path)).toContain(path)
     }
     await problem(await world.call('PATCH', `/notifications/${body.id}`, { token: keys.dana, body: { groups: [ids.globexGroup] } }), 404)
-    expect(written()).toEqual(before)
+    expect(await written()).toEqual(before)
   })
 
   test('DELETE: 204, then 404; its deliveries go with it', async () => {
     const { body } = await create(sos())
     expect((await world.call('POST', `/notifications/${body.id}/test`, { token: keys.dana })).status).toBe(200)
-    expect(count('SELECT count(*) AS n FROM notification_deliveries')).toBe(1)
+    expect(await count('notification_deliveries')).toBe(1)
     expect((await world.call('DELETE', `/notifications/${body.id}`, { token: keys.dana })).status).toBe(204)
     await problem(await world.call('GET', `/notifications/${body.id}`, { token: keys.dana }), 404)
     await problem(await world.call('DELETE', `/notifications/${body.id}`, { token: keys.dana }), 404)
-    expect(count('SELECT count(*) AS n FROM notification_deliveries')).toBe(0)
+    expect(await count('notification_deliveries')).toBe(0)
   })
 
   test('every change is in the audit log with its request id; no secret in the audit log or the server log', async () => {
@@ -238,22 +239,22 @@ describe('PATCH and DELETE /notifications/{id}', () => {
 describe('secrets', () => {
   test('a secret sent is at least 16 bytes in UTF-8, on create and update: shorter is 400 naming /channel/secret, and changes nothing', async () => {
     const channel = { type: 'webhook', url: receiver.url }
-    const before = written()
+    const before = await written()
     // 15 bytes: ASCII, and 7 two-byte letters and one ASCII letter
     for (const secret of ['x'.repeat(15), `${'é'.repeat(7)}a`, 'short']) {
       const answer = await problem(await world.call('POST', '/notifications', { token: keys.dana, body: { name: 'N', events: ['sos'], channel: { ...channel, secret } } }), 400)
       expect({ secret, errors: answer.errors }).toEqual({ secret, errors: [{ path: '/channel/secret', message: expect.stringContaining('at least 16 bytes (UTF-8)') }] })
     }
-    expect(written()).toEqual(before)
+    expect(await written()).toEqual(before)
     // bytes, not characters: 8 two-byte letters are 16 bytes
     const { body } = await create({ name: 'Accents', events: ['sos'], channel: { ...channel, secret: 'é'.repeat(8) } })
     expect(body.channel.secret_set).toBe(true)
     expect((await create({ name: 'Sixteen', events: ['sos'], channel: { ...channel, secret: 'x'.repeat(16) } })).body.channel.secret_set).toBe(true)
 
-    const unchanged = written()
+    const unchanged = await written()
     const answer = await problem(await world.call('PATCH', `/notifications/${body.id}`, { token: keys.dana, body: { name: 'Renamed', channel: { secret: 'x'.repeat(15) } } }), 400)
     expect(answer.errors).toEqual([{ path: '/channel/secret', message: expect.stringContaining('this one has 15') }])
-    expect(written()).toEqual(unchanged)
+    expect(await written()).toEqual(unchanged)
     expect(((await (await world.call('GET', `/notifications/${body.id}`, { token: keys.dana })).json()) as NotificationBody).name).toBe('Accents')
     // removing it is no secret to measure
     const removed = await world.call('PATCH', `/notifications/${body.id}`, { token: keys.dana, body: { channel: { secret: null } } })
@@ -263,7 +264,7 @@ describe('secrets', () => {
   test('a shorter secret set before the rule keeps working: other changes pass, and deliveries are signed with it', async () => {
     const { body } = await create(sos())
     // as a database from before the rule holds it
-    world.database.sqlite.query('UPDATE notifications SET secret = ? WHERE id = ?').run('old', body.id)
+    await world.execute(sql`UPDATE notifications SET secret = ${'old'} WHERE id = ${body.id}`)
     const renamed = await world.call('PATCH', `/notifications/${body.id}`, { token: keys.dana, body: { name: 'Still signed', events: ['*'] } })
     expect(renamed.status).toBe(200)
     expect(((await renamed.json()) as NotificationBody).channel.secret_set).toBe(true)
@@ -276,9 +277,9 @@ describe('secrets', () => {
 
 describe('the SSRF guard at creation', () => {
   test('without WEBHOOK_ALLOW_PRIVATE: private, loopback, link-local and special addresses, and localhost, are 400; public targets pass', async () => {
-    const strict = makeWorld()
+    const strict = await openWorld()
     try {
-      const before = count('SELECT count(*) AS n FROM notifications')
+      const before = await count('notifications')
       for (const url of [
         'http://127.0.0.1:8080/hook',
         'http://10.1.2.3/hook',
@@ -298,7 +299,7 @@ describe('the SSRF guard at creation', () => {
         const answer = await problem(await strict.call('POST', '/notifications', { token: keys.dana, body: { name: 'N', events: ['sos'], channel: { type: 'webhook', url } } }), 400)
         expect({ url, errors: answer.errors }).toEqual({ url, errors: [{ path: '/channel/url', message: expect.stringContaining('WEBHOOK_ALLOW_PRIVATE') }] })
       }
-      expect((strict.database.sqlite.query('SELECT count(*) AS n FROM notifications').get() as { n: number }).n).toBe(before)
+      expect(await strict.count('notifications')).toBe(before)
       // a public address, and a name that does not resolve here (offline): checked again at each attempt
       for (const url of ['https://93.184.216.34/hook', 'https://hooks.example.com/fleet']) {
         const res = await strict.call('POST', '/notifications', { token: keys.dana, body: { name: 'N', events: ['sos'], channel: { type: 'webhook', url } } })
@@ -309,7 +310,7 @@ describe('the SSRF guard at creation', () => {
       const changed = await problem(await strict.call('PATCH', `/notifications/${id}`, { token: keys.dana, body: { channel: { url: 'http://10.0.0.1/' } } }), 400)
       expect(changed.errors?.[0]?.path).toBe('/channel/url')
     } finally {
-      strict.close()
+      await strict.close()
     }
   })
 

@@ -6,35 +6,35 @@
  * each commit.
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
 import { createGeofenceCache } from '../../src/alerts/cache'
-import { createGeofenceCacheReads, createRuleStateStore } from '../../src/store/geofences'
 import { createAlertRules } from '../../src/alerts/rules'
 import { LivePositions } from '../../src/ingest/live'
 import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline'
 import type { DecodedEvent } from '../../src/ingest/types'
 import { silentLogger } from '../../src/log'
-import { ids, keys, makeWorld, type World } from '../support/world'
+import { ids, keys, openWorld, type EngineWorld } from '../support/world'
 
-let world: World
+let world: EngineWorld
 let pipeline: IngestPipeline
 let wakes = 0
 const alarms: string[] = []
 
-beforeEach(() => {
+beforeEach(async () => {
   const live = new LivePositions()
   live.subscribeAlarms((alarm) => alarms.push(alarm.alarmCode))
-  world = makeWorld(undefined, { live })
-  const rules = createAlertRules({ states: createRuleStateStore(world.database), clock: world.clock, geofences: createGeofenceCache({ reads: createGeofenceCacheReads(world.database), clock: world.clock }) })
+  world = await openWorld(undefined, { live })
+  const rules = createAlertRules({ states: world.stores.ruleStates, clock: world.clock, geofences: createGeofenceCache({ reads: world.stores.geofenceCache, clock: world.clock }) })
   wakes = 0
   alarms.length = 0
   pipeline = createIngestPipeline({
-    database: world.database, clock: world.clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0,
+    stores: world.stores, clock: world.clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0,
     alerts: { rules, wake: () => wakes++ },
   })
 })
 afterEach(async () => {
   await pipeline.stop()
-  world.close()
+  await world.close()
 })
 
 const nowSeconds = () => Math.floor(world.clock.now() / 1000)
@@ -72,7 +72,7 @@ test('a status packet with ignition derives ignition_on; a re-sent alarm is stor
   const stored = await codes()
   expect(stored.filter((c) => c === 'ignition_on')).toHaveLength(1)
   expect(stored.filter((c) => c === 'sos')).toHaveLength(1)
-  const queued = world.database.sqlite.query("SELECT count(*) AS n FROM notification_deliveries WHERE kind = 'event'").get() as { n: number }
+  const queued = { n: await world.count('notification_deliveries', sql`kind = 'event'`) }
   expect(queued.n).toBe(stored.length)
   expect(wakes).toBeGreaterThanOrEqual(4)
 })
@@ -103,7 +103,7 @@ test('a positions channel gets every stored fix once: a fix the device flagged i
   const fix = (timestamp: number, valid: boolean) => ({ timestamp, latitude: 48.85, longitude: 2.35, speed: 12, course: 90, altitude: 35, satellites: valid ? 9 : 0, valid, attributes: { odometer: 1200 } })
   await pipeline.ingest({ uniqueId: 'S-T1', fixes: [fix(t, true), fix(t + 10, false)], events: [] })
   await pipeline.ingest({ uniqueId: 'S-T1', fixes: [fix(t + 10, false), fix(t + 20, true)], events: [] })
-  const rows = world.database.sqlite.query("SELECT payload FROM notification_deliveries WHERE kind = 'positions' ORDER BY key").all() as { payload: string }[]
+  const rows = await world.execute<{ payload: string }>(sql`SELECT payload FROM notification_deliveries WHERE kind = 'positions' ORDER BY key`)
   const positions = rows.flatMap((r) => JSON.parse(r.payload) as ({ timestamp: number; attributes: Record<string, unknown> } & Record<string, unknown>)[])
   expect(positions.map((p) => [p.timestamp - t, p.attributes])).toEqual([
     [0, { odometer: 1200 }],
@@ -123,5 +123,5 @@ test("a device deleted while connected: its disconnection derives nothing, and t
   const report = pipeline.ingest({ uniqueId: 'S-T2', fixes: [fix(nowSeconds() - 5)], events: [] })
   pipeline.sweep()
   expect(await report).toMatchObject({ stored: 1 })
-  expect(world.database.sqlite.query('SELECT count(*) AS n FROM alert_states').get()).toEqual({ n: 1 })
+  expect({ n: await world.count('alert_states') }).toEqual({ n: 1 })
 })

@@ -7,15 +7,15 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { loadConfig } from '../../src/config'
 import { LivePositions } from '../../src/ingest/live'
-import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
+import { baseDataset, ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 
 /** The budget of the issue: the first load's script, gzipped. */
 const SCRIPT_BUDGET_BYTES = 300 * 1024
 
-let world: World
+let world: EngineWorld
 const live = new LivePositions()
-beforeAll(() => {
-  world = makeWorld(undefined, { live, config: loadConfig({ TILE_URL: 'https://{s}.tiles.example.net/{z}/{x}/{y}.png' }) })
+beforeAll(async () => {
+  world = await openWorld(undefined, { live, config: loadConfig({ TILE_URL: 'https://{s}.tiles.example.net/{z}/{x}/{y}.png' }) })
 })
 afterAll(() => world.close())
 
@@ -95,7 +95,7 @@ describe('the console at /', () => {
 
 describe('the live stream, as the console reads it', () => {
   test('a fix carries its course, so the marker can point where the device heads', async () => {
-    const key = world.database.sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?').get(ids.truck1)!.key
+    const key = await world.deviceKey(ids.truck1)
     const res = await world.call('GET', '/devices/stream', { token: keys.alice })
     expect(res.status).toBe(200)
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
@@ -117,7 +117,7 @@ describe('the live stream of a large fleet', () => {
     const base = baseDataset()
     const count = 1500
     const uuid = (i: number) => `0f100000-0000-4000-8000-${String(i).padStart(12, '0')}`
-    const big = makeWorld({
+    const big = await openWorld({
       ...base,
       devices: [
         ...base.devices,
@@ -146,7 +146,7 @@ describe('the live stream of a large fleet', () => {
       expect({ ended, seen: seen.size }).toEqual({ ended: false, seen: count })
       await reader.cancel()
     } finally {
-      big.close()
+      await big.close()
     }
   })
 })

@@ -4,11 +4,11 @@
  * load does not carry it. The view itself is tried in chromium in history.browser.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { makeWorld, type World } from '../support/world'
+import { openWorld, type EngineWorld } from '../support/world'
 
-let world: World
-beforeAll(() => {
-  world = makeWorld()
+let world: EngineWorld
+beforeAll(async () => {
+  world = await openWorld()
 })
 afterAll(() => world.close())
 

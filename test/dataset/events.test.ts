@@ -4,12 +4,11 @@
  * `--upsert`, stores none twice (the upsert replaces each with what the file says).
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test'
-import { importNow } from '../support/import'
-import { ids, keys, makeWorld, type World } from '../support/world'
+import { ids, keys, openWorld, type EngineWorld } from '../support/world'
 
-let world: World
-beforeEach(() => {
-  world = makeWorld()
+let world: EngineWorld
+beforeEach(async () => {
+  world = await openWorld()
 })
 afterEach(() => world.close())
 
@@ -45,17 +44,17 @@ const truck1Expected = (contextOfLastOnline: Record<string, unknown> = {}) => [
 ]
 
 test('several events of one code in one second are each imported, at that second', async () => {
-  expect(importNow(world.database, { events: events() }).events).toBe(7)
+  expect((await world.importMore({ events: events() })).events).toBe(7)
   expect(await listed(ids.truck1)).toEqual(truck1Expected())
   expect(await listed(ids.truck2)).toEqual([['device_online', T, {}]])
 })
 
 test('importing the same events again stores none twice; --upsert replaces each with what the file says', async () => {
-  importNow(world.database, { events: events() })
-  expect(importNow(world.database, { events: events() }).events).toBe(0)
+  await world.importMore({ events: events() })
+  expect((await world.importMore({ events: events() })).events).toBe(0)
   expect(await listed(ids.truck1)).toEqual(truck1Expected())
 
-  expect(importNow(world.database, { events: events({ note: 'second login' }) }, { upsert: true }).events).toBe(7)
+  expect((await world.importMore({ events: events({ note: 'second login' }) }, { upsert: true })).events).toBe(7)
   expect(await listed(ids.truck1)).toEqual(truck1Expected({ note: 'second login' }))
   expect(await listed(ids.truck2)).toEqual([['device_online', T, {}]])
 })

@@ -4,17 +4,17 @@
  * and migration 0004 lower-cases the ids older imports stored as written.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
 import { Database } from 'bun:sqlite'
 import { join } from 'node:path'
 import { embeddedMigrations, openDatabase } from '../../db/client'
 import { createApp } from '../../src/app'
-import { importNow } from '../support/import'
 import { hashKey } from '../../src/keys/service'
-import { baseDataset, ids, keys, makeWorld, type World } from '../support/world'
+import { baseDataset, type EngineWorld, ids, keys, makeWorld, openWorld } from '../support/world'
 
-let world: World
-beforeEach(() => {
-  world = makeWorld({})
+let world: EngineWorld
+beforeEach(async () => {
+  world = await openWorld({})
 })
 afterEach(() => world.close())
 
@@ -24,21 +24,21 @@ function upperIds<T>(value: T): T {
   const known = new Set(Object.values(ids))
   return JSON.parse(JSON.stringify(value), (_key, v) => (typeof v === 'string' && known.has(v) ? upper(v) : v))
 }
-const deviceIds = () => (world.database.sqlite.query('SELECT id FROM devices ORDER BY id').all() as { id: string }[]).map((r) => r.id)
+const deviceIds = async () => (await world.execute<{ id: string }>(sql`SELECT id FROM devices ORDER BY id`)).map((r) => r.id)
 
 describe('an import with upper-case UUIDs', () => {
   test('imports, its references resolving within the file, and stores every id in lower case', async () => {
     const document = upperIds({ ...baseDataset(), positions: [{ device: ids.truck1, timestamp: 1764000000, latitude: 48.85, longitude: 2.35 }] })
     expect(document.devices[0].id).toBe(upper(ids.truck1))
-    const summary = importNow(world.database, document)
+    const summary = await world.importMore(document)
     expect(summary.devices).toBe(5)
     expect(summary.positions).toBe(1)
-    expect(deviceIds()).toEqual([ids.truck1, ids.truck2, ids.van1, ids.unlinked, ids.globexCar].sort())
-    const all = world.database.sqlite
-      .query(`SELECT id FROM accounts UNION ALL SELECT id || account_id FROM groups UNION ALL SELECT id || account_id FROM users
-              UNION ALL SELECT user_id || group_id FROM user_groups UNION ALL SELECT id FROM models UNION ALL SELECT id || model_id FROM commands
-              UNION ALL SELECT account_id || model_id FROM devices UNION ALL SELECT group_id FROM device_groups`)
-      .all() as Record<string, string>[]
+    expect(await deviceIds()).toEqual([ids.truck1, ids.truck2, ids.van1, ids.unlinked, ids.globexCar].sort())
+    const all = await world.execute<Record<string, string>>(
+      sql`SELECT id FROM accounts UNION ALL SELECT id || account_id FROM groups UNION ALL SELECT id || account_id FROM users
+          UNION ALL SELECT user_id || group_id FROM user_groups UNION ALL SELECT id FROM models UNION ALL SELECT id || model_id FROM commands
+          UNION ALL SELECT account_id || model_id FROM devices UNION ALL SELECT group_id FROM device_groups`,
+    )
     for (const row of all) expect(Object.values(row)[0]).toBe(Object.values(row)[0].toLowerCase())
 
     const res = await world.call('GET', '/devices', { token: keys.alice })
@@ -47,19 +47,19 @@ describe('an import with upper-case UUIDs', () => {
     expect(((await one.json()) as { id: string }).id).toBe(ids.truck1)
   })
 
-  test('two ids differing only in case are one id: a duplicate in the file', () => {
+  test('two ids differing only in case are one id: a duplicate in the file', async () => {
     const document = baseDataset()
     document.devices[1].id = upper(document.devices[0].id)
-    expect(() => importNow(world.database, document)).toThrow(/\/devices\/1\/id: duplicate id/)
-    expect(deviceIds()).toEqual([])
+    await expect(world.importMore(document)).rejects.toThrow(/\/devices\/1\/id: duplicate id/)
+    expect(await deviceIds()).toEqual([])
   })
 
   test('names a stored record in any case: without --upsert it already exists, with --upsert it is updated, not doubled', async () => {
-    importNow(world.database, baseDataset())
+    await world.importMore(baseDataset())
     const again = upperIds({ devices: [{ ...baseDataset().devices[0], alias: 'Renamed' }] })
-    expect(() => importNow(world.database, again)).toThrow(/already exists/)
-    importNow(world.database, again, { upsert: true })
-    expect(deviceIds()).toHaveLength(5)
+    await expect(world.importMore(again)).rejects.toThrow(/already exists/)
+    await world.importMore(again, { upsert: true })
+    expect(await deviceIds()).toHaveLength(5)
     const res = await world.call('GET', `/devices/${ids.truck1}`, { token: keys.alice })
     expect(((await res.json()) as { alias: string }).alias).toBe('Renamed')
   })
@@ -67,6 +67,8 @@ describe('an import with upper-case UUIDs', () => {
 
 describe('a database an older version imported upper-case UUIDs into', () => {
   test('is lower-cased by the upgrade, every reference with its key, and the API finds its records', async () => {
+    // SQLite's migration 0004: a SQLite file on either run
+    const world = makeWorld({})
     const path = join(world.dir, 'old.db')
     // the database as version 0003 left it, written as its imports wrote upper-case ids: as given
     const old = new Database(path)
@@ -122,6 +124,7 @@ describe('a database an older version imported upper-case UUIDs into', () => {
       expect((await get(`/devices/${ids.truck1}/commands`)).status).toBe(200)
     } finally {
       upgraded.close()
+      world.close()
     }
   })
 })

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
-import { join } from 'node:path'
-import { ids, keys, makeWorld, type World } from '../support/world'
+import { sql } from 'drizzle-orm'
+import { ids, keys, openWorld, type EngineWorld } from '../support/world'
 
-let world: World
-beforeAll(() => {
-  world = makeWorld()
+let world: EngineWorld
+beforeAll(async () => {
+  world = await openWorld()
 })
 afterAll(() => world.close())
 
@@ -15,18 +14,15 @@ describe('access decisions follow group changes made by another process at once'
     expect((await get()).status).toBe(200) // bob reaches truck2 through vans
 
     // as `cli import --upsert` would, from its own process
-    const other = new Database(join(world.dir, 'tracker.db'))
-    try {
-      other.run('DELETE FROM user_groups WHERE user_id = ?', [ids.bob])
+    {
+      await world.executeElsewhere(sql`DELETE FROM user_groups WHERE user_id = ${ids.bob}`)
       expect((await get()).status).toBe(404)
-      other.run('INSERT INTO user_groups (user_id, group_id) VALUES (?, ?)', [ids.bob, ids.vans])
+      await world.executeElsewhere(sql`INSERT INTO user_groups (user_id, group_id) VALUES (${ids.bob}, ${ids.vans})`)
       expect((await get()).status).toBe(200)
       // moving the device out of bob's group
-      other.run('DELETE FROM device_groups WHERE group_id = ? AND device_key = (SELECT key FROM devices WHERE id = ?)', [ids.vans, ids.truck2])
+      await world.executeElsewhere(sql`DELETE FROM device_groups WHERE group_id = ${ids.vans} AND device_key = (SELECT key FROM devices WHERE id = ${ids.truck2})`)
       expect((await get()).status).toBe(404)
       expect((await world.call('GET', `/devices/${ids.truck2}`, { token: keys.alice })).status).toBe(200) // still in trucks
-    } finally {
-      other.close()
     }
   })
 

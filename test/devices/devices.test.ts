@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 
-let world: World
-beforeAll(() => {
-  world = makeWorld()
+let world: EngineWorld
+beforeAll(async () => {
+  world = await openWorld()
 })
 afterAll(() => world.close())
 
@@ -113,13 +113,13 @@ describe('GET /devices', () => {
         account: ids.acme, model: ids.bare, groups: [ids.trucks], alias: `D${String(i).padStart(4, '0')}`,
       })),
     }
-    const big = makeWorld(many)
+    const big = await openWorld(many)
     try {
       expect(((await (await big.call('GET', '/devices', { token: keys.alice })).json()) as unknown[]).length).toBe(99)
       expect(((await (await big.call('GET', '/devices?limit=1000', { token: keys.alice })).json()) as unknown[]).length).toBe(1000)
       expect(((await (await big.call('GET', '/devices?limit=1000&offset=1000', { token: keys.alice })).json()) as unknown[]).length).toBe(5)
     } finally {
-      big.close()
+      await big.close()
     }
   })
 })
@@ -148,31 +148,31 @@ describe('GET /devices/{id}', () => {
   test('a moving device reads its newest live fix', async () => {
     const { LivePositions } = await import('../../src/ingest/live')
     const live = new LivePositions()
-    const w = makeWorld(undefined, { live })
+    const w = await openWorld(undefined, { live })
     try {
-      const key = (w.database.sqlite.query('SELECT key FROM devices WHERE id = ?').get(ids.truck1) as { key: number }).key
+      const key = await w.deviceKey(ids.truck1)
       live.publish({ deviceKey: key, timestamp: 1764000000, latitude: 50.1, longitude: 3.2, speed: 40, course: 90 })
       const body = (await (await w.call('GET', `/devices/${ids.truck1}`, { token: keys.alice })).json()) as { location: number[] }
       expect(body.location).toEqual([50.1, 3.2])
       // a stopped device keeps its stored location even with a live fix held
-      const key2 = (w.database.sqlite.query('SELECT key FROM devices WHERE id = ?').get(ids.truck2) as { key: number }).key
+      const key2 = await w.deviceKey(ids.truck2)
       live.publish({ deviceKey: key2, timestamp: 1764000000, latitude: 1, longitude: 1, speed: 0, course: 0 })
       const stopped = (await (await w.call('GET', `/devices/${ids.truck2}`, { token: keys.alice })).json()) as { location: number[] }
       expect(stopped.location).toEqual([45.75, 4.85])
     } finally {
-      w.close()
+      await w.close()
     }
   })
 
   test('a moving device without a live fix reads its newest stored position', async () => {
-    const w = makeWorld({
+    const w = await openWorld({
       ...baseDatasetWithPositions(),
     })
     try {
       const body = (await (await w.call('GET', `/devices/${ids.truck1}`, { token: keys.alice })).json()) as { location: number[] }
       expect(body.location).toEqual([48.9, 2.4])
     } finally {
-      w.close()
+      await w.close()
     }
   })
 })

@@ -3,11 +3,11 @@
  * the lower-case id it was imported with, and every answer shows the stored, lower-case id.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 
-let world: World
-beforeAll(() => {
-  world = makeWorld()
+let world: EngineWorld
+beforeAll(async () => {
+  world = await openWorld()
 })
 afterAll(() => world.close())
 

@@ -5,8 +5,9 @@
  * per-device endpoint's.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
 import { PERMISSION } from '../../src/share/permissions'
-import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
+import { baseDataset, ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 
 /** the world's clock: 2026-11-25T12:00:00Z */
 const NOW = Date.UTC(2026, 10, 25, 12, 0, 0) / 1000
@@ -31,9 +32,9 @@ interface Item {
   [field: string]: unknown
 }
 
-let world: World
-beforeAll(() => {
-  world = makeWorld({ ...baseDataset(), events })
+let world: EngineWorld
+beforeAll(async () => {
+  world = await openWorld({ ...baseDataset(), events })
 })
 afterAll(() => world.close())
 
@@ -98,12 +99,11 @@ describe('GET /events: reach', () => {
   })
 
   test('a device taken out of reach takes its events with it, on the next request', async () => {
-    const sqlite = world.database.sqlite
-    sqlite.query('DELETE FROM user_groups WHERE user_id = ? AND group_id = ?').run(ids.bob, ids.vans)
+    await world.execute(sql`DELETE FROM user_groups WHERE user_id = ${ids.bob} AND group_id = ${ids.vans}`)
     try {
       expect(await list(DAY_WINDOW, keys.bob)).toEqual([])
     } finally {
-      sqlite.query('INSERT INTO user_groups (user_id, group_id) VALUES (?, ?)').run(ids.bob, ids.vans)
+      await world.execute(sql`INSERT INTO user_groups (user_id, group_id) VALUES (${ids.bob}, ${ids.vans})`)
     }
     expect(brief(await list(DAY_WINDOW, keys.bob))).toEqual(['Van 1:low_battery', 'Truck 2:power_cut'])
   })

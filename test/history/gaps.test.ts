@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { POINTS_PER_CHUNK } from '../../src/history/route-body'
 import { BUS304_GPX, haversine, readGpx } from '../track/recordings'
-import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
+import { baseDataset, ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 
 const bus = readGpx(BUS304_GPX)
 const t0 = bus[0].timestamp
@@ -24,9 +24,9 @@ const RANGE = `from=${t0}&to=${LAST}`
 const DAYS = 5
 const mornings = Array.from({ length: DAYS }, (_, day) => bus.map((p) => ({ ...p, timestamp: p.timestamp + day * 86_400 }))).flat()
 
-let world: World
-beforeAll(() => {
-  world = makeWorld({
+let world: EngineWorld
+beforeAll(async () => {
+  world = await openWorld({
     ...baseDataset(),
     positions: [
       ...gapped.map((p) => ({ device: ids.truck1, timestamp: p.timestamp, latitude: p.latitude, longitude: p.longitude })),

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createGeocoder } from '../../src/geocode'
-import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
+import { baseDataset, ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 
 /**
  * Truck 1's morning, in closed form: parked 10 min at A, drives east 6 km at 36 km/h (10 m/s,
@@ -21,10 +21,10 @@ const arriveC = arriveB + 1500
 for (let t = 60; t <= 360; t += 60) fixes.push({ timestamp: arriveC + t, latitude: B.lat + 3000 / 111_320, longitude: B.lon, speed: 0 })
 const LAST = arriveC + 360
 
-let world: World
-beforeAll(() => {
+let world: EngineWorld
+beforeAll(async () => {
   const shuffled = [...fixes].sort((a, b) => ((a.timestamp * 7919) % 101) - ((b.timestamp * 7919) % 101))
-  world = makeWorld(
+  world = await openWorld(
     {
       ...baseDataset(),
       positions: shuffled.map((f) => ({ device: ids.truck1, ...f })),

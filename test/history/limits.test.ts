@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config'
 import { BYTES_PER_FIX_IN_FLIGHT } from '../../src/history/limit'
 import { HISTORY_REQUESTS_PER_PRINCIPAL, MAX_HISTORY_WAITING } from '../../src/history/service'
 import type { AppDeps } from '../../src/app'
-import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
+import { baseDataset, ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 
 const T0 = 1764000000
 /** more than one chunk, so the body streams and the slot is held until it is read */
@@ -17,8 +17,8 @@ const RANGE = `from=${T0}&to=${T0 + FIXES}`
 /** fixes whose window costs more than 1 MiB */
 const LARGER_THAN_BUDGET = 12_000
 
-let world: World
-beforeEach(() => {
+let world: EngineWorld
+beforeEach(async () => {
   const positions = Array.from({ length: FIXES }, (_, i) => ({
     device: ids.truck2,
     timestamp: T0 + i,
@@ -26,7 +26,7 @@ beforeEach(() => {
     longitude: 4.85,
     speed: i % 600 < 300 ? 40 : 0,
   }))
-  world = makeWorld({ ...baseDataset(), positions })
+  world = await openWorld({ ...baseDataset(), positions })
 })
 afterEach(() => world.close())
 
@@ -96,8 +96,8 @@ describe('the history memory budget of the process (HISTORY_MEMORY_MB)', () => {
     id: `0c000000-0000-4000-8000-${String(100 + i).padStart(12, '0')}`,
     key: `crowd-key-${i}-0123456789abcdef`,
   }))
-  function crowdedWorld(deps: Partial<AppDeps> = {}) {
-    world.close()
+  async function crowdedWorld(deps: Partial<AppDeps> = {}) {
+    await world.close()
     const dataset = baseDataset()
     const positions = [
       ...Array.from({ length: FIXES }, (_, i) => ({ device: ids.truck2, timestamp: T0 + i, latitude: 45.75 + i * 1e-4, longitude: 4.85, speed: 40 })),
@@ -105,11 +105,11 @@ describe('the history memory budget of the process (HISTORY_MEMORY_MB)', () => {
     ]
     const users = [...dataset.users, ...crowd.map((u, i) => ({ id: u.id, account: ids.acme, name: `crowd${i}`, groups: [ids.vans], api_keys: [u.key] }))]
     // 1 MiB: one route of FIXES fits, a second does not
-    world = makeWorld({ ...dataset, users, positions }, { config: loadConfig({ HISTORY_MEMORY_MB: '1' }), ...deps })
+    world = await openWorld({ ...dataset, users, positions }, { config: loadConfig({ HISTORY_MEMORY_MB: '1' }), ...deps })
   }
 
   test('a route that does not fit waits for the one in flight, then is served; what waits is bounded (503 beyond)', async () => {
-    crowdedWorld()
+    await crowdedWorld()
     expect(FIXES * BYTES_PER_FIX_IN_FLIGHT).toBeLessThan(1024 * 1024)
     expect(2 * FIXES * BYTES_PER_FIX_IN_FLIGHT).toBeGreaterThan(1024 * 1024)
     const first = await history(keys.alice)
@@ -142,7 +142,7 @@ describe('the history memory budget of the process (HISTORY_MEMORY_MB)', () => {
   })
 
   test('routes that fit together run together; a window larger than the whole budget runs alone', async () => {
-    crowdedWorld()
+    await crowdedWorld()
     const small = `from=${T0}&to=${T0 + 99}`
     // two 100-fix routes fit at once, both beside a big one
     const big = await history(keys.alice)
@@ -164,7 +164,7 @@ describe('the history memory budget of the process (HISTORY_MEMORY_MB)', () => {
   })
 
   test('a request waits a bounded time (5 s; shortened here), then is 503: a client holding one body unread while it waits for another is not stuck on itself', async () => {
-    crowdedWorld({ historyMaxWaitMs: 50 })
+    await crowdedWorld({ historyMaxWaitMs: 50 })
     const first = await history(keys.alice)
     expect(first.status).toBe(200)
     const waited = await history(keys.bob)

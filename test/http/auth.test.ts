@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { loadConfig } from '../../src/config'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 
-let world: World
-beforeAll(() => {
-  world = makeWorld(undefined, { throttle: { maxFailures: 5, windowMs: 60_000, freeFailures: 2, delayStepMs: 1, maxDelayMs: 5 } })
+let world: EngineWorld
+beforeAll(async () => {
+  world = await openWorld(undefined, { throttle: { maxFailures: 5, windowMs: 60_000, freeFailures: 2, delayStepMs: 1, maxDelayMs: 5 } })
 })
 afterAll(() => world.close())
 
@@ -51,7 +51,7 @@ describe('failed-authentication throttle', () => {
   const tight = { maxFailures: 5, windowMs: 60_000, freeFailures: 2, delayStepMs: 1, maxDelayMs: 5 }
 
   test('repeated unknown tokens are refused with 429 and Retry-After until the window ends; a valid key is still served', async () => {
-    const w = makeWorld(undefined, { throttle: tight })
+    const w = await openWorld(undefined, { throttle: tight })
     try {
       for (let i = 0; i < 5; i++) await problem(await w.call('GET', '/devices', { token: `wrong-key-number-${i}` }), 401)
       const refused = await w.call('GET', '/devices', { token: 'wrong-key-number-6' })
@@ -64,12 +64,12 @@ describe('failed-authentication throttle', () => {
       w.clock.advance(60_001)
       await problem(await w.call('GET', '/devices', { token: 'wrong-key-number-8' }), 401)
     } finally {
-      w.close()
+      await w.close()
     }
   })
 
   test('a success erases no failure: guesses between uses of a share link still run out', async () => {
-    const w = makeWorld(undefined, { throttle: tight })
+    const w = await openWorld(undefined, { throttle: tight })
     try {
       const link = (await (await w.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1], ttl: 3600 } })).json()) as { token: string }
       const statuses: number[] = []
@@ -79,7 +79,7 @@ describe('failed-authentication throttle', () => {
       }
       expect(statuses).toEqual([401, 401, 401, 401, 401, 429])
     } finally {
-      w.close()
+      await w.close()
     }
   })
 })
@@ -87,12 +87,12 @@ describe('failed-authentication throttle', () => {
 describe('over a real socket', () => {
   const tight = { maxFailures: 3, windowMs: 60_000, freeFailures: 1, delayStepMs: 1, maxDelayMs: 5 }
   async function serve(env: Record<string, string>) {
-    const w = makeWorld(undefined, { throttle: tight, config: loadConfig(env) })
+    const w = await openWorld(undefined, { throttle: tight, config: loadConfig(env) })
     const server = w.app.listen({ port: 0, hostname: '127.0.0.1' })
     const url = `http://127.0.0.1:${server.server!.port}/devices`
     const call = (token: string, forwardedFor?: string) =>
       fetch(url, { headers: { authorization: `Bearer ${token}`, ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}) } })
-    return { call, close: async () => { await w.app.stop(); w.close() } }
+    return { call, close: async () => { await w.app.stop(); await w.close() } }
   }
 
   test('the throttle counts by peer address: its failures get 429, its valid key 200', async () => {

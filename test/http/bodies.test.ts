@@ -4,12 +4,12 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { MAX_BODY_BYTES } from '../../src/http/body'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 
-let world: World
+let world: EngineWorld
 let linkId: string
 beforeAll(async () => {
-  world = makeWorld()
+  world = await openWorld()
   linkId = ((await (await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1], ttl: 3600 } })).json()) as { id: string }).id
 })
 afterAll(() => world.close())

@@ -7,7 +7,7 @@
 import { describe, expect, test } from 'bun:test'
 import { loadConfig } from '../../src/config'
 import { createLogger } from '../../src/log'
-import { baseDataset, keys, makeWorld, type World } from '../support/world'
+import { baseDataset, keys, openWorld, type EngineWorld } from '../support/world'
 
 const HOUR_MS = 60 * 60 * 1000
 
@@ -18,7 +18,7 @@ function logged() {
   return { log, warnings }
 }
 
-async function ready(world: World): Promise<{ status: string; warnings?: string[] }> {
+async function ready(world: EngineWorld): Promise<{ status: string; warnings?: string[] }> {
   const res = await world.call('GET', '/ready')
   expect(res.status).toBe(200)
   return (await res.json()) as { status: string; warnings?: string[] }
@@ -27,7 +27,7 @@ async function ready(world: World): Promise<{ status: string; warnings?: string[
 describe('without TRUSTED_PROXIES', () => {
   test('X-Forwarded-For on requests: /ready warns (still 200), the log warns once, then at most once an hour with the count', async () => {
     const { log, warnings } = logged()
-    const world = makeWorld(baseDataset(), { log })
+    const world = await openWorld(baseDataset(), { log })
     try {
       // requests without the header say nothing
       expect((await world.call('GET', '/devices', { token: keys.alice })).status).toBe(200)
@@ -53,7 +53,7 @@ describe('without TRUSTED_PROXIES', () => {
       // the line sums what came since the previous one: 9 more of the first ten, and these two
       expect(warnings()[1]).toMatchObject({ requests: 11 })
     } finally {
-      world.close()
+      await world.close()
     }
   })
 })
@@ -61,13 +61,13 @@ describe('without TRUSTED_PROXIES', () => {
 describe('over a real socket', () => {
   async function serve(env: Record<string, string>) {
     const { log, warnings } = logged()
-    const world = makeWorld(baseDataset(), { log, config: loadConfig(env) })
+    const world = await openWorld(baseDataset(), { log, config: loadConfig(env) })
     const server = world.app.listen({ port: 0, hostname: '127.0.0.1' })
     const base = `http://127.0.0.1:${server.server!.port}`
     const signIn = () =>
       fetch(`${base}/session`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.9' }, body: JSON.stringify({ name: 'nobody', password: 'not a password' }) })
     const readyBody = async () => (await (await fetch(`${base}/ready`)).json()) as { warnings?: string[] }
-    return { signIn, readyBody, warnings, stop: async () => { await world.app.stop(); world.close() } }
+    return { signIn, readyBody, warnings, stop: async () => { await world.app.stop(); await world.close() } }
   }
 
   test('TRUSTED_PROXIES that does not name the peer: the warning names the peer', async () => {

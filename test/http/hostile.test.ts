@@ -5,11 +5,11 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { seededRandom } from '../support/random'
-import { ids, keys, makeWorld, type World } from '../support/world'
+import { ids, keys, openWorld, type EngineWorld } from '../support/world'
 
-let world: World
-beforeAll(() => {
-  world = makeWorld()
+let world: EngineWorld
+beforeAll(async () => {
+  world = await openWorld()
 })
 afterAll(() => world.close())
 

@@ -6,7 +6,7 @@ import { Json as JsonParser } from '@stoplight/spectral-parsers'
 import { oas } from '@stoplight/spectral-rulesets'
 import { Elysia } from 'elysia'
 import { apiDocs } from '../../src/http/docs'
-import { makeWorld, type World } from '../support/world'
+import { openWorld, type EngineWorld } from '../support/world'
 
 interface Schema {
   type?: string
@@ -40,11 +40,11 @@ interface OpenApiDocument {
   paths: Record<string, Record<string, Operation>>
 }
 
-let world: World
+let world: EngineWorld
 let text: string
 let doc: OpenApiDocument
 beforeAll(async () => {
-  world = makeWorld()
+  world = await openWorld()
   const res = await world.call('GET', '/openapi/json')
   expect(res.status).toBe(200)
   text = await res.text()

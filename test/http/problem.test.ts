@@ -1,15 +1,18 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { sql } from 'drizzle-orm'
 import { Elysia } from 'elysia'
 import { openDatabase } from '../../db/client'
 import { problemDetails } from '../../src/http/problem'
 import { silentLogger } from '../../src/log'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 
-let world: World
-beforeAll(() => {
-  world = makeWorld()
+let world: EngineWorld
+beforeAll(async () => {
+  world = await openWorld()
 })
 afterAll(() => world.close())
 
@@ -25,7 +28,7 @@ describe('problem details everywhere', () => {
   })
 
   test('an unexpected failure is a 500 that leaks neither stack nor SQL', async () => {
-    world.database.sqlite.run('ALTER TABLE commands RENAME TO commands_gone')
+    await world.execute(sql`ALTER TABLE commands RENAME TO commands_gone`)
     try {
       const res = await world.call('GET', `/devices/${ids.truck1}/commands`, { token: keys.alice })
       const text = await res.text()
@@ -34,14 +37,16 @@ describe('problem details everywhere', () => {
       expect(JSON.parse(text)).toEqual({ type: 'about:blank', title: 'Internal Server Error', status: 500, detail: expect.any(String) })
       expect(text).not.toMatch(/SELECT|commands|at \/|\.ts/)
     } finally {
-      world.database.sqlite.run('ALTER TABLE commands_gone RENAME TO commands')
+      await world.execute(sql`ALTER TABLE commands_gone RENAME TO commands`)
     }
   })
 
   test('a database locked past its busy timeout is 504', async () => {
     // A route of our own that writes, behind the same problem-details plugin, while a second
     // connection holds the write lock: the write waits its busy timeout, then SQLite says BUSY.
-    const path = join(world.dir, 'busy.db')
+    // (SQLite's own: a file of its own on either run)
+    const dir = mkdtempSync(join(tmpdir(), 'tracker-test-'))
+    const path = join(dir, 'busy.db')
     const ours = openDatabase(path, { busyTimeoutMs: 50 })
     const other = new Database(path)
     other.run('BEGIN IMMEDIATE')
@@ -56,6 +61,7 @@ describe('problem details everywhere', () => {
       other.run('ROLLBACK')
       other.close()
       ours.close()
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 })

@@ -11,28 +11,28 @@ import { gt06 } from '../../src/ingest/protocols/gt06/descriptor'
 import { startTcpListener, type TcpListener } from '../../src/ingest/tcp'
 import { silentLogger } from '../../src/log'
 import { PERMISSION } from '../../src/share/permissions'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 import { connectClient, gt06Login, gt06Status, hex } from './frames'
 import { hex as fromHex } from './protocols/helpers'
 import { TRACCAR_INFO_ICCID } from './protocols/gt06/captures'
 
 const TRUCK1_IMEI = '359710049095001'
 
-let world: World
+let world: EngineWorld
 let live: LivePositions
 let pipeline: IngestPipeline
 let listener: TcpListener
 
-beforeEach(() => {
+beforeEach(async () => {
   live = new LivePositions()
-  world = makeWorld(undefined, { live })
-  pipeline = createIngestPipeline({ database: world.database, clock: world.clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+  world = await openWorld(undefined, { live })
+  pipeline = createIngestPipeline({ stores: world.stores, clock: world.clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
   listener = startTcpListener(gt06, { pipeline, clock: world.clock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
 })
 afterEach(async () => {
   await listener.stop()
   await pipeline.stop()
-  world.close()
+  await world.close()
 })
 
 const status = (id: string, token?: string) => world.call('GET', `/devices/${id}/status`, { token })
@@ -142,7 +142,7 @@ describe('event: status on the live stream', () => {
       updated_at: new Date(world.clock.now()).toISOString(),
     })
     // bob does not reach truck 1: his stream heard nothing of it (a fix of his van comes next)
-    const van = world.database.sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?').get(ids.truck2)!.key
+    const van = await world.deviceKey(ids.truck2)
     live.publish({ deviceKey: van, timestamp: world.clock.now() / 1000, latitude: 1, longitude: 1, speed: 0, course: null })
     let bobText = ''
     while (!bobText.includes(ids.truck2) || !bobText.endsWith('\n\n')) {

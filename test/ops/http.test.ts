@@ -11,21 +11,21 @@ import { createLogger } from '../../src/log'
 import type { ServerStatus } from '../../src/ops/health'
 import { redactUrl } from '../../src/ops/requests'
 import { createServerMetrics } from '../../src/ops/server-metrics'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { ids, keys, makeWorld, openWorld, problem, type EngineWorld } from '../support/world'
 
 const lines: string[] = []
 const status: ServerStatus = { listening: true, stopping: false }
 const metrics = createServerMetrics()
-let world: World
-let locked: World
+let world: EngineWorld
+let locked: EngineWorld
 
-beforeAll(() => {
-  world = makeWorld(undefined, { log: createLogger('debug', (line) => lines.push(line)), metrics, status })
-  locked = makeWorld(undefined, { config: loadConfig({ METRICS_TOKEN: 'scrape-me-0123456789' }) })
+beforeAll(async () => {
+  world = await openWorld(undefined, { log: createLogger('debug', (line) => lines.push(line)), metrics, status })
+  locked = await openWorld(undefined, { config: loadConfig({ METRICS_TOKEN: 'scrape-me-0123456789' }) })
 })
-afterAll(() => {
-  world.close()
-  locked.close()
+afterAll(async () => {
+  await world.close()
+  await locked.close()
 })
 
 const logged = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>)
@@ -50,7 +50,7 @@ describe('health and readiness', () => {
 
   test('GET /ready is 503 while the database\'s file system has less than READY_MIN_FREE_MB free, 200 again once there is room', async () => {
     let free = 10 * 1024 * 1024
-    const full = makeWorld(undefined, { diskFreeBytes: () => free })
+    const full = await openWorld(undefined, { diskFreeBytes: () => free })
     try {
       const body = await problem(await full.call('GET', '/ready'), 503)
       expect(body.detail).toContain('disk')
@@ -59,9 +59,10 @@ describe('health and readiness', () => {
       free = 65 * 1024 * 1024
       expect((await full.call('GET', '/ready')).status).toBe(200)
     } finally {
-      full.close()
+      await full.close()
     }
     // the real probe (statfs of the database's directory), with a threshold above what is free; 0 turns it off
+    // (a SQLite file's: on PostgreSQL the database's disk is the server's, which no node sees)
     const stats = statfsSync(tmpdir())
     const aboveFreeMib = Math.floor((stats.bavail * stats.bsize) / (1024 * 1024)) + 1024
     for (const [mib, status] of [[aboveFreeMib, 503], [0, 200]]) {
@@ -86,6 +87,7 @@ describe('health and readiness', () => {
     expect((await world.call('GET', '/ready')).status).toBe(200)
   })
 
+  // SQLite's migrations table: a SQLite world on either run
   test('GET /ready is 503 when migrations are missing', async () => {
     const other = makeWorld()
     try {

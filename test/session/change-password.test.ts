@@ -4,16 +4,17 @@
  * user's other sessions end, the request's own lives on; the change is in the audit log.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
+import { sql } from 'drizzle-orm'
+import { baseDataset, ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 import { cookieOf, givePasswords, PASSWORD, signIn } from './support'
 
 // APP_URL is not set: the console's origin is the one a request is sent to (app.handle's http://localhost)
 const APP_ORIGIN = 'http://localhost'
 const NEW_PASSWORD = 'a brand new passphrase'
 
-let world: World
+let world: EngineWorld
 beforeEach(async () => {
-  world = makeWorld(baseDataset())
+  world = await openWorld(baseDataset())
   await givePasswords(world, [ids.alice, ids.dana])
 })
 afterEach(() => world.close())
@@ -25,8 +26,8 @@ const change = (credential: { cookie?: string; token?: string }, body: unknown, 
     headers: credential.cookie ? { cookie: credential.cookie, origin: APP_ORIGIN, ...headers } : headers,
   })
 
-const passwordHashOf = (userId: string) =>
-  world.database.sqlite.query<{ password_hash: string | null }, [string]>('SELECT password_hash FROM users WHERE id = ?').get(userId)!.password_hash
+const passwordHashOf = async (userId: string) =>
+  (await world.execute<{ password_hash: string | null }>(sql`SELECT password_hash FROM users WHERE id = ${userId}`))[0]!.password_hash
 
 describe('PATCH /me', () => {
   test("a member changes their password with their session: their other sessions end, this one lives on, keys stay; audited", async () => {
@@ -49,7 +50,7 @@ describe('PATCH /me', () => {
 
     const audit = (await (await world.call('GET', '/audit', { token: keys.dana })).json()) as { actor: string; action: string; object_type: string; object_id: string; request_id: string }[]
     expect(audit[0]).toMatchObject({ actor: ids.alice, action: 'password', object_type: 'user', object_id: ids.alice, request_id: 'req-change-password' })
-    expect(JSON.stringify(world.database.sqlite.query('SELECT * FROM audit_log').all())).not.toContain(NEW_PASSWORD)
+    expect(JSON.stringify(await world.execute(sql`SELECT * FROM audit_log`))).not.toContain(NEW_PASSWORD)
   })
 
   test('an admin with an API key: every session of theirs ends (the key has none to keep)', async () => {
@@ -62,18 +63,18 @@ describe('PATCH /me', () => {
   })
 
   test('a wrong current password is 403 and changes nothing', async () => {
-    const before = passwordHashOf(ids.alice)
+    const before = await passwordHashOf(ids.alice)
     const other = cookieOf(await signIn(world, 'alice'))
     const res = await change({ token: keys.alice }, { current_password: 'not my password at all', password: NEW_PASSWORD })
     const body = await problem(res, 403)
     expect(body.detail).toContain('current_password')
-    expect(passwordHashOf(ids.alice)).toBe(before)
+    expect(await passwordHashOf(ids.alice)).toBe(before)
     expect((await world.call('GET', '/session', { headers: { cookie: other } })).status).toBe(200)
     expect((await signIn(world, 'alice', PASSWORD)).status).toBe(200)
   })
 
   test('wrong current passwords count in the sign-in throttle: past its limit, 429 before any check, and sign-in from there too', async () => {
-    const tight = makeWorld(baseDataset(), { throttle: { maxFailures: 3, windowMs: 60_000, freeFailures: 100, delayStepMs: 0, maxDelayMs: 0 } })
+    const tight = await openWorld(baseDataset(), { throttle: { maxFailures: 3, windowMs: 60_000, freeFailures: 100, delayStepMs: 0, maxDelayMs: 0 } })
     try {
       await givePasswords(tight, [ids.alice, ids.dana])
       const patch = (current: string) => tight.call('PATCH', '/me', { token: keys.alice, body: { current_password: current, password: NEW_PASSWORD } })
@@ -85,12 +86,12 @@ describe('PATCH /me', () => {
       tight.clock.advance(60_001)
       expect((await patch(PASSWORD)).status).toBe(200)
     } finally {
-      tight.close()
+      await tight.close()
     }
   })
 
   test('bad bodies are 400 naming the field and change nothing; a share token 403; no credentials 401; the cookie needs the Origin', async () => {
-    const before = passwordHashOf(ids.alice)
+    const before = await passwordHashOf(ids.alice)
     const short = await problem(await change({ token: keys.alice }, { current_password: PASSWORD, password: 'short' }), 400)
     expect(short.errors!.map((e) => e.path)).toContain('/password')
     const missing = await problem(await change({ token: keys.alice }, { password: NEW_PASSWORD }), 400)
@@ -103,12 +104,12 @@ describe('PATCH /me', () => {
     await problem(await change({}, { current_password: PASSWORD, password: NEW_PASSWORD }), 401)
     const cookie = cookieOf(await signIn(world, 'alice'))
     await problem(await world.call('PATCH', '/me', { headers: { cookie }, body: { current_password: PASSWORD, password: NEW_PASSWORD } }), 403)
-    expect(passwordHashOf(ids.alice)).toBe(before)
+    expect(await passwordHashOf(ids.alice)).toBe(before)
   })
 
   test('a user without a password (keys only) has none to change: 403', async () => {
     const res = await change({ token: keys.bob }, { current_password: PASSWORD, password: NEW_PASSWORD })
     expect((await problem(res, 403)).detail).toContain('no password')
-    expect(passwordHashOf(ids.bob)).toBeNull()
+    expect(await passwordHashOf(ids.bob)).toBeNull()
   })
 })

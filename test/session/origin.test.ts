@@ -7,32 +7,32 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { loadConfig } from '../../src/config'
-import { baseDataset, ids, makeWorld, problem, type World } from '../support/world'
+import { baseDataset, ids, openWorld, problem, type EngineWorld } from '../support/world'
 import { cookieOf, givePasswords, PASSWORD } from './support'
 
 const LAN = 'http://192.168.1.20:3000'
 const lanHost = { host: '192.168.1.20:3000' }
 
-const worlds: World[] = []
-afterAll(() => {
-  for (const world of worlds) world.close()
+const worlds: EngineWorld[] = []
+afterAll(async () => {
+  for (const world of worlds) await world.close()
 })
 
-async function worldWith(env: Record<string, string>): Promise<World> {
-  const world = makeWorld(baseDataset(), { config: loadConfig(env) })
+async function worldWith(env: Record<string, string>): Promise<EngineWorld> {
+  const world = await openWorld(baseDataset(), { config: loadConfig(env) })
   worlds.push(world)
   await givePasswords(world, [ids.dana])
   return world
 }
 
-async function signIn(world: World, headers: Record<string, string>): Promise<Response> {
+async function signIn(world: EngineWorld, headers: Record<string, string>): Promise<Response> {
   return world.call('POST', '/session', { body: { name: 'dana', password: PASSWORD }, headers })
 }
 
 const device = (serial: string) => ({ alias: `Van ${serial}`, model: ids.bare, serial })
 
 describe('APP_URL not set (the default http://localhost:PORT)', () => {
-  let world: World
+  let world: EngineWorld
   let cookie: string
   beforeAll(async () => {
     world = await worldWith({})
@@ -81,7 +81,7 @@ describe('APP_URL not set (the default http://localhost:PORT)', () => {
 })
 
 describe('APP_URL set', () => {
-  let world: World
+  let world: EngineWorld
   let cookie: string
   const APP = 'https://fleet.example.org'
   beforeAll(async () => {

@@ -4,28 +4,29 @@
  * equal answers for an unknown name and a wrong password, and the shared failed-auth throttle.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
 import { createHash } from 'node:crypto'
 import { createApp } from '../../src/app'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
 import { createLogger } from '../../src/log'
-import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
+import { baseDataset, ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 import { cookieAttributes, cookieOf, givePasswords, headersOf, PASSWORD, signIn } from './support'
 
 const DAY_MS = 24 * 60 * 60 * 1000
 // APP_URL is not set: the console's origin is the one a request is sent to (app.handle's http://localhost)
 const APP_ORIGIN = 'http://localhost'
 
-let world: World
+let world: EngineWorld
 const logLines: string[] = []
 
 beforeAll(async () => {
-  world = makeWorld(baseDataset(), { log: createLogger('debug', (line) => logLines.push(line)) })
+  world = await openWorld(baseDataset(), { log: createLogger('debug', (line) => logLines.push(line)) })
   await givePasswords(world, [ids.alice, ids.dana, ids.carol])
 })
 afterAll(() => world.close())
 
-const sessionRows = () => world.database.sqlite.query<{ id_hash: string; user_id: string; expires_at: number }, []>('SELECT id_hash, user_id, expires_at FROM sessions').all()
+const sessionRows = () => world.execute<{ id_hash: string; user_id: string; expires_at: number }>(sql`SELECT id_hash, user_id, expires_at FROM sessions`)
 
 describe('POST /session', () => {
   test('signs in by name (any case) and password: the user, and an HttpOnly SameSite=Strict cookie holding a new random id', async () => {
@@ -40,7 +41,7 @@ describe('POST /session', () => {
 
     // stored only as its SHA-256
     const sessionId = cookie.split('=')[1]!
-    const rows = sessionRows().filter((r) => r.user_id === ids.alice)
+    const rows = (await sessionRows()).filter((r) => r.user_id === ids.alice)
     expect(rows.map((r) => r.id_hash)).toContain(createHash('sha256').update(sessionId).digest('hex'))
     expect(JSON.stringify(rows)).not.toContain(sessionId)
 
@@ -56,14 +57,14 @@ describe('POST /session', () => {
   })
 
   test('the cookie is Secure when APP_URL is https', async () => {
-    const secure = makeWorld(baseDataset(), { config: loadConfig({ APP_URL: 'https://fleet.example.org' }) })
+    const secure = await openWorld(baseDataset(), { config: loadConfig({ APP_URL: 'https://fleet.example.org' }) })
     try {
       await givePasswords(secure, [ids.alice])
       const res = await signIn(secure, 'alice', PASSWORD, { origin: 'https://fleet.example.org' })
       expect(res.status).toBe(200)
       expect(cookieAttributes(res).has('secure')).toBe(true)
     } finally {
-      secure.close()
+      await secure.close()
     }
   })
 
@@ -82,7 +83,7 @@ describe('POST /session', () => {
   })
 
   test('bad bodies are 400 naming the field, with nothing signed in; bodies are bounded like every other', async () => {
-    const before = sessionRows().length
+    const before = (await sessionRows()).length
     const missing = await problem(await world.call('POST', '/session', { body: { name: 'alice' } }), 400)
     expect(missing.errors!.map((e) => e.path)).toContain('/password')
     const unknown = await problem(await world.call('POST', '/session', { body: { name: 'alice', password: PASSWORD, remember: true } }), 400)
@@ -91,7 +92,7 @@ describe('POST /session', () => {
     await problem(await world.call('POST', '/session', { body: { name: 'alice', password: 'x'.repeat(2 << 20) } }), 413)
     await problem(await world.call('POST', '/session', { body: '['.repeat(17) + ']'.repeat(17) }), 400)
     await problem(await world.call('POST', '/session'), 400)
-    expect(sessionRows().length).toBe(before)
+    expect((await sessionRows()).length).toBe(before)
   })
 
   test('a browser on another site cannot sign anyone in (login CSRF): 403', async () => {
@@ -184,7 +185,7 @@ describe('GET /session', () => {
       world.clock.advance(31_000)
       await problem(await world.call('GET', '/devices', { headers: { cookie: old } }), 401)
       // and so says a process that never saw it
-      const other = createApp({ database: world.database, clock: world.clock })
+      const other = createApp({ stores: world.storesBeside(), clock: world.clock })
       expect((await other.handle(new Request('http://localhost/session', { headers: { cookie: old } }))).status).toBe(401)
       expect((await other.handle(new Request('http://localhost/session', { headers: { cookie: fresh } }))).status).toBe(200)
       expect((await world.call('GET', '/devices', { headers: { cookie: fresh } })).status).toBe(200)
@@ -207,7 +208,7 @@ describe('DELETE /session', () => {
     expect(res.status).toBe(204)
     expect(res.headers.get('set-cookie')).toStartWith('tracker_session=;')
     expect(cookieAttributes(res).get('max-age')).toBe('0')
-    expect(sessionRows().some((r) => r.id_hash === idHash)).toBe(false)
+    expect((await sessionRows()).some((r) => r.id_hash === idHash)).toBe(false)
     await problem(await world.call('GET', '/session', { headers: { cookie } }), 401)
     await problem(await world.call('GET', '/devices', { headers: { cookie } }), 401)
     await problem(await world.call('DELETE', '/session', { headers: { cookie, origin: APP_ORIGIN } }), 401)
@@ -216,7 +217,7 @@ describe('DELETE /session', () => {
   test('a session ended elsewhere (another process deleting the row) fails on the next request', async () => {
     const cookie = cookieOf(await signIn(world, 'alice'))
     expect((await world.call('GET', '/devices', { headers: { cookie } })).status).toBe(200)
-    const other = createApp({ database: world.database, clock: world.clock })
+    const other = createApp({ stores: world.storesBeside(), clock: world.clock })
     const ended = await other.handle(new Request('http://localhost/session', { method: 'DELETE', headers: { cookie, origin: APP_ORIGIN } }))
     expect(ended.status).toBe(204)
     await problem(await world.call('GET', '/devices', { headers: { cookie } }), 401)
@@ -244,7 +245,7 @@ describe('when sessions end', () => {
       world.clock.advance(14 * DAY_MS)
       await problem(await get(), 401)
       // a process that never saw the session agrees (the database was told of each use)
-      const other = createApp({ database: world.database, clock: world.clock })
+      const other = createApp({ stores: world.storesBeside(), clock: world.clock })
       await problem(await other.handle(new Request('http://localhost/devices', { headers: { cookie } })), 401)
     } finally {
       world.clock.set(start)
@@ -253,18 +254,18 @@ describe('when sessions end', () => {
 
   test('the slide is written to the database (in the background), so a process that never saw the session agrees', async () => {
     const clock = manualClock()
-    const app = createApp({ database: world.database, clock, sessionFlushMs: 1 })
+    const app = createApp({ stores: world.storesBeside(clock), clock, sessionFlushMs: 1 })
     const cookie = cookieOf(await app.handle(new Request('http://localhost/session', { method: 'POST', body: JSON.stringify({ name: 'alice', password: PASSWORD }) })))
     const idHash = createHash('sha256').update(cookie.split('=')[1]!).digest('hex')
     const signedInAt = clock.now()
     clock.advance(10 * DAY_MS)
     expect((await app.handle(new Request('http://localhost/devices', { headers: { cookie } }))).status).toBe(200)
-    const expiresAt = () => world.database.sqlite.query<{ expires_at: number }, [string]>('SELECT expires_at FROM sessions WHERE id_hash = ?').get(idHash)!.expires_at
-    for (let i = 0; i < 200 && expiresAt() === signedInAt + 14 * DAY_MS; i++) await Bun.sleep(5)
-    expect(expiresAt()).toBe(signedInAt + 24 * DAY_MS)
+    const expiresAt = async () => (await world.execute<{ expires_at: number }>(sql`SELECT expires_at FROM sessions WHERE id_hash = ${idHash}`))[0]!.expires_at
+    for (let i = 0; i < 200 && (await expiresAt()) === signedInAt + 14 * DAY_MS; i++) await Bun.sleep(5)
+    expect(await expiresAt()).toBe(signedInAt + 24 * DAY_MS)
 
     const laterClock = manualClock(signedInAt + 20 * DAY_MS)
-    const fresh = createApp({ database: world.database, clock: laterClock })
+    const fresh = createApp({ stores: world.storesBeside(laterClock), clock: laterClock })
     expect((await fresh.handle(new Request('http://localhost/devices', { headers: { cookie } }))).status).toBe(200)
   })
 
@@ -286,9 +287,9 @@ describe('when sessions end', () => {
     expect((await world.call('GET', '/session', { headers: { cookie: danaCookie } })).status).toBe(200)
 
     // the user deleted (by any process): their session fails on the next request
-    world.database.sqlite.query("DELETE FROM share_links WHERE created_by = ?").run(ids.carol)
-    world.database.sqlite.query('DELETE FROM user_groups WHERE user_id = ?').run(ids.carol)
-    world.database.sqlite.query('DELETE FROM users WHERE id = ?').run(ids.carol)
+    await world.execute(sql`DELETE FROM share_links WHERE created_by = ${ids.carol}`)
+    await world.execute(sql`DELETE FROM user_groups WHERE user_id = ${ids.carol}`)
+    await world.execute(sql`DELETE FROM users WHERE id = ${ids.carol}`)
     await problem(await world.call('GET', '/session', { headers: { cookie: carolCookie } }), 401)
     await problem(await world.call('GET', '/devices', { headers: { cookie: carolCookie } }), 401)
   })
@@ -296,7 +297,7 @@ describe('when sessions end', () => {
 
 describe('the failed-authentication throttle', () => {
   test('wrong passwords and bad keys count together; past the limit 429 with Retry-After, before any password is checked', async () => {
-    const throttled = makeWorld(baseDataset(), { throttle: { maxFailures: 3, windowMs: 60_000, freeFailures: 10, delayStepMs: 0, maxDelayMs: 0 } })
+    const throttled = await openWorld(baseDataset(), { throttle: { maxFailures: 3, windowMs: 60_000, freeFailures: 10, delayStepMs: 0, maxDelayMs: 0 } })
     try {
       await givePasswords(throttled, [ids.alice])
       await problem(await signIn(throttled, 'alice', 'wrong password 1'), 401)
@@ -312,7 +313,7 @@ describe('the failed-authentication throttle', () => {
       throttled.clock.advance(60_000)
       expect((await signIn(throttled, 'alice')).status).toBe(200)
     } finally {
-      throttled.close()
+      await throttled.close()
     }
   })
 })

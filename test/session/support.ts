@@ -1,6 +1,7 @@
 /** Shared by the sign-in tests: people with passwords in the test world, and cookies. */
 import { createPeopleStore, type PeopleStore } from '../../src/store/people'
-import type { World } from '../support/world'
+import { sql } from 'drizzle-orm'
+import type { EngineWorld, World } from '../support/world'
 
 export const PASSWORD = 'correct horse battery'
 
@@ -17,9 +18,12 @@ let hashed: Promise<string> | undefined
 export const passwordHash = () => (hashed ??= Bun.password.hash(PASSWORD, { algorithm: 'argon2id', memoryCost: 1024, timeCost: 1 }))
 
 /** gives these users of the world the password PASSWORD */
-export async function givePasswords(world: World, userIds: string[]): Promise<void> {
+export async function givePasswords(world: World | EngineWorld, userIds: string[]): Promise<void> {
   const hash = await passwordHash()
-  for (const id of userIds) world.database.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, id)
+  for (const id of userIds) {
+    if ('database' in world) world.database.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, id)
+    else await world.execute(sql`UPDATE users SET password_hash = ${hash} WHERE id = ${id}`)
+  }
 }
 
 /** `tracker_session=…` from a response's Set-Cookie, ready for a Cookie header */
@@ -38,7 +42,7 @@ export function cookieAttributes(response: Response): Map<string, string> {
   }))
 }
 
-export function signIn(world: World, name: string, password = PASSWORD, headers: Record<string, string> = {}): Promise<Response> {
+export function signIn(world: Pick<World, 'call'>, name: string, password = PASSWORD, headers: Record<string, string> = {}): Promise<Response> {
   return world.call('POST', '/session', { body: { name, password }, headers })
 }
 

@@ -6,11 +6,11 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { loadConfig } from '../../src/config'
-import { baseDataset, ids, makeWorld, problem, type World } from '../support/world'
+import { baseDataset, ids, openWorld, problem, type EngineWorld } from '../support/world'
 import { givePasswords, PASSWORD } from './support'
 
 /** argon2id verifications the server has run, from /metrics (0 before the first) */
-async function passwordChecks(world: World): Promise<number> {
+async function passwordChecks(world: EngineWorld): Promise<number> {
   const text = await (await world.call('GET', '/metrics')).text()
   const lines = text.split('\n').filter((line) => line.startsWith('tracker_password_checks_total'))
   return lines.reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0)
@@ -26,7 +26,7 @@ async function statuses(responses: Response[]): Promise<Map<number, number>> {
 
 describe('guesses that arrive at once', () => {
   test('60 concurrent wrong passwords from one address: at most the limit are checked (401), the rest 429 with Retry-After and no hash', async () => {
-    const world = makeWorld(baseDataset())
+    const world = await openWorld(baseDataset())
     try {
       await givePasswords(world, [ids.alice])
       const before = await passwordChecks(world)
@@ -48,12 +48,12 @@ describe('guesses that arrive at once', () => {
       world.clock.advance(60_001)
       expect((await world.call('POST', '/session', { body: { name: 'alice', password: PASSWORD } })).status).toBe(200)
     } finally {
-      world.close()
+      await world.close()
     }
   })
 
   test('each attempt is counted before its password is checked: with room for all in flight, exactly the limit get 401', async () => {
-    const world = makeWorld(baseDataset(), {
+    const world = await openWorld(baseDataset(), {
       throttle: { maxFailures: 5, windowMs: 60_000, freeFailures: 100, delayStepMs: 0, maxDelayMs: 0 },
       passwordChecks: { inFlight: 100, inFlightPerSource: 100, waiting: 100 },
     })
@@ -70,12 +70,12 @@ describe('guesses that arrive at once', () => {
       world.clock.advance(60_001)
       expect((await world.call('POST', '/session', { body: { name: 'alice', password: PASSWORD } })).status).toBe(200)
     } finally {
-      world.close()
+      await world.close()
     }
   })
 
   test('a success is not counted as a failure: concurrent right passwords never run into the limit', async () => {
-    const world = makeWorld(baseDataset(), {
+    const world = await openWorld(baseDataset(), {
       throttle: { maxFailures: 3, windowMs: 60_000, freeFailures: 100, delayStepMs: 0, maxDelayMs: 0 },
       passwordChecks: { inFlight: 100, inFlightPerSource: 100, waiting: 100 },
     })
@@ -89,12 +89,12 @@ describe('guesses that arrive at once', () => {
       for (let i = 0; i < 3; i++) await problem(await world.call('POST', '/session', { body: wrong(i) }), 401)
       await problem(await world.call('POST', '/session', { body: { name: 'dana', password: PASSWORD } }), 429)
     } finally {
-      world.close()
+      await world.close()
     }
   })
 
   test('password checks in flight are capped per source: beyond it, 429 at once', async () => {
-    const world = makeWorld(baseDataset(), { passwordChecks: { inFlight: 100, inFlightPerSource: 2, waiting: 100 } })
+    const world = await openWorld(baseDataset(), { passwordChecks: { inFlight: 100, inFlightPerSource: 2, waiting: 100 } })
     try {
       await givePasswords(world, [ids.alice])
       const before = await passwordChecks(world)
@@ -103,11 +103,11 @@ describe('guesses that arrive at once', () => {
       expect(answers.find((res) => res.status === 429)!.headers.get('retry-after')).toBe('1')
       expect((await passwordChecks(world)) - before).toBe(2)
     } finally {
-      world.close()
+      await world.close()
     }
   })
   test('the server runs a few password checks at once and lets a few wait: beyond, 503 with Retry-After at once', async () => {
-    const world = makeWorld(baseDataset(), { passwordChecks: { inFlight: 1, inFlightPerSource: 100, waiting: 2 } })
+    const world = await openWorld(baseDataset(), { passwordChecks: { inFlight: 1, inFlightPerSource: 100, waiting: 2 } })
     try {
       await givePasswords(world, [ids.alice])
       const before = await passwordChecks(world)
@@ -120,13 +120,13 @@ describe('guesses that arrive at once', () => {
       // a refusal for being busy is no failure of the client's: after them, the right password signs in
       expect((await world.call('POST', '/session', { body: { name: 'alice', password: PASSWORD } })).status).toBe(200)
     } finally {
-      world.close()
+      await world.close()
     }
   })
 })
 
 describe('over a real socket, behind a trusted proxy (the client is its X-Forwarded-For address)', () => {
-  async function serve(world: World) {
+  async function serve(world: EngineWorld) {
     const server = world.app.listen({ port: 0, hostname: '127.0.0.1' })
     const url = `http://127.0.0.1:${server.server!.port}/session`
     const signIn = (client: string, name: string, password: string) =>
@@ -136,7 +136,7 @@ describe('over a real socket, behind a trusted proxy (the client is its X-Forwar
   const behindProxy = loadConfig({ TRUSTED_PROXIES: '127.0.0.1' })
 
   test('a name has its own limit, whoever guesses it: from many addresses, that name gets 429, other names do not', async () => {
-    const world = makeWorld(baseDataset(), {
+    const world = await openWorld(baseDataset(), {
       config: behindProxy,
       throttle: { maxFailures: 5, windowMs: 60_000, freeFailures: 100, delayStepMs: 0, maxDelayMs: 0, nameMaxFailures: 8, nameWindowMs: 60_000 },
     })
@@ -159,12 +159,12 @@ describe('over a real socket, behind a trusted proxy (the client is its X-Forwar
       expect((await signIn('198.51.100.52', 'alice', PASSWORD)).status).toBe(200)
     } finally {
       await stop()
-      world.close()
+      await world.close()
     }
   })
 
   test('with the default limits, one stranger cannot lock the owner out: its own address is refused, the owner is not', async () => {
-    const world = makeWorld(baseDataset(), { config: behindProxy })
+    const world = await openWorld(baseDataset(), { config: behindProxy })
     const { signIn, stop } = await serve(world)
     try {
       await givePasswords(world, [ids.alice])
@@ -184,12 +184,12 @@ describe('over a real socket, behind a trusted proxy (the client is its X-Forwar
       expect((await signIn('192.0.2.10', 'alice', PASSWORD)).status).toBe(200)
     } finally {
       await stop()
-      world.close()
+      await world.close()
     }
   })
 
   test('IPv6 clients count by /64: addresses of one /64 share a limit, another /64 has its own', async () => {
-    const world = makeWorld(baseDataset(), { config: behindProxy, throttle: { maxFailures: 5, windowMs: 60_000, freeFailures: 100, delayStepMs: 0, maxDelayMs: 0 } })
+    const world = await openWorld(baseDataset(), { config: behindProxy, throttle: { maxFailures: 5, windowMs: 60_000, freeFailures: 100, delayStepMs: 0, maxDelayMs: 0 } })
     const { signIn, stop } = await serve(world)
     try {
       await givePasswords(world, [ids.alice, ids.dana])
@@ -199,7 +199,7 @@ describe('over a real socket, behind a trusted proxy (the client is its X-Forwar
       expect((await signIn('2001:db8:5:7::1', 'dana', PASSWORD)).status).toBe(200)
     } finally {
       await stop()
-      world.close()
+      await world.close()
     }
   })
 })

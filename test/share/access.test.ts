@@ -1,10 +1,11 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
 import { PERMISSION } from '../../src/share/permissions'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 
-let world: World
-beforeEach(() => {
-  world = makeWorld()
+let world: EngineWorld
+beforeEach(async () => {
+  world = await openWorld()
 })
 afterEach(() => world.close())
 
@@ -136,12 +137,12 @@ describe('views and last access', () => {
 
   test('a read writes nothing: views wait in memory for the background flush, and reading the link reports them already', async () => {
     const link = await share({ devices: [ids.truck1] })
-    const stored = () =>
-      world.database.sqlite.query<{ unique_views: number; last_accessed_at: number | null }, [string]>('SELECT unique_views, last_accessed_at FROM share_links WHERE id = ?').get(link.id)!
+    const stored = async () =>
+      (await world.execute<{ unique_views: number; last_accessed_at: number | null }>(sql`SELECT unique_views, last_accessed_at FROM share_links WHERE id = ${link.id}`))[0]!
     await world.call('GET', '/devices', { token: link.token })
     world.clock.advance(400)
     await world.call('GET', '/devices', { token: link.token })
-    expect(stored()).toEqual({ unique_views: 0, last_accessed_at: null })
+    expect(await stored()).toEqual({ unique_views: 0, last_accessed_at: null })
     expect(await linkRow(link.id)).toEqual(expect.objectContaining({ unique_views: 1, last_accessed_at: new Date(NOW + 400).toISOString() }))
     // a change drops the token's cache entry, not the views waiting to be written
     await world.call('PATCH', `/devices/share/${link.id}`, { token: keys.alice, body: {} })

@@ -7,15 +7,15 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { importNow } from '../support/import'
 import { LivePositions, type LiveFix } from '../../src/ingest/live'
 import { sseBlocks } from '../support/sse'
-import { baseDataset, ids, keys, makeWorld, problem, type World } from '../support/world'
+import { baseDataset, type EngineWorld, ids, keys, makeWorld, openWorld, problem } from '../support/world'
 
 const HOUR = 3600
 
-let world: World
+let world: EngineWorld
 let live: LivePositions
-beforeEach(() => {
+beforeEach(async () => {
   live = new LivePositions()
-  world = makeWorld(undefined, { live })
+  world = await openWorld(undefined, { live })
 })
 afterEach(() => world.close())
 
@@ -53,8 +53,8 @@ async function expectRevoked(link: Link) {
 
 const change = (method: string, path: string, body?: unknown) => world.call(method, path, { token: keys.dana, body })
 
-const KEY = (id: string) => world.database.sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?').get(id)!.key
-const fix = (id: string, timestamp: number): LiveFix => ({ deviceKey: KEY(id), timestamp, latitude: 48.85, longitude: 2.35, speed: 30, course: null })
+const KEY = (id: string) => world.deviceKey(id)
+const fix = async (id: string, timestamp: number): Promise<LiveFix> => ({ deviceKey: await KEY(id), timestamp, latitude: 48.85, longitude: 2.35, speed: 30, course: null })
 const fixId = (block: string | null) => {
   expect(block).toStartWith('event: fix\ndata: ')
   return JSON.parse(block!.slice('event: fix\ndata: '.length)).id as string
@@ -74,7 +74,7 @@ describe('deleting a user revokes the links they made', () => {
     expect((await stored(bobs)).devices).toEqual([ids.truck2, ids.van1]) // kept as it was shared
     await problem(await world.call('GET', `/devices/${ids.van1}`, { token: bobs.token }), 401)
     // the stream ends rather than send another fix
-    live.publish(fix(ids.van1, 1764000001))
+    live.publish(await fix(ids.van1, 1764000001))
     expect(await stream.next()).toBeNull()
 
     expect(await served(alices)).toEqual([ids.van1])
@@ -101,8 +101,8 @@ describe('a device the creator no longer reaches leaves their links', () => {
     expect(await stored(both)).toMatchObject({ devices: [ids.truck2], revoked: false })
     await expectRevoked(vanOnly)
     // the open stream follows: van1's fixes stop, truck2's go on
-    live.publish(fix(ids.van1, 1764000001))
-    live.publish(fix(ids.truck2, 1764000002))
+    live.publish(await fix(ids.van1, 1764000001))
+    live.publish(await fix(ids.truck2, 1764000002))
     expect(fixId(await stream.next())).toBe(ids.truck2)
     await stream.cancel()
     // alice made hers, and still reaches van1
@@ -160,13 +160,13 @@ describe('a device the creator no longer reaches leaves their links', () => {
 
   test('an import (--upsert) taking a user out of a group does the same; re-importing the same document changes nothing', async () => {
     const bobs = await share([ids.truck2, ids.van1], keys.bob)
-    importNow(world.database, baseDataset(), { upsert: true })
+    await world.importMore(baseDataset(), { upsert: true })
     expect(await served(bobs)).toEqual([ids.truck2, ids.van1].sort())
 
     const dataset = baseDataset()
     const bob = dataset.users.find((u) => u.id === ids.bob)!
     bob.groups = [ids.trucks]
-    importNow(world.database, dataset, { upsert: true })
+    await world.importMore(dataset, { upsert: true })
     expect(await served(bobs)).toEqual([ids.truck2])
   })
 })
@@ -176,6 +176,8 @@ describe('migration 0015 on a database from before', () => {
     const { Database } = await import('bun:sqlite')
     const { embeddedMigrations, openDatabase } = await import('../../db/client')
     const { join } = await import('node:path')
+    // SQLite's migration: a SQLite file on either run
+    const world = makeWorld()
     const path = join(world.dir, 'before.db')
     const migrations = embeddedMigrations()
     const mine = migrations.findIndex((m) => m.sql.some((statement) => statement.includes('users_delete_share_links')))
@@ -225,6 +227,7 @@ describe('migration 0015 on a database from before', () => {
       ])
     } finally {
       after.close()
+      world.close()
     }
   })
 })

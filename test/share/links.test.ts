@@ -1,14 +1,12 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
-import { join } from 'node:path'
+import { sql } from 'drizzle-orm'
 import { loadConfig } from '../../src/config'
-import { importNow } from '../support/import'
 import { DEFAULT_ACL, PERMISSION } from '../../src/share/permissions'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 
-let world: World
-beforeEach(() => {
-  world = makeWorld(undefined, { config: loadConfig({ APP_URL: 'https://track.example.com', SHORT_URL_BASE: 'https://trk.example/s' }) })
+let world: EngineWorld
+beforeEach(async () => {
+  world = await openWorld(undefined, { config: loadConfig({ APP_URL: 'https://track.example.com', SHORT_URL_BASE: 'https://trk.example/s' }) })
 })
 afterEach(() => world.close())
 
@@ -64,8 +62,8 @@ describe('POST /devices/share', () => {
     expect(byId.get(limited.id)!.acl).toEqual([PERMISSION.history, PERMISSION.location])
   })
 
-  test('the permission table in the database is the documented one', () => {
-    const rows = world.database.sqlite.query('SELECT id, name FROM permissions ORDER BY id').all()
+  test('the permission table in the database is the documented one', async () => {
+    const rows = await world.execute(sql`SELECT id, name FROM permissions ORDER BY id`)
     expect(rows).toEqual([
       { id: PERMISSION.location, name: 'location' },
       { id: PERMISSION.history, name: 'history' },
@@ -114,7 +112,7 @@ describe('POST /devices/share', () => {
     await problem(await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.globexCar], ttl: HOUR } }), 404)
     await problem(await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [crypto.randomUUID()], ttl: HOUR } }), 404)
     expect(await list()).toEqual([])
-    expect(world.database.sqlite.query('SELECT count(*) AS n FROM share_links').get()).toEqual({ n: 0 })
+    expect({ n: await world.count('share_links') }).toEqual({ n: 0 })
   })
 
   test('without credentials it is 401', async () => {
@@ -313,7 +311,7 @@ describe('who sees a link: only a user who reaches every one of its devices', ()
   }
 
   test('a user of the account in no group sees no link, and another\'s link is 404 to them on detail, patch and delete', async () => {
-    importNow(world.database, { users: [{ id: dave.id, account: ids.acme, name: 'dave', api_keys: [dave.key] }] })
+    await world.importMore({ users: [{ id: dave.id, account: ids.acme, name: 'dave', api_keys: [dave.key] }] })
     const link = await create({ devices: [ids.truck1], ttl: HOUR })
     const other = await create({ devices: [ids.van1], ttl: HOUR }, keys.bob)
     expect(await list(dave.key)).toEqual([])
@@ -341,21 +339,18 @@ describe('who sees a link: only a user who reaches every one of its devices', ()
     expect((await world.call('GET', `/devices/share/${link.id}`, { token: keys.bob })).status).toBe(200)
 
     // as `cli import --upsert` would, from its own connection
-    const other = new Database(join(world.dir, 'tracker.db'))
-    try {
-      other.run('DELETE FROM user_groups WHERE user_id = ? AND group_id = ?', [ids.bob, ids.vans])
+    {
+      await world.executeElsewhere(sql`DELETE FROM user_groups WHERE user_id = ${ids.bob} AND group_id = ${ids.vans}`)
       expect(await bobSees()).toEqual([])
       await expectHidden(link, keys.bob)
       await expectUntouched(link) // alice still reaches both
 
-      other.run('INSERT INTO user_groups (user_id, group_id) VALUES (?, ?)', [ids.bob, ids.vans])
+      await world.executeElsewhere(sql`INSERT INTO user_groups (user_id, group_id) VALUES (${ids.bob}, ${ids.vans})`)
       expect(await bobSees()).toEqual([link.id])
       // and a device leaving the group does the same
-      other.run('DELETE FROM device_groups WHERE group_id = ? AND device_key = (SELECT key FROM devices WHERE id = ?)', [ids.vans, ids.van1])
+      await world.executeElsewhere(sql`DELETE FROM device_groups WHERE group_id = ${ids.vans} AND device_key = (SELECT key FROM devices WHERE id = ${ids.van1})`)
       expect(await bobSees()).toEqual([])
       await expectHidden(link, keys.bob)
-    } finally {
-      other.close()
     }
   })
 })
@@ -366,7 +361,7 @@ describe('active links per user (MAX_SHARE_LINKS_PER_USER, default 100)', () => 
     for (let i = 0; i < 100; i++) made.push(await create({ devices: [ids.truck1], ttl: HOUR }))
     const refused = await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1], ttl: HOUR } })
     expect((await problem(refused, 409)).detail).toContain('100')
-    expect(world.database.sqlite.query('SELECT count(*) AS n FROM share_links').get()).toEqual({ n: 100 })
+    expect({ n: await world.count('share_links') }).toEqual({ n: 100 })
 
     // another user of the account is not counted against alice
     await create({ devices: [ids.truck2], ttl: HOUR }, keys.bob)
@@ -390,8 +385,8 @@ describe('active links per user (MAX_SHARE_LINKS_PER_USER, default 100)', () => 
   })
 
   test('is MAX_SHARE_LINKS_PER_USER when set', async () => {
-    world.close()
-    world = makeWorld(undefined, { config: loadConfig({ MAX_SHARE_LINKS_PER_USER: '2' }) })
+    await world.close()
+    world = await openWorld(undefined, { config: loadConfig({ MAX_SHARE_LINKS_PER_USER: '2' }) })
     await create({ devices: [ids.truck1], ttl: HOUR })
     await create({ devices: [ids.truck1], ttl: HOUR })
     await problem(await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1], ttl: HOUR } }), 409)

@@ -2,16 +2,15 @@ import { Database } from 'bun:sqlite'
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/config'
-import { importNow } from '../support/import'
 import { createLogger } from '../../src/log'
 import { tileSource } from '../../src/share/page'
-import { ids, keys, makeWorld, type World } from '../support/world'
+import { ids, keys, makeWorld, openWorld, type EngineWorld } from '../support/world'
 
-let world: World
+let world: EngineWorld
 const logLines: string[] = []
-beforeEach(() => {
+beforeEach(async () => {
   logLines.length = 0
-  world = makeWorld(undefined, {
+  world = await openWorld(undefined, {
     config: loadConfig({ TILE_URL: 'https://{s}.tiles.example.org/{z}/{x}/{y}.png' }),
     log: createLogger('debug', (line) => logLines.push(line)),
   })
@@ -161,7 +160,7 @@ describe('what the page reads for "Updated …"', () => {
   test("the live stream starts with each device's newest stored fix, not the record's updated_at", async () => {
     // truck2 reported yesterday (an imported history); its record was written later, by the import
     const yesterday = world.clock.now() / 1000 - 86_400
-    importNow(world.database, {
+    await world.importMore({
       positions: [
         { device: ids.truck2, timestamp: yesterday - 600, latitude: 45.7, longitude: 4.8, speed: 30 },
         { device: ids.truck2, timestamp: yesterday, latitude: 45.75, longitude: 4.85, speed: 12.5 },
@@ -187,6 +186,7 @@ describe('what the page reads for "Updated …"', () => {
   })
 })
 
+// SQLite's write lock, held by another connection to the file: these build a SQLite world on either run
 describe('views while another process holds the write lock', () => {
   /** polls `condition` (no timing asserted: the test's own timeout is the limit) */
   async function until(condition: () => boolean) {

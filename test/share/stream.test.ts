@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
 import { loadConfig } from '../../src/config'
 import { LivePositions, type LiveFix, type LiveListener } from '../../src/ingest/live'
 import { MAX_STREAMS_PER_PRINCIPAL } from '../../src/stream/service'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
-import { importNow } from '../support/import'
+import { ids, keys, openWorld, problem, type EngineWorld } from '../support/world'
 import { sseBlocks } from '../support/sse'
 
 /** LivePositions that knows how many subscribers it has, to see streams let go. */
@@ -19,17 +19,17 @@ class CountingLive extends LivePositions {
   }
 }
 
-let world: World
+let world: EngineWorld
 let live: CountingLive
-beforeEach(() => {
+beforeEach(async () => {
   live = new CountingLive()
-  world = makeWorld(undefined, { live })
+  world = await openWorld(undefined, { live })
 })
 afterEach(() => world.close())
 
-const KEY = (id: string) => world.database.sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?').get(id)!.key
-const fix = (id: string, timestamp: number, latitude = 48.85, longitude = 2.35, speed: number | null = 30): LiveFix => ({
-  deviceKey: KEY(id), timestamp, latitude, longitude, speed, course: null,
+const KEY = (id: string) => world.deviceKey(id)
+const fix = async (id: string, timestamp: number, latitude = 48.85, longitude = 2.35, speed: number | null = 30): Promise<LiveFix> => ({
+  deviceKey: await KEY(id), timestamp, latitude, longitude, speed, course: null,
 })
 
 /** Reads SSE events from a response body, one at a time. */
@@ -47,7 +47,7 @@ async function share(devices: string[]) {
 
 describe('GET /devices/stream', () => {
   test('a share token gets its link\'s fixes only, newest known first, as event: fix', async () => {
-    live.publish(fix(ids.truck2, 1764000000, 45.75, 4.85, 0))
+    live.publish(await fix(ids.truck2, 1764000000, 45.75, 4.85, 0))
     const link = await share([ids.truck2, ids.van1])
     const res = await world.call('GET', '/devices/stream', { token: link.token })
     expect(res.status).toBe(200)
@@ -59,8 +59,8 @@ describe('GET /devices/stream', () => {
     expect(await stream.next()).toBe('retry: 3000')
     expect(fixData(await stream.next())).toEqual({ id: ids.truck2, latitude: 45.75, longitude: 4.85, speed: 0, course: null, timestamp: 1764000000 })
 
-    live.publish(fix(ids.truck1, 1764000010)) // not in the link
-    live.publish(fix(ids.van1, 1764000020, 48.1, 2.1, null))
+    live.publish(await fix(ids.truck1, 1764000010)) // not in the link
+    live.publish(await fix(ids.van1, 1764000020, 48.1, 2.1, null))
     expect(fixData(await stream.next())).toEqual({ id: ids.van1, latitude: 48.1, longitude: 2.1, speed: null, course: null, timestamp: 1764000020 })
     await stream.cancel()
   })
@@ -68,9 +68,9 @@ describe('GET /devices/stream', () => {
   test('a user gets the devices they reach', async () => {
     const stream = events(await world.call('GET', '/devices/stream', { token: keys.bob }))
     expect(await stream.next()).toBe('retry: 3000')
-    live.publish(fix(ids.truck1, 1764000001)) // trucks: not bob's
-    live.publish(fix(ids.globexCar, 1764000002))
-    live.publish(fix(ids.truck2, 1764000003))
+    live.publish(await fix(ids.truck1, 1764000001)) // trucks: not bob's
+    live.publish(await fix(ids.globexCar, 1764000002))
+    live.publish(await fix(ids.truck2, 1764000003))
     expect(fixData(await stream.next()).id).toBe(ids.truck2)
     await stream.cancel()
   })
@@ -106,9 +106,9 @@ describe('GET /devices/stream', () => {
   })
 
   test('sends heartbeats, and ends at a heartbeat once the link has expired', async () => {
-    world.close()
+    await world.close()
     live = new CountingLive()
-    world = makeWorld(undefined, { live, streamHeartbeatMs: 20 })
+    world = await openWorld(undefined, { live, streamHeartbeatMs: 20 })
     const link = await share([ids.truck1])
     const stream = events(await world.call('GET', '/devices/stream', { token: link.token }))
     expect(await stream.next()).toBe('retry: 3000')
@@ -119,19 +119,18 @@ describe('GET /devices/stream', () => {
   })
 
   test('a user taken out of a group stops getting its devices on an open stream; one put in a group starts', async () => {
-    const sqlite = world.database.sqlite
     const alice = events(await world.call('GET', '/devices/stream', { token: keys.alice }))
     const bob = events(await world.call('GET', '/devices/stream', { token: keys.bob }))
     expect(await alice.next()).toBe('retry: 3000')
     expect(await bob.next()).toBe('retry: 3000')
-    live.publish(fix(ids.truck1, 1764000001))
+    live.publish(await fix(ids.truck1, 1764000001))
     expect(fixData(await alice.next()).id).toBe(ids.truck1)
 
     // as an import or another server process would: straight in the database
-    sqlite.run('DELETE FROM user_groups WHERE user_id = ? AND group_id = ?', [ids.alice, ids.trucks])
-    sqlite.run('INSERT INTO user_groups (user_id, group_id) VALUES (?, ?)', [ids.bob, ids.trucks])
-    live.publish(fix(ids.truck1, 1764000002)) // trucks only: alice lost it, bob gained it
-    live.publish(fix(ids.van1, 1764000003)) // vans: both still reach it
+    await world.execute(sql`DELETE FROM user_groups WHERE user_id = ${ids.alice} AND group_id = ${ids.trucks}`)
+    await world.execute(sql`INSERT INTO user_groups (user_id, group_id) VALUES (${ids.bob}, ${ids.trucks})`)
+    live.publish(await fix(ids.truck1, 1764000002)) // trucks only: alice lost it, bob gained it
+    live.publish(await fix(ids.van1, 1764000003)) // vans: both still reach it
     expect(fixData(await alice.next())).toMatchObject({ id: ids.van1, timestamp: 1764000003 })
     expect(fixData(await bob.next())).toMatchObject({ id: ids.truck1, timestamp: 1764000002 })
     expect(fixData(await bob.next())).toMatchObject({ id: ids.van1, timestamp: 1764000003 })
@@ -140,11 +139,11 @@ describe('GET /devices/stream', () => {
   })
 
   test('a device that comes into reach starts with its newest fix', async () => {
-    live.publish(fix(ids.truck1, 1764000001))
+    live.publish(await fix(ids.truck1, 1764000001))
     const bob = events(await world.call('GET', '/devices/stream', { token: keys.bob }))
     expect(await bob.next()).toBe('retry: 3000')
-    world.database.sqlite.run('INSERT INTO user_groups (user_id, group_id) VALUES (?, ?)', [ids.bob, ids.trucks])
-    live.publish(fix(ids.van1, 1764000005))
+    await world.execute(sql`INSERT INTO user_groups (user_id, group_id) VALUES (${ids.bob}, ${ids.trucks})`)
+    live.publish(await fix(ids.van1, 1764000005))
     expect(fixData(await bob.next())).toMatchObject({ id: ids.truck1, timestamp: 1764000001 })
     expect(fixData(await bob.next())).toMatchObject({ id: ids.van1, timestamp: 1764000005 })
     await bob.cancel()
@@ -153,11 +152,11 @@ describe('GET /devices/stream', () => {
   test('a device that comes into reach with no fix held in memory starts with its newest stored one', async () => {
     const yesterday = Math.floor(world.clock.now() / 1000) - 86_400
     // an imported history: stored, never published
-    importNow(world.database, { positions: [{ device: ids.truck1, timestamp: yesterday, latitude: 45.75, longitude: 4.85, speed: 12.5 }] })
+    await world.importMore({ positions: [{ device: ids.truck1, timestamp: yesterday, latitude: 45.75, longitude: 4.85, speed: 12.5 }] })
     const bob = events(await world.call('GET', '/devices/stream', { token: keys.bob }))
     expect(await bob.next()).toBe('retry: 3000')
-    world.database.sqlite.run('INSERT INTO user_groups (user_id, group_id) VALUES (?, ?)', [ids.bob, ids.trucks])
-    live.publish(fix(ids.van1, 1764000005))
+    await world.execute(sql`INSERT INTO user_groups (user_id, group_id) VALUES (${ids.bob}, ${ids.trucks})`)
+    live.publish(await fix(ids.van1, 1764000005))
     expect(fixData(await bob.next())).toMatchObject({ id: ids.truck1, timestamp: yesterday, latitude: 45.75, longitude: 4.85 })
     expect(fixData(await bob.next())).toMatchObject({ id: ids.van1, timestamp: 1764000005 })
     await bob.cancel()
@@ -177,10 +176,10 @@ describe('GET /devices/stream', () => {
     const link = await share([ids.truck1])
     const stream = events(await world.call('GET', '/devices/stream', { token: link.token }))
     expect(await stream.next()).toBe('retry: 3000')
-    live.publish(fix(ids.truck1, 1764000001))
+    live.publish(await fix(ids.truck1, 1764000001))
     expect(fixData(await stream.next()).id).toBe(ids.truck1)
     world.clock.advance(3600_000) // the link's ttl: expires_at is now
-    live.publish(fix(ids.truck1, 1764000002))
+    live.publish(await fix(ids.truck1, 1764000002))
     expect(await stream.next()).toBeNull()
   })
 
@@ -249,9 +248,9 @@ describe('live stream budgets: links do not multiply them', () => {
 
 describe('MAX_STREAMS', () => {
   test('the process holds at most MAX_STREAMS live streams, whoever opens them; the next is 503 with Retry-After', async () => {
-    world.close()
+    await world.close()
     live = new CountingLive()
-    world = makeWorld(undefined, { live, config: loadConfig({ MAX_STREAMS: '3' }) })
+    world = await openWorld(undefined, { live, config: loadConfig({ MAX_STREAMS: '3' }) })
     const link = await share([ids.truck1])
     const first = [keys.alice, keys.bob, link.token]
     const streams = []

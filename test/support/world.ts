@@ -1,14 +1,26 @@
 /**
  * A small world for API tests: two accounts, groups, users with keys, models with commands and
- * devices, imported through the real dataset import into a fresh SQLite file.
+ * devices, imported through the real dataset import into a fresh SQLite file (`makeWorld`), or,
+ * with `openWorld`, into the engine the run names: TRACKER_TEST_ENGINE=postgres (npm run test:pg)
+ * opens a fresh PostgreSQL database of its own, anything else a SQLite file as makeWorld does.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Database } from 'bun:sqlite'
+import { type SQL, sql } from 'drizzle-orm'
+import { drizzle as drizzleSqlite } from 'drizzle-orm/bun-sqlite'
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
+import postgres from 'postgres'
 import { openDatabase, type DatabaseHandle } from '../../db/client'
+import { openPostgres, type PostgresHandle } from '../../db/postgres/client'
 import { createApp, type AppDeps } from '../../src/app'
-import { manualClock } from '../../src/clock'
+import { type Clock, manualClock } from '../../src/clock'
+import { importDataset, type ImportOptions, type ImportSummary } from '../../src/dataset/service'
+import { createSqliteStores, type Stores } from '../../src/store'
+import { createPostgresStores } from '../../src/store/postgres'
 import { importNow } from './import'
+import { freshPostgres } from './postgres'
 
 const idValues = {
   acme: '0a000000-0000-4000-8000-000000000001',
@@ -114,19 +126,198 @@ export function makeWorld(dataset: object = baseDataset(), deps: Partial<AppDeps
     database,
     clock,
     app,
-    call(method, path, { token, body, headers = {} } = {}) {
-      const init: RequestInit = { method, headers: { ...headers } }
-      if (token !== undefined) (init.headers as Record<string, string>).authorization = `Bearer ${token}`
-      if (body !== undefined) {
-        init.body = typeof body === 'string' ? body : JSON.stringify(body)
-        ;(init.headers as Record<string, string>)['content-type'] ??= 'application/json'
-      }
-      return app.handle(new Request(`http://localhost${path}`, init))
-    },
+    call: caller(app),
     close() {
       database.close()
       rmSync(dir, { recursive: true, force: true })
     },
+  }
+}
+
+function caller(app: ReturnType<typeof createApp>): World['call'] {
+  return (method, path, { token, body, headers = {} } = {}) => {
+    const init: RequestInit = { method, headers: { ...headers } }
+    if (token !== undefined) (init.headers as Record<string, string>).authorization = `Bearer ${token}`
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body)
+      ;(init.headers as Record<string, string>)['content-type'] ??= 'application/json'
+    }
+    return app.handle(new Request(`http://localhost${path}`, init))
+  }
+}
+
+/** how soon another node's access change reaches a node on PostgreSQL (contracts/scale-out.md: within 1 s) */
+const ANNOUNCEMENT_BOUND_MS = 1000
+
+/** The engine the tests run on: TRACKER_TEST_ENGINE=postgres (npm run test:pg), else SQLite. */
+export const testEngine: 'sqlite' | 'postgres' = process.env.TRACKER_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite'
+
+/** The world on either engine: nothing of the database itself, only the stores the app is made over. */
+export interface EngineWorld {
+  engine: 'sqlite' | 'postgres'
+  /** SQLite's file and connection, for the few tests of SQLite itself; null on PostgreSQL */
+  sqlite: Pick<World, 'dir' | 'database'> | null
+  /** the stores the app is made over */
+  stores: Stores
+  clock: ReturnType<typeof manualClock>
+  app: ReturnType<typeof createApp>
+  call: World['call']
+  /** another set of stores over the world's own connection, with caches of their own (createApp({ database }) on SQLite) */
+  storesBeside(clock?: Clock): Stores
+  /**
+   * another set of stores over the same database, on a connection of its own (SQLite: another
+   * connection to the file; PostgreSQL: another pool, with its own LISTEN), with caches of their
+   * own: another server process's or a command's. Closed with the world.
+   */
+  otherStores(clock?: Clock): Promise<Stores>
+  /** imports more through the real dataset import, on the world's engine */
+  importMore(document: unknown, options?: ImportOptions): Promise<ImportSummary>
+  /**
+   * Runs a fixture statement on the world's own connection, in SQL both engines read alike (a
+   * Drizzle `sql` template: plain UPDATE/DELETE/SELECT on column names), and answers its rows: for
+   * the few things a test sets up that no API or import writes. A write here is this node's (its
+   * access counters are read again, as after its own units of work).
+   */
+  execute<Row = Record<string, unknown>>(query: SQL): Promise<Row[]>
+  /**
+   * execute, on a connection of its own that is closed after it: another process's write (SQLite:
+   * another connection to the file; PostgreSQL: another session, as another node or the CLI,
+   * resolved once the world's node has heard its announcement: within 1 s, as the contract says)
+   */
+  executeElsewhere(query: SQL): Promise<void>
+  /** how many rows a table holds (optionally: a WHERE condition as a `sql` template) */
+  count(table: string, where?: SQL): Promise<number>
+  /** a device's internal key (what live fixes and ingest name it by) */
+  deviceKey(id: string): Promise<number>
+  /** closes the database (on PostgreSQL: drops it) */
+  close(): Promise<void>
+}
+
+/** count and deviceKey, over execute: the same statements on both engines */
+function readers(execute: EngineWorld['execute']): Pick<EngineWorld, 'count' | 'deviceKey'> {
+  return {
+    async count(table, where) {
+      const [row] = await execute<{ n: number }>(sql`SELECT count(*) AS n FROM ${sql.raw(table)}${where ? sql` WHERE ${where}` : sql``}`)
+      return Number(row!.n)
+    },
+    async deviceKey(id) {
+      const [row] = await execute<{ key: number }>(sql`SELECT key FROM devices WHERE id = ${id}`)
+      if (!row) throw new Error(`no device ${id}`)
+      return Number(row.key)
+    },
+  }
+}
+
+/**
+ * makeWorld on the run's engine. On PostgreSQL: a fresh database copied from the migrated
+ * template (test/support/postgres.ts), the dataset imported through its dataset store, the app
+ * made over its stores. Like makeWorld's SQLite file, it holds no built-in models (makeWorld opens
+ * with db/client's openDatabase, which runs no afterMigrate): both engines start from the same rows.
+ */
+export async function openWorld(dataset: object = baseDataset(), deps: Partial<AppDeps> = {}): Promise<EngineWorld> {
+  const clock = manualClock()
+  if (testEngine === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'tracker-test-'))
+    const database = openDatabase(join(dir, 'tracker.db'))
+    importNow(database, dataset)
+    // the stores createApp({ database, clock }) would make, kept for the test
+    const stores = createSqliteStores(database, { clock })
+    const execute = async <Row>(query: SQL) => database.db.all(query) as Row[]
+    const others: DatabaseHandle[] = []
+    const app = createApp({ stores, clock, ...deps })
+    return {
+      engine: 'sqlite',
+      sqlite: { dir, database },
+      stores,
+      clock,
+      app,
+      call: caller(app),
+      storesBeside: (otherClock = clock) => createSqliteStores(database, { clock: otherClock }),
+      async otherStores(otherClock = clock) {
+        const other = openDatabase(join(dir, 'tracker.db'))
+        others.push(other)
+        return createSqliteStores(other, { clock: otherClock })
+      },
+      importMore: async (document, options) => importNow(database, document, options),
+      execute,
+      async executeElsewhere(query) {
+        const other = new Database(join(dir, 'tracker.db'))
+        try {
+          drizzleSqlite(other).run(query)
+        } finally {
+          other.close()
+        }
+      },
+      ...readers(execute),
+      async close() {
+        for (const other of others) other.close()
+        database.close()
+        rmSync(dir, { recursive: true, force: true })
+      },
+    }
+  }
+  const fresh = await freshPostgres()
+  try {
+    // the template is migrated already
+    const handle = await openPostgres(fresh.url, { poolSize: 4, migrate: false })
+    try {
+      await importDataset(createPostgresStores(handle).dataset, dataset)
+      const stores = createPostgresStores(handle, { clock })
+      // a write on the world's own pool, as this node's units of work are (src/store/postgres/unit.ts):
+      // its access counters are read again on their next use
+      const execute = async <Row>(query: SQL) => {
+        try {
+          return [...(await handle.db.execute(query))] as Row[]
+        } finally {
+          handle.versions.changed()
+        }
+      }
+      const others: PostgresHandle[] = []
+      const app = createApp({ stores, clock, ...deps })
+      return {
+        engine: 'postgres',
+        sqlite: null,
+        stores,
+        clock,
+        app,
+        call: caller(app),
+        storesBeside: (otherClock = clock) => createPostgresStores(handle, { clock: otherClock }),
+        async otherStores(otherClock = clock) {
+          const other = await openPostgres(fresh.url, { poolSize: 2, migrate: false })
+          others.push(other)
+          return createPostgresStores(other, { clock: otherClock })
+        },
+        importMore: (document, options) => importDataset(createPostgresStores(handle).dataset, document, options),
+        execute,
+        async executeElsewhere(query) {
+          // another node's change reaches this one within 1 s (its trigger's announcement): the
+          // write is done once the world's node has been told, or that second has passed
+          let told: () => void = () => {}
+          const announced = new Promise<void>((resolve) => (told = resolve))
+          const stopListening = handle.versions.onChange(() => told())
+          const other = postgres(fresh.url, { max: 1, onnotice: () => {} })
+          try {
+            await drizzlePostgres(other).execute(query)
+            await Promise.race([announced, Bun.sleep(ANNOUNCEMENT_BOUND_MS)])
+          } finally {
+            stopListening()
+            await other.end({ timeout: 5 })
+          }
+        },
+        ...readers(execute),
+        async close() {
+          for (const other of others) await other.close()
+          await handle.close()
+          await fresh.drop()
+        },
+      }
+    } catch (error) {
+      await handle.close()
+      throw error
+    }
+  } catch (error) {
+    await fresh.drop()
+    throw error
   }
 }
 
