@@ -4,6 +4,7 @@
  * Device alarms (events) pass through here too, after their commit, for the streams' `event: alarm`,
  * and what status packets said, for `event: status`.
  */
+import type { EncodedEvent } from '../store/events'
 import { LRUCache } from 'lru-cache'
 
 export interface LiveFix {
@@ -42,6 +43,19 @@ export interface LiveStatus {
   attributes: Record<string, unknown>
   /** when it was committed, Unix ms */
   updatedAt: number
+}
+
+/** A stored event as the live stream tells it. */
+export function liveAlarmOf(deviceKey: number, event: EncodedEvent): LiveAlarm {
+  return {
+    deviceKey,
+    alarmCode: event.alarm_code,
+    timestamp: event.ts,
+    latitude: event.latitude,
+    longitude: event.longitude,
+    speed: event.speed,
+    context: JSON.parse(event.context) as Record<string, unknown>,
+  }
 }
 
 export type StatusListener = (status: LiveStatus) => void

@@ -45,7 +45,7 @@ import { decodeCoordinate, encodePosition, type EncodedPosition } from '../store
 import { motionOf, type MotionState, type TimedPosition } from '../track/motion'
 import { DEFAULT_MAX_FIX_AGE_DAYS, isPlausiblePosition, isTimely, judgeFix, timeWindow, type TimeWindow } from '../track/validate'
 import { createDeviceIdentifier, MaskedUnknownDevice, type DeviceRef, type ReportOrigin } from './identify'
-import type { LivePositions } from './live'
+import { liveAlarmOf, type LivePositions } from './live'
 import { deviceAlarmSeq, withKnownAlarmCode } from './protocols/events'
 import type { RecentUnknowns } from './recent-unknowns'
 import type { UnknownIdentifierLimits } from './sources'
@@ -630,15 +630,7 @@ export function createIngestPipeline(options: PipelineOptions) {
     }
     for (const { deviceKey, event } of alarms) {
       try {
-        live.publishAlarm({
-          deviceKey,
-          alarmCode: event.alarm_code,
-          timestamp: event.ts,
-          latitude: event.latitude,
-          longitude: event.longitude,
-          speed: event.speed,
-          context: JSON.parse(event.context),
-        })
+        live.publishAlarm(liveAlarmOf(deviceKey, event))
       } catch (error) {
         log.error('live alarm subscriber failed', { error: (error as Error)?.message })
       }

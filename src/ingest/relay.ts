@@ -8,7 +8,7 @@
 import type { StoredBatch } from '../store/postgres/signals'
 import { decodeCoordinate, decodeSpeed } from '../store/positions'
 import type { Logger } from '../log'
-import type { LivePositions } from './live'
+import { liveAlarmOf, type LivePositions } from './live'
 
 export interface RelayTargets {
   live: LivePositions
@@ -23,17 +23,7 @@ export function relayStoredBatch(batch: StoredBatch, { live, forget, log }: Rela
     for (const [deviceKey, ts, lat, lon, speed, course] of batch.fixes) {
       live.publish({ deviceKey, timestamp: ts, latitude: decodeCoordinate(lat), longitude: decodeCoordinate(lon), speed: decodeSpeed(speed), course })
     }
-    for (const [deviceKey, event] of batch.alarms) {
-      live.publishAlarm({
-        deviceKey,
-        alarmCode: event.alarm_code,
-        timestamp: event.ts,
-        latitude: event.latitude,
-        longitude: event.longitude,
-        speed: event.speed,
-        context: JSON.parse(event.context) as Record<string, unknown>,
-      })
-    }
+    for (const [deviceKey, event] of batch.alarms) live.publishAlarm(liveAlarmOf(deviceKey, event))
     for (const [deviceKey, attributes, updatedAt] of batch.statuses) {
       live.publishStatus({ deviceKey, attributes: JSON.parse(attributes) as Record<string, unknown>, updatedAt })
     }

@@ -19,7 +19,7 @@ import { accessVersion, deviceGroups, geofences } from '../../db/schema'
 import { type AuditEntry, recordAuditInTransaction } from './audit'
 import { type Clock, systemClock } from '../clock'
 import { retryWhileBusy } from './busy'
-import { groupsOfAccountInTransaction } from './people'
+import { groupsRefusedInTransaction } from './people'
 
 /** a geofence as stored */
 export type GeofenceRow = typeof geofences.$inferSelect
@@ -111,12 +111,6 @@ export function createGeofenceStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
   const countOf = db.select({ n: count() }).from(geofences).where(eq(geofences.accountId, placeholder('account'))).prepare()
   const find = (accountId: string, id: string): GeofenceRow | null => findOne.get({ id: id.toLowerCase(), account: accountId }) ?? null
   const held = (accountId: string): number => countOf.get({ account: accountId })?.n ?? 0
-  /** null when every id is a group of the account */
-  const unknownGroups = (tx: Pick<Db, 'select'>, accountId: string, ids: readonly string[] | undefined): GeofenceRefused | null => {
-    if (ids === undefined || ids.length === 0) return null
-    const found = groupsOfAccountInTransaction(tx, accountId, ids)
-    return ids.every((id) => found.has(id)) ? null : { groupsFound: found }
-  }
 
   return {
     async list(accountId, page) {
@@ -145,7 +139,7 @@ export function createGeofenceStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
             // counted in the write transaction: two creations at once cannot both take the last place
             const n = held(row.accountId)
             if (n >= maxPerAccount) return { held: n }
-            const refused = unknownGroups(tx, row.accountId, groupIds)
+            const refused = groupsRefusedInTransaction(tx, row.accountId, groupIds)
             if (refused) return refused
             const created = tx.insert(geofences).values(row).returning().get()
             recordAuditInTransaction(tx, geofenceAuditEntry(row.accountId, audit, 'create', row.id), row.createdAt)
@@ -162,7 +156,7 @@ export function createGeofenceStore(database: Pick<DatabaseHandle, 'db' | 'sqlit
           (tx) => {
             const current = find(accountId, id)
             if (current === null) return null
-            const refused = unknownGroups(tx, accountId, change.groupIds)
+            const refused = groupsRefusedInTransaction(tx, accountId, change.groupIds)
             if (refused) return refused
             const fields = geofenceChangeFields(change)
             if (Object.keys(fields).length === 0) return { row: current, changed: false }

@@ -18,7 +18,7 @@ import { accessVersion, accounts, deviceGroups, devices, notificationDeliveries,
 import { type AuditEntry, recordAuditInTransaction } from './audit'
 import { type Clock, systemClock } from '../clock'
 import { retryWhileBusy } from './busy'
-import { groupsOfAccountInTransaction } from './people'
+import { groupsRefusedInTransaction } from './people'
 
 /** a channel (or a user's email alerts) as stored */
 export type NotificationRow = typeof notifications.$inferSelect
@@ -140,12 +140,6 @@ export function createNotificationStore(database: Pick<DatabaseHandle, 'db' | 's
       .where(and(eq(notifications.id, id.toLowerCase()), eq(notifications.accountId, accountId), isNull(notifications.userId)))
       .get() ?? null
   const personal = (userId: string): NotificationRow | null => db.select().from(notifications).where(eq(notifications.userId, userId)).get() ?? null
-  /** null when every id is a group of the account */
-  const refusedGroups = (tx: Pick<Db, 'select'>, accountId: string, ids: readonly string[] | undefined): GroupsRefused | null => {
-    if (ids === undefined || ids.length === 0) return null
-    const found = groupsOfAccountInTransaction(tx, accountId, ids)
-    return ids.every((id) => found.has(id)) ? null : { groupsFound: found }
-  }
 
   return {
     async list(accountId, page) {
@@ -167,7 +161,7 @@ export function createNotificationStore(database: Pick<DatabaseHandle, 'db' | 's
       return write(() => {
         const refused = db.transaction(
           (tx) => {
-            const refused = refusedGroups(tx, row.accountId, groupIds)
+            const refused = groupsRefusedInTransaction(tx, row.accountId, groupIds)
             if (refused) return refused
             tx.insert(notifications).values(row).run()
             recordAuditInTransaction(tx, notificationAuditEntry(row.accountId, audit, 'create', row.id), row.createdAt)
@@ -185,7 +179,7 @@ export function createNotificationStore(database: Pick<DatabaseHandle, 'db' | 's
           (tx) => {
             const current = accountChannel(accountId, id)
             if (current === null) return null
-            const refused = refusedGroups(tx, accountId, groupIds)
+            const refused = groupsRefusedInTransaction(tx, accountId, groupIds)
             if (refused) return refused
             tx.update(notifications)
               .set({ ...fields, ...(groupIds !== undefined ? { groups: JSON.stringify(groupIds) } : {}), updatedAt: atMs })

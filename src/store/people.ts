@@ -274,6 +274,17 @@ export function groupsOfAccountInTransaction(tx: Pick<Db, 'select'>, accountId: 
   return new Set(tx.select({ id: groups.id }).from(groups).where(and(eq(groups.accountId, accountId), inArray(groups.id, [...ids]))).all().map((g) => g.id))
 }
 
+/**
+ * Null when every one of `ids` (none given: nothing to check) is a group of the account; else the
+ * groups of them that are, for the refusal to name the rest. For the stores that file things under
+ * groups (geofences, channels), inside their unit of work.
+ */
+export function groupsRefusedInTransaction(tx: Pick<Db, 'select'>, accountId: string, ids: readonly string[] | undefined): { groupsFound: ReadonlySet<string> } | null {
+  if (ids === undefined || ids.length === 0) return null
+  const found = groupsOfAccountInTransaction(tx, accountId, ids)
+  return ids.every((id) => found.has(id)) ? null : { groupsFound: found }
+}
+
 export const asRole = (role: string): StoredRole => (role === 'admin' ? 'admin' : 'member')
 
 /** by id, or by name in any case (the PostgreSQL adapter's too) */

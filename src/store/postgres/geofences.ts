@@ -13,7 +13,7 @@ import type { PgConnectable, PostgresHandle } from '../../../db/postgres/client'
 import { accounts, geofences } from '../../../db/postgres/schema'
 import { GEOFENCES_VERSION_ROW, geofenceAuditEntry, geofenceChangeFields, type GeofenceCacheReads, type GeofenceListed, type GeofenceRefused, type GeofenceRow, type GeofenceStore, type GeofenceStoreOptions } from '../geofences'
 import { recordAuditInTransaction } from './audit'
-import { groupsOfAccountInTransaction } from './people'
+import { groupsRefusedInTransaction } from './people'
 import { unitOfWork } from './unit'
 
 /** names sort by their bytes, as SQLite's BINARY collation does, whatever the database's collation */
@@ -34,12 +34,6 @@ export function createPostgresGeofenceStore(database: Pick<PostgresHandle, 'db' 
   const held = async (tx: PgConnectable, accountId: string): Promise<number> => {
     const [row] = await tx.select({ n: count() }).from(geofences).where(eq(geofences.accountId, accountId))
     return row?.n ?? 0
-  }
-  /** null when every id is a group of the account */
-  const unknownGroups = async (tx: PgConnectable, accountId: string, ids: readonly string[] | undefined): Promise<GeofenceRefused | null> => {
-    if (ids === undefined || ids.length === 0) return null
-    const found = await groupsOfAccountInTransaction(tx, accountId, ids)
-    return ids.every((id) => found.has(id)) ? null : { groupsFound: found }
   }
 
   return {
@@ -63,7 +57,7 @@ export function createPostgresGeofenceStore(database: Pick<PostgresHandle, 'db' 
         await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, row.accountId)).for('no key update')
         const n = await held(tx, row.accountId)
         if (n >= maxPerAccount) return { held: n }
-        const refused = await unknownGroups(tx, row.accountId, groupIds)
+        const refused = await groupsRefusedInTransaction(tx, row.accountId, groupIds)
         if (refused) return refused
         const [created] = await tx.insert(geofences).values(row).returning()
         await recordAuditInTransaction(tx, geofenceAuditEntry(row.accountId, audit, 'create', row.id), row.createdAt)
@@ -75,7 +69,7 @@ export function createPostgresGeofenceStore(database: Pick<PostgresHandle, 'db' 
       return unitOfWork(database, async (tx) => {
         const current = await find(tx, accountId, id, true)
         if (current === null) return null
-        const refused = await unknownGroups(tx, accountId, change.groupIds)
+        const refused = await groupsRefusedInTransaction(tx, accountId, change.groupIds)
         if (refused) return refused
         const fields = geofenceChangeFields(change)
         if (Object.keys(fields).length === 0) return { row: current, changed: false }

@@ -33,7 +33,7 @@ import {
 } from '../notifications'
 import { recordAuditInTransaction } from './audit'
 import { byName } from './geofences'
-import { groupsOfAccountInTransaction } from './people'
+import { groupsRefusedInTransaction } from './people'
 import { unitOfWork } from './unit'
 
 /** `options` as the SQLite store's (its clock bounds busy retries, which PostgreSQL does not need) */
@@ -53,12 +53,6 @@ export function createPostgresNotificationStore(database: Pick<PostgresHandle, '
     const [row] = await tx.select().from(notifications).where(eq(notifications.userId, userId))
     return row ?? null
   }
-  /** null when every id is a group of the account */
-  const refusedGroups = async (tx: PgConnectable, accountId: string, ids: readonly string[] | undefined): Promise<GroupsRefused | null> => {
-    if (ids === undefined || ids.length === 0) return null
-    const found = await groupsOfAccountInTransaction(tx, accountId, ids)
-    return ids.every((id) => found.has(id)) ? null : { groupsFound: found }
-  }
 
   return {
     async list(accountId, page) {
@@ -75,7 +69,7 @@ export function createPostgresNotificationStore(database: Pick<PostgresHandle, '
 
     create(row, groupIds, audit) {
       return unitOfWork(database, async (tx) => {
-        const refused = await refusedGroups(tx, row.accountId, groupIds)
+        const refused = await groupsRefusedInTransaction(tx, row.accountId, groupIds)
         if (refused) return refused
         const [created] = await tx.insert(notifications).values(row).returning()
         await recordAuditInTransaction(tx, notificationAuditEntry(row.accountId, audit, 'create', row.id), row.createdAt)
@@ -87,7 +81,7 @@ export function createPostgresNotificationStore(database: Pick<PostgresHandle, '
       return unitOfWork(database, async (tx) => {
         const current = await accountChannel(tx, accountId, id, true)
         if (current === null) return null
-        const refused = await refusedGroups(tx, accountId, groupIds)
+        const refused = await groupsRefusedInTransaction(tx, accountId, groupIds)
         if (refused) return refused
         const [row] = await tx
           .update(notifications)

@@ -44,6 +44,13 @@ import { unitOfWork } from './unit'
  * the same name); with `keep`, those found cannot be deleted until the caller commits (it is
  * about to file something under them).
  */
+/** people.ts's writer of the same name: null when every id is a group of the account, else the groups of them that are. */
+export async function groupsRefusedInTransaction(tx: PgConnectable, accountId: string, ids: readonly string[] | undefined): Promise<{ groupsFound: ReadonlySet<string> } | null> {
+  if (ids === undefined || ids.length === 0) return null
+  const found = await groupsOfAccountInTransaction(tx, accountId, ids)
+  return ids.every((id) => found.has(id)) ? null : { groupsFound: found }
+}
+
 export async function groupsOfAccountInTransaction(tx: PgConnectable, accountId: string, ids: readonly string[], { keep = false } = {}): Promise<Set<string>> {
   if (ids.length === 0) return new Set()
   const query = tx
