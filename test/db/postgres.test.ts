@@ -30,43 +30,44 @@ function describeIndex(config: { name?: string; unique?: boolean; columns: unkno
   return `${config.name}${config.unique ? ' unique' : ''} (${columns.join(', ')})${config.where ? ' partial' : ''}`
 }
 
-function sqliteShapes(): Record<string, TableShape> {
+/** A table's config as both dialects' getTableConfig answer it, in the parts compared. */
+interface ColumnLike {
+  name: string
+  notNull: boolean
+  primary: boolean
+}
+interface TableConfigLike {
+  name: string
+  columns: ColumnLike[]
+  primaryKeys: { columns: { name: string }[] }[]
+  indexes: { config: unknown }[]
+  foreignKeys: { onDelete?: string; reference(): { columns: { name: string }[]; foreignTable: unknown } }[]
+}
+
+/** Every table of a schema module, as its dialect's getTableConfig describes it. */
+function shapesOf(schema: Record<string, unknown>, isTable: (value: unknown) => boolean, configOf: (table: never) => TableConfigLike): Record<string, TableShape> {
   const shapes: Record<string, TableShape> = {}
-  for (const table of Object.values(sqliteSchema)) {
-    if (!(table instanceof SQLiteTable)) continue
-    const config = sqliteTableConfig(table)
+  for (const table of Object.values(schema)) {
+    if (!isTable(table)) continue
+    const config = configOf(table as never)
     shapes[config.name] = {
       columns: config.columns.map((c) => c.name).sort(),
       notNull: config.columns.filter((c) => c.notNull).map((c) => c.name).sort(),
       primaryKey: [...config.columns.filter((c) => c.primary).map((c) => c.name), ...config.primaryKeys.flatMap((pk) => pk.columns.map((c) => c.name))].sort(),
       indexes: config.indexes.map((i) => describeIndex(i.config as never)).sort(),
-      foreignKeys: config.foreignKeys.map((fk) => {
-        const ref = fk.reference()
-        return `${ref.columns.map((c) => c.name).join(',')} -> ${sqliteTableConfig(ref.foreignTable).name} on delete ${fk.onDelete ?? 'no action'}`
-      }).sort(),
+      foreignKeys: config.foreignKeys
+        .map((fk) => {
+          const ref = fk.reference()
+          return `${ref.columns.map((c) => c.name).join(',')} -> ${configOf(ref.foreignTable as never).name} on delete ${fk.onDelete ?? 'no action'}`
+        })
+        .sort(),
     }
   }
   return shapes
 }
 
-function pgShapes(): Record<string, TableShape> {
-  const shapes: Record<string, TableShape> = {}
-  for (const table of Object.values(pgSchema)) {
-    if (!(table instanceof PgTable)) continue
-    const config = pgTableConfig(table)
-    shapes[config.name] = {
-      columns: config.columns.map((c) => c.name).sort(),
-      notNull: config.columns.filter((c) => c.notNull).map((c) => c.name).sort(),
-      primaryKey: [...config.columns.filter((c) => c.primary).map((c) => c.name), ...config.primaryKeys.flatMap((pk) => pk.columns.map((c) => c.name))].sort(),
-      indexes: config.indexes.map((i) => describeIndex(i.config as never)).sort(),
-      foreignKeys: config.foreignKeys.map((fk) => {
-        const ref = fk.reference()
-        return `${ref.columns.map((c) => c.name).join(',')} -> ${pgTableConfig(ref.foreignTable).name} on delete ${fk.onDelete ?? 'no action'}`
-      }).sort(),
-    }
-  }
-  return shapes
-}
+const sqliteShapes = () => shapesOf(sqliteSchema, (t) => t instanceof SQLiteTable, (t) => sqliteTableConfig(t) as unknown as TableConfigLike)
+const pgShapes = () => shapesOf(pgSchema, (t) => t instanceof PgTable, (t) => pgTableConfig(t) as unknown as TableConfigLike)
 
 describe('the PostgreSQL schema twin', () => {
   test('has the same tables, columns, keys, indexes and references as the SQLite schema', () => {
