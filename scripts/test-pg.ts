@@ -59,6 +59,7 @@ const POSTGRES_SUITE = [
   'test/alerts/pipeline-wiring.test.ts',
   'test/dataset/uuid-case.test.ts',
   'test/alerts/email-alerts.test.ts',
+  'test/alerts/email-telegram.test.ts',
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
   // two real nodes on one database
