@@ -61,6 +61,7 @@ const POSTGRES_SUITE = [
   'test/alerts/email-alerts.test.ts',
   'test/alerts/email-telegram.test.ts',
   'test/alerts/delivery.test.ts',
+  'test/ingest/listeners.test.ts',
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
   // two real nodes on one database
