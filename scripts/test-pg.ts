@@ -58,6 +58,10 @@ const POSTGRES_SUITE = [
   'test/devices/access.test.ts',
   'test/alerts/pipeline-wiring.test.ts',
   'test/dataset/uuid-case.test.ts',
+  'test/alerts/email-alerts.test.ts',
+  'test/alerts/email-telegram.test.ts',
+  'test/alerts/delivery.test.ts',
+  'test/ingest/listeners.test.ts',
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
   // two real nodes on one database

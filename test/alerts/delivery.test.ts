@@ -7,16 +7,14 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { createServer, type Server } from 'node:net'
-import { join } from 'node:path'
-import { openDatabase } from '../../db/client'
 import { createDeliveryWorker, type DeliveryWorker, type DeliveryWorkerOptions } from '../../src/alerts/delivery'
-import { createDeliveryStore } from '../../src/store/notifications'
-import { beginOutboxBatch, type EventToNotify, type FixToNotify } from '../../src/alerts/outbox'
+import { sql } from 'drizzle-orm'
+import { beginOutboxBatch, type EventToNotify, type FixToNotify, type OutboxBatch } from '../../src/alerts/outbox'
 import { createWebhookGuard, refusedAddress } from '../../src/alerts/ssrf'
 import { loadConfig } from '../../src/config'
 import { createLogger, silentLogger } from '../../src/log'
 import { createServerMetrics } from '../../src/ops/server-metrics'
-import { ids, keys, makeWorld, type World } from '../support/world'
+import { type EngineWorld, ids, keys, openWorld } from '../support/world'
 import { startHanging, startReceiver, verifySignature, type Receiver } from './delivery-receiver'
 
 /** waiting for the worker's look under way: it reads the outbox through its store (promises) before it starts attempts */
@@ -25,22 +23,25 @@ const looked = () => new Promise<void>((resolve) => lookWaiters.push(resolve))
 
 const SECRET = 'delivery-test-secret-0123456789'
 
-let world: World
+let world: EngineWorld
+/** each device's internal key, by id */
+let deviceKeys = new Map<string, number>()
 let receiver: Receiver
 const workers: DeliveryWorker[] = []
-beforeEach(() => {
-  world = makeWorld(undefined, { config: loadConfig({ WEBHOOK_ALLOW_PRIVATE: '1' }) })
+beforeEach(async () => {
+  world = await openWorld(undefined, { config: loadConfig({ WEBHOOK_ALLOW_PRIVATE: '1' }) })
+  deviceKeys = new Map((await world.execute<{ id: string; key: number }>(sql`SELECT id, key FROM devices`)).map((row) => [row.id, Number(row.key)]))
   receiver = startReceiver()
 })
 afterEach(async () => {
   for (const worker of workers.splice(0)) await worker.stop()
   receiver.stop()
-  world.close()
+  await world.close()
 })
 
 function worker(options: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
   const created = createDeliveryWorker({
-    store: createDeliveryStore(world.database, { clock: world.clock }),
+    store: world.stores.deliveries,
     clock: world.clock,
     log: silentLogger,
     allowPrivate: true,
@@ -53,7 +54,7 @@ function worker(options: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
   return created
 }
 
-const keyOf = (id: string) => (world.database.sqlite.query('SELECT key FROM devices WHERE id = ?').get(id) as { key: number }).key
+const keyOf = (id: string) => deviceKeys.get(id)!
 
 async function channel(body: Record<string, unknown>): Promise<string> {
   const res = await world.call('POST', '/notifications', { token: body.token as string ?? keys.dana, body: { ...body, token: undefined } })
@@ -69,8 +70,16 @@ function event(deviceId: string, code: string, ts = 1_764_000_000): EventToNotif
 }
 
 /** as the pipeline will: inside the transaction that stores the event */
-function commitEvent(e: EventToNotify): number {
-  return world.database.db.transaction((tx) => beginOutboxBatch(tx).enqueueEvent(e, world.clock.now()))
+function commitEvent(e: EventToNotify): Promise<number> {
+  return inUnit((outbox) => outbox.enqueueEvent(e, world.clock.now()))
+}
+
+/** the outbox of one unit of ingest's store, as the pipeline opens it (on either engine), committed */
+function inUnit<T>(write: (outbox: OutboxBatch) => T): Promise<T> {
+  return world.stores.ingest.commit((unit) => write(unit.inTransaction(beginOutboxBatch)), {
+    clock: world.clock,
+    touches: () => ({ devices: [...deviceKeys.values()], fixes: [], alarms: [] }),
+  })
 }
 
 function fixes(deviceId: string, from: number, count: number): FixToNotify[] {
@@ -105,7 +114,7 @@ const deliveries = async (id: string) =>
 describe('events', () => {
   test('an event is POSTed once, signed, with its delivery id, as the events API shows it with its device', async () => {
     const id = await eventsChannel(['sos'])
-    expect(commitEvent(event(ids.truck1, 'sos'))).toBe(1)
+    expect(await commitEvent(event(ids.truck1, 'sos'))).toBe(1)
     expect(await worker().deliverDue()).toBe(1)
     expect(receiver.received).toHaveLength(1)
     const [hit] = receiver.received
@@ -159,9 +168,9 @@ describe('events', () => {
     const disabled = await eventsChannel(['*'], { enabled: false })
     const positions = await positionsChannel()
     const globex = await channel({ token: keys.erin, name: 'Globex', events: ['*'], channel: { type: 'webhook', url: receiver.url } })
-    expect(commitEvent(event(ids.truck1, 'sos'))).toBe(3)
-    expect(commitEvent(event(ids.van1, 'overspeed'))).toBe(1)
-    expect(commitEvent(event(ids.globexCar, 'sos'))).toBe(1)
+    expect(await commitEvent(event(ids.truck1, 'sos'))).toBe(3)
+    expect(await commitEvent(event(ids.van1, 'overspeed'))).toBe(1)
+    expect(await commitEvent(event(ids.globexCar, 'sos'))).toBe(1)
     const codes = async (id: string) => (await deliveries(id)).map((d) => `${(d.event!.device as { alias: string }).alias}:${d.event!.alarm_code}`)
     expect(await codes(every)).toEqual(['Van 1:overspeed', 'Truck 1:sos'])
     expect(await codes(sosOnly)).toEqual(['Truck 1:sos'])
@@ -176,21 +185,23 @@ describe('events', () => {
   test('a deleted group matches no device: the channel does not widen to the whole account', async () => {
     const id = await eventsChannel(['*'], { groups: [ids.vans] })
     expect((await world.call('DELETE', `/groups/${ids.vans}`, { token: keys.dana })).status).toBe(204)
-    expect(commitEvent(event(ids.van1, 'sos'))).toBe(0)
-    expect(commitEvent(event(ids.truck1, 'sos'))).toBe(0)
+    expect(await commitEvent(event(ids.van1, 'sos'))).toBe(0)
+    expect(await commitEvent(event(ids.truck1, 'sos'))).toBe(0)
     expect(await deliveries(id)).toEqual([])
   })
 
   test('written in the transaction of the event: a rolled-back commit leaves no delivery', async () => {
     const id = await eventsChannel(['sos'])
-    expect(() =>
-      world.database.db.transaction((tx) => {
-        beginOutboxBatch(tx).enqueueEvent(event(ids.truck1, 'sos'), world.clock.now())
+    await expect(
+      inUnit((outbox) => {
+        outbox.enqueueEvent(event(ids.truck1, 'sos'), world.clock.now())
         throw new Error('the commit failed')
       }),
-    ).toThrow('the commit failed')
-    // the raw connection works too (the pipeline's prepared statements use it)
-    world.database.sqlite.transaction(() => beginOutboxBatch(world.database.sqlite).enqueueEvent(event(ids.truck2, 'sos'), world.clock.now()))()
+    ).rejects.toThrow('the commit failed')
+    // the raw connection works too (the pipeline's prepared statements use it); on PostgreSQL the unit's outbox
+    const sqlite = world.sqlite?.database.sqlite
+    if (sqlite) sqlite.transaction(() => beginOutboxBatch(sqlite).enqueueEvent(event(ids.truck2, 'sos'), world.clock.now()))()
+    else await commitEvent(event(ids.truck2, 'sos'))
     expect((await deliveries(id)).map((d) => (d.event!.device as { id: string }).id)).toEqual([ids.truck2])
   })
 })
@@ -200,7 +211,7 @@ describe('retries', () => {
     const id = await eventsChannel(['sos'])
     const work = worker()
     receiver.down()
-    commitEvent(event(ids.truck1, 'sos'))
+    await commitEvent(event(ids.truck1, 'sos'))
     const start = world.clock.now()
     expect(await work.deliverDue()).toBe(1)
     let [delivery] = await deliveries(id)
@@ -239,7 +250,7 @@ describe('retries', () => {
     const metrics = createServerMetrics()
     const work = worker({ metrics })
     receiver.answer(() => new Response(null, { status: 503 }))
-    commitEvent(event(ids.truck1, 'sos'))
+    await commitEvent(event(ids.truck1, 'sos'))
     const start = world.clock.now()
     const waits: number[] = []
     for (;;) {
@@ -271,7 +282,7 @@ describe('retries', () => {
     try {
       const port = (silent.address() as { port: number }).port
       const id = await channel({ name: 'Silent', events: ['*'], channel: { type: 'webhook', url: `http://127.0.0.1:${port}/hook` } })
-      commitEvent(event(ids.truck1, 'sos'))
+      await commitEvent(event(ids.truck1, 'sos'))
       expect(await worker({ timeoutMs: 100 }).deliverDue()).toBe(1)
       expect((await deliveries(id))[0]).toMatchObject({ status: 'pending', attempts: 1, last_status_code: null, last_error: 'no answer within 0.1 s' })
     } finally {
@@ -281,25 +292,25 @@ describe('retries', () => {
 
   test('a change to a channel, through the API or by another process, is matched from the next event on', async () => {
     const id = await eventsChannel(['sos'])
-    expect(commitEvent(event(ids.truck1, 'sos', 1))).toBe(1)
+    expect(await commitEvent(event(ids.truck1, 'sos', 1))).toBe(1)
     await world.call('PATCH', `/notifications/${id}`, { token: keys.dana, body: { events: ['power_cut'] } })
-    expect(commitEvent(event(ids.truck1, 'sos', 2))).toBe(0)
-    expect(commitEvent(event(ids.truck1, 'power_cut', 3))).toBe(1)
+    expect(await commitEvent(event(ids.truck1, 'sos', 2))).toBe(0)
+    expect(await commitEvent(event(ids.truck1, 'power_cut', 3))).toBe(1)
     await world.call('PATCH', `/notifications/${id}`, { token: keys.dana, body: { groups: [ids.vans] } })
-    expect(commitEvent(event(ids.truck1, 'power_cut', 4))).toBe(0)
-    expect(commitEvent(event(ids.van1, 'power_cut', 4))).toBe(1)
+    expect(await commitEvent(event(ids.truck1, 'power_cut', 4))).toBe(0)
+    expect(await commitEvent(event(ids.van1, 'power_cut', 4))).toBe(1)
     await world.call('PATCH', `/notifications/${id}`, { token: keys.dana, body: { enabled: false } })
-    expect(commitEvent(event(ids.van1, 'power_cut', 5))).toBe(0)
+    expect(await commitEvent(event(ids.van1, 'power_cut', 5))).toBe(0)
     // another process (a second server on the same file) writes the row itself
-    world.database.sqlite.query('UPDATE notifications SET enabled = 1 WHERE id = ?').run(id)
-    expect(commitEvent(event(ids.van1, 'power_cut', 6))).toBe(1)
+    await world.executeElsewhere(sql`UPDATE notifications SET enabled = ${true} WHERE id = ${id}`)
+    expect(await commitEvent(event(ids.van1, 'power_cut', 6))).toBe(1)
     await world.call('DELETE', `/notifications/${id}`, { token: keys.dana })
-    expect(commitEvent(event(ids.van1, 'power_cut', 7))).toBe(0)
+    expect(await commitEvent(event(ids.van1, 'power_cut', 7))).toBe(0)
   })
 
   test('a disabled channel keeps its deliveries waiting; enabled again, they go', async () => {
     const id = await eventsChannel(['sos'])
-    commitEvent(event(ids.truck1, 'sos'))
+    await commitEvent(event(ids.truck1, 'sos'))
     await world.call('PATCH', `/notifications/${id}`, { token: keys.dana, body: { enabled: false } })
     expect(await worker().deliverDue()).toBe(0)
     await world.call('PATCH', `/notifications/${id}`, { token: keys.dana, body: { enabled: true } })
@@ -318,7 +329,7 @@ describe('restarts', () => {
       await held
       return new Response('ok')
     })
-    commitEvent(event(ids.truck1, 'sos'))
+    await commitEvent(event(ids.truck1, 'sos'))
     const first = worker()
     const cutOff = first.deliverDue()
     while (receiver.received.length === 0) await Bun.sleep(1)
@@ -327,17 +338,17 @@ describe('restarts', () => {
     release()
     // the attempt was cut off before its answer: it stays pending, never counted
     expect((await deliveries(id))[0]).toMatchObject({ status: 'pending', attempts: 0 })
-    commitEvent(event(ids.truck2, 'sos'))
+    await commitEvent(event(ids.truck2, 'sos'))
 
     // another process, after a restart: its own connection to the same file
-    const reopened = openDatabase(join(world.dir, 'tracker.db'))
+    const reopened = await world.otherStores()
     try {
-      const second = createDeliveryWorker({ store: createDeliveryStore(reopened, { clock: world.clock }), clock: world.clock, log: silentLogger, allowPrivate: true })
+      const second = createDeliveryWorker({ store: reopened.deliveries, clock: world.clock, log: silentLogger, allowPrivate: true })
       workers.push(second)
       expect(await second.deliverDue()).toBe(2)
     } finally {
       await workers.at(-1)!.stop()
-      reopened.close()
+      // its connection is closed with the world
     }
     const list = await deliveries(id)
     expect(list.map((d) => d.status)).toEqual(['delivered', 'delivered'])
@@ -349,11 +360,11 @@ describe('restarts', () => {
     const id = await eventsChannel(['sos'])
     const work = worker({ pollMs: 20 })
     work.start()
-    commitEvent(event(ids.truck1, 'sos'))
+    await commitEvent(event(ids.truck1, 'sos'))
     while (receiver.received.length === 0) await Bun.sleep(5)
     while ((await deliveries(id))[0]!.status !== 'delivered') await Bun.sleep(5)
     await work.stop()
-    commitEvent(event(ids.truck1, 'sos', 1_764_000_100))
+    await commitEvent(event(ids.truck1, 'sos', 1_764_000_100))
     // a stopped worker makes no attempt, even when asked
     expect(await work.deliverDue()).toBe(0)
     expect(receiver.received).toHaveLength(1)
@@ -374,7 +385,7 @@ describe('bounded concurrency', () => {
 
   test('one account alone: at most 8 attempts at once, at most 4 to one channel', async () => {
     const channels = [await eventsChannel(['sos']), await eventsChannel(['sos']), await eventsChannel(['sos'])]
-    for (let i = 0; i < 10; i++) commitEvent(event(ids.truck1, 'sos', 1_764_000_000 + i))
+    for (let i = 0; i < 10; i++) await commitEvent(event(ids.truck1, 'sos', 1_764_000_000 + i))
     let release = hold()
     const work = worker()
     const running = work.deliverDue()
@@ -385,7 +396,7 @@ describe('bounded concurrency', () => {
     expect(await running).toBe(30)
     // one channel alone takes 4
     for (const id of channels.slice(1)) await world.call('PATCH', `/notifications/${id}`, { token: keys.dana, body: { enabled: false } })
-    for (let i = 0; i < 10; i++) commitEvent(event(ids.truck1, 'sos', 1_764_001_000 + i))
+    for (let i = 0; i < 10; i++) await commitEvent(event(ids.truck1, 'sos', 1_764_001_000 + i))
     release = hold()
     const again = work.deliverDue()
     await looked()
@@ -415,8 +426,8 @@ describe('tenants apart', () => {
       for (let i = 0; i < 3; i++) await eventsChannel(['sos'])
       for (let i = 0; i < 2; i++) await globexChannel(other.url)
       // Acme's 30 deliveries are written first: the oldest do not take every slot
-      for (let i = 0; i < 10; i++) commitEvent(event(ids.truck1, 'sos', 1_764_000_000 + i))
-      for (let i = 0; i < 10; i++) commitEvent(event(ids.globexCar, 'sos', 1_764_000_000 + i))
+      for (let i = 0; i < 10; i++) await commitEvent(event(ids.truck1, 'sos', 1_764_000_000 + i))
+      for (let i = 0; i < 10; i++) await commitEvent(event(ids.globexCar, 'sos', 1_764_000_000 + i))
       let releases = [holdOn(receiver), holdOn(other)]
       const work = worker()
       const both = work.deliverDue()
@@ -428,13 +439,13 @@ describe('tenants apart', () => {
       expect(await both).toBe(50)
 
       // Acme alone: 8 at most, however much it has due
-      for (let i = 0; i < 10; i++) commitEvent(event(ids.truck1, 'sos', 1_764_001_000 + i))
+      for (let i = 0; i < 10; i++) await commitEvent(event(ids.truck1, 'sos', 1_764_001_000 + i))
       releases = [holdOn(receiver), holdOn(other)]
       const alone = work.deliverDue()
       await looked()
       expect(work.inFlight).toBe(8)
       // Globex's next alarm starts at once, whatever Acme's attempts are waiting for
-      commitEvent(event(ids.globexCar, 'sos', 1_764_001_000))
+      await commitEvent(event(ids.globexCar, 'sos', 1_764_001_000))
       const next = work.deliverDue()
       await looked()
       expect(work.inFlight).toBe(10)
@@ -450,7 +461,7 @@ describe('tenants apart', () => {
   test('a channel that times out is backed off: one attempt at a time, its deliveries wait 10 s, 20 s… (said by next_attempt_at), until it answers', async () => {
     const id = await eventsChannel(['sos'])
     holdOn(receiver)
-    for (let i = 0; i < 6; i++) commitEvent(event(ids.truck1, 'sos', 1_764_000_000 + i))
+    for (let i = 0; i < 6; i++) await commitEvent(event(ids.truck1, 'sos', 1_764_000_000 + i))
     const work = worker({ timeoutMs: 100 })
     const start = world.clock.now()
     const at = (ms: number) => new Date(start + ms).toISOString()
@@ -474,7 +485,7 @@ describe('tenants apart', () => {
     expect(list.map((d) => d.next_attempt_at)).toEqual(Array(6).fill(at(30_000)))
     expect(list.map((d) => d.attempts)).toEqual([0, 0, 1, 1, 1, 2])
     // an event written meanwhile waits with them
-    commitEvent(event(ids.truck1, 'sos', 1_764_000_100))
+    await commitEvent(event(ids.truck1, 'sos', 1_764_000_100))
     expect(await work.deliverDue()).toBe(0)
     expect((await deliveries(id))[0]).toMatchObject({ attempts: 0, next_attempt_at: at(30_000) })
     // the receiver answers again: everything goes
@@ -489,7 +500,7 @@ describe('tenants apart', () => {
     try {
       for (const h of hanging) await channel({ name: 'Hangs', events: ['sos'], channel: { type: 'webhook', url: h.url } })
       await globexChannel(receiver.url)
-      commitEvent(event(ids.truck1, 'sos'))
+      await commitEvent(event(ids.truck1, 'sos'))
       const work = worker({ timeoutMs: 100 })
       // each channel times out once: seven backed off
       expect(await work.deliverDue()).toBe(7)
@@ -498,7 +509,7 @@ describe('tenants apart', () => {
       await looked()
       expect(work.inFlight).toBe(5)
       // another account's delivery still finds a slot
-      commitEvent(event(ids.globexCar, 'sos'))
+      await commitEvent(event(ids.globexCar, 'sos'))
       const next = work.deliverDue()
       await looked()
       expect(work.inFlight).toBe(6)
@@ -515,11 +526,10 @@ describe('tenants apart', () => {
 describe('positions', () => {
   test('fixes of several commits go in one batch, in order per device, with the fix fields and the device id', async () => {
     const id = await positionsChannel()
-    const tx = world.database.db
-    expect(beginOutboxBatch(tx).enqueuePositions([...fixes(ids.truck1, 1_764_000_000, 3), ...fixes(ids.truck2, 1_764_000_000, 2)], world.clock.now())).toBe(2)
+    expect(await inUnit((outbox) => outbox.enqueuePositions([...fixes(ids.truck1, 1_764_000_000, 3), ...fixes(ids.truck2, 1_764_000_000, 2)], world.clock.now()))).toBe(2)
     // a later commit, one fix out of order within it
     const later = fixes(ids.truck1, 1_764_000_010, 2).reverse()
-    expect(beginOutboxBatch(tx).enqueuePositions(later, world.clock.now())).toBe(1)
+    expect(await inUnit((outbox) => outbox.enqueuePositions(later, world.clock.now()))).toBe(1)
     expect(await worker().deliverDue()).toBe(1)
     expect(receiver.received).toHaveLength(1)
     const [hit] = receiver.received
@@ -537,7 +547,7 @@ describe('positions', () => {
 
   test('at most 500 a batch; the next batch waits until the one before is delivered, so each device stays in order', async () => {
     const id = await positionsChannel({ groups: [ids.trucks] })
-    expect(beginOutboxBatch(world.database.db).enqueuePositions([...fixes(ids.truck1, 1_764_000_000, 1200), ...fixes(ids.van1, 1_764_000_000, 5)], world.clock.now())).toBe(3)
+    expect(await inUnit((outbox) => outbox.enqueuePositions([...fixes(ids.truck1, 1_764_000_000, 1200), ...fixes(ids.van1, 1_764_000_000, 5)], world.clock.now()))).toBe(3)
     const work = worker()
     receiver.answer(() => new Response(null, { status: 502 }))
     expect(await work.deliverDue()).toBe(1)
@@ -560,19 +570,19 @@ describe('positions', () => {
       ['delivered', 500],
     ])
     // a settled batch keeps its count, not its fixes
-    expect((world.database.sqlite.query('SELECT count(*) AS n FROM notification_deliveries WHERE payload IS NOT NULL').get() as { n: number }).n).toBe(0)
+    expect(await world.count('notification_deliveries', sql`payload IS NOT NULL`)).toBe(0)
   })
 
-  test('no positions channel: nothing is written', () => {
-    expect(beginOutboxBatch(world.database.db).enqueuePositions(fixes(ids.truck1, 1_764_000_000, 10), world.clock.now())).toBe(0)
-    expect((world.database.sqlite.query('SELECT count(*) AS n FROM notification_deliveries').get() as { n: number }).n).toBe(0)
+  test('no positions channel: nothing is written', async () => {
+    expect(await inUnit((outbox) => outbox.enqueuePositions(fixes(ids.truck1, 1_764_000_000, 10), world.clock.now()))).toBe(0)
+    expect(await world.count('notification_deliveries')).toBe(0)
   })
 })
 
 describe('the SSRF guard at each attempt', () => {
   test('without WEBHOOK_ALLOW_PRIVATE a worker refuses a loopback target after creation let it in; nothing is sent', async () => {
     const id = await eventsChannel(['sos'])
-    commitEvent(event(ids.truck1, 'sos'))
+    await commitEvent(event(ids.truck1, 'sos'))
     expect(await worker({ allowPrivate: false }).deliverDue()).toBe(1)
     expect(receiver.received).toEqual([])
     expect((await deliveries(id))[0]).toMatchObject({ status: 'pending', attempts: 1, last_status_code: null, last_error: expect.stringContaining('refused: 127.0.0.1 is a loopback address') })
@@ -580,7 +590,7 @@ describe('the SSRF guard at each attempt', () => {
 
   test('a name is resolved again at each attempt: one that now resolves to a private address is refused', async () => {
     const id = await channel({ name: 'Rebinding', events: ['*'], channel: { type: 'webhook', url: `http://hooks.example.test:${receiver.port}/hook` } })
-    commitEvent(event(ids.truck1, 'sos'))
+    await commitEvent(event(ids.truck1, 'sos'))
     const answers = ['10.20.30.40']
     const guard = createWebhookGuard({ allowPrivate: false, resolve: async () => answers })
     expect(await worker({ allowPrivate: false, guard }).deliverDue()).toBe(1)
@@ -590,7 +600,7 @@ describe('the SSRF guard at each attempt', () => {
 
   test('plain http connects to the address it checked, naming the host in the Host header', async () => {
     await channel({ name: 'Pinned', events: ['*'], channel: { type: 'webhook', url: `http://hooks.example.test:${receiver.port}/hook` } })
-    commitEvent(event(ids.truck1, 'sos'))
+    await commitEvent(event(ids.truck1, 'sos'))
     // this test's rule lets the receiver's address through, and nothing else that is private
     const guard = createWebhookGuard({ allowPrivate: false, resolve: async () => ['127.0.0.1'], refuse: (address) => (address === '127.0.0.1' ? null : refusedAddress(address)) })
     expect(await worker({ allowPrivate: false, guard }).deliverDue()).toBe(1)
@@ -603,7 +613,7 @@ describe('the SSRF guard at each attempt', () => {
     try {
       const id = await eventsChannel(['sos'])
       receiver.answer(() => new Response(null, { status: 307, headers: { location: inside.url } }))
-      commitEvent(event(ids.truck1, 'sos'))
+      await commitEvent(event(ids.truck1, 'sos'))
       const guard = createWebhookGuard({ allowPrivate: false, refuse: (address) => (address === '127.0.0.1' ? null : refusedAddress(address)) })
       expect(await worker({ allowPrivate: false, guard }).deliverDue()).toBe(1)
       expect(receiver.received).toHaveLength(1)
@@ -628,8 +638,8 @@ describe('metrics and logs', () => {
     const render = () => metrics.registry.render()
     expect(render()).toContain('tracker_notification_outbox_pending 0')
     receiver.answer(() => new Response(null, { status: 500 }))
-    commitEvent(event(ids.truck1, 'sos'))
-    commitEvent(event(ids.truck2, 'sos'))
+    await commitEvent(event(ids.truck1, 'sos'))
+    await commitEvent(event(ids.truck2, 'sos'))
     await work.deliverDue()
     world.clock.advance(90_000)
     expect(render()).toContain('tracker_notification_outbox_pending 2')

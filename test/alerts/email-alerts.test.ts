@@ -7,35 +7,38 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { simpleParser } from 'mailparser'
 import { createDeliveryWorker, type DeliveryWorker, messagingOf } from '../../src/alerts/delivery'
-import { createDeliveryStore } from '../../src/store/notifications'
 import { beginOutboxBatch, type EventToNotify } from '../../src/alerts/outbox'
 import { loadConfig } from '../../src/config'
 import { createLogger } from '../../src/log'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { sql } from 'drizzle-orm'
+import { type EngineWorld, ids, keys, openWorld, problem } from '../support/world'
 import { type Smtp, startSmtp } from './messaging-receivers'
 
-let world: World
+let world: EngineWorld
+/** each device's internal key, by id */
+let deviceKeys = new Map<string, number>()
 let smtp: Smtp
 const workers: DeliveryWorker[] = []
 const configOf = () => loadConfig({ SMTP_URL: smtp.url, SMTP_FROM: 'Fleet tracker <tracker@fleet.example.com>', APP_URL: 'https://fleet.example.com' })
 
 beforeEach(async () => {
   smtp = await startSmtp()
-  world = makeWorld(undefined, { config: configOf() })
+  world = await openWorld(undefined, { config: configOf() })
+  deviceKeys = new Map((await world.execute<{ id: string; key: number }>(sql`SELECT id, key FROM devices`)).map((row) => [row.id, Number(row.key)]))
 })
 afterEach(async () => {
   for (const worker of workers.splice(0)) await worker.stop()
-  world.close()
+  await world.close()
   await smtp.close()
 })
 
 function worker(): DeliveryWorker {
-  const created = createDeliveryWorker({ store: createDeliveryStore(world.database, { clock: world.clock }), clock: world.clock, log: createLogger('error', () => {}), allowPrivate: true, messaging: messagingOf(configOf()) })
+  const created = createDeliveryWorker({ store: world.stores.deliveries, clock: world.clock, log: createLogger('error', () => {}), allowPrivate: true, messaging: messagingOf(configOf()) })
   workers.push(created)
   return created
 }
 
-const keyOf = (id: string) => (world.database.sqlite.query('SELECT key FROM devices WHERE id = ?').get(id) as { key: number }).key
+const keyOf = (id: string) => deviceKeys.get(id)!
 let second = 1_764_000_000
 const event = (device: string, alarm_code = 'sos'): EventToNotify => ({
   device: keyOf(device),
@@ -53,10 +56,14 @@ const event = (device: string, alarm_code = 'sos'): EventToNotify => ({
 /** stores the events' deliveries as ingest does, sends what is due, and answers the mails that arrived, by recipient */
 async function raise(...events: EventToNotify[]): Promise<{ to: string[]; subject: string }[]> {
   const before = smtp.mails.length
-  world.database.db.transaction((tx) => {
-    const batch = beginOutboxBatch(tx)
-    for (const e of events) batch.enqueueEvent(e, world.clock.now())
-  })
+  // in a unit of ingest's store, on either engine
+  await world.stores.ingest.commit(
+    (unit) => {
+      const batch = unit.inTransaction(beginOutboxBatch)
+      for (const e of events) batch.enqueueEvent(e, world.clock.now())
+    },
+    { clock: world.clock, touches: () => ({ devices: [...new Set(events.map((e) => e.device))], fixes: [], alarms: [] }) },
+  )
   await worker().deliverDue()
   return Promise.all(smtp.mails.slice(before).map(async (mail) => ({ to: mail.to, subject: (await simpleParser(mail.raw)).subject ?? '' })))
 }
@@ -68,7 +75,7 @@ async function subscribe(token: string, body: Record<string, unknown>) {
   if (res.status !== 200) throw new Error(`${res.status}: ${text}`)
   return JSON.parse(text) as { enabled: boolean; events: string[]; address: string | null; email_configured: boolean }
 }
-const personalRows = () => world.database.sqlite.query('SELECT user_id FROM notifications WHERE user_id IS NOT NULL').all() as { user_id: string }[]
+const personalRows = () => world.execute<{ user_id: string }>(sql`SELECT user_id FROM notifications WHERE user_id IS NOT NULL`)
 
 describe('a user subscribed to SOS by email', () => {
   test('is mailed an SOS of a device they reach, at their address; not one of a device of another group or account, nor another event', async () => {
@@ -136,22 +143,22 @@ describe('PUT /me/email-alerts', () => {
     expect(await (await world.call('GET', '/me/email-alerts', { token: keys.bob })).json()).toEqual({ enabled: true, events: ['sos'], address: 'bob@example.com', email_configured: true })
     // the first save needs an address
     expect((await problem(await put(keys.alice, { events: ['sos'], enabled: true }), 400)).errors?.map((e) => e.path)).toEqual(['/address'])
-    expect(personalRows()).toEqual([{ user_id: ids.bob }])
+    expect(await personalRows()).toEqual([{ user_id: ids.bob }])
   })
 
   test('without SMTP_URL, enabling is 400 saying email is not configured on this server; GET says so; turning off is accepted', async () => {
-    const bare = makeWorld(undefined, { config: loadConfig({}) })
+    const bare = await openWorld(undefined, { config: loadConfig({}) })
     try {
       expect(await (await bare.call('GET', '/me/email-alerts', { token: keys.bob })).json()).toEqual({ enabled: false, events: [], address: null, email_configured: false })
       const answer = await problem(await bare.call('PUT', '/me/email-alerts', { token: keys.bob, body: { events: ['sos'], address: 'bob@example.com', enabled: true } }), 400)
       expect(answer.detail).toContain('email is not configured on this server')
       expect(answer.errors?.map((e) => e.path)).toEqual(['/enabled'])
-      expect(bare.database.sqlite.query('SELECT count(*) AS n FROM notifications').get()).toEqual({ n: 0 })
+      expect({ n: await bare.count('notifications') }).toEqual({ n: 0 })
       const off = await bare.call('PUT', '/me/email-alerts', { token: keys.bob, body: { events: ['sos'], address: 'bob@example.com', enabled: false } })
       expect(off.status).toBe(200)
       expect(await off.json()).toEqual({ enabled: false, events: ['sos'], address: 'bob@example.com', email_configured: false })
     } finally {
-      bare.close()
+      await bare.close()
     }
   })
 
@@ -160,7 +167,7 @@ describe('PUT /me/email-alerts', () => {
     await problem(await world.call('GET', '/me/email-alerts', { token: link.token }), 403)
     await problem(await put(link.token, { events: ['sos'], address: 'x@example.com', enabled: true }), 403)
     await problem(await world.call('GET', '/me/email-alerts'), 401)
-    expect(personalRows()).toEqual([])
+    expect(await personalRows()).toEqual([])
   })
 
   test('recorded in the audit log: created, then changed, by the user, the object the user', async () => {
@@ -178,7 +185,7 @@ describe("the admins' channels", () => {
   test('/notifications neither lists, shows, changes nor deletes a personal row; an account channel still works beside it', async () => {
     await subscribe(keys.dana, { events: ['sos'], address: 'dana@example.com', enabled: true })
     await subscribe(keys.bob, { events: ['sos'], address: 'bob@example.com', enabled: true })
-    const [row] = world.database.sqlite.query('SELECT id FROM notifications WHERE user_id = ?').all(ids.bob) as { id: string }[]
+    const [row] = await world.execute<{ id: string }>(sql`SELECT id FROM notifications WHERE user_id = ${ids.bob}`)
     expect(await (await world.call('GET', '/notifications', { token: keys.dana })).json()).toEqual([])
     await problem(await world.call('GET', `/notifications/${row!.id}`, { token: keys.dana }), 404)
     await problem(await world.call('PATCH', `/notifications/${row!.id}`, { token: keys.dana, body: { enabled: false } }), 404)
@@ -193,9 +200,9 @@ describe("the admins' channels", () => {
 
   test("deleting the user deletes their alerts, and nothing more is sent to them", async () => {
     await subscribe(keys.bob, { events: ['sos'], address: 'bob@example.com', enabled: true })
-    expect(personalRows()).toEqual([{ user_id: ids.bob }])
+    expect(await personalRows()).toEqual([{ user_id: ids.bob }])
     expect((await world.call('DELETE', `/users/${ids.bob}`, { token: keys.dana })).status).toBe(204)
-    expect(personalRows()).toEqual([])
+    expect(await personalRows()).toEqual([])
     expect(await raise(event(ids.van1))).toEqual([])
   })
 })

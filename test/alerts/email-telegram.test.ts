@@ -8,17 +8,19 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { simpleParser, type ParsedMail } from 'mailparser'
 import { createDeliveryWorker, type DeliveryWorker, messagingOf } from '../../src/alerts/delivery'
-import { createDeliveryStore } from '../../src/store/notifications'
 import { beginOutboxBatch, type EventToNotify } from '../../src/alerts/outbox'
 import { loadConfig } from '../../src/config'
 import { createLogger } from '../../src/log'
-import { ids, keys, makeWorld, problem, type World } from '../support/world'
+import { sql } from 'drizzle-orm'
+import { type EngineWorld, ids, keys, openWorld, problem } from '../support/world'
 import { type FakeTelegram, type Smtp, startSmtp, startTelegram } from './messaging-receivers'
 
 const BOT_TOKEN = '7654321:AAFakeBotTokenForTests_abcdefghij'
 const APP_URL = 'https://fleet.example.com'
 
-let world: World
+let world: EngineWorld
+/** each device's internal key, by id */
+let deviceKeys = new Map<string, number>()
 let smtp: Smtp
 let telegram: FakeTelegram
 let logLines: string[]
@@ -31,18 +33,19 @@ beforeEach(async () => {
   smtp = await startSmtp()
   telegram = startTelegram()
   logLines = []
-  world = makeWorld(undefined, { config: configOf(), log: createLogger('debug', (line) => logLines.push(line)) })
+  world = await openWorld(undefined, { config: configOf(), log: createLogger('debug', (line) => logLines.push(line)) })
+  deviceKeys = new Map((await world.execute<{ id: string; key: number }>(sql`SELECT id, key FROM devices`)).map((row) => [row.id, Number(row.key)]))
 })
 afterEach(async () => {
   for (const worker of workers.splice(0)) await worker.stop()
-  world.close()
+  await world.close()
   telegram.stop()
   await smtp.close()
 })
 
 function worker(): DeliveryWorker {
   const created = createDeliveryWorker({
-    store: createDeliveryStore(world.database, { clock: world.clock }),
+    store: world.stores.deliveries,
     clock: world.clock,
     log: createLogger('debug', (line) => logLines.push(line)),
     allowPrivate: true,
@@ -52,7 +55,7 @@ function worker(): DeliveryWorker {
   return created
 }
 
-const keyOf = (id: string) => (world.database.sqlite.query('SELECT key FROM devices WHERE id = ?').get(id) as { key: number }).key
+const keyOf = (id: string) => deviceKeys.get(id)!
 
 /** an SOS of Truck 1 in Lyon, 2025-11-24 16:00:00 UTC */
 const sos = (): EventToNotify => ({
@@ -68,7 +71,12 @@ const sos = (): EventToNotify => ({
   mnc: null,
   dbm: null,
 })
-const commit = (event: EventToNotify) => world.database.db.transaction((tx) => beginOutboxBatch(tx).enqueueEvent(event, world.clock.now()))
+/** the event's deliveries, stored in a unit of ingest's store as ingest does, on either engine */
+const commit = (event: EventToNotify) =>
+  world.stores.ingest.commit((unit) => unit.inTransaction(beginOutboxBatch).enqueueEvent(event, world.clock.now()), {
+    clock: world.clock,
+    touches: () => ({ devices: [event.device], fixes: [], alarms: [] }),
+  })
 
 async function create(body: Record<string, unknown>): Promise<{ id: string; text: string }> {
   const res = await world.call('POST', '/notifications', { token: keys.dana, body })
@@ -91,7 +99,7 @@ describe('email', () => {
   test('an SOS is mailed through SMTP_URL from SMTP_FROM: To, Subject, and text and HTML naming the vehicle, the event, the place and a console link', async () => {
     const { id, text } = await create({ name: 'SOS by mail', events: ['sos'], channel: { type: 'email', to: ['ops@example.com', 'owner@example.org'] } })
     expect(JSON.parse(text).channel).toEqual({ type: 'email', to: ['ops@example.com', 'owner@example.org'] })
-    commit(sos())
+    await commit(sos())
     expect(await worker().deliverDue()).toBe(1)
 
     expect(smtp.users).toEqual(['mailer'])
@@ -120,7 +128,7 @@ describe('email', () => {
   test('an SMTP 4xx is retried with the same backoff and delivery log as webhooks, then delivered', async () => {
     const { id } = await create({ name: 'SOS by mail', events: ['sos'], channel: { type: 'email', to: ['ops@example.com'] } })
     smtp.refusals.push([451, 'Try again later'])
-    commit(sos())
+    await commit(sos())
     const deliver = worker()
     expect(await deliver.deliverDue()).toBe(1)
     const [failed] = await deliveries(id)
@@ -145,7 +153,7 @@ describe('email', () => {
   })
 
   test('without SMTP_URL an email channel is 400 naming it; bad addresses are 400 naming each; nothing is written', async () => {
-    const count = () => (world.database.sqlite.query('SELECT count(*) AS n FROM notifications').get() as { n: number }).n
+    const count = () => world.count('notifications')
     for (const [to, path] of [
       [['not an address'], '/channel/to/0'],
       [['ops@example.com', 'Ops <ops@example.com>'], '/channel/to/1'],
@@ -168,17 +176,17 @@ describe('email', () => {
       expect(answer.errors?.map((e) => e.path)).toContain(path)
     }
 
-    const noSmtp = makeWorld(undefined, { config: loadConfig({ TELEGRAM_API_URL: telegram.url }) })
+    const noSmtp = await openWorld(undefined, { config: loadConfig({ TELEGRAM_API_URL: telegram.url }) })
     try {
       const res = await noSmtp.call('POST', '/notifications', { token: keys.dana, body: { name: 'N', events: ['sos'], channel: { type: 'email', to: ['ops@example.com'] } } })
       const answer = await problem(res, 400)
       expect(answer.detail).toContain('SMTP_URL')
       expect(answer.errors?.map((e) => e.path)).toEqual(['/channel/type'])
-      expect((noSmtp.database.sqlite.query('SELECT count(*) AS n FROM notifications').get() as { n: number }).n).toBe(0)
+      expect(await noSmtp.count('notifications')).toBe(0)
     } finally {
-      noSmtp.close()
+      await noSmtp.close()
     }
-    expect(count()).toBe(0)
+    expect(await count()).toBe(0)
   })
 
   test('SMTP_URL must be smtp:// or smtps:// and needs SMTP_FROM: the start fails naming them, never showing the password', () => {
@@ -197,7 +205,7 @@ describe('email', () => {
 describe('telegram', () => {
   test('an SOS is posted to <TELEGRAM_API_URL>/bot<token>/sendMessage with the chat id and the words', async () => {
     const { id } = await create({ name: 'SOS to Telegram', events: ['sos'], channel: { type: 'telegram', chat_id: '-1001234567890', bot_token: BOT_TOKEN } })
-    commit(sos())
+    await commit(sos())
     expect(await worker().deliverDue()).toBe(1)
     expect(telegram.calls).toHaveLength(1)
     const [call] = telegram.calls
@@ -211,7 +219,7 @@ describe('telegram', () => {
   test('a 5xx from the API is retried through the delivery log; the token is not in the log', async () => {
     const { id } = await create({ name: 'SOS to Telegram', events: ['sos'], channel: { type: 'telegram', chat_id: '@fleet_alerts', bot_token: BOT_TOKEN } })
     telegram.failures.push(502, 500)
-    commit(sos())
+    await commit(sos())
     const deliver = worker()
     expect(await deliver.deliverDue()).toBe(1)
     expect(await deliveries(id)).toMatchObject([{ status: 'pending', attempts: 1, last_status_code: 502, last_error: 'HTTP 502: Internal Server Error' }])
@@ -227,7 +235,7 @@ describe('telegram', () => {
   test('an unreachable API: the error is recorded without the token', async () => {
     const { id } = await create({ name: 'SOS to Telegram', events: ['sos'], channel: { type: 'telegram', chat_id: '42', bot_token: BOT_TOKEN } })
     telegram.stop()
-    commit(sos())
+    await commit(sos())
     expect(await worker().deliverDue()).toBe(1)
     const [failed] = await deliveries(id)
     expect(failed).toMatchObject({ status: 'pending', attempts: 1, last_status_code: null })
@@ -251,7 +259,7 @@ describe('telegram', () => {
       expect(JSON.stringify(answer)).not.toContain(BOT_TOKEN)
       expect(JSON.stringify(answer)).not.toContain('not/a-token')
     }
-    expect((world.database.sqlite.query('SELECT count(*) AS n FROM notifications').get() as { n: number }).n).toBe(0)
+    expect(await world.count('notifications')).toBe(0)
   })
 
   test('the bot token is write-only: no answer, audit entry or log line holds it; PATCH keeps it unless sent, and the type cannot change', async () => {
@@ -281,7 +289,7 @@ describe('telegram', () => {
     expect((await call('PATCH', `/notifications/${id}`, { channel: { bot_token: newToken } })).status).toBe(200)
     await call('POST', `/notifications/${id}/test`)
     expect(telegram.calls.at(-1)!.path).toBe(`/bot${newToken}/sendMessage`)
-    const audit = JSON.stringify(world.database.sqlite.query('SELECT * FROM audit_log').all())
+    const audit = JSON.stringify(await world.execute(sql`SELECT * FROM audit_log`))
     for (const text of [...answers, audit, logLines.join('\n')]) {
       expect(text).not.toContain(BOT_TOKEN)
       expect(text).not.toContain(newToken)

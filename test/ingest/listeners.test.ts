@@ -7,8 +7,9 @@ import { gt06 } from '../../src/ingest/protocols/gt06/descriptor'
 import { teltonika } from '../../src/ingest/protocols/teltonika/descriptor'
 import { createConnectionGate, startTcpListener, type TcpListener } from '../../src/ingest/tcp'
 import { createLogger, silentLogger } from '../../src/log'
-import { createStatusStore } from '../../src/store/status'
-import { DEVICES, deviceRow, positionCount, tempFleetDb, until, type TempDb } from './fleet'
+import { type SQL, sql } from 'drizzle-orm'
+import { type EngineWorld, openWorld } from '../support/world'
+import { DEVICES, type DeviceRowView, fleetDataset, until } from './fleet'
 import {
   connectClient,
   gt06Alarm,
@@ -25,21 +26,44 @@ const START = Date.UTC(2026, 10, 25, 12, 0, 0)
 const T = START / 1000
 const IDLE_MS = 120_000
 
-let db: TempDb
+let db: EngineWorld
 let clock: ReturnType<typeof manualClock>
 let pipeline: IngestPipeline
 
-function newPipeline(options: Partial<PipelineOptions> = {}) {
-  return createIngestPipeline({ database: db.database, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0, ...options })
+/** the fleet's world on the run's engine (TRACKER_TEST_ENGINE) */
+const tempFleetDb = (extra: { imei: string; serial?: string }[] = []) => openWorld(fleetDataset(extra))
+
+/** rows read on either engine, each value as SQLite answers it (a boolean as 0/1, a bigint as a number) */
+async function rows<Row = Record<string, unknown>>(query: SQL): Promise<Row[]> {
+  const asSqlite = (value: unknown) => (typeof value === 'boolean' || typeof value === 'bigint' ? Number(value) : typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value)
+  return (await db.execute<Record<string, unknown>>(query)).map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, asSqlite(value)]))) as Row[]
+}
+const read = rows
+const first = async <Row = Record<string, unknown>>(query: SQL) => (await rows<Row>(query))[0] ?? null
+const deviceRow = async (_: unknown, id: string) =>
+  (await first<DeviceRowView>(sql`SELECT key, state, latitude, longitude, connected, connected_at, disconnected_at, updated_at FROM devices WHERE id = ${id}`))!
+const positionCount = async (_: unknown, deviceId?: string) =>
+  deviceId ? db.count('positions', sql`device = (SELECT key FROM devices WHERE id = ${deviceId})`) : db.count('positions')
+/** until, for a condition read from the database */
+async function untilRead(predicate: () => Promise<boolean>, timeoutMs: number, what: string) {
+  const deadline = Date.now() + timeoutMs
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await Bun.sleep(5)
+  }
 }
 
-const count = (sql: string) => db.database.sqlite.query<{ n: number }, []>(sql).get()!.n
+function newPipeline(options: Partial<PipelineOptions> = {}) {
+  return createIngestPipeline({ stores: db.stores, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0, ...options })
+}
+
+const count = async (query: SQL) => (await first<{ n: number }>(query))!.n
 const UNKNOWN_IMEI = '111111111111111'
 
 describe('GT06', () => {
   let listener: TcpListener
-  beforeEach(() => {
-    db = tempFleetDb()
+  beforeEach(async () => {
+    db = await tempFleetDb()
     clock = manualClock(START)
     pipeline = newPipeline()
     listener = startTcpListener(gt06, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS })
@@ -47,14 +71,14 @@ describe('GT06', () => {
   afterEach(async () => {
     await listener.stop()
     await pipeline.stop()
-    db.cleanup()
+    await db.close()
   })
 
   test('login of a known device: committed, then the ACK of the document', async () => {
     const client = await connectClient(listener.port)
     client.send(gt06Login(DEVICES.parked.imei, 1))
     expect(hex(await client.read(10))).toBe('78 78 05 01 00 01 D9 DC 0D 0A')
-    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 1, connected_at: START })
+    expect(await deviceRow(db, DEVICES.parked.id)).toMatchObject({ connected: 1, connected_at: START })
     client.end()
   })
 
@@ -74,23 +98,23 @@ describe('GT06', () => {
     client.send(gt06Status(8))
     const statusAck = await client.read(10)
     expect(hex(statusAck)).toStartWith('78 78 05 13 00 08')
-    expect(positionCount(db.database, DEVICES.fresh.id)).toBe(1)
-    const stored = db.database.sqlite.query('SELECT lat, lon, speed, course, satellites, flags, attributes FROM positions').get() as Record<string, unknown>
+    expect(await positionCount(db, DEVICES.fresh.id)).toBe(1)
+    const stored = (await first(sql`SELECT lat, lon, speed, course, satellites, flags, attributes FROM positions`)) as Record<string, unknown>
     expect(stored).toMatchObject({ speed: 450, course: 270, satellites: 9, flags: 0 })
     // GT06 carries 1/1,800,000 of a degree: within 6 units of 1e-7
     expect(Math.abs((stored.lat as number) - 526291510)).toBeLessThan(6)
     expect(Math.abs((stored.lon as number) + 86617460)).toBeLessThan(6)
     expect(JSON.parse(stored.attributes as string)).toMatchObject({ mcc: 272, mnc: 1 })
-    expect(deviceRow(db.database, DEVICES.fresh.id)).toMatchObject({ state: 'moving', connected: 1 })
+    expect(await deviceRow(db, DEVICES.fresh.id)).toMatchObject({ state: 'moving', connected: 1 })
 
     client.send(gt06Alarm({ timestamp: T - 10, latitude: 52.63, longitude: -8.66, speed: 0 }, 0x01, 9))
     expect(hex(await client.read(10))).toStartWith('78 78 05 16 00 09')
-    const alarm = db.database.sqlite.query('SELECT alarm_code, ts, latitude, mcc FROM events').get()
+    const alarm = await first(sql`SELECT alarm_code, ts, latitude, mcc FROM events`)
     expect(alarm).toEqual({ alarm_code: 'sos', ts: T - 10, latitude: 52.63, mcc: 272 })
 
     client.end()
-    await until(() => deviceRow(db.database, DEVICES.fresh.id).connected === 0, 2000, 'disconnection')
-    expect(deviceRow(db.database, DEVICES.fresh.id)).toMatchObject({ state: 'off', disconnected_at: START })
+    await untilRead(async () => (await deviceRow(db, DEVICES.fresh.id)).connected === 0, 2000, 'disconnection')
+    expect(await deviceRow(db, DEVICES.fresh.id)).toMatchObject({ state: 'off', disconnected_at: START })
   })
 
   test('the frames of one connection are queued and answered in order, also while identification reads the identity version', async () => {
@@ -141,7 +165,7 @@ describe('GT06', () => {
     const huge = await connectClient(listener.port)
     huge.send(Uint8Array.of(0x79, 0x79, 0xff, 0xff, 0x12))
     await huge.closed
-    expect(positionCount(db.database)).toBe(0)
+    expect(await positionCount(db)).toBe(0)
   })
 
   test('a client that never finishes its frame is closed after the idle timeout', async () => {
@@ -255,7 +279,7 @@ describe('GT06', () => {
     const known = await connectClient(listener.port)
     known.send(gt06Login(DEVICES.parked.imei, 7))
     const knownAck = hex(await known.read(10))
-    expect(deviceRow(db.database, DEVICES.parked.id).connected).toBe(1)
+    expect((await deviceRow(db, DEVICES.parked.id)).connected).toBe(1)
     // a fourth unknown IMEI gets the same ACK, and its frames the answers a device's get
     const masked = await connectClient(listener.port)
     masked.send(gt06Login(String(111111111111119), 7))
@@ -265,9 +289,9 @@ describe('GT06', () => {
     expect(hex(await masked.read(10))).toStartWith('78 78 05 16 00 09')
     masked.send(gt06Status(10))
     expect(hex(await masked.read(10))).toStartWith('78 78 05 13 00 0A')
-    expect(positionCount(db.database)).toBe(0)
-    expect(count('SELECT count(*) AS n FROM events')).toBe(0)
-    expect(count('SELECT count(*) AS n FROM devices WHERE connected = 1')).toBe(1)
+    expect(await positionCount(db)).toBe(0)
+    expect(await count(sql`SELECT count(*) AS n FROM events`)).toBe(0)
+    expect(await count(sql`SELECT count(*) AS n FROM devices WHERE connected = ${true}`)).toBe(1)
     // the login timeout does not tell it apart from a device; the idle timeout closes it as it would one
     clock.advance(30_000)
     expect(listener.closeIdle()).toBe(0)
@@ -297,8 +321,8 @@ describe('GT06', () => {
     masked.send(burst)
     const acks = await masked.read(10 * 1000, 10_000)
     for (const i of [0, 255, 256, 999]) expect(hex(acks.subarray(i * 10, i * 10 + 6))).toBe(hex(Uint8Array.of(0x78, 0x78, 0x05, 0x13, ((i + 2) >> 8) & 0xff, (i + 2) & 0xff)))
-    expect(positionCount(db.database)).toBe(0)
-    expect(count('SELECT count(*) AS n FROM devices WHERE connected = 1')).toBe(0)
+    expect(await positionCount(db)).toBe(0)
+    expect(await count(sql`SELECT count(*) AS n FROM devices WHERE connected = ${true}`)).toBe(0)
     expect(pipeline.stats.queued).toBe(0)
     masked.end()
   })
@@ -325,8 +349,8 @@ describe('GT06', () => {
 
 describe('Teltonika', () => {
   let listener: TcpListener
-  beforeEach(() => {
-    db = tempFleetDb()
+  beforeEach(async () => {
+    db = await tempFleetDb()
     clock = manualClock(START)
     pipeline = newPipeline()
     listener = startTcpListener(teltonika, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS })
@@ -334,7 +358,7 @@ describe('Teltonika', () => {
   afterEach(async () => {
     await listener.stop()
     await pipeline.stop()
-    db.cleanup()
+    await db.close()
   })
 
   const records = (n: number, from = 0): AvlRecordInput[] =>
@@ -360,7 +384,7 @@ describe('Teltonika', () => {
   test('IMEI handshake: 01 for a known device, 00 then close for an unknown one', async () => {
     const known = await handshake()
     expect(known.answer[0]).toBe(0x01)
-    expect(deviceRow(db.database, DEVICES.parked.id).connected).toBe(1)
+    expect((await deviceRow(db, DEVICES.parked.id)).connected).toBe(1)
     const unknown = await handshake(UNKNOWN_IMEI)
     expect(unknown.answer[0]).toBe(0x00)
     await unknown.client.closed
@@ -383,8 +407,8 @@ describe('Teltonika', () => {
     expect(known.answer[0]).toBe(0x01)
     known.client.send(teltonikaPacket(records(2)))
     expect(hex(await known.client.read(4))).toBe('00 00 00 02')
-    expect(positionCount(db.database)).toBe(2)
-    expect(positionCount(db.database, DEVICES.parked.id)).toBe(2)
+    expect(await positionCount(db)).toBe(2)
+    expect(await positionCount(db, DEVICES.parked.id)).toBe(2)
     masked.client.end()
     known.client.end()
   })
@@ -395,19 +419,19 @@ describe('Teltonika', () => {
     packet[3].satellites = 0
     client.send(teltonikaPacket(packet))
     expect(hex(await client.read(4))).toBe('00 00 00 0A')
-    expect(positionCount(db.database)).toBe(10)
-    const rows = db.database.sqlite.query<{ flags: number; attributes: string; speed: number; altitude: number }, []>('SELECT flags, attributes, speed, altitude FROM positions ORDER BY ts').all()
+    expect(await positionCount(db)).toBe(10)
+    const rows = await read<{ flags: number; attributes: string; speed: number; altitude: number }>(sql`SELECT flags, attributes, speed, altitude FROM positions ORDER BY ts`)
     expect(rows.map((r) => r.flags)).toEqual([0, 0, 0, 1, 0, 0, 0, 0, 0, 0]) // zero satellites: invalid
     expect(JSON.parse(rows[0].attributes)).toMatchObject({ ignition: true, gsm_signal: 4, external_voltage: 12.8, odometer: 123_456 })
     expect(rows[0]).toMatchObject({ speed: 500, altitude: 112 })
-    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ state: 'moving' })
+    expect(await deviceRow(db, DEVICES.parked.id)).toMatchObject({ state: 'moving' })
     // what the records say of the device is its status: the newest record's values
-    const status = createStatusStore(db.database.sqlite).latest(deviceRow(db.database, DEVICES.parked.id).key)
+    const status = await db.stores.statuses.latest((await deviceRow(db, DEVICES.parked.id)).key)
     expect(status?.attributes).toEqual({ ignition: true, gsm_signal: 4, external_voltage: 12.8, odometer: 123_456 })
     // a re-sent packet is acknowledged again and adds nothing
     client.send(teltonikaPacket(packet))
     expect(hex(await client.read(4))).toBe('00 00 00 0A')
-    expect(positionCount(db.database)).toBe(10)
+    expect(await positionCount(db)).toBe(10)
     client.end()
   })
 
@@ -416,7 +440,7 @@ describe('Teltonika', () => {
     const [fresh] = records(1)
     client.send(teltonikaPacket([{ ...fresh, timestampMs: 0 }, fresh]))
     expect(hex(await client.read(4))).toBe('00 00 00 02')
-    expect(db.database.sqlite.query('SELECT ts FROM positions').all()).toEqual([{ ts: fresh.timestampMs / 1000 }])
+    expect(await rows(sql`SELECT ts FROM positions`)).toEqual([{ ts: fresh.timestampMs / 1000 }])
     client.end()
   })
 
@@ -425,7 +449,7 @@ describe('Teltonika', () => {
     const [record] = records(1)
     client.send(teltonikaPacket([{ ...record, eventIoId: 252, io1: { ...record.io1, 252: 1 } }], 0x8e))
     expect(hex(await client.read(4))).toBe('00 00 00 01')
-    expect(db.database.sqlite.query('SELECT alarm_code FROM events').all()).toEqual([{ alarm_code: 'power_cut' }])
+    expect(await rows(sql`SELECT alarm_code FROM events`)).toEqual([{ alarm_code: 'power_cut' }])
     client.end()
   })
 
@@ -437,7 +461,7 @@ describe('Teltonika', () => {
     client.send(broken)
     await Bun.sleep(30)
     expect(client.pending).toBe(0)
-    expect(positionCount(db.database)).toBe(0)
+    expect(await positionCount(db)).toBe(0)
     client.send(packet)
     expect(hex(await client.read(4))).toBe('00 00 00 02')
     client.end()
@@ -478,7 +502,7 @@ describe('Teltonika', () => {
     const next = await handshake(DEVICES.fresh.imei)
     next.client.send(teltonikaPacket(records(3)))
     expect(hex(await next.client.read(4))).toBe('00 00 00 03')
-    expect(positionCount(db.database)).toBe(3)
+    expect(await positionCount(db)).toBe(3)
     next.client.end()
   })
 
@@ -495,8 +519,8 @@ describe('Teltonika', () => {
     const extra = Array.from({ length: 30 }, (_, i) => ({ imei: String(860000000000000 + i) }))
     await listener.stop()
     await pipeline.stop()
-    db.cleanup()
-    db = tempFleetDb(extra)
+    await db.close()
+    db = await tempFleetDb(extra)
     pipeline = newPipeline()
     listener = startTcpListener(teltonika, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
     await Promise.all(
@@ -510,7 +534,7 @@ describe('Teltonika', () => {
         client.end()
       }),
     )
-    expect(positionCount(db.database)).toBe(30 * 50)
+    expect(await positionCount(db)).toBe(30 * 50)
     expect(pipeline.stats.batches).toBeLessThan(30 * 5)
   })
 })
@@ -519,8 +543,8 @@ describe('OsmAnd', () => {
   let base: string
   let stopListener: () => Promise<void>
   beforeAll(() => {})
-  beforeEach(() => {
-    db = tempFleetDb()
+  beforeEach(async () => {
+    db = await tempFleetDb()
     clock = manualClock(START)
     pipeline = newPipeline()
     const listener = startOsmandListener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', maxBodyBytes: 4096 })
@@ -530,17 +554,17 @@ describe('OsmAnd', () => {
   afterEach(async () => {
     await stopListener()
     await pipeline.stop()
-    db.cleanup()
+    await db.close()
   })
   afterAll(() => {})
 
   test('GET with a query string: 200 once committed; speed in knots becomes km/h', async () => {
     const response = await fetch(`${base}/?id=${DEVICES.phone.serial}&lat=52.629151&lon=-8.661746&timestamp=${T - 5}&speed=10&bearing=90&altitude=20&batt=80`)
     expect(response.status).toBe(200)
-    const row = db.database.sqlite.query('SELECT ts, lat, lon, speed, course, attributes FROM positions').get() as Record<string, unknown>
+    const row = (await first(sql`SELECT ts, lat, lon, speed, course, attributes FROM positions`)) as Record<string, unknown>
     expect(row).toMatchObject({ ts: T - 5, lat: 526291510, lon: -86617460, speed: 185, course: 90 })
     expect(JSON.parse(row.attributes as string)).toMatchObject({ battery_level: 80 })
-    expect(deviceRow(db.database, DEVICES.phone.id)).toMatchObject({ state: 'moving', connected: 1 })
+    expect(await deviceRow(db, DEVICES.phone.id)).toMatchObject({ state: 'moving', connected: 1 })
   })
 
   test('POST with a form body, and with the JSON of the current Traccar Client', async () => {
@@ -559,7 +583,7 @@ describe('OsmAnd', () => {
       }),
     })
     expect(json.status).toBe(200)
-    const rows = db.database.sqlite.query('SELECT ts, lat, speed FROM positions ORDER BY ts').all()
+    const rows = await read(sql`SELECT ts, lat, speed FROM positions ORDER BY ts`)
     expect(rows).toEqual([
       { ts: T - 20, lat: 521000000, speed: null },
       { ts: T - 10, lat: 522000000, speed: 360 },
@@ -568,7 +592,7 @@ describe('OsmAnd', () => {
 
   test('an alarm parameter becomes an event', async () => {
     expect((await fetch(`${base}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=${T}&alarm=sos`)).status).toBe(200)
-    expect(count('SELECT count(*) AS n FROM events')).toBe(1)
+    expect(await count(sql`SELECT count(*) AS n FROM events`)).toBe(1)
   })
 
   test('an unknown or unlinked identifier is a 404 (the phone keeps its report); device-independent checks come first', async () => {
@@ -583,16 +607,16 @@ describe('OsmAnd', () => {
     const future = `lat=52&lon=-8&timestamp=${T + 2 * 86_400}`
     expect((await answer(DEVICES.phone.serial, future)).status).toBe(400)
     expect((await answer('nobody', future)).status).toBe(400)
-    expect(positionCount(db.database)).toBe(1)
+    expect(await positionCount(db)).toBe(1)
   })
 
   test('a fix dated 1970 is refused and not stored; a fresh one is stored', async () => {
     const old = await fetch(`${base}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=0`)
     expect(old.status).toBe(400)
     expect(old.headers.get('content-type')).toBe('application/problem+json')
-    expect(positionCount(db.database)).toBe(0)
+    expect(await positionCount(db)).toBe(0)
     expect((await fetch(`${base}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=${T - 60}`)).status).toBe(200)
-    expect(positionCount(db.database)).toBe(1)
+    expect(await positionCount(db)).toBe(1)
   })
 
   test('MAX_FIX_AGE_DAYS: a fix older than the configured age is refused, a younger one stored', async () => {
@@ -604,7 +628,7 @@ describe('OsmAnd', () => {
     const at = (ts: number) => fetch(`http://127.0.0.1:${listener.port}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=${ts}`)
     expect((await at(T - 31 * 86_400)).status).toBe(400)
     expect((await at(T - 29 * 86_400)).status).toBe(200)
-    expect(db.database.sqlite.query('SELECT ts FROM positions').all()).toEqual([{ ts: T - 29 * 86_400 }])
+    expect(await rows(sql`SELECT ts FROM positions`)).toEqual([{ ts: T - 29 * 86_400 }])
   })
 
   test('past its ration of unknown identifiers an address gets 200 for the next ones, stores nothing, and one log line for the burst; its known phones are served', async () => {
@@ -626,7 +650,7 @@ describe('OsmAnd', () => {
     const known = await report(DEVICES.phone.serial)
     // the same answer, byte for byte
     expect({ status: known.status, type: known.headers.get('content-type'), body: await known.text() }).toEqual(answers[11])
-    expect(db.database.sqlite.query('SELECT device FROM positions').all()).toEqual([{ device: deviceRow(db.database, DEVICES.phone.id).key }])
+    expect(await rows(sql`SELECT device FROM positions`)).toEqual([{ device: (await deviceRow(db, DEVICES.phone.id)).key }])
 
     // the first unknown identifier at once; the rest of the burst is one line when its window ends
     const refusals = () => lines.filter((l) => l.msg === 'device refused' || String(l.msg).startsWith('unknown device identifiers'))
@@ -640,7 +664,7 @@ describe('OsmAnd', () => {
 
     // a new window: an unknown identifier is told again
     expect((await report('guess-11')).status).toBe(404)
-    expect(positionCount(db.database)).toBe(1)
+    expect(await positionCount(db)).toBe(1)
   })
 
   test('one unknown identifier retried is never rate-limited (a misconfigured phone does not lock out its address)', async () => {
@@ -651,7 +675,7 @@ describe('OsmAnd', () => {
     stopListener = listener.stop
     for (let i = 0; i < 5; i++) expect((await fetch(`http://127.0.0.1:${listener.port}/?id=typo&lat=52&lon=-8&timestamp=${T}`)).status).toBe(404)
     expect((await fetch(`http://127.0.0.1:${listener.port}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=${T}`)).status).toBe(200)
-    expect(positionCount(db.database)).toBe(1)
+    expect(await positionCount(db)).toBe(1)
   })
 
   test('bad input is 400 naming the parameter; nothing is stored', async () => {
@@ -662,13 +686,13 @@ describe('OsmAnd', () => {
     }
     const broken = await fetch(base, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"device_id": ' })
     expect(broken.status).toBe(400)
-    expect(positionCount(db.database)).toBe(0)
+    expect(await positionCount(db)).toBe(0)
   })
 
   test('a timestamp more than a day ahead is 400', async () => {
     const response = await fetch(`${base}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=${T + 2 * 86_400}`)
     expect(response.status).toBe(400)
-    expect(positionCount(db.database)).toBe(0)
+    expect(await positionCount(db)).toBe(0)
   })
 
   test('a streamed body is read no further than the limit: 413', async () => {
