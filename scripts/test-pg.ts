@@ -62,6 +62,7 @@ const POSTGRES_SUITE = [
   'test/alerts/email-telegram.test.ts',
   'test/alerts/delivery.test.ts',
   'test/ingest/listeners.test.ts',
+  'test/alerts/rules.test.ts',
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
   // two real nodes on one database

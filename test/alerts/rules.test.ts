@@ -4,15 +4,13 @@
  * the caller's transaction, kept across a reopened database, geofences created over the API.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { rmSync } from 'node:fs'
-import { join } from 'node:path'
-import { openDatabase } from '../../db/client'
+import { sql } from 'drizzle-orm'
 import { createGeofenceCache } from '../../src/alerts/cache'
-import { createGeofenceCacheReads, createRuleStateStore } from '../../src/store/geofences'
+import type { Stores } from '../../src/store'
 import { deriveFromConnection, deriveFromFixes, INITIAL_STATE, OVERSPEED_REPEAT_SECONDS, type RuleContext, type RuleFix, type RuleState } from '../../src/alerts/derive'
 import { createAlertRules, type AlertRules } from '../../src/alerts/rules'
 import { createGeofenceIndex, prepareArea, type Area } from '../../src/track/geofence'
-import { baseDataset, ids, keys, makeWorld, type World } from '../support/world'
+import { baseDataset, type EngineWorld, ids, keys, openWorld } from '../support/world'
 
 const T0 = 1_795_000_000
 const YARD = { type: 'Circle', center: [48.85, 2.35], radius: 200 } as const
@@ -167,7 +165,7 @@ describe('derive: ignition and connections', () => {
 })
 
 describe('the entry point, in ingest transactions', () => {
-  let world: World
+  let world: EngineWorld
   let rules: AlertRules
   let device: number
   let yardId: string
@@ -179,12 +177,21 @@ describe('the entry point, in ingest transactions', () => {
   }
 
   beforeEach(async () => {
-    world = makeWorld(dataset(), { onGeofencesChanged: (account) => rules.geofencesChanged(account) })
-    rules = createAlertRules({ states: createRuleStateStore(world.database), clock: world.clock, geofences: createGeofenceCache({ reads: createGeofenceCacheReads(world.database), clock: world.clock }) })
-    device = (world.database.sqlite.query('SELECT key FROM devices WHERE id = ?').get(ids.truck1) as { key: number }).key
+    world = await openWorld(dataset(), { onGeofencesChanged: (account) => rules.geofencesChanged(account) })
+    rules = rulesOver(world.stores)
+    device = await world.deviceKey(ids.truck1)
     yardId = await addGeofence({ name: 'Yard', area: YARD, speed_limit: 20 })
   })
   afterEach(() => world.close())
+
+  /** the rules over a set of stores, as the server makes them (src/server.ts) */
+  const rulesOver = (stores: Stores) => createAlertRules({ states: stores.ruleStates, clock: world.clock, geofences: createGeofenceCache({ reads: stores.geofenceCache, clock: world.clock }) })
+  /** one unit of ingest's store over `stores` (on either engine), committed */
+  const unitOf = (stores: Stores) => <T>(work: () => T): Promise<T> =>
+    stores.ingest.commit(() => work(), { clock: world.clock, touches: () => ({ devices: [device], fixes: [], alarms: [] }) })
+  /** a row as SQLite answers it (a bigint as a number) */
+  const asSqlite = (row: Record<string, unknown> | undefined) =>
+    row ? Object.fromEntries(Object.entries(row).map(([key, value]) => [key, typeof value === 'bigint' || (typeof value === 'string' && /^-?\d+$/.test(value)) ? Number(value) : value])) : null
 
   async function addGeofence(body: object): Promise<string> {
     const res = await world.call('POST', '/geofences', { token: keys.dana, body })
@@ -192,160 +199,157 @@ describe('the entry point, in ingest transactions', () => {
     return ((await res.json()) as { id: string }).id
   }
 
-  const inTransaction = <T>(work: () => T): T => world.database.sqlite.transaction(work).immediate()
-  const onFixes = (...fixes: RuleFix[]) => inTransaction(() => rules.onFixes(device, fixes)).map((e) => [e.alarmCode, e.context])
-  const stateRow = () => world.database.sqlite.query('SELECT * FROM alert_states WHERE device_key = ?').get(device)
+  const inTransaction = <T>(work: () => T): Promise<T> => unitOf(world.stores)(work)
+  const onFixes = async (...fixes: RuleFix[]) => (await inTransaction(() => rules.onFixes(device, fixes))).map((e) => [e.alarmCode, e.context])
+  const stateRow = async () => asSqlite((await world.execute(sql`SELECT * FROM alert_states WHERE device_key = ${device}`))[0])
 
-  test('fixes in and out of a geofence; the device limit and the geofence limit', () => {
-    expect(onFixes(fix(T0, OUTSIDE))).toEqual([])
-    expect(onFixes(fix(T0 + 10, IN_YARD, { speed: 25 }))).toEqual([
+  test('fixes in and out of a geofence; the device limit and the geofence limit', async () => {
+    expect(await onFixes(fix(T0, OUTSIDE))).toEqual([])
+    expect(await onFixes(fix(T0 + 10, IN_YARD, { speed: 25 }))).toEqual([
       ['geofence_enter', { geofence: yardId, name: 'Yard' }],
       ['overspeed', { limit: 20, speed: 25, geofence: yardId }],
     ])
-    expect(onFixes(fix(T0 + 20, IN_YARD, { speed: 5 }))).toEqual([])
-    expect(onFixes(fix(T0 + 30, OUTSIDE, { speed: 55 }))).toEqual([
+    expect(await onFixes(fix(T0 + 20, IN_YARD, { speed: 5 }))).toEqual([])
+    expect(await onFixes(fix(T0 + 30, OUTSIDE, { speed: 55 }))).toEqual([
       ['geofence_exit', { geofence: yardId, name: 'Yard' }],
       ['overspeed', { limit: 50, speed: 55 }],
     ])
-    expect(stateRow()).toMatchObject({ last_fix_ts: T0 + 30, inside: '[]', overspeed_since: T0 + 30 })
+    expect(await stateRow()).toMatchObject({ last_fix_ts: T0 + 30, inside: '[]', overspeed_since: T0 + 30 })
   })
 
-  test('outside a transaction it refuses, so no state is ever written apart from its events', () => {
+  test('outside a transaction it refuses, so no state is ever written apart from its events', async () => {
     expect(() => rules.onFixes(device, [fix(T0, IN_YARD)])).toThrow("inside ingest's transaction")
     expect(() => rules.onConnection(device, false, world.clock.now())).toThrow()
-    expect(stateRow()).toBeNull()
+    expect(await stateRow()).toBeNull()
   })
 
-  test('a transaction that rolls back forgets the state: the same fix derives the same events again', () => {
-    expect(() =>
+  test('a transaction that rolls back forgets the state: the same fix derives the same events again', async () => {
+    await expect(
       inTransaction(() => {
         expect(rules.onFixes(device, [fix(T0, IN_YARD)])).toHaveLength(1)
         throw new Error('crash before commit')
       }),
-    ).toThrow('crash before commit')
-    expect(stateRow()).toBeNull()
-    expect(onFixes(fix(T0, IN_YARD))).toEqual([['geofence_enter', { geofence: yardId, name: 'Yard' }]])
+    ).rejects.toThrow('crash before commit')
+    expect(await stateRow()).toBeNull()
+    expect(await onFixes(fix(T0, IN_YARD))).toEqual([['geofence_enter', { geofence: yardId, name: 'Yard' }]])
     // committed: the re-sent fix derives nothing
-    expect(onFixes(fix(T0, IN_YARD))).toEqual([])
+    expect(await onFixes(fix(T0, IN_YARD))).toEqual([])
   })
 
-  test("in batches, as ingest calls them: a rolled-back batch is dropped, a committed one is the next batch's start", () => {
+  test("in batches, as ingest calls them: a rolled-back batch is dropped, a committed one is the next batch's start", async () => {
     const codes = (events: { alarmCode: string }[]) => events.map((e) => e.alarmCode)
     /** one ingest transaction: the batch's calls, then committed() only if it did not throw */
-    const batch = <T>(work: (b: ReturnType<AlertRules['beginBatch']>) => T): T => {
-      const b = rules.beginBatch()
-      const result = inTransaction(() => work(b))
+    const batch = async <T>(work: (b: ReturnType<AlertRules['beginBatch']>) => T): Promise<T> => {
+      // begun inside the unit, as the pipeline does (src/ingest/pipeline.ts)
+      let b!: ReturnType<AlertRules['beginBatch']>
+      const result = await inTransaction(() => work((b = rules.beginBatch())))
       b.committed()
       return result
     }
-    expect(batch((b) => codes(b.onFixes(device, [fix(T0, OUTSIDE)])))).toEqual([])
+    expect(await batch((b) => codes(b.onFixes(device, [fix(T0, OUTSIDE)])))).toEqual([])
     // entering, twice in one batch (two reports of the device): the second report sees the first's state
-    expect(batch((b) => [codes(b.onFixes(device, [fix(T0 + 10, IN_YARD, { speed: 5 })])), codes(b.onFixes(device, [fix(T0 + 20, IN_YARD, { speed: 5 })]))])).toEqual([
+    expect(await batch((b) => [codes(b.onFixes(device, [fix(T0 + 10, IN_YARD, { speed: 5 })])), codes(b.onFixes(device, [fix(T0 + 20, IN_YARD, { speed: 5 })]))])).toEqual([
       ['geofence_enter'],
       [],
     ])
     // leaving, in a batch that rolls back: nothing of it is kept
-    expect(() =>
+    await expect(
       batch((b) => {
         expect(codes(b.onFixes(device, [fix(T0 + 30, OUTSIDE)]))).toEqual(['geofence_exit'])
         throw new Error('crash before commit')
       }),
-    ).toThrow('crash before commit')
-    expect(stateRow()).toMatchObject({ last_fix_ts: T0 + 20, inside: JSON.stringify([yardId]) })
-    expect(batch((b) => codes(b.onFixes(device, [fix(T0 + 30, OUTSIDE)])))).toEqual(['geofence_exit'])
+    ).rejects.toThrow('crash before commit')
+    expect(await stateRow()).toMatchObject({ last_fix_ts: T0 + 20, inside: JSON.stringify([yardId]) })
+    expect(await batch((b) => codes(b.onFixes(device, [fix(T0 + 30, OUTSIDE)])))).toEqual(['geofence_exit'])
     // a call outside a batch and the batches after it agree
-    expect(codes(inTransaction(() => rules.onFixes(device, [fix(T0 + 40, IN_YARD, { speed: 5 })])))).toEqual(['geofence_enter'])
-    expect(batch((b) => codes(b.onFixes(device, [fix(T0 + 50, OUTSIDE)])))).toEqual(['geofence_exit'])
-    expect(batch((b) => codes(b.onFixes(device, [fix(T0 + 45, IN_YARD)])))).toEqual([])
+    expect(codes(await inTransaction(() => rules.onFixes(device, [fix(T0 + 40, IN_YARD, { speed: 5 })])))).toEqual(['geofence_enter'])
+    expect(await batch((b) => codes(b.onFixes(device, [fix(T0 + 50, OUTSIDE)])))).toEqual(['geofence_exit'])
+    expect(await batch((b) => codes(b.onFixes(device, [fix(T0 + 45, IN_YARD)])))).toEqual([])
   })
 
   test("a device's speed limit changed over the API, or by another process, applies to the next batch", async () => {
-    const overspeeds = (timestamp: number, speed: number) => {
-      const b = rules.beginBatch()
-      const events = inTransaction(() => b.onFixes(device, [fix(timestamp, OUTSIDE, { speed })]))
+    const overspeeds = async (timestamp: number, speed: number) => {
+      let b!: ReturnType<AlertRules['beginBatch']>
+      const events = await inTransaction(() => (b = rules.beginBatch()).onFixes(device, [fix(timestamp, OUTSIDE, { speed })]))
       b.committed()
       return events.map((e) => e.context)
     }
-    expect(overspeeds(T0, 55)).toEqual([{ limit: 50, speed: 55 }])
-    expect(overspeeds(T0 + 10, 45)).toEqual([])
+    expect(await overspeeds(T0, 55)).toEqual([{ limit: 50, speed: 55 }])
+    expect(await overspeeds(T0 + 10, 45)).toEqual([])
     const res = await world.call('PATCH', `/devices/${ids.truck1}`, { token: keys.dana, body: { properties: { plate: 'AB-123-CD', speed_limit: 40 } } })
     expect(res.status).toBe(200)
-    expect(overspeeds(T0 + 20, 45)).toEqual([{ limit: 40, speed: 45 }])
-    expect(overspeeds(T0 + 30, 30)).toEqual([])
-    world.database.sqlite.query('UPDATE devices SET properties = ? WHERE key = ?').run('{"speed_limit":20}', device)
-    expect(overspeeds(T0 + 40, 30)).toEqual([{ limit: 20, speed: 30 }])
+    expect(await overspeeds(T0 + 20, 45)).toEqual([{ limit: 40, speed: 45 }])
+    expect(await overspeeds(T0 + 30, 30)).toEqual([])
+    await world.executeElsewhere(sql`UPDATE devices SET properties = ${'{"speed_limit":20}'} WHERE key = ${device}`)
+    expect(await overspeeds(T0 + 40, 30)).toEqual([{ limit: 20, speed: 30 }])
   })
 
   test('a geofence added, changed or deleted over the API applies to the next fix', async () => {
-    expect(onFixes(fix(T0, OUTSIDE))).toEqual([])
+    expect(await onFixes(fix(T0, OUTSIDE))).toEqual([])
     const outer = await addGeofence({ name: 'Outer', area: { ...YARD, radius: 5000 } })
-    expect(onFixes(fix(T0 + 10, OUTSIDE))).toEqual([['geofence_enter', { geofence: outer, name: 'Outer' }]])
+    expect(await onFixes(fix(T0 + 10, OUTSIDE))).toEqual([['geofence_enter', { geofence: outer, name: 'Outer' }]])
     const patched = await world.call('PATCH', `/geofences/${outer}`, { token: keys.dana, body: { name: 'Small', area: { ...YARD, radius: 100 } } })
     expect(patched.status).toBe(200)
-    expect(onFixes(fix(T0 + 20, OUTSIDE))).toEqual([['geofence_exit', { geofence: outer, name: 'Small' }]])
-    expect(onFixes(fix(T0 + 30, IN_YARD, { speed: 5 })).map(([code]) => code)).toEqual(['geofence_enter', 'geofence_enter'])
+    expect(await onFixes(fix(T0 + 20, OUTSIDE))).toEqual([['geofence_exit', { geofence: outer, name: 'Small' }]])
+    expect((await onFixes(fix(T0 + 30, IN_YARD, { speed: 5 }))).map(([code]) => code)).toEqual(['geofence_enter', 'geofence_enter'])
     expect((await world.call('DELETE', `/geofences/${outer}`, { token: keys.dana })).status).toBe(204)
-    expect(onFixes(fix(T0 + 40, OUTSIDE))).toEqual([['geofence_exit', { geofence: yardId, name: 'Yard' }]])
+    expect(await onFixes(fix(T0 + 40, OUTSIDE))).toEqual([['geofence_exit', { geofence: yardId, name: 'Yard' }]])
   })
 
-  test("another process's change is seen within a second: the version row moves", () => {
-    expect(onFixes(fix(T0, OUTSIDE))).toEqual([])
+  test("another process's change is seen within a second: the version row moves", async () => {
+    expect(await onFixes(fix(T0, OUTSIDE))).toEqual([])
     // as another process would: straight into the table, no call to this process's cache
-    world.database.sqlite.run(
-      `INSERT INTO geofences (id, account_id, name, area, groups, created_at, updated_at) VALUES ('${crypto.randomUUID()}', '${ids.acme}', 'Imported', '{"type":"Circle","center":[48.86,2.35],"radius":100}', '[]', 0, 0)`,
+    await world.executeElsewhere(
+      sql`INSERT INTO geofences (id, account_id, name, area, groups, created_at, updated_at) VALUES (${crypto.randomUUID()}, ${ids.acme}, 'Imported', '{"type":"Circle","center":[48.86,2.35],"radius":100}', '[]', 0, 0)`,
     )
-    expect(onFixes(fix(T0 + 10, OUTSIDE))).toEqual([])
+    expect(await onFixes(fix(T0 + 10, OUTSIDE))).toEqual([])
     world.clock.advance(1000)
-    expect(onFixes(fix(T0 + 20, OUTSIDE)).map(([code, context]) => [code, (context as { name: string }).name])).toEqual([['geofence_enter', 'Imported']])
+    expect((await onFixes(fix(T0 + 20, OUTSIDE))).map(([code, context]) => [code, (context as { name: string }).name])).toEqual([['geofence_enter', 'Imported']])
   })
 
   test('a geofence of other groups does not apply; one of its groups does', async () => {
     const vans = await addGeofence({ name: 'Vans only', area: { ...YARD, radius: 5000 }, groups: [ids.vans] })
     const trucks = await addGeofence({ name: 'Trucks only', area: { ...YARD, radius: 5000 }, groups: [ids.vans, ids.trucks] })
-    expect(onFixes(fix(T0, OUTSIDE))).toEqual([['geofence_enter', { geofence: trucks, name: 'Trucks only' }]])
+    expect(await onFixes(fix(T0, OUTSIDE))).toEqual([['geofence_enter', { geofence: trucks, name: 'Trucks only' }]])
     expect(vans).not.toBe(trucks)
   })
 
-  test('ignition from fixes and from status reports; connections', () => {
-    expect(onFixes(fix(T0, OUTSIDE, { attributes: { ignition: false } }))).toEqual([])
-    expect(inTransaction(() => rules.onAttributes(device, { ignition: true }, T0 + 5)).map((e) => [e.alarmCode, e.timestamp, e.latitude])).toEqual([['ignition_on', T0 + 5, null]])
-    expect(inTransaction(() => rules.onAttributes(device, { ignition: false }, T0 + 1))).toEqual([])
-    expect(onFixes(fix(T0 + 10, OUTSIDE, { attributes: { ignition: false } }))).toEqual([['ignition_off', {}]])
+  test('ignition from fixes and from status reports; connections', async () => {
+    expect(await onFixes(fix(T0, OUTSIDE, { attributes: { ignition: false } }))).toEqual([])
+    expect((await inTransaction(() => rules.onAttributes(device, { ignition: true }, T0 + 5))).map((e) => [e.alarmCode, e.timestamp, e.latitude])).toEqual([['ignition_on', T0 + 5, null]])
+    expect(await inTransaction(() => rules.onAttributes(device, { ignition: false }, T0 + 1))).toEqual([])
+    expect(await onFixes(fix(T0 + 10, OUTSIDE, { attributes: { ignition: false } }))).toEqual([['ignition_off', {}]])
     const at = world.clock.now()
-    expect(inTransaction(() => rules.onConnection(device, true, at))).toEqual([])
-    expect(inTransaction(() => rules.onConnection(device, false, at + 1500)).map((e) => [e.alarmCode, e.timestamp])).toEqual([['device_offline', Math.floor((at + 1500) / 1000)]])
-    expect(inTransaction(() => rules.onConnection(device, false, at + 2000))).toEqual([])
-    expect(inTransaction(() => rules.onConnection(device, true, at + 9000)).map((e) => e.alarmCode)).toEqual(['device_online'])
+    expect(await inTransaction(() => rules.onConnection(device, true, at))).toEqual([])
+    expect((await inTransaction(() => rules.onConnection(device, false, at + 1500))).map((e) => [e.alarmCode, e.timestamp])).toEqual([['device_offline', Math.floor((at + 1500) / 1000)]])
+    expect(await inTransaction(() => rules.onConnection(device, false, at + 2000))).toEqual([])
+    expect((await inTransaction(() => rules.onConnection(device, true, at + 9000))).map((e) => e.alarmCode)).toEqual(['device_online'])
   })
 
-  test('the state is kept across a reopened database', () => {
-    expect(onFixes(fix(T0, IN_YARD, { speed: 30, attributes: { ignition: true } })).map(([code]) => code)).toEqual(['geofence_enter', 'overspeed'])
-    inTransaction(() => rules.onConnection(device, false, world.clock.now()))
-    world.database.close()
+  test('the state is kept across a reopened database', async () => {
+    expect((await onFixes(fix(T0, IN_YARD, { speed: 30, attributes: { ignition: true } }))).map(([code]) => code)).toEqual(['geofence_enter', 'overspeed'])
+    await inTransaction(() => rules.onConnection(device, false, world.clock.now()))
 
-    const database = openDatabase(join(world.dir, 'tracker.db'))
-    try {
-      const reopened = createAlertRules({ states: createRuleStateStore(database), clock: world.clock, geofences: createGeofenceCache({ reads: createGeofenceCacheReads(database), clock: world.clock }) })
-      const call = <T>(work: () => T) => database.sqlite.transaction(work).immediate()
+    // another process's stores over the same database, on a connection of their own (closed with the world)
+    const database = await world.otherStores()
+    {
+      const reopened = rulesOver(database)
+      const call = unitOf(database)
       // still inside, still over the limit (under 5 minutes), ignition still on, still offline
-      expect(call(() => reopened.onFixes(device, [fix(T0 + 60, IN_YARD, { speed: 30, attributes: { ignition: true } })]))).toEqual([])
-      expect(call(() => reopened.onFixes(device, [fix(T0 + 30, OUTSIDE)]))).toEqual([])
-      expect(call(() => reopened.onConnection(device, true, world.clock.now())).map((e) => e.alarmCode)).toEqual(['device_online'])
-      expect(call(() => reopened.onFixes(device, [fix(T0 + 90, OUTSIDE, { attributes: { ignition: false } })])).map((e) => e.alarmCode)).toEqual([
+      expect(await call(() => reopened.onFixes(device, [fix(T0 + 60, IN_YARD, { speed: 30, attributes: { ignition: true } })]))).toEqual([])
+      expect(await call(() => reopened.onFixes(device, [fix(T0 + 30, OUTSIDE)]))).toEqual([])
+      expect((await call(() => reopened.onConnection(device, true, world.clock.now()))).map((e) => e.alarmCode)).toEqual(['device_online'])
+      expect((await call(() => reopened.onFixes(device, [fix(T0 + 90, OUTSIDE, { attributes: { ignition: false } })]))).map((e) => e.alarmCode)).toEqual([
         'geofence_exit',
         'ignition_off',
       ])
-    } finally {
-      database.close()
-      rmSync(world.dir, { recursive: true, force: true })
-      world.close = () => {}
     }
   })
 
-  test('a deleted device takes its state with it; an unknown device derives nothing', () => {
-    onFixes(fix(T0, IN_YARD))
-    expect(inTransaction(() => rules.onFixes(999_999, [fix(T0, IN_YARD)]))).toEqual([])
-    world.database.sqlite.run('DELETE FROM devices WHERE key = ?', [device])
-    expect(stateRow()).toBeNull()
+  test('a deleted device takes its state with it; an unknown device derives nothing', async () => {
+    await onFixes(fix(T0, IN_YARD))
+    expect(await inTransaction(() => rules.onFixes(999_999, [fix(T0, IN_YARD)]))).toEqual([])
+    await world.execute(sql`DELETE FROM devices WHERE key = ${device}`)
+    expect(await stateRow()).toBeNull()
   })
 })

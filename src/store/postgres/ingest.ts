@@ -475,7 +475,7 @@ function ruleStateWrites(tx: TransactionSql, states: GatheredWrites['ruleStates'
 /** The rules' reads and writes inside the batch being committed (src/store/geofences.ts's RuleStateStore). */
 function ruleStateStore(context: IngestContext): RuleStateStore {
   const batch = (): BatchState => {
-    if (!context.current) throw new Error('the alert rules ran outside ingest’s unit of work')
+    if (!context.current) throw new Error("alert rules: call inside ingest's transaction, so the state and its events commit together")
     return context.current
   }
   return {
