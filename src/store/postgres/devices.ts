@@ -43,6 +43,7 @@ import { recordAuditInTransaction } from './audit'
 import { groupsOfAccountInTransaction } from './people'
 import { endLinksBeyondCreatorsReachInTransaction } from './shareLinks'
 import { unitOfWork } from './unit'
+import { byCodePoint } from './order'
 
 /** The SQLite module's synchronous reads, each answering a promise of the same result. */
 type Promised<T extends Record<string, (...args: never[]) => unknown>> = {
@@ -129,7 +130,7 @@ export function createPostgresDeviceAccessReads(database: PostgresReadTarget): P
         .select(ROW_COLUMNS)
         .from(devices)
         .where(and(listed, scopeTest(scope, value), inGroups))
-        .orderBy(sql`${devices.alias} COLLATE "C"`, sql`${devices.id} COLLATE "C"`)
+        .orderBy(byCodePoint(devices.alias), byCodePoint(devices.id))
         .limit(filter.limit)
         .offset(filter.offset)
     },

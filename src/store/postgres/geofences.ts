@@ -8,16 +8,16 @@
  * reference the account), so two creations at once cannot both take the last place; a change
  * locks the geofence's row, so updated_at moves on from the value it read.
  */
-import { and, asc, type Column, count, eq, inArray, sql } from 'drizzle-orm'
+import { and, asc, count, eq, inArray, sql } from 'drizzle-orm'
 import type { PgConnectable, PostgresHandle } from '../../../db/postgres/client'
 import { accounts, geofences } from '../../../db/postgres/schema'
 import { GEOFENCES_VERSION_ROW, geofenceAuditEntry, geofenceChangeFields, type GeofenceCacheReads, type GeofenceListed, type GeofenceRefused, type GeofenceRow, type GeofenceStore, type GeofenceStoreOptions } from '../geofences'
 import { recordAuditInTransaction } from './audit'
 import { groupsRefusedInTransaction } from './people'
 import { unitOfWork } from './unit'
+import { byCodePoint } from './order'
 
 /** names sort by their bytes, as SQLite's BINARY collation does, whatever the database's collation */
-export const byName = (column: Column) => asc(sql`${column} COLLATE "C"`)
 
 /** `options` as the SQLite store's (its clock bounds busy retries, which PostgreSQL does not need) */
 export function createPostgresGeofenceStore(database: Pick<PostgresHandle, 'db' | 'versions'>, _options: GeofenceStoreOptions = {}): GeofenceStore {
@@ -42,7 +42,7 @@ export function createPostgresGeofenceStore(database: Pick<PostgresHandle, 'db' 
         .select()
         .from(geofences)
         .where(eq(geofences.accountId, accountId))
-        .orderBy(byName(geofences.name), asc(geofences.id))
+        .orderBy(byCodePoint(geofences.name), asc(geofences.id))
         .limit(page.limit)
         .offset(page.offset)
     },
@@ -155,7 +155,7 @@ export function createPostgresGeofenceCacheReads(database: Pick<PostgresHandle, 
         })
         .from(geofences)
         .where(inArray(geofences.accountId, missing))
-        .orderBy(byName(geofences.name), asc(geofences.id))
+        .orderBy(byCodePoint(geofences.name), asc(geofences.id))
       const changed = rows.filter((row) => {
         const prepared = handedOut.get(row.id)
         return prepared?.updatedAt !== row.updatedAt || prepared.areaLength !== row.areaLength

@@ -3,13 +3,14 @@
  * same answers and audit rows. The credentials version is `database.versions`' counter 4 (no
  * query per request); last uses are written in the background over the pool, in one statement.
  */
-import { and, asc, eq, isNotNull, sql } from 'drizzle-orm'
+import { and, eq, isNotNull, sql } from 'drizzle-orm'
 import type { PgConnectable, PostgresHandle } from '../../../db/postgres/client'
 import { apiKeys, users } from '../../../db/postgres/schema'
 import { keyColumns, type KeyStore, type KeyStoreOptions, stored } from '../keys'
 import { recordAuditInTransaction } from './audit'
-import { binary, deferNotedUses } from './people'
+import { deferNotedUses } from './people'
 import { unitOfWork } from './unit'
+import { byCodePoint } from './order'
 
 const KEY_COLUMNS = keyColumns(apiKeys)
 
@@ -50,7 +51,7 @@ export function createPostgresKeyStore(database: PostgresHandle, _options: KeySt
         .select(KEY_COLUMNS)
         .from(apiKeys)
         .where(and(eq(apiKeys.userId, userId), isNotNull(apiKeys.publicId)))
-        .orderBy(asc(binary(apiKeys.name)), asc(binary(apiKeys.publicId)))
+        .orderBy(byCodePoint(apiKeys.name), byCodePoint(apiKeys.publicId))
         .limit(page.limit)
         .offset(page.offset)
       return rows.map(stored)

@@ -7,9 +7,8 @@
  * Names sort as SQLite's BINARY collation does (`COLLATE "C"`): a database created with another
  * collation (en_US.UTF-8 sorts "alpha" before "Beta") must still page the same list.
  */
-import { and, asc, eq, inArray, isNull, ne, notInArray, or, type SQL, sql } from 'drizzle-orm'
+import { and, asc, eq, inArray, isNull, ne, notInArray, or, sql } from 'drizzle-orm'
 import type { PgConnectable, PgDb, PostgresHandle } from '../../../db/postgres/client'
-import type { AnyPgColumn } from 'drizzle-orm/pg-core'
 import { commands, devices, models } from '../../../db/postgres/schema'
 import type { ModelBody, ModelInputCommand } from '../../admin/models-model'
 import type { AuditAction } from '../audit'
@@ -26,9 +25,9 @@ import {
 } from '../models'
 import { recordAuditInTransaction } from './audit'
 import { unitOfWork } from './unit'
+import { byCodePoint } from './order'
 
 /** text in byte order, as SQLite compares it */
-export const binaryOrder = (column: SQL | AnyPgColumn): SQL => sql`${column} COLLATE "C"`
 
 const commandColumns = { id: commands.id, name: commands.name, widget: commands.widget, send: commands.send }
 
@@ -39,7 +38,7 @@ export async function accountsUsingModelInTransaction(tx: PgConnectable, modelId
     .from(devices)
     .where(eq(devices.modelId, modelId))
     .groupBy(devices.accountId)
-    .orderBy(binaryOrder(devices.accountId))
+    .orderBy(byCodePoint(devices.accountId))
   return rows.map((row) => row.accountId)
 }
 
@@ -57,7 +56,7 @@ export async function recordModelChangeInTransaction(
 
 /** models.ts's reader of the same name: the model as the API shows it, commands in order. */
 export async function modelBodyInTransaction(tx: PgConnectable, row: StoredModel): Promise<ModelBody> {
-  const list = await tx.select(commandColumns).from(commands).where(eq(commands.modelId, row.id)).orderBy(asc(commands.ordinal), binaryOrder(commands.id))
+  const list = await tx.select(commandColumns).from(commands).where(eq(commands.modelId, row.id)).orderBy(asc(commands.ordinal), byCodePoint(commands.id))
   return modelBodyOf(row, list)
 }
 
@@ -68,7 +67,7 @@ export async function modelBodiesInTransaction(tx: PgConnectable, rows: readonly
     .select({ ...commandColumns, modelId: commands.modelId })
     .from(commands)
     .where(inArray(commands.modelId, rows.map((row) => row.id)))
-    .orderBy(asc(commands.ordinal), binaryOrder(commands.id))
+    .orderBy(asc(commands.ordinal), byCodePoint(commands.id))
   const byModel = new Map<string, StoredCommandColumns[]>()
   for (const command of list) {
     const own = byModel.get(command.modelId) ?? []
@@ -159,7 +158,7 @@ export function createPostgresModelStore(database: Pick<PostgresHandle, 'db' | '
     async list(accountId, page) {
       const query = db.select().from(models)
       const rows = await (accountId === null ? query : query.where(or(isNull(models.accountId), eq(models.accountId, accountId))))
-        .orderBy(binaryOrder(models.name), binaryOrder(models.id))
+        .orderBy(byCodePoint(models.name), byCodePoint(models.id))
         .limit(page.limit)
         .offset(page.offset)
       return modelBodiesInTransaction(db, rows)
@@ -179,7 +178,7 @@ export function createPostgresModelStore(database: Pick<PostgresHandle, 'db' | '
         .select({ id: commands.id, name: commands.name, widget: commands.widget })
         .from(commands)
         .where(eq(commands.modelId, modelId))
-        .orderBy(asc(commands.ordinal), binaryOrder(commands.id))
+        .orderBy(asc(commands.ordinal), byCodePoint(commands.id))
     },
 
     async sendable(modelId, commandId) {

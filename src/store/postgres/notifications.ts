@@ -32,9 +32,9 @@ import {
   type QueuedDelivery,
 } from '../notifications'
 import { recordAuditInTransaction } from './audit'
-import { byName } from './geofences'
 import { groupsRefusedInTransaction } from './people'
 import { unitOfWork } from './unit'
+import { byCodePoint } from './order'
 
 /** `options` as the SQLite store's (its clock bounds busy retries, which PostgreSQL does not need) */
 export function createPostgresNotificationStore(database: Pick<PostgresHandle, 'db' | 'versions'>, _options: NotificationStoreOptions = {}): NotificationStore {
@@ -60,7 +60,7 @@ export function createPostgresNotificationStore(database: Pick<PostgresHandle, '
         .select()
         .from(notifications)
         .where(and(eq(notifications.accountId, accountId), isNull(notifications.userId)))
-        .orderBy(byName(notifications.name), asc(notifications.id))
+        .orderBy(byCodePoint(notifications.name), asc(notifications.id))
         .limit(page.limit)
         .offset(page.offset)
     },
@@ -329,7 +329,7 @@ export function createPostgresDeliveryStore(database: Pick<PostgresHandle, 'db' 
         .from(notifications)
         .innerJoin(accounts, eq(accounts.id, notifications.accountId))
         .where(eq(notifications.enabled, true))
-        .orderBy(sql`${notifications.id} COLLATE "C"`)
+        .orderBy(byCodePoint(notifications.id))
     },
     async pendingEvents(channelId, limit) {
       return db

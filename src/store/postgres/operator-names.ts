@@ -3,10 +3,11 @@
  * over the schema's PostgreSQL twin (its matching rules are that module's). Lists order by byte
  * order (`COLLATE "C"`), as SQLite's BINARY does, whatever the database's collation.
  */
-import { and, eq, isNull, or, sql } from 'drizzle-orm'
+import { and, eq, isNull, or } from 'drizzle-orm'
 import type { PostgresHandle } from '../../../db/postgres/client'
 import { accounts, devices, groups, models, users } from '../../../db/postgres/schema'
 import { deviceMatching, matching, type OperatorNameStore } from '../operator-names'
+import { byCodePoint } from './order'
 
 export function createPostgresOperatorNameStore({ db }: Pick<PostgresHandle, 'db'>): OperatorNameStore {
   return {
@@ -34,10 +35,10 @@ export function createPostgresOperatorNameStore({ db }: Pick<PostgresHandle, 'db
         .select({ id: devices.id, alias: devices.alias, imei: devices.imei, serial: devices.serial, state: devices.state })
         .from(devices)
         .where(accountId === null ? undefined : eq(devices.accountId, accountId))
-        .orderBy(sql`${devices.alias} COLLATE "C"`, sql`${devices.id} COLLATE "C"`),
+        .orderBy(byCodePoint(devices.alias), byCodePoint(devices.id)),
     // SQLite answers its DISTINCT from the users_account index, in id order
     accountsWithUsers: async () =>
-      (await db.select({ id: users.accountId }).from(users).groupBy(users.accountId).orderBy(sql`${users.accountId} COLLATE "C"`)).map((row) => row.id),
+      (await db.select({ id: users.accountId }).from(users).groupBy(users.accountId).orderBy(byCodePoint(users.accountId))).map((row) => row.id),
     accountNames: async () => new Map((await db.select({ id: accounts.id, name: accounts.name }).from(accounts)).map((a) => [a.id, a.name])),
   }
 }

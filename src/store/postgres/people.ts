@@ -13,7 +13,7 @@
  * compares as its index does; on SQLite, a name with a capital beyond A–Z is not found by
  * `accountsNamed`/`usersNamed`/`groupsNamed` (lower() there against JavaScript's toLowerCase()).
  */
-import { type AnyColumn, and, count, eq, inArray, isNotNull, lte, ne, sql } from 'drizzle-orm'
+import { and, count, eq, inArray, isNotNull, lte, ne, sql } from 'drizzle-orm'
 import type { PgConnectable, PgTx, PostgresHandle } from '../../../db/postgres/client'
 import { accounts, deviceGroups, devices, groups, sessions, userGroups, users } from '../../../db/postgres/schema'
 import {
@@ -38,6 +38,7 @@ import type { DeferredWrites } from '../deferred'
 import { createPostgresDeferredWrites, type PostgresDeferredWriteOptions } from './deferred'
 import { endLinksBeyondCreatorsReachInTransaction as endLinks } from './shareLinks'
 import { unitOfWork } from './unit'
+import { byCodePoint } from './order'
 
 /**
  * Which of `ids` are groups of the account, inside a caller's unit of work (people.ts's writer of
@@ -71,7 +72,6 @@ export function isUniqueViolation(error: unknown, constraint: string): boolean {
 }
 
 /** text ordered as SQLite's BINARY collation orders it (code points), whatever the database's collation */
-export const binary = (column: AnyColumn) => sql`${column} collate "C"`
 
 /**
  * The write of uses noted in memory (sessions', keys' last uses) for the PostgreSQL background
@@ -223,7 +223,7 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
         .from(userGroups)
         .innerJoin(groups, eq(groups.id, userGroups.groupId))
         .where(inArray(userGroups.userId, [...groupsOf.keys()]))
-        .orderBy(binary(groups.name), binary(groups.id))
+        .orderBy(byCodePoint(groups.name), byCodePoint(groups.id))
       for (const { userId, groupId } of memberships) groupsOf.get(userId)!.push(groupId)
     }
     return rows.map((row) => storedUser(row, groupsOf.get(row.id)!))
@@ -247,7 +247,7 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
       .innerJoin(devices, eq(devices.key, deviceGroups.deviceKey))
       .innerJoin(groups, and(eq(groups.id, deviceGroups.groupId), eq(groups.accountId, devices.accountId)))
       .where(inArray(deviceGroups.groupId, groupIds))
-      .orderBy(binary(devices.alias), binary(devices.id))
+      .orderBy(byCodePoint(devices.alias), byCodePoint(devices.id))
     for (const { groupId, id } of memberDevices) bodies.get(groupId)!.devices.push(id)
     const memberUsers = await db
       .select({ groupId: userGroups.groupId, id: users.id })
@@ -255,7 +255,7 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
       .innerJoin(users, eq(users.id, userGroups.userId))
       .innerJoin(groups, and(eq(groups.id, userGroups.groupId), eq(groups.accountId, users.accountId)))
       .where(inArray(userGroups.groupId, groupIds))
-      .orderBy(binary(users.name), binary(users.id))
+      .orderBy(byCodePoint(users.name), byCodePoint(users.id))
     for (const { groupId, id } of memberUsers) bodies.get(groupId)!.users.push(id)
     return [...bodies.values()]
   }
@@ -289,7 +289,7 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
         .select({ id: accounts.id, name: accounts.name })
         .from(accounts)
         .where(inArray(accounts.id, db.selectDistinct({ id: users.accountId }).from(users)))
-        .orderBy(binary(accounts.id))
+        .orderBy(byCodePoint(accounts.id))
     },
     createAccount(account, by, nowMs) {
       return unit(async (tx) => {
@@ -318,7 +318,7 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
         .select()
         .from(users)
         .where(eq(users.accountId, accountId))
-        .orderBy(binary(users.name), binary(users.id))
+        .orderBy(byCodePoint(users.name), byCodePoint(users.id))
         .limit(page.limit)
         .offset(page.offset)
       return userBodies(rows)
@@ -424,7 +424,7 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
         .select()
         .from(groups)
         .where(visible(viewer))
-        .orderBy(binary(groups.name), binary(groups.id))
+        .orderBy(byCodePoint(groups.name), byCodePoint(groups.id))
         .limit(page.limit)
         .offset(page.offset)
       return groupBodies(rows)

@@ -12,6 +12,7 @@ import { type CreatorFull, decodeLink, type EndedLinks, linkColumnsOf, type Link
 import { systemClock } from '../../clock'
 import { createPostgresDeferredWrites } from './deferred'
 import { unitOfWork } from './unit'
+import { byCodePoint } from './order'
 
 /** shareLinks.ts's writer of the same name: a device moved to `accountId` leaves other accounts' links. */
 export async function removeFromOtherAccountsLinksInTransaction(tx: PgConnectable, deviceKey: number, accountId: string, now: number): Promise<void> {
@@ -68,7 +69,6 @@ const LINK_COLUMNS = linkColumnsOf(shareLinks)
 const oneOf = (column: SQL | AnyPgColumn, ids: readonly string[]) => sql`${column} = ANY(${sql.param([...ids])}::text[])`
 
 /** text in SQLite's order (bytes), whatever the database's collation */
-const bytewise = (column: AnyPgColumn) => sql`${column} COLLATE "C"`
 
 /** links whose state `linkStateNow` keeps (those resolved by token on this node, and those it wrote) */
 const MAX_KNOWN_STATES = 20_000
@@ -204,7 +204,7 @@ export function createPostgresShareLinkStore(database: PostgresHandle, { clock =
         .select(LINK_COLUMNS)
         .from(shareLinks)
         .where(and(eq(shareLinks.accountId, accountId), eq(shareLinks.revoked, false), gt(shareLinks.expiresAt, now)))
-        .orderBy(desc(shareLinks.createdAt), bytewise(shareLinks.id))
+        .orderBy(desc(shareLinks.createdAt), byCodePoint(shareLinks.id))
       return rows.map(decodeLink)
     },
     async devicesOf(linkIds) {
@@ -214,7 +214,7 @@ export function createPostgresShareLinkStore(database: PostgresHandle, { clock =
         .from(shareLinkDevices)
         .innerJoin(devices, eq(devices.key, shareLinkDevices.deviceKey))
         .where(oneOf(shareLinkDevices.linkId, linkIds))
-        .orderBy(bytewise(shareLinkDevices.linkId), asc(shareLinkDevices.ordinal))
+        .orderBy(byCodePoint(shareLinkDevices.linkId), asc(shareLinkDevices.ordinal))
     },
     async linkByShortCode(code) {
       const [row] = await db
