@@ -26,9 +26,9 @@ import { startOsmandListener } from '../../src/ingest/protocols/osmand/listener'
 import { createIngestPipeline } from '../../src/ingest/pipeline'
 import { teltonika } from '../../src/ingest/protocols/teltonika/descriptor'
 import { createConnectionGate, startTcpListener } from '../../src/ingest/tcp'
-import type { DecodedFix } from '../../src/ingest/types'
 import { silentLogger } from '../../src/log'
 import { fmt } from './load'
+import { fleet, ingestWorkload } from './workload'
 
 const FIXES = Number(process.env.BENCH_FIXES ?? 1_000_000)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -58,35 +58,8 @@ function fleetDatabase(name: string, devices: { imei: string; serial: string }[]
   return database
 }
 
-const fleet = (count: number, imeiBase: number, serialPrefix = 'S') =>
-  Array.from({ length: count }, (_, i) => ({ imei: String(imeiBase + i), serial: `${serialPrefix}${i}` }))
 
-/**
- * The workload: DEVICES vehicles reporting together, one fix every 10 s, REPORT_SIZE fixes to a
- * report (as a Teltonika packet brings them), a week ago. Report r is device r % DEVICES.
- * Both the floor and the pipeline take the reports in this order.
- */
-const startSeconds = Math.floor(Date.now() / 1000) - 7 * 86_400
-const REPORTS = Math.ceil(FIXES / REPORT_SIZE)
-function reportAt(r: number): { device: number; fixes: DecodedFix[] } {
-  const device = r % DEVICES
-  const first = Math.floor(r / DEVICES) * REPORT_SIZE
-  const fixes: DecodedFix[] = []
-  for (let step = first; step < first + REPORT_SIZE; step++) {
-    fixes.push({
-      timestamp: startSeconds + step * 10,
-      latitude: 53.4 + device * 0.01 + Math.sin(step / 50) * 0.01,
-      longitude: -2.9 + device * 0.01 + Math.cos(step / 50) * 0.01,
-      speed: (step % 90) + 0.4,
-      course: (step * 7) % 360,
-      altitude: 20 + (step % 40),
-      satellites: 8 + (step % 5),
-      valid: true,
-      attributes: {},
-    })
-  }
-  return { device, fixes }
-}
+const { reports: REPORTS, reportAt } = ingestWorkload({ fixes: FIXES, devices: DEVICES, reportSize: REPORT_SIZE })
 
 function floorInsert(database: DatabaseHandle): number {
   const insert = database.sqlite.query(

@@ -37,6 +37,7 @@ import { silentLogger } from '../../src/log'
 import { createPostgresStores } from '../../src/store/postgres'
 import { fmt, load, startServerProcess, type LoadResult } from './load'
 import { cpuSecondsOf, machineCpu, postgresCpu, postgresCpuBetween, scratchDatabase, SERVER_URL } from './pg-support'
+import { fleet, ingestWorkload } from './workload'
 
 const FIXES = Number(process.env.BENCH_FIXES ?? 200_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
@@ -63,33 +64,11 @@ function fleetDocument(devices: { imei: string; serial: string }[], extra: Recor
     ...extra,
   }
 }
-const fleet = (count: number, imeiBase: number, serialPrefix = 'S') =>
-  Array.from({ length: count }, (_, i) => ({ imei: String(imeiBase + i), serial: `${serialPrefix}${i}` }))
 
 // ---------------------------------------------------------------------------------------------
 // ingest: the same workload as scripts/bench/ingest.ts (100 vehicles, reports of 10 fixes 10 s apart, a week ago)
 
-const startSeconds = Math.floor(Date.now() / 1000) - 7 * 86_400
-const REPORTS = Math.ceil(FIXES / REPORT_SIZE)
-function reportAt(r: number): { device: number; fixes: DecodedFix[] } {
-  const device = r % DEVICES
-  const first = Math.floor(r / DEVICES) * REPORT_SIZE
-  const fixes: DecodedFix[] = []
-  for (let step = first; step < first + REPORT_SIZE; step++) {
-    fixes.push({
-      timestamp: startSeconds + step * 10,
-      latitude: 53.4 + device * 0.01 + Math.sin(step / 50) * 0.01,
-      longitude: -2.9 + device * 0.01 + Math.cos(step / 50) * 0.01,
-      speed: (step % 90) + 0.4,
-      course: (step * 7) % 360,
-      altitude: 20 + (step % 40),
-      satellites: 8 + (step % 5),
-      valid: true,
-      attributes: {},
-    })
-  }
-  return { device, fixes }
-}
+const { reports: REPORTS, reportAt, startSeconds } = ingestWorkload({ fixes: FIXES, devices: DEVICES, reportSize: REPORT_SIZE })
 
 type Row = [number, number, number, number, number, number, number, number, number, string | null]
 /** the rows of reports [from, to) as the floors store them (device key = index + 1, as imported) */
