@@ -45,14 +45,6 @@ import { endLinksBeyondCreatorsReachInTransaction } from './shareLinks'
 import { unitOfWork } from './unit'
 import { byCodePoint } from './order'
 
-/** The SQLite module's synchronous reads, each answering a promise of the same result. */
-type Promised<T extends Record<string, (...args: never[]) => unknown>> = {
-  [K in keyof T]: (...args: Parameters<T[K]>) => Promise<ReturnType<T[K]>>
-}
-export type PostgresDeviceAccessReads = DeviceAccessReads
-export type PostgresDeviceIdentityReads = DeviceIdentityReads
-export type PostgresDeviceAdminStore = DeviceAdminStore
-
 /** Where the reads run: the pool or a caller's transaction, and this node's access counters. */
 export interface PostgresReadTarget {
   db: PgConnectable
@@ -96,7 +88,7 @@ function scopeTest(scope: DeviceScope, value: string): SQL {
 const listed = sql`${devices.state} <> 'unlink'`
 
 /** The reads behind the one access function (src/store/devices.ts's createDeviceAccessReads), as promises. */
-export function createPostgresDeviceAccessReads(database: PostgresReadTarget): PostgresDeviceAccessReads {
+export function createPostgresDeviceAccessReads(database: PostgresReadTarget): DeviceAccessReads {
   const { db, versions } = database
   // every GET /devices/{id} runs it: prepared, so that PostgreSQL plans it once per connection and
   // postgres.js sends it in one round trip (unprepared, it waits for a Describe first)
@@ -152,7 +144,7 @@ export function createPostgresDeviceAccessReads(database: PostgresReadTarget): P
 }
 
 /** The reads behind ingest's identification (src/store/devices.ts's createDeviceIdentityReads), as promises. */
-export function createPostgresDeviceIdentityReads(database: PostgresReadTarget): PostgresDeviceIdentityReads {
+export function createPostgresDeviceIdentityReads(database: PostgresReadTarget): DeviceIdentityReads {
   const { db, versions } = database
   return {
     identityVersion: () => versions.current(2),
@@ -213,7 +205,7 @@ async function deleteEventsInTransaction(tx: PgConnectable, deviceKey: number): 
 }
 
 /** src/store/devices.ts's createDeviceAdminStore: each change one unit of work with its audit entry. */
-export function createPostgresDeviceAdminStore(database: Pick<PostgresHandle, 'db' | 'versions'>): PostgresDeviceAdminStore {
+export function createPostgresDeviceAdminStore(database: Pick<PostgresHandle, 'db' | 'versions'>): DeviceAdminStore {
   async function requireModel(tx: PgTx, id: string, accountId: string): Promise<string> {
     const [found] = await tx
       .select({ id: models.id })

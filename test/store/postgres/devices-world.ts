@@ -10,6 +10,9 @@ import {
   createDeviceAdminStore,
   createDeviceIdentityReads,
   createUnknownIdentifierStore,
+  type DeviceAccessReads,
+  type DeviceAdminStore,
+  type DeviceIdentityReads,
   type UnknownIdentifierStore,
 } from '../../../src/store/devices'
 import { createOperatorNameStore, type OperatorNameStore } from '../../../src/store/operator-names'
@@ -18,9 +21,6 @@ import {
   createPostgresDeviceAdminStore,
   createPostgresDeviceIdentityReads,
   createPostgresUnknownIdentifierStore,
-  type PostgresDeviceAccessReads,
-  type PostgresDeviceAdminStore,
-  type PostgresDeviceIdentityReads,
 } from '../../../src/store/postgres/devices'
 import { createPostgresOperatorNameStore } from '../../../src/store/postgres/operator-names'
 import { createPostgresStatusReads } from '../../../src/store/postgres/status'
@@ -48,9 +48,9 @@ export type TableName = keyof typeof TABLES
 
 export interface DevicesWorld {
   engine: 'sqlite' | 'postgres'
-  admin: PostgresDeviceAdminStore
-  access: PostgresDeviceAccessReads
-  identity: PostgresDeviceIdentityReads
+  admin: DeviceAdminStore
+  access: DeviceAccessReads
+  identity: DeviceIdentityReads
   unknown: UnknownIdentifierStore
   status: StatusReads
   names: OperatorNameStore
