@@ -13,6 +13,9 @@ import type { Logger } from '../log'
 /** how long a failing write waits at most before it tries again (it doubles from delayMs) */
 const MAX_RETRY_MS = 60_000
 
+/** How long a background writer waits before its next try: `delayMs`, doubled by each failure in a row, a minute at most. */
+export const nextTryInMs = (delayMs: number, failures: number): number => Math.min(delayMs * 2 ** failures, MAX_RETRY_MS)
+
 export interface DeferredWriteOptions {
   /** how soon a write follows the first change that waits (it is tried once for everything waiting then) */
   delayMs: number
@@ -71,7 +74,7 @@ export function createDeferredWrites(sqlite: Database, options: DeferredWriteOpt
   /** a write soon, unless one is already due or nothing waits */
   function schedule(): void {
     if (timer !== null || !options.hasPending()) return
-    const delay = Math.min(options.delayMs * 2 ** failures, MAX_RETRY_MS)
+    const delay = nextTryInMs(options.delayMs, failures)
     timer = setTimeout(() => {
       timer = null
       flush()

@@ -5,9 +5,8 @@
  * then writes what is left.
  */
 import type { Logger } from '../../log'
-import type { DeferredWrites } from '../deferred'
+import { type DeferredWrites, nextTryInMs } from '../deferred'
 
-const MAX_RETRY_MS = 60_000
 
 export interface PostgresDeferredWriteOptions {
   delayMs: number
@@ -51,7 +50,7 @@ export function createPostgresDeferredWrites(options: PostgresDeferredWriteOptio
 
   function schedule(): void {
     if (timer !== null || !options.hasPending()) return
-    const delay = Math.min(options.delayMs * 2 ** failures, MAX_RETRY_MS)
+    const delay = nextTryInMs(options.delayMs, failures)
     timer = setTimeout(() => {
       timer = null
       void flush()
