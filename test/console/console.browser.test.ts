@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type Browser, type Page } from 'playwright-core'
-import { openDatabase } from '../../db/client'
+import { sql } from 'drizzle-orm'
 import { chromiumPresent, launchChromium, PASSWORD, shot, signIn, startConsoleServer, watchedPage, type ConsoleServer } from './support'
 import { baseDataset, ids } from '../support/world'
 
@@ -211,9 +211,7 @@ describe.skipIf(!hasChromium)('the console in chromium', () => {
     await page.waitForFunction(() => document.querySelectorAll('.device-row').length === 2)
 
     // every session of the server ends (as when the password changes): the next call is 401
-    const database = openDatabase(server.databasePath)
-    database.sqlite.query('DELETE FROM sessions').run()
-    database.close()
+    await server.database.execute(sql`DELETE FROM sessions`)
     await page.locator(`.device-row[data-device="${ids.truck2}"]`).click()
     await page.getByText('Your session has ended. Sign in again.').waitFor()
 

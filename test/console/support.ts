@@ -1,12 +1,10 @@
 /** Shared by the console's browser tests: Debian's chromium, the tiles answered here, screenshots. */
-import type { Database } from 'bun:sqlite'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core'
-import { openDatabase } from '../../db/client'
-import { importNow } from '../support/import'
+import { sql } from 'drizzle-orm'
 import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
+import { serverDatabase, type ServerDatabase } from '../support/server-database'
 
 export const CHROMIUM = '/usr/bin/chromium'
 export const ROOT = join(import.meta.dir, '..', '..')
@@ -56,7 +54,8 @@ export const shot = (page: Page, name: string) => page.screenshot({ path: join(O
 export interface ConsoleServer {
   /** http://127.0.0.1:<port>, the console's address (APP_URL) */
   base: string
-  databasePath: string
+  /** its database, on the run's engine */
+  database: ServerDatabase
   /** the ports the test asked for, as the server listens on them */
   ports: { http: number; osmand: number; gt06: number; teltonika: number }
   process: ServerProcess
@@ -64,8 +63,8 @@ export interface ConsoleServer {
 }
 
 /**
- * The real server in a child process for a browser test: a fresh database in a temporary folder,
- * the dataset imported, PASSWORD set for `signIn` users, tiles pointed at TILES. Protocol ports are
+ * The real server in a child process for a browser test: a fresh database on the run's engine
+ * (test/support/server-database.ts), the dataset imported, PASSWORD set for `signIn` users, tiles pointed at TILES. Protocol ports are
  * off unless asked for (`true`: a free port).
  */
 export async function startConsoleServer(options: {
@@ -74,18 +73,11 @@ export async function startConsoleServer(options: {
   signIn: string[]
   ports?: { osmand?: boolean; gt06?: boolean; teltonika?: boolean }
   env?: Record<string, string>
-  /** anything more to write before the server starts */
-  seed?: (sqlite: Database) => void
 }): Promise<ConsoleServer> {
-  const dir = mkdtempSync(join(tmpdir(), `${options.name}-`))
   mkdirSync(OUTPUT, { recursive: true })
-  const databasePath = join(dir, 'tracker.db')
-  const setup = openDatabase(databasePath)
-  importNow(setup, options.dataset)
+  const database = await serverDatabase(options.name, options.dataset)
   const hash = await cheapPasswordHash()
-  for (const user of options.signIn) setup.sqlite.query('UPDATE users SET password_hash = ? WHERE id = ?').run(hash, user)
-  options.seed?.(setup.sqlite)
-  setup.close()
+  for (const user of options.signIn) await database.execute(sql`UPDATE users SET password_hash = ${hash} WHERE id = ${user}`)
 
   const ports = {
     http: freePort(),
@@ -97,7 +89,7 @@ export async function startConsoleServer(options: {
   const server = spawnServer([process.execPath, '--max-http-header-size=65536', 'src/main.ts', 'serve'], {
     cwd: ROOT,
     env: {
-      ...serverEnv(databasePath, ports, 'info'),
+      ...serverEnv(database, ports, 'info'),
       GT06_PORT: String(ports.gt06),
       APP_URL: base,
       TILE_URL: `${TILES}/{z}/{x}/{y}.png`,
@@ -107,12 +99,12 @@ export async function startConsoleServer(options: {
   await server.waitFor((line) => line.msg === 'serving', 20_000)
   return {
     base,
-    databasePath,
+    database,
     ports,
     process: server,
     async stop() {
       await server.terminate()
-      rmSync(dir, { recursive: true, force: true })
+      await database.close()
     },
   }
 }

@@ -1,6 +1,7 @@
 /** Running the real server as a child process: ports, its JSON log lines on stderr, waiting for them. */
 import type { Subprocess } from 'bun'
 import { PROTOCOLS } from '../../src/ingest/protocols'
+import type { ServerDatabase } from './server-database'
 
 /** ports this process has handed out: never twice */
 const handedOut = new Set<number>()
@@ -94,15 +95,15 @@ export function spawnServer(cmd: string[], options: { cwd: string; env: Record<s
   }
 }
 
-/** The environment of a server under test: loopback only, its own database and ports, every device protocol off but OsmAnd's and Teltonika's. */
+/** The environment of a server under test: loopback only, its own database (a SQLite path, or a ServerDatabase on the run's engine) and ports, every device protocol off but OsmAnd's and Teltonika's. */
 export function serverEnv(
-  databasePath: string,
+  database: string | Pick<ServerDatabase, 'env'>,
   ports: { http: number; osmand: number; teltonika: number },
   logLevel: 'error' | 'info',
 ): Record<string, string | undefined> {
   return {
     ...process.env,
-    DATABASE_PATH: databasePath,
+    ...(typeof database === 'string' ? { DATABASE_PATH: database } : database.env),
     HOST: '127.0.0.1',
     PORT: String(ports.http),
     // a protocol added to the list is off here, not on its default port
