@@ -9,8 +9,7 @@
  * (first-day-*.png).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { simpleParser } from 'mailparser'
 import type { Browser, Page } from 'playwright-core'
@@ -19,6 +18,7 @@ import { osmand } from '../../src/ingest/protocols/osmand/descriptor'
 import { type Smtp, startSmtp } from '../alerts/messaging-receivers'
 import { connectClient, gt06Alarm, gt06Login, hex, type TestClient } from '../ingest/frames'
 import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
+import { serverDatabase, type ServerDatabase } from '../support/server-database'
 import { chromiumPresent, launchChromium, OUTPUT, PLAIN_TILE, watchedPage } from './support'
 
 const hasChromium = chromiumPresent("the owner's first day browser test")
@@ -29,7 +29,7 @@ const DESKTOP = { viewport: { width: 1280, height: 800 }, timezoneId: ZONE, loca
 const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, timezoneId: ZONE, locale: 'en-GB' }
 const VAN_IMEI = '359710049095009'
 
-let dir: string
+let database: ServerDatabase | undefined
 let server: ServerProcess
 let smtp: Smtp
 let browser: Browser
@@ -43,13 +43,13 @@ beforeAll(async () => {
   if (!hasChromium) return
   mkdirSync(OUTPUT, { recursive: true })
   smtp = await startSmtp()
-  dir = mkdtempSync(join(tmpdir(), 'first-day-'))
+  database = await serverDatabase('first-day')
   const port = freePort()
   osmandPort = freePort()
   gt06Port = freePort()
   base = `http://127.0.0.1:${port}`
   const env = {
-    ...serverEnv(join(dir, 'tracker.db'), { http: port, osmand: osmandPort, teltonika: 0 }, 'info'),
+    ...serverEnv(database, { http: port, osmand: osmandPort, teltonika: 0 }, 'info'),
     GT06_PORT: String(gt06Port),
     APP_URL: undefined,
     TILE_URL: 'http://tiles.test/{z}/{x}/{y}.png',
@@ -67,7 +67,7 @@ afterAll(async () => {
   await browser?.close()
   if (server?.child.exitCode === null) await server.terminate()
   await smtp?.close()
-  if (dir) rmSync(dir, { recursive: true, force: true })
+  await database?.close()
 })
 
 async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {

@@ -6,12 +6,12 @@
  * page on a 403 shows the server's reason. Screenshots at 1280×800 and 390×844 in test-output/.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { chromiumPresent, launchChromium, OUTPUT, shot, watchedPage } from '../console/support'
 import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
+import { serverDatabase, type ServerDatabase } from '../support/server-database'
 
 const hasChromium = chromiumPresent('the sign-in origin browser test')
 const ROOT = join(import.meta.dir, '..', '..')
@@ -19,7 +19,7 @@ const PASSWORD = 'first day passphrase'
 const DESKTOP = { viewport: { width: 1280, height: 800 } }
 const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true }
 
-let dir: string
+let database: ServerDatabase | undefined
 let server: ServerProcess
 let browser: Browser
 let base: string
@@ -28,10 +28,10 @@ let setupLink: string
 beforeAll(async () => {
   if (!hasChromium) return
   mkdirSync(OUTPUT, { recursive: true })
-  dir = mkdtempSync(join(tmpdir(), 'origin-browser-'))
+  database = await serverDatabase('origin-browser')
   const port = freePort()
   base = `http://127.0.0.1:${port}`
-  const env = { ...serverEnv(join(dir, 'tracker.db'), { http: port, osmand: 0, teltonika: 0 }, 'info'), APP_URL: undefined, TILE_URL: 'http://tiles.test/{z}/{x}/{y}.png' }
+  const env = { ...serverEnv(database, { http: port, osmand: 0, teltonika: 0 }, 'info'), APP_URL: undefined, TILE_URL: 'http://tiles.test/{z}/{x}/{y}.png' }
   server = spawnServer([process.execPath, '--max-http-header-size=65536', 'src/main.ts', 'serve'], { cwd: ROOT, env })
   setupLink = String((await server.waitFor((line) => typeof line.setup_url === 'string', 20_000)).setup_url)
   await server.waitFor((line) => line.msg === 'serving', 20_000)
@@ -41,7 +41,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   if (server?.child.exitCode === null) await server.terminate()
-  if (dir) rmSync(dir, { recursive: true, force: true })
+  await database?.close()
 })
 
 /** sends the request as a page on another origin would, and hands the browser the server's real answer */
