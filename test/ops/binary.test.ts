@@ -6,13 +6,16 @@
  * It creates its database, imports, issues a key, serves, answers /health, /ready and an
  * authenticated call, ingests a fix, and exits 0 on SIGTERM. A .env and a bunfig.toml in its
  * folder are ignored. `tracker demo` replays its built-in bus recordings with no folder given.
+ * Under `npm run test:pg` the binary runs on PostgreSQL (DATABASE_URL; its PostgreSQL migrations
+ * come from inside too); backup and the default SQLite file are SQLite's own.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort, spawnServer } from '../support/process'
+import { serverDatabase, type ServerDatabase } from '../support/server-database'
+import { testEngine } from '../support/world'
 
 const ROOT = join(import.meta.dir, '..', '..')
 const work = join(tmpdir(), `tracker-binary-${process.pid}`)
@@ -34,10 +37,13 @@ function hidingPrefix(): string[] {
   }
 }
 let prefix: string[] = []
+/** the run's engine: on PostgreSQL a database of the test's own (DATABASE_URL); on SQLite none (the binary's default file) */
+let database: ServerDatabase | null = null
 
 /** Only what an operator would set: no Bun or test variables leak in from this process. */
 function env(extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LOG_LEVEL: 'info', ...extra }
+  const engine = database?.engine === 'postgres' ? database.env : {}
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LOG_LEVEL: 'info', ...engine, ...extra }
 }
 
 function run(args: string[], extra: Record<string, string> = {}) {
@@ -46,7 +52,8 @@ function run(args: string[], extra: Record<string, string> = {}) {
 }
 
 let buildMs = 0
-beforeAll(() => {
+beforeAll(async () => {
+  if (testEngine === 'postgres') database = await serverDatabase('binary')
   rmSync(work, { recursive: true, force: true })
   mkdirSync(home, { recursive: true })
   mkdirSync(inputs, { recursive: true })
@@ -60,7 +67,10 @@ beforeAll(() => {
   prefix = hidingPrefix()
 }, 60_000)
 
-afterAll(() => rmSync(work, { recursive: true, force: true }))
+afterAll(async () => {
+  rmSync(work, { recursive: true, force: true })
+  await database?.close()
+})
 
 describe('the single binary', () => {
   test('is built alone into its folder, and runs alone in another', () => {
@@ -73,7 +83,8 @@ describe('the single binary', () => {
     const imported = run(['import', join(inputs, 'fleet.json')])
     expect(imported.stderr).toBe('')
     expect(imported.code).toBe(0)
-    expect(existsSync(join(home, 'data', 'tracker.db'))).toBe(true)
+    // on SQLite the database is the default file beside it; on PostgreSQL nothing is written there
+    expect(existsSync(join(home, 'data', 'tracker.db'))).toBe(testEngine === 'sqlite')
 
     const key = run(['key', 'create', '--user', ALICE])
     expect(key.code).toBe(0)
@@ -135,8 +146,9 @@ describe('the single binary', () => {
       const fix = await fetch(`http://127.0.0.1:${osmandPort}/?id=BUS304&lat=52.66&lon=-8.63&timestamp=${Math.floor(Date.now() / 1000)}&speed=10`)
       expect(fix.status).toBe(200)
       const metrics = await (await fetch(`${base}/metrics`)).text()
-      expect(metrics).toContain('tracker_fixes_ingested_total{protocol="osmand"} 1')
-      expect(metrics).toMatch(/tracker_ingest_batch_commit_seconds_count [1-9]/)
+      // on PostgreSQL every sample carries its node's label too
+      expect(metrics).toMatch(/^tracker_fixes_ingested_total\{(node="[^"]+",)?protocol="osmand"\} 1$/m)
+      expect(metrics).toMatch(/^tracker_ingest_batch_commit_seconds_count(\{node="[^"]+"\})? [1-9]/m)
     } finally {
       const code = await server.terminate('SIGTERM')
       expect(code).toBe(0)
@@ -145,7 +157,8 @@ describe('the single binary', () => {
     expect(server.lines.filter((l) => l.level === 'error')).toEqual([])
   }, 30_000)
 
-  test('a .env or bunfig.toml in its folder changes nothing: configuration is the environment', () => {
+  // the default SQLite file's path is what the .env would have changed
+  test.skipIf(testEngine !== 'sqlite')('a .env or bunfig.toml in its folder changes nothing: configuration is the environment', () => {
     const dir = join(work, 'stray')
     mkdirSync(dir, { recursive: true })
     // if the .env were read, PORT would be invalid and the command would stop with exit 2
@@ -159,28 +172,33 @@ describe('the single binary', () => {
     expect(existsSync(join(dir, 'from-dotenv.db'))).toBe(false)
   })
 
-  test('demo: the bus recordings are inside, so it replays all of them with no folder given', () => {
-    const database = join(work, 'demo', 'demo.db')
+  test('demo: the bus recordings are inside, so it replays all of them with no folder given', async () => {
+    const demoDatabase = await serverDatabase('binary-demo')
     const demo = run(['demo', '--speed', '1000000', '--exit'], {
-      DATABASE_PATH: database, PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(freePort()), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', LOG_LEVEL: 'warn',
+      ...demoDatabase.env, PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(freePort()), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', LOG_LEVEL: 'warn',
     })
     expect(demo.stderr).toBe('')
     expect(demo.code).toBe(0)
     expect(demo.stdout).toContain('demo fleet: 9 buses')
     expect(demo.stdout).toContain('replay done: 3677 fixes accepted, 0 refused')
-    const db = new Database(database, { readonly: true })
     try {
-      expect(db.query<{ n: number }, []>('SELECT count(*) AS n FROM positions').get()!.n).toBe(3677)
+      expect(await demoDatabase.count('positions')).toBe(3677)
     } finally {
-      db.close()
+      await demoDatabase.close()
     }
-  })
+  }, 60_000)
 
   test('takes the other commands too: version, backup, usage errors', () => {
     expect(run(['version']).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
     const backup = run(['backup', join(home, 'backups', 'first.db')])
-    expect(backup.code).toBe(0)
-    expect(backup.stdout).toContain('integrity ok')
+    if (testEngine === 'sqlite') {
+      expect(backup.code).toBe(0)
+      expect(backup.stdout).toContain('integrity ok')
+    } else {
+      // PostgreSQL is backed up with pg_dump, which the command names
+      expect(backup.code).toBe(2)
+      expect(backup.stderr).toContain('pg_dump')
+    }
     expect(run(['nonsense']).code).toBe(2)
   })
 })
