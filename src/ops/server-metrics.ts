@@ -75,7 +75,7 @@ export function createServerMetrics(options: ServerMetricsOptions = {}) {
     tcpConnections: registry.gauge('tracker_tcp_connections', 'Open device TCP connections, by protocol', ['protocol'], (set) => {
       for (const [protocol, count] of Object.entries(sources.tcpConnections?.() ?? {})) set([protocol], count)
     }),
-    databaseSize: registry.gauge('tracker_database_size_bytes', 'Size of the SQLite files on disk: the database and its write-ahead log', ['file'], (set) => {
+    databaseSize: registry.gauge('tracker_database_size_bytes', 'Size of the database on disk: SQLite\'s file (database) and its write-ahead log (wal); on PostgreSQL pg_database_size (database; wal 0)', ['file'], (set) => {
       if (!databaseSizes) return
       set(['database'], databaseSizes.database)
       set(['wal'], databaseSizes.wal)
