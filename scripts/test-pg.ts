@@ -63,6 +63,8 @@ const POSTGRES_SUITE = [
   'test/alerts/delivery.test.ts',
   'test/ingest/listeners.test.ts',
   'test/alerts/rules.test.ts',
+  // the real server (startServer, or `tracker serve` in a child process) on a serverDatabase
+  'test/ops/shutdown.test.ts',
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
   // two real nodes on one database
