@@ -64,6 +64,11 @@ const POSTGRES_SUITE = [
   'test/ingest/listeners.test.ts',
   'test/alerts/rules.test.ts',
   // the real server (startServer, or `tracker serve` in a child process) on a serverDatabase
+  'test/admin/devices-ingest.test.ts',
+  'test/admin/devices-unknown.test.ts',
+  'test/alerts/connection-events.test.ts',
+  'test/alerts/delivery-fairness.test.ts',
+  'test/alerts/delivery-server.test.ts',
   'test/ops/shutdown.test.ts',
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
