@@ -69,6 +69,8 @@ const POSTGRES_SUITE = [
   'test/alerts/connection-events.test.ts',
   'test/alerts/delivery-fairness.test.ts',
   'test/alerts/delivery-server.test.ts',
+  'test/alerts/wiring.crash.test.ts',
+  'test/alerts/wiring.test.ts',
   'test/ops/shutdown.test.ts',
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
