@@ -71,6 +71,8 @@ const POSTGRES_SUITE = [
   'test/alerts/delivery-server.test.ts',
   'test/alerts/wiring.crash.test.ts',
   'test/alerts/wiring.test.ts',
+  'test/devices/homework.test.ts',
+  'test/events/device-alarms.test.ts',
   'test/ops/shutdown.test.ts',
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
