@@ -71,6 +71,7 @@ const POSTGRES_SUITE = [
   'test/alerts/delivery-server.test.ts',
   'test/alerts/wiring.crash.test.ts',
   'test/alerts/wiring.test.ts',
+  'test/commands/delivery.tcp.test.ts',
   'test/devices/homework.test.ts',
   'test/events/device-alarms.test.ts',
   'test/ops/shutdown.test.ts',
