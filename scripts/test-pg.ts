@@ -74,6 +74,7 @@ const POSTGRES_SUITE = [
   'test/commands/delivery.tcp.test.ts',
   'test/devices/homework.test.ts',
   'test/events/device-alarms.test.ts',
+  'test/ingest/crash.test.ts',
   'test/ingest/server.test.ts',
   'test/ops/shutdown.test.ts',
   // the command line with DATABASE_URL

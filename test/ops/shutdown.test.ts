@@ -13,7 +13,7 @@ import { sql } from 'drizzle-orm'
 import { ACCOUNT, DEVICES, fleetDataset } from '../ingest/fleet'
 import { streamTeltonika } from '../ingest/frames'
 import { freePort, serverEnv, spawnServer } from '../support/process'
-import { serverDatabase, type ServerDatabase } from '../support/server-database'
+import { serverDatabase, type ServerDatabase, storedFixes } from '../support/server-database'
 import { baseDataset, testEngine } from '../support/world'
 
 const ROOT = join(import.meta.dir, '..', '..')
@@ -110,11 +110,7 @@ test('SIGTERM: exit 0, every acknowledged fix stored, sessions closed', async ()
   const total = [...acked.values()].reduce((n, l) => n + l.length, 0)
   expect(total).toBeGreaterThan(100)
 
-  const stored = new Set(
-    (await database.execute<{ imei: string | null; serial: string | null; ts: number | string }>(
-      sql`SELECT devices.imei AS imei, devices.serial AS serial, positions.ts AS ts FROM positions JOIN devices ON devices.key = positions.device`,
-    )).flatMap((row) => [row.imei, row.serial].filter((id) => id !== null).map((id) => `${id}@${Number(row.ts)}`)),
-  )
+  const stored = await storedFixes(database)
   const missing: string[] = []
   for (const [id, list] of acked) for (const ts of list) if (!stored.has(`${id}@${ts}`)) missing.push(`${id}@${ts}`)
   expect(missing).toEqual([])

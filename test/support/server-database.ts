@@ -134,6 +134,17 @@ export async function serverDatabase(name: string, dataset?: unknown): Promise<S
   }
 }
 
+/**
+ * Every stored position as `identifier@second` (the device's IMEI and its serial, each): what a
+ * durability test checks the fixes it saw acknowledged against, in one read.
+ */
+export async function storedFixes(database: Pick<ServerDatabase, 'execute'>): Promise<Set<string>> {
+  const rows = await database.execute<{ imei: string | null; serial: string | null; ts: number | string }>(
+    sql`SELECT devices.imei AS imei, devices.serial AS serial, positions.ts AS ts FROM positions JOIN devices ON devices.key = positions.device`,
+  )
+  return new Set(rows.flatMap((row) => [row.imei, row.serial].filter((id) => id !== null && id !== '').map((id) => `${id}@${Number(row.ts)}`)))
+}
+
 function counter(execute: ServerDatabase['execute']): ServerDatabase['count'] {
   return async (table, where) => {
     const [row] = await execute<{ n: number }>(sql`SELECT count(*) AS n FROM ${sql.raw(table)}${where ? sql` WHERE ${where}` : sql``}`)
