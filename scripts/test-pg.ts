@@ -74,8 +74,10 @@ const POSTGRES_SUITE = [
   'test/commands/delivery.tcp.test.ts',
   'test/devices/homework.test.ts',
   'test/events/device-alarms.test.ts',
+  'test/http/hostile-server.test.ts',
   'test/ingest/crash.test.ts',
   'test/ingest/server.test.ts',
+  'test/ops/share-views-stop.test.ts',
   'test/ops/shutdown.test.ts',
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
