@@ -77,8 +77,10 @@ const POSTGRES_SUITE = [
   'test/http/hostile-server.test.ts',
   'test/ingest/crash.test.ts',
   'test/ingest/server.test.ts',
+  'test/ops/ports.test.ts',
   'test/ops/share-views-stop.test.ts',
   'test/ops/shutdown.test.ts',
+  'test/session/first-run.test.ts',
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
   // two real nodes on one database

@@ -15,8 +15,8 @@ import { baseDataset, ids, keys } from '../support/world'
 
 const databases: ServerDatabase[] = []
 afterAll(async () => {
-  for (const database of databases) await database.close()
-})
+  await Promise.all(databases.map((database) => database.close()))
+}, 20_000)
 
 /** the base world without its second account (Globex) */
 function oneAccount() {

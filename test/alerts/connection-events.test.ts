@@ -35,7 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.stop()
   await database.close()
-})
+}, 20_000)
 
 async function connected(device: string): Promise<boolean> {
   const response = await fetch(`${api}/devices/${device}`, { headers })

@@ -36,7 +36,7 @@ afterAll(async () => {
   for (const h of hanging) h.close()
   receiver.stop()
   await database?.close()
-})
+}, 20_000)
 
 async function channel(token: string, name: string, url: string): Promise<void> {
   const response = await fetch(`${api}/notifications`, {

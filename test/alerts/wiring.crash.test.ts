@@ -14,7 +14,7 @@ const ROOT = join(import.meta.dir, '..', '..')
 let database: ServerDatabase | undefined
 afterAll(async () => {
   await database?.close()
-})
+}, 20_000)
 const SECRET = 'crash-test-secret'
 
 async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {

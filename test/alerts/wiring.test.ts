@@ -36,7 +36,7 @@ afterAll(async () => {
   await server.stop()
   receiver.stop()
   await database.close()
-})
+}, 20_000)
 
 async function post(path: string, body: unknown): Promise<{ id: string }> {
   const response = await fetch(`${api}${path}`, { method: 'POST', headers: admin, body: JSON.stringify(body) })

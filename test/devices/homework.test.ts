@@ -18,8 +18,8 @@ import { baseDataset, ids, keys } from '../support/world'
 
 const databases: ServerDatabase[] = []
 afterAll(async () => {
-  for (const database of databases) await database.close()
-})
+  await Promise.all(databases.map((database) => database.close()))
+}, 20_000)
 
 async function started(name: string) {
   const database = await serverDatabase(`tracker-homework-${name}`, baseDataset())

@@ -30,7 +30,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.terminate()
   await database?.close()
-})
+}, 20_000)
 
 const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth)
 

@@ -17,7 +17,7 @@ const BUN = process.execPath
 let database: ServerDatabase | undefined
 afterAll(async () => {
   await database?.close()
-})
+}, 20_000)
 
 function startServer(ports: { http: number; osmand: number; teltonika: number }) {
   return Bun.spawn([BUN, 'src/main.ts', 'serve'], {

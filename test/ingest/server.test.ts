@@ -13,8 +13,8 @@ import { connectClient, gt06Location, gt06Login, gt06Status, hex, teltonikaImei,
 
 const databases: ServerDatabase[] = []
 afterAll(async () => {
-  for (const database of databases) await database.close()
-})
+  await Promise.all(databases.map((database) => database.close()))
+}, 20_000)
 
 /** a fresh database on the run's engine (holding `dataset`), closed after the file */
 async function database(name: string, dataset?: unknown): Promise<ServerDatabase> {

@@ -13,7 +13,7 @@ const ROOT = join(import.meta.dir, '..', '..')
 let database: ServerDatabase | undefined
 afterAll(async () => {
   await database?.close()
-})
+}, 20_000)
 
 test('SIGTERM writes the share-link views still waiting in memory', async () => {
   database = await serverDatabase('tracker-views', baseDataset())

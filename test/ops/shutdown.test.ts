@@ -19,8 +19,8 @@ import { baseDataset, testEngine } from '../support/world'
 const ROOT = join(import.meta.dir, '..', '..')
 const databases: ServerDatabase[] = []
 afterAll(async () => {
-  for (const database of databases) await database.close()
-})
+  await Promise.all(databases.map((database) => database.close()))
+}, 20_000)
 
 const TELTONIKA_DEVICES = Array.from({ length: 6 }, (_, i) => String(871000000000000 + i))
 /** a whole hour a day ago: real-clock fixes must be within MAX_FIX_AGE_DAYS and at most a day ahead */
