@@ -61,8 +61,11 @@ type Command = (args: string[], config: Config) => Promise<number>
 const COMMANDS: Record<string, Command> = {
   async serve(_args, config) {
     const log = createLogger(config.logLevel)
-    const server = await startServer(config, { log })
-    stopOnSignals(() => server.stop(), { log })
+    // the signals are handled before the server says it serves: a SIGTERM right after "serving"
+    // would otherwise find no handler yet and kill the process where it stands
+    const starting = startServer(config, { log })
+    stopOnSignals(async () => (await starting).stop(), { log })
+    await starting
     return -1
   },
 

@@ -216,7 +216,7 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
       stopped = true
       // /ready answers 503 from now on; a retention pass ends after its current batch
       status.stopping = true
-      upkeep?.stop()
+      await upkeep?.stop()
       await retention?.stop()
       // attempts under way are cut off and stay pending: sent again (same delivery id) after the restart
       await notificationDelivery.stop()
@@ -249,17 +249,30 @@ const PARTITION_UPKEEP_MS = 60 * 60_000
  * time): the month partitions of positions made ahead (this month and the next two), and the
  * devices a dead node left connected disconnected once quiet for OFFLINE_AFTER.
  */
-function startNodeUpkeep(options: { sql: import('postgres').Sql; leases: Leases; pipeline: IngestPipeline; clock: Clock; log: Logger; sweepIntervalMs: number }): { stop(): void } {
+function startNodeUpkeep(options: { sql: import('postgres').Sql; leases: Leases; pipeline: IngestPipeline; clock: Clock; log: Logger; sweepIntervalMs: number }): { stop(): Promise<void> } {
   const { sql, leases, pipeline, clock, log } = options
-  const partitions = () =>
+  // the jobs under way: stop waits for them, or the pool would close under a job's reserved
+  // connection (its queries failing, the close waiting out its 5 s timeout for that connection)
+  const running = new Set<Promise<unknown>>()
+  const track = (job: () => Promise<unknown>) => () => {
+    const done = job().finally(() => running.delete(done))
+    running.add(done)
+  }
+  const partitions = track(() =>
     leases
       .run('partitions', () => ensurePartitions(sql, partitionsAhead(clock.now())))
-      .catch((error: Error) => log.error('partition upkeep failed', { error: error.message }))
-  const sweep = () => leases.run('offline-sweep', () => pipeline.sweepStored()).catch((error: Error) => log.error('stored offline sweep failed', { error: error.message }))
-  void partitions()
+      .catch((error: Error) => log.error('partition upkeep failed', { error: error.message })),
+  )
+  const sweep = track(() => leases.run('offline-sweep', () => pipeline.sweepStored()).catch((error: Error) => log.error('stored offline sweep failed', { error: error.message })))
+  partitions()
   const timers = [setInterval(partitions, PARTITION_UPKEEP_MS), setInterval(sweep, options.sweepIntervalMs)]
   for (const timer of timers) timer.unref?.()
-  return { stop: () => timers.forEach((timer) => clearInterval(timer)) }
+  return {
+    async stop() {
+      for (const timer of timers) clearInterval(timer)
+      await Promise.all(running)
+    },
+  }
 }
 
 /** A port this server needs is bound by another process (another server, most likely). */

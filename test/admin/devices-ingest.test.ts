@@ -3,31 +3,21 @@
  * listeners at once, on the very next report (the ingest pipeline's device cache would otherwise
  * notice within a second; the clock here never moves, so "within a second" would be never).
  */
-import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { openDatabase } from '../../db/client'
+import { expect, test } from 'bun:test'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
-import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { freePort } from '../support/process'
+import { serverDatabase } from '../support/server-database'
 import { baseDataset, ids, keys } from '../support/world'
 
-const dir = mkdtempSync(join(tmpdir(), 'tracker-admin-ingest-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
 test('a device created over HTTP reports in at once; re-identified, its old serial is refused and the new one accepted; deleted, refused', async () => {
-  const databasePath = join(dir, 'tracker.db')
-  const setup = openDatabase(databasePath)
-  importNow(setup, baseDataset())
-  setup.close()
+  const database = await serverDatabase('tracker-admin-ingest', baseDataset())
   const osmandPort = freePort()
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
   const config = loadConfig({
-    DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(osmandPort), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0',
+    ...database.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(osmandPort), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0',
   })
   const server = await startServer(config, { clock, log: silentLogger })
   try {
@@ -68,5 +58,6 @@ test('a device created over HTTP reports in at once; re-identified, its old seri
     expect(device.location).toEqual([48.85, 2.35])
   } finally {
     await server.stop()
+    await database.close()
   }
 })

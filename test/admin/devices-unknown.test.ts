@@ -4,21 +4,19 @@
  * anyone once the server holds a second account (an unknown identifier belongs to no account).
  */
 import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { openDatabase } from '../../db/client'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
-import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { connectClient, gt06Login } from '../ingest/frames'
 import { freePort } from '../support/process'
+import { serverDatabase, type ServerDatabase } from '../support/server-database'
 import { baseDataset, ids, keys } from '../support/world'
 
-const dir = mkdtempSync(join(tmpdir(), 'tracker-unknown-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const databases: ServerDatabase[] = []
+afterAll(async () => {
+  await Promise.all(databases.map((database) => database.close()))
+}, 20_000)
 
 /** the base world without its second account (Globex) */
 function oneAccount() {
@@ -42,15 +40,13 @@ interface Listed {
 }
 
 test('the unknown identifiers refused in the last 24 h, for a single-account admin (403 to members): masked and unlinked ones left out; gone once added, after 24 h; none listed to anyone with two accounts', async () => {
-  const databasePath = join(dir, 'tracker.db')
-  const setup = openDatabase(databasePath)
-  importNow(setup, oneAccount())
-  setup.close()
+  const database = await serverDatabase('tracker-unknown', oneAccount())
+  databases.push(database)
   const ports = { osmand: freePort(), gt06: freePort() }
   const start = Date.UTC(2026, 10, 25, 12)
   const clock = manualClock(start)
   const config = loadConfig({
-    DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06),
+    ...database.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06),
     TELTONIKA_PORT: '0', H02_PORT: '0', UNKNOWN_IDENTIFIERS_PER_MINUTE: '3',
   })
   const server = await startServer(config, { clock, log: silentLogger })
@@ -107,9 +103,7 @@ test('the unknown identifiers refused in the last 24 h, for a single-account adm
 
     // a second account on the server: nobody sees strangers' identifiers any more
     expect(await fix('phone-10')).toBe(404)
-    const other = openDatabase(databasePath)
-    importNow(other, { accounts: [{ id: ids.globex, name: 'Globex' }], users: [{ id: ids.erin, account: ids.globex, name: 'erin', role: 'admin', api_keys: [keys.erin] }] })
-    other.close()
+    await database.importMore({ accounts: [{ id: ids.globex, name: 'Globex' }], users: [{ id: ids.erin, account: ids.globex, name: 'erin', role: 'admin', api_keys: [keys.erin] }] })
     for (const key of [keys.dana, keys.erin]) {
       const shared = await api('GET', '/devices/unknown', key)
       expect(shared.status).toBe(200)
@@ -124,14 +118,12 @@ test('the unknown identifiers refused in the last 24 h, for a single-account adm
 })
 
 test('the list is bounded: the 1,000 most recently seen; an identifier no device could be given is left out', async () => {
-  const databasePath = join(dir, 'bounded.db')
-  const setup = openDatabase(databasePath)
-  importNow(setup, oneAccount())
-  setup.close()
+  const database = await serverDatabase('tracker-unknown', oneAccount())
+  databases.push(database)
   const osmand = freePort()
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
   const config = loadConfig({
-    DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(osmand), GT06_PORT: '0',
+    ...database.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(osmand), GT06_PORT: '0',
     TELTONIKA_PORT: '0', H02_PORT: '0', UNKNOWN_IDENTIFIERS_PER_MINUTE: '1000',
   })
   const server = await startServer(config, { clock, log: silentLogger })

@@ -5,44 +5,37 @@
  * the events API at that second; none is moved to an earlier one, none dropped.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { openDatabase } from '../../db/client'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
-import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
+import { serverDatabase, type ServerDatabase } from '../support/server-database'
 import { connectClient, gt06Login } from '../ingest/frames'
 import { freePort } from '../support/process'
 import { baseDataset, ids, keys } from '../support/world'
 
-const dir = mkdtempSync(join(tmpdir(), 'tracker-connection-events-'))
 // the server's clock stands still within one second: every connection change happens in it
 const SECOND = Math.floor(Date.now() / 1000) - 60
 const clock = manualClock(SECOND * 1000 + 250)
+let database: ServerDatabase
 let server: Awaited<ReturnType<typeof startServer>>
 let api: string
 let gt06Port: number
 const headers = { authorization: `Bearer ${keys.alice}` }
 
 beforeAll(async () => {
-  const path = join(dir, 'tracker.db')
-  const setup = openDatabase(path)
-  importNow(setup, baseDataset())
-  setup.close()
+  database = await serverDatabase('tracker-connection-events', baseDataset())
   gt06Port = freePort()
   server = await startServer(
-    loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_PATH: path, OSMAND_PORT: '0', GT06_PORT: String(gt06Port), TELTONIKA_PORT: '0', H02_PORT: '0', LOG_LEVEL: 'silent' }),
+    loadConfig({ PORT: '0', HOST: '127.0.0.1', ...database.env, OSMAND_PORT: '0', GT06_PORT: String(gt06Port), TELTONIKA_PORT: '0', H02_PORT: '0', LOG_LEVEL: 'silent' }),
     { clock, log: silentLogger },
   )
   api = `http://127.0.0.1:${server.port}`
 })
 afterAll(async () => {
   await server.stop()
-  rmSync(dir, { recursive: true, force: true })
-})
+  await database.close()
+}, 20_000)
 
 async function connected(device: string): Promise<boolean> {
   const response = await fetch(`${api}/devices/${device}`, { headers })

@@ -5,19 +5,15 @@
  * SOS reaching Globex's receiver while Acme's attempts still hang.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { openDatabase } from '../../db/client'
 import { loadConfig } from '../../src/config'
-import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
+import { serverDatabase, type ServerDatabase } from '../support/server-database'
 import { freePort } from '../support/process'
 import { baseDataset, keys } from '../support/world'
 import { type Hanging, type Receiver, startHanging, startReceiver } from './delivery-receiver'
 
-const dir = mkdtempSync(join(tmpdir(), 'tracker-delivery-fairness-'))
+let database: ServerDatabase
 let server: Awaited<ReturnType<typeof startServer>>
 let api: string
 let receiver: Receiver
@@ -25,14 +21,11 @@ const hanging: Hanging[] = []
 const T0 = Math.floor(Date.now() / 1000) - 3600
 
 beforeAll(async () => {
-  const path = join(dir, 'tracker.db')
-  const setup = openDatabase(path)
-  importNow(setup, baseDataset())
-  setup.close()
+  database = await serverDatabase('tracker-delivery-fairness', baseDataset())
   receiver = startReceiver()
   for (let i = 0; i < 10; i++) hanging.push(await startHanging())
   server = await startServer(
-    loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_PATH: path, OSMAND_PORT: String(freePort()), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', WEBHOOK_ALLOW_PRIVATE: '1', LOG_LEVEL: 'silent' }),
+    loadConfig({ PORT: '0', HOST: '127.0.0.1', ...database.env, OSMAND_PORT: String(freePort()), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', WEBHOOK_ALLOW_PRIVATE: '1', LOG_LEVEL: 'silent' }),
     { log: silentLogger },
   )
   api = `http://127.0.0.1:${server.port}`
@@ -42,8 +35,8 @@ afterAll(async () => {
   await server?.stop()
   for (const h of hanging) h.close()
   receiver.stop()
-  rmSync(dir, { recursive: true, force: true })
-})
+  await database?.close()
+}, 20_000)
 
 async function channel(token: string, name: string, url: string): Promise<void> {
   const response = await fetch(`${api}/notifications`, {

@@ -3,33 +3,23 @@
  * connection, as the ingest pipeline's transaction will) reaches a real receiver on 127.0.0.1
  * within the poll interval, /metrics counts it, and the server stops with the worker.
  */
-import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { openDatabase } from '../../db/client'
-import { beginOutboxBatch } from '../../src/alerts/outbox'
+import { expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
 import { loadConfig } from '../../src/config'
-import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
+import { eventBody } from '../../src/store/events'
+import { serverDatabase } from '../support/server-database'
 import { baseDataset, ids, keys } from '../support/world'
 import { startReceiver } from './delivery-receiver'
 
-const dir = mkdtempSync(join(tmpdir(), 'tracker-delivery-server-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
 test('the server delivers what is committed to the outbox, counts it, and stops with its worker', async () => {
-  const path = join(dir, 'tracker.db')
-  const setup = openDatabase(path)
-  importNow(setup, baseDataset())
-  setup.close()
+  const database = await serverDatabase('tracker-delivery-server', baseDataset())
   const receiver = startReceiver()
   const server = await startServer(
-    loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_PATH: path, OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', WEBHOOK_ALLOW_PRIVATE: '1', LOG_LEVEL: 'silent' }),
+    loadConfig({ PORT: '0', HOST: '127.0.0.1', ...database.env, OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', WEBHOOK_ALLOW_PRIVATE: '1', LOG_LEVEL: 'silent' }),
     { log: silentLogger },
   )
-  const other = openDatabase(path)
   try {
     const api = `http://127.0.0.1:${server.port}`
     const headers = { authorization: `Bearer ${keys.dana}`, 'content-type': 'application/json' }
@@ -41,10 +31,12 @@ test('the server delivers what is committed to the outbox, counts it, and stops 
     expect(created.status).toBe(201)
     const { id } = (await created.json()) as { id: string }
 
-    const device = (other.sqlite.query('SELECT key FROM devices WHERE id = ?').get(ids.truck1) as { key: number }).key
-    other.db.transaction((tx) =>
-      beginOutboxBatch(tx).enqueueEvent({ device, ts: 1_764_000_000, alarm_code: 'sos', context: '{}', speed: null, satellite: null, latitude: null, longitude: null, mcc: null, mnc: null, dbm: null }, Date.now()),
-    )
+    // a pending delivery of an SOS event as the outbox writes it (the events API's shape, the device named)
+    const event = { ts: 1_764_000_000, alarm_code: 'sos', context: '{}', speed: null, satellite: null, latitude: null, longitude: null, mcc: null, mnc: null, dbm: null }
+    const payload = JSON.stringify({ ...eventBody(event), device: { id: ids.truck1, alias: 'Truck 1' } })
+    const now = Date.now()
+    await database.execute(sql`INSERT INTO notification_deliveries (id, notification_id, kind, device_key, payload, fixes, status, attempts, next_attempt_at, created_at)
+      SELECT ${Bun.randomUUIDv7()}, ${id}, 'event', key, ${payload}, NULL, 'pending', 0, ${now}, ${now} FROM devices WHERE id = ${ids.truck1}`)
     // the worker looks every second
     for (let waited = 0; receiver.received.length === 0 && waited < 10_000; waited += 20) await Bun.sleep(20)
     expect(receiver.received).toHaveLength(1)
@@ -53,11 +45,11 @@ test('the server delivers what is committed to the outbox, counts it, and stops 
     for (let waited = 0; (await list())[0]?.status !== 'delivered' && waited < 5000; waited += 20) await Bun.sleep(20)
     expect((await list())[0]!.status).toBe('delivered')
     const metrics = await (await fetch(`${api}/metrics`)).text()
-    expect(metrics).toContain('tracker_notification_deliveries_total{outcome="delivered"} 1')
-    expect(metrics).toContain('tracker_notification_outbox_pending 0')
+    expect(metrics).toContain(`${database.sample('tracker_notification_deliveries_total', 'outcome="delivered"')} 1`)
+    expect(metrics).toContain(`${database.sample('tracker_notification_outbox_pending')} 0`)
   } finally {
-    other.close()
     await server.stop()
     receiver.stop()
+    await database.close()
   }
 })

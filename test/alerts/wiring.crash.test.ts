@@ -4,19 +4,17 @@
  * committed events are delivered (the same delivery ids, none missing, none extra).
  */
 import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openDatabase } from '../../db/client'
-import { importNow } from '../support/import'
 import { freePort, serverEnv } from '../support/process'
+import { serverDatabase, type ServerDatabase } from '../support/server-database'
 import { baseDataset, keys } from '../support/world'
 import { startReceiver, verifySignature } from './delivery-receiver'
 
 const ROOT = join(import.meta.dir, '..', '..')
-const dir = mkdtempSync(join(tmpdir(), 'tracker-alerts-crash-'))
-const databasePath = join(dir, 'tracker.db')
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
+let database: ServerDatabase | undefined
+afterAll(async () => {
+  await database?.close()
+}, 20_000)
 const SECRET = 'crash-test-secret'
 
 async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
@@ -28,11 +26,9 @@ async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 15_0
 }
 
 test('SIGKILL between commit and delivery: after the restart exactly the committed events are delivered', async () => {
-  const setup = openDatabase(databasePath)
-  importNow(setup, baseDataset())
-  setup.close()
+  database = await serverDatabase('tracker-alerts-crash', baseDataset())
   const ports = { http: freePort(), osmand: freePort(), teltonika: freePort() }
-  const env = { ...serverEnv(databasePath, ports, 'error'), WEBHOOK_ALLOW_PRIVATE: '1' }
+  const env = { ...serverEnv(database, ports, 'error'), WEBHOOK_ALLOW_PRIVATE: '1' }
   const spawn = () => Bun.spawn([process.execPath, 'src/main.ts', 'serve'], { cwd: ROOT, env, stdout: 'ignore', stderr: 'inherit' })
   const api = `http://127.0.0.1:${ports.http}`
   const up = async () => (await fetch(`${api}/ready`).catch(() => null))?.status === 200

@@ -5,19 +5,15 @@
  * 5 minutes; two overlapping geofences entered by one fix give two events at its second.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { openDatabase } from '../../db/client'
 import { loadConfig } from '../../src/config'
-import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { baseDataset, ids, keys } from '../support/world'
 import { freePort } from '../support/process'
+import { serverDatabase, type ServerDatabase } from '../support/server-database'
 import { type Receiver, startReceiver, verifySignature } from './delivery-receiver'
 
-const dir = mkdtempSync(join(tmpdir(), 'tracker-alerts-wiring-'))
+let database: ServerDatabase
 let server: Awaited<ReturnType<typeof startServer>>
 let receiver: Receiver
 let api: string
@@ -27,14 +23,11 @@ const SECRET = 'wiring-test-secret'
 const T0 = Math.floor(Date.now() / 1000) - 3600
 
 beforeAll(async () => {
-  const path = join(dir, 'tracker.db')
-  const setup = openDatabase(path)
-  importNow(setup, baseDataset())
-  setup.close()
+  database = await serverDatabase('tracker-alerts-wiring', baseDataset())
   receiver = startReceiver()
   const osmandPort = freePort()
   server = await startServer(
-    loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_PATH: path, OSMAND_PORT: String(osmandPort), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', WEBHOOK_ALLOW_PRIVATE: '1', LOG_LEVEL: 'silent' }),
+    loadConfig({ PORT: '0', HOST: '127.0.0.1', ...database.env, OSMAND_PORT: String(osmandPort), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', WEBHOOK_ALLOW_PRIVATE: '1', LOG_LEVEL: 'silent' }),
     { log: silentLogger },
   )
   api = `http://127.0.0.1:${server.port}`
@@ -42,8 +35,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.stop()
   receiver.stop()
-  rmSync(dir, { recursive: true, force: true })
-})
+  await database.close()
+}, 20_000)
 
 async function post(path: string, body: unknown): Promise<{ id: string }> {
   const response = await fetch(`${api}${path}`, { method: 'POST', headers: admin, body: JSON.stringify(body) })

@@ -5,16 +5,11 @@
  * here from the protocol documents, not by the server's encoders.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openDatabase, type DatabaseHandle } from '../../db/client'
 import { createApp } from '../../src/app'
-import { manualClock } from '../../src/clock'
+import type { manualClock } from '../../src/clock'
 import { ANSWER_WAIT_MS, createCommandQueue, type CommandQueue, type OutgoingCommand } from '../../src/commands/queue'
-import { createCommandStore } from '../../src/store/commands'
 import { loadConfig } from '../../src/config'
-import { importNow } from '../support/import'
 import type { CommandDelivery } from '../../src/ingest/commands'
 import { LivePositions } from '../../src/ingest/live'
 import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline'
@@ -28,7 +23,8 @@ import { silentLogger } from '../../src/log'
 import { until } from '../ingest/fleet'
 import { connectClient, gt06Login, gt06Status, hex, teltonikaImei, type TestClient } from '../ingest/frames'
 import { freePort, serverEnv, spawnServer } from '../support/process'
-import { ids, keys } from '../support/world'
+import { serverDatabase } from '../support/server-database'
+import { type EngineWorld, ids, keys, openWorld } from '../support/world'
 import { commandDataset, commandIds } from './support'
 
 const TRUCK1_IMEI = '359710049095001'
@@ -103,8 +99,7 @@ function watched(queue: CommandQueue) {
   }
 }
 
-let dir: string
-let database: DatabaseHandle
+let world: EngineWorld
 let clock: ReturnType<typeof manualClock>
 let queue: CommandQueue
 let watch: ReturnType<typeof watched>
@@ -113,17 +108,15 @@ let pipeline: IngestPipeline
 let listeners: Record<'gt06' | 'teltonika' | 'h02', TcpListener>
 const clients: TestClient[] = []
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'tracker-commands-tcp-'))
-  database = openDatabase(join(dir, 'tracker.db'))
-  importNow(database, tcpDataset())
-  clock = manualClock()
+beforeEach(async () => {
+  world = await openWorld(tcpDataset())
+  clock = world.clock
   const live = new LivePositions()
   const config = loadConfig({})
-  queue = createCommandQueue({ commands: createCommandStore(database, { clock }), clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
+  queue = createCommandQueue({ commands: world.stores.commands, clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
   watch = watched(queue)
-  app = createApp({ database, config, clock, live, commandQueue: queue })
-  pipeline = createIngestPipeline({ database: database, clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+  app = createApp({ stores: world.stores, config, clock, live, commandQueue: queue })
+  pipeline = createIngestPipeline({ stores: world.stores, clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
   const options = { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', commands: watch.delivery }
   listeners = { gt06: startTcpListener(gt06, options), teltonika: startTcpListener(teltonika, options), h02: startTcpListener(h02, options) }
 })
@@ -133,8 +126,7 @@ afterEach(async () => {
   await Promise.all(Object.values(listeners).map((listener) => listener.stop()))
   await pipeline.stop()
   queue.stop()
-  database.close()
-  rmSync(dir, { recursive: true, force: true })
+  await world.close()
 })
 
 // ---- the API
@@ -446,16 +438,13 @@ describe('H02', () => {
 describe('across a restart of the server', () => {
   test('a queued command survives a restart and goes out at the next login; one sent and unanswered goes again after the next', async () => {
     const root = join(import.meta.dir, '..', '..')
-    const databasePath = join(dir, 'restart.db')
-    const setup = openDatabase(databasePath)
-    importNow(setup, commandDataset())
-    setup.close()
+    const database = await serverDatabase('tracker-commands-restart', commandDataset())
     const ports = { http: freePort(), osmand: 0, teltonika: 0 }
     const gt06Port = freePort()
     const start = async () => {
       const server = spawnServer([process.execPath, 'src/main.ts', 'serve'], {
         cwd: root,
-        env: { ...serverEnv(databasePath, ports, 'info'), GT06_PORT: String(gt06Port), OSMAND_PORT: '0' },
+        env: { ...serverEnv(database, ports, 'info'), GT06_PORT: String(gt06Port), OSMAND_PORT: '0' },
       })
       await server.waitFor((line) => line.msg === 'serving', 20_000)
       return server
@@ -497,6 +486,7 @@ describe('across a restart of the server', () => {
       expect(shownNow).toMatchObject({ status: 'answered', response: 'Cut off the fuel supply: Success!' })
     } finally {
       await server.terminate()
+      await database.close()
     }
   }, 60_000)
 })

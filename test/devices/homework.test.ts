@@ -5,34 +5,30 @@
  * The real server: the API over HTTP, OsmAnd over HTTP, GT06 over a real TCP socket.
  */
 import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
-import { openProductDatabase } from '../../src/database'
-import { importNow } from '../support/import'
 import { gt06 } from '../../src/ingest/protocols/gt06/descriptor'
 import { osmand } from '../../src/ingest/protocols/osmand/descriptor'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { connectClient, gt06Login, hex } from '../ingest/frames'
 import { freePort } from '../support/process'
+import { serverDatabase, type ServerDatabase } from '../support/server-database'
 import { baseDataset, ids, keys } from '../support/world'
 
-const dir = mkdtempSync(join(tmpdir(), 'tracker-homework-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const databases: ServerDatabase[] = []
+afterAll(async () => {
+  await Promise.all(databases.map((database) => database.close()))
+}, 20_000)
 
 async function started(name: string) {
-  const databasePath = join(dir, `${name}.db`)
-  const setup = openProductDatabase(databasePath)
-  importNow(setup, baseDataset())
-  setup.close()
+  const database = await serverDatabase(`tracker-homework-${name}`, baseDataset())
+  databases.push(database)
   const osmandPort = freePort()
   const gt06Port = freePort()
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
   const config = loadConfig({
-    DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(osmandPort), GT06_PORT: String(gt06Port), TELTONIKA_PORT: '0', H02_PORT: '0',
+    ...database.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(osmandPort), GT06_PORT: String(gt06Port), TELTONIKA_PORT: '0', H02_PORT: '0',
   })
   const server = await startServer(config, { clock, log: silentLogger })
   const api = (method: string, path: string, body?: unknown) =>

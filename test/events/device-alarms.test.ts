@@ -4,33 +4,24 @@
  * code the product does not list is stored as `alarm` with the device's own code in the
  * context (`raw_alarm`), never as a code of its own.
  */
-import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { openDatabase } from '../../db/client'
+import { expect, test } from 'bun:test'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
-import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { connectClient, gt06Alarm, gt06Login, hex } from '../ingest/frames'
 import { freePort } from '../support/process'
+import { serverDatabase } from '../support/server-database'
 import { baseDataset, ids, keys } from '../support/world'
 
-const dir = mkdtempSync(join(tmpdir(), 'tracker-device-alarms-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 test('an alarm code the product does not list is stored and served as `alarm` with the raw code in its context', async () => {
-  const databasePath = join(dir, 'tracker.db')
-  const setup = openDatabase(databasePath)
-  importNow(setup, baseDataset())
-  setup.close()
+  const database = await serverDatabase('tracker-device-alarms', baseDataset())
   const ports = { osmand: freePort(), gt06: freePort() }
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
   const now = clock.now() / 1000
   const config = loadConfig({
-    DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
+    ...database.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
     OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: '0', H02_PORT: '0',
   })
   const server = await startServer(config, { clock, log: silentLogger })
@@ -72,5 +63,6 @@ test('an alarm code the product does not list is stored and served as `alarm` wi
     expect(fleet.map((e) => e.alarm_code).filter((code) => code !== 'device_online' && code !== 'device_offline').sort()).toEqual(['alarm', 'alarm', 'alarm', 'harsh_braking', 'sos'])
   } finally {
     await server.stop()
+    await database.close()
   }
 })

@@ -6,52 +6,45 @@
  * process' history memory budget (one such route at a time, its garbage collected once it is sent), by about 80 MiB.
  */
 import { afterAll, expect, test } from 'bun:test'
-import { readFileSync, rmSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { openDatabase } from '../../db/client'
-import { importNow } from '../support/import'
 import { freePort, serverEnv, spawnServer } from '../support/process'
+import { serverDatabase, type ServerDatabase } from '../support/server-database'
 import { baseDataset, ids, keys } from '../support/world'
-import { tempDir } from '../ingest/fleet'
 
 const ROOT = join(import.meta.dir, '..', '..')
-const dir = tempDir('history-memory-')
-const databasePath = join(dir, 'tracker.db')
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
+let database: ServerDatabase | undefined
+afterAll(async () => {
+  await database?.close()
+}, 20_000)
 
 const DAYS = 7
 const T0 = 1764028800
 /** between the two, with room for the garbage collector's timing either way */
 const GROWTH_LIMIT_MIB = 300
 
-/** Truck 2 drives 40 minutes and parks 20, round the clock, one fix a second. */
-function storeWeekAtOneHertz() {
-  const database = openDatabase(databasePath)
-  importNow(database, baseDataset())
-  const device = (database.sqlite.query('SELECT key FROM devices WHERE id = ?').get(ids.truck2) as { key: number }).key
-  const insert = database.sqlite.query('INSERT INTO positions (device, ts, lat, lon, speed, course, altitude, satellites, flags) VALUES (?, ?, ?, ?, ?, 0, 0, 9, 0)')
-  const write = database.sqlite.transaction((from: number, to: number) => {
-    let lat = 45.75
-    let lon = 4.85
-    for (let s = from; s < to; s++) {
-      const driving = s % 3600 < 2400
-      const kmh = driving ? 45 + 15 * Math.sin(s / 300) : 0
-      const heading = s / 500
-      lat += (Math.cos(heading) * kmh) / 3.6 / 111_320
-      lon += (Math.sin(heading) * kmh) / 3.6 / 78_000
-      insert.run(device, T0 + s, Math.round(lat * 1e7), Math.round(lon * 1e7), Math.round(kmh * 10))
-    }
-  })
-  write(0, DAYS * 86_400)
-  database.close()
+/** Truck 2 drives 40 minutes and parks 20, round the clock, one fix a second: the world with that week, through the dataset import. */
+async function storeWeekAtOneHertz(): Promise<ServerDatabase> {
+  const positions = []
+  let lat = 45.75
+  let lon = 4.85
+  for (let s = 0; s < DAYS * 86_400; s++) {
+    const driving = s % 3600 < 2400
+    const kmh = driving ? 45 + 15 * Math.sin(s / 300) : 0
+    const heading = s / 500
+    lat += (Math.cos(heading) * kmh) / 3.6 / 111_320
+    lon += (Math.sin(heading) * kmh) / 3.6 / 78_000
+    positions.push({ device: ids.truck2, timestamp: T0 + s, latitude: lat, longitude: lon, speed: kmh, course: 0, altitude: 0, satellites: 9 })
+  }
+  return serverDatabase('history-memory', { ...baseDataset(), positions })
 }
 
 const kibOf = (status: string, name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1])
 
 test(`four concurrent ${DAYS}-day routes at 1 Hz raise the server's resident memory by less than ${GROWTH_LIMIT_MIB} MiB`, async () => {
-  storeWeekAtOneHertz()
+  database = await storeWeekAtOneHertz()
   const ports = { http: freePort(), osmand: freePort(), teltonika: freePort() }
-  const server = spawnServer([process.execPath, 'src/main.ts', 'serve'], { cwd: ROOT, env: serverEnv(databasePath, ports, 'error') })
+  const server = spawnServer([process.execPath, 'src/main.ts', 'serve'], { cwd: ROOT, env: serverEnv(database, ports, 'error') })
   try {
     const base = `http://127.0.0.1:${ports.http}`
     const routeOf = (key: string, seconds: number) =>

@@ -4,38 +4,33 @@
  * server's memory stays where it was (the audit measured 2.7 GB for one such request, 7 GB for 4).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { readFileSync, rmSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { openDatabase } from '../../db/client'
-import { importNow } from '../support/import'
 import { BUN_MAX_HEADER_BYTES, MAX_HEADER_BYTES } from '../../src/http/headers'
-import { tempDir } from '../ingest/fleet'
 import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
+import { serverDatabase, type ServerDatabase } from '../support/server-database'
 import { baseDataset, keys } from '../support/world'
 
 const ROOT = join(import.meta.dir, '..', '..')
-const dir = tempDir('hostile-')
+let database: ServerDatabase | undefined
 let server: ServerProcess
 let base: string
 
 const rssMegabytes = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${server.child.pid}/status`, 'utf8'))![1]) / 1024
 
 beforeAll(async () => {
-  const databasePath = join(dir, 'tracker.db')
-  const setup = openDatabase(databasePath)
-  importNow(setup, baseDataset())
-  setup.close()
+  database = await serverDatabase('hostile', baseDataset())
   const ports = { http: freePort(), osmand: 0, teltonika: 0 }
   // NODE_ENV unset, as `npm start` and the binary run it (bun test sets it to "test")
   // as `npm start` runs it (package.json)
-  server = spawnServer([process.execPath, `--max-http-header-size=${BUN_MAX_HEADER_BYTES}`, 'src/main.ts', 'serve'], { cwd: ROOT, env: { ...serverEnv(databasePath, ports, 'info'), NODE_ENV: undefined } })
+  server = spawnServer([process.execPath, `--max-http-header-size=${BUN_MAX_HEADER_BYTES}`, 'src/main.ts', 'serve'], { cwd: ROOT, env: { ...serverEnv(database, ports, 'info'), NODE_ENV: undefined } })
   await server.waitFor((line) => line.msg === 'serving')
   base = `http://127.0.0.1:${ports.http}`
 })
 afterAll(async () => {
   await server?.terminate()
-  rmSync(dir, { recursive: true, force: true })
-})
+  await database?.close()
+}, 20_000)
 
 const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth)
 

@@ -1,30 +1,34 @@
 /** The server starts the pipeline and the listeners from the config, and stops them in order. */
 import { afterAll, expect, test } from 'bun:test'
-import { join } from 'node:path'
-import { rmSync } from 'node:fs'
-import { openDatabase } from '../../db/client'
+import { sql } from 'drizzle-orm'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
 import { devicePortsOf } from '../../src/ingest/protocols/ports'
-import { importNow } from '../support/import'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { freePort } from '../support/process'
-import { DEVICES, fleetDataset, tempDir } from './fleet'
+import { serverDatabase, type ServerDatabase } from '../support/server-database'
+import { DEVICES, fleetDataset } from './fleet'
 import { connectClient, gt06Location, gt06Login, gt06Status, hex, teltonikaImei, teltonikaPacket } from './frames'
 
-const dir = tempDir('server-')
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const databases: ServerDatabase[] = []
+afterAll(async () => {
+  await Promise.all(databases.map((database) => database.close()))
+}, 20_000)
+
+/** a fresh database on the run's engine (holding `dataset`), closed after the file */
+async function database(name: string, dataset?: unknown): Promise<ServerDatabase> {
+  const made = await serverDatabase(`server-${name}`, dataset)
+  databases.push(made)
+  return made
+}
 
 test('listeners on their configured ports; stop acknowledges, closes sessions, then disconnects devices', async () => {
-  const databasePath = join(dir, 'a.db')
-  const setup = openDatabase(databasePath)
-  importNow(setup, fleetDataset())
-  setup.close()
+  const stored = await database('a', fleetDataset())
   const ports = { osmand: freePort(), gt06: freePort(), teltonika: freePort(), h02: freePort() }
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
   const config = loadConfig({
-    DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
+    ...stored.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
     OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: String(ports.teltonika), H02_PORT: String(ports.h02),
   })
   const server = await startServer(config, { clock, log: silentLogger })
@@ -46,20 +50,24 @@ test('listeners on their configured ports; stop acknowledges, closes sessions, t
   await teltonika.closed
   await gt06.closed
 
-  const db = openDatabase(databasePath)
-  const row = (id: string) => db.sqlite.query<{ state: string; connected: number; disconnected_at: number | null }, [string]>('SELECT state, connected, disconnected_at FROM devices WHERE id = ?').get(id)!
-  expect(row(DEVICES.parked.id)).toEqual({ state: 'off', connected: 0, disconnected_at: clock.now() })
-  expect(row(DEVICES.fresh.id)).toMatchObject({ state: 'new', connected: 0 })
+  const row = async (id: string) => {
+    const [found] = await stored.execute<{ state: string; connected: number; disconnected_at: number | string | null }>(
+      sql`SELECT state, CASE WHEN connected THEN 1 ELSE 0 END AS connected, disconnected_at FROM devices WHERE id = ${id}`,
+    )
+    return { state: found!.state, connected: Number(found!.connected), disconnected_at: found!.disconnected_at === null ? null : Number(found!.disconnected_at) }
+  }
+  expect(await row(DEVICES.parked.id)).toEqual({ state: 'off', connected: 0, disconnected_at: clock.now() })
+  expect(await row(DEVICES.fresh.id)).toMatchObject({ state: 'new', connected: 0 })
   // OsmAnd has no session: the phone stays connected until OFFLINE_AFTER passes (the next start sweeps it)
-  expect(row(DEVICES.phone.id)).toMatchObject({ state: 'stopped', connected: 1 })
-  expect(db.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM positions').get()!.n).toBe(2)
-  db.close()
+  expect(await row(DEVICES.phone.id)).toMatchObject({ state: 'stopped', connected: 1 })
+  expect(await stored.count('positions')).toBe(2)
 })
 
 test('device connection caps and the login timeout come from the config; refusals are counted in /metrics', async () => {
   const gt06Port = freePort()
+  const stored = await database('c')
   const config = loadConfig({
-    DATABASE_PATH: join(dir, 'c.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0',
+    ...stored.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0',
     GT06_PORT: String(gt06Port), TCP_MAX_CONNECTIONS_PER_ADDRESS: '1', TCP_LOGIN_TIMEOUT: '1',
   })
   const server = await startServer(config, { log: silentLogger })
@@ -72,23 +80,20 @@ test('device connection caps and the login timeout come from the config; refusal
     // never logs in: closed by TCP_LOGIN_TIMEOUT, which frees its slot
     await silent.closed
     const metrics = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text()
-    expect(metrics).toContain('tracker_tcp_connections_refused_total{protocol="gt06",reason="address"} 1')
+    expect(metrics).toContain(`${stored.sample('tracker_tcp_connections_refused_total', 'protocol="gt06",reason="address"')} 1`)
   } finally {
     await server.stop()
   }
 })
 
 test('30 unknown identifiers from one address lock none of its known devices out; past UNKNOWN_IDENTIFIERS_PER_MINUTE an unknown one is answered as known, stores nothing, and is counted', async () => {
-  const databasePath = join(dir, 'u.db')
-  const setup = openDatabase(databasePath)
-  importNow(setup, fleetDataset())
-  setup.close()
+  const stored = await database('u', fleetDataset())
   const ports = { osmand: freePort(), gt06: freePort(), teltonika: freePort() }
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
   const now = () => clock.now() / 1000
   // the default ration: 20 a minute
   const config = loadConfig({
-    DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
+    ...stored.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
     OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: String(ports.teltonika), H02_PORT: '0',
   })
   const server = await startServer(config, { clock, log: silentLogger })
@@ -136,27 +141,26 @@ test('30 unknown identifiers from one address lock none of its known devices out
     expect(phone.status).toBe(200)
 
     const metrics = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text()
-    expect(metrics).toContain('tracker_unknown_device_messages_total{protocol="osmand",outcome="refused"} 20')
-    expect(metrics).toContain('tracker_unknown_device_messages_total{protocol="osmand",outcome="dropped"} 6')
+    expect(metrics).toContain(`${stored.sample('tracker_unknown_device_messages_total', 'protocol="osmand",outcome="refused"')} 20`)
+    expect(metrics).toContain(`${stored.sample('tracker_unknown_device_messages_total', 'protocol="osmand",outcome="dropped"')} 6`)
     // each masked login, and each report after it
-    expect(metrics).toContain('tracker_unknown_device_messages_total{protocol="gt06",outcome="dropped"} 9')
-    expect(metrics).toContain('tracker_unknown_device_messages_total{protocol="teltonika",outcome="dropped"} 2')
-    expect(metrics).toContain('tracker_unknown_device_messages_total{protocol="gt06",outcome="refused"} 0')
+    expect(metrics).toContain(`${stored.sample('tracker_unknown_device_messages_total', 'protocol="gt06",outcome="dropped"')} 9`)
+    expect(metrics).toContain(`${stored.sample('tracker_unknown_device_messages_total', 'protocol="teltonika",outcome="dropped"')} 2`)
+    expect(metrics).toContain(`${stored.sample('tracker_unknown_device_messages_total', 'protocol="gt06",outcome="refused"')} 0`)
   } finally {
     for (const client of clients) client.end()
     await server.stop()
   }
-  const db = openDatabase(databasePath)
-  const positions = db.sqlite.query<{ device: string }, []>('SELECT d.id AS device FROM positions p JOIN devices d ON d.key = p.device ORDER BY d.id').all()
+  const positions = await stored.execute<{ device: string }>(sql`SELECT d.id AS device FROM positions p JOIN devices d ON d.key = p.device ORDER BY d.id`)
   expect(positions).toEqual([{ device: DEVICES.fresh.id }, { device: DEVICES.phone.id }])
-  expect(db.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM device_status').get()!.n).toBe(1)
-  db.close()
+  expect(await stored.count('device_status')).toBe(1)
 })
 
 test('UNKNOWN_IDENTIFIERS_PER_MINUTE sets the ration', async () => {
   const osmandPort = freePort()
+  const stored = await database('r')
   const config = loadConfig({
-    DATABASE_PATH: join(dir, 'r.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0',
+    ...stored.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0',
     OSMAND_PORT: String(osmandPort), UNKNOWN_IDENTIFIERS_PER_MINUTE: '2',
   })
   const server = await startServer(config, { log: silentLogger })
@@ -190,7 +194,8 @@ test('each protocol port variable comes from its unit, validated the same way', 
 })
 
 test('port 0 turns a listener off', async () => {
-  const config = loadConfig({ DATABASE_PATH: join(dir, 'b.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' })
+  const stored = await database('b')
+  const config = loadConfig({ ...stored.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' })
   const server = await startServer(config, { log: silentLogger })
   expect(server.ports).toEqual({ osmand: null, gt06: null, teltonika: null, h02: null })
   await server.stop()

@@ -5,25 +5,32 @@
  * server keeps serving.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
+import { serverDatabase, type ServerDatabase } from '../support/server-database'
 
 const ROOT = join(import.meta.dir, '..', '..')
-const dir = mkdtempSync(join(tmpdir(), 'tracker-ports-'))
 const ports = { http: freePort(), osmand: freePort(), teltonika: freePort() }
 let first: ServerProcess
+const databases: ServerDatabase[] = []
+
+/** a fresh database on the run's engine, closed after the file */
+async function database(name: string): Promise<ServerDatabase> {
+  const made = await serverDatabase(`tracker-ports-${name}`)
+  databases.push(made)
+  return made
+}
 
 beforeAll(async () => {
-  first = spawnServer([process.execPath, 'src/main.ts', 'serve'], { cwd: ROOT, env: serverEnv(join(dir, 'first.db'), ports, 'error') })
+  first = spawnServer([process.execPath, 'src/main.ts', 'serve'], { cwd: ROOT, env: serverEnv(await database('first'), ports, 'error') })
   await waitForHealth(ports.http)
 })
 
+// dropping six PostgreSQL databases takes seconds on a busy machine
 afterAll(async () => {
   await first?.terminate()
-  rmSync(dir, { recursive: true, force: true })
-})
+  await Promise.all(databases.map((made) => made.close()))
+}, 30_000)
 
 async function waitForHealth(port: number): Promise<void> {
   for (let attempt = 0; attempt < 200; attempt++) {
@@ -39,7 +46,7 @@ async function waitForHealth(port: number): Promise<void> {
 
 /** `serve` with these ports and its own database; its exit code and what it printed. */
 async function secondServer(taken: { http: number; osmand: number; teltonika: number }) {
-  const env = serverEnv(join(dir, `second-${taken.http}-${taken.osmand}-${taken.teltonika}.db`), taken, 'error')
+  const env = serverEnv(await database('second'), taken, 'error')
   const child = Bun.spawn([process.execPath, 'src/main.ts', 'serve'], { cwd: ROOT, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   // a second server that did start would never exit: end it, and the test fails on its code
   const guard = setTimeout(() => child.kill('SIGKILL'), 10_000)

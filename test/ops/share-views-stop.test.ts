@@ -3,27 +3,23 @@
  * the real server writes what still waits before it closes the database.
  */
 import { afterAll, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openDatabase } from '../../db/client'
-import { importNow } from '../support/import'
+import { sql } from 'drizzle-orm'
 import { freePort, serverEnv, spawnServer } from '../support/process'
+import { serverDatabase, type ServerDatabase } from '../support/server-database'
 import { baseDataset, ids, keys } from '../support/world'
 
 const ROOT = join(import.meta.dir, '..', '..')
-const dir = mkdtempSync(join(tmpdir(), 'tracker-views-'))
-const databasePath = join(dir, 'tracker.db')
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
+let database: ServerDatabase | undefined
+afterAll(async () => {
+  await database?.close()
+}, 20_000)
 
 test('SIGTERM writes the share-link views still waiting in memory', async () => {
-  const setup = openDatabase(databasePath)
-  importNow(setup, baseDataset())
-  setup.close()
+  database = await serverDatabase('tracker-views', baseDataset())
 
   const ports = { http: freePort(), osmand: freePort(), teltonika: freePort() }
-  const server = spawnServer([process.execPath, 'src/main.ts', 'serve'], { cwd: ROOT, env: serverEnv(databasePath, ports, 'info') })
+  const server = spawnServer([process.execPath, 'src/main.ts', 'serve'], { cwd: ROOT, env: serverEnv(database, ports, 'info') })
   const base = `http://127.0.0.1:${ports.http}`
   try {
     await server.waitFor((l) => l.msg === 'serving')
@@ -38,12 +34,7 @@ test('SIGTERM writes the share-link views still waiting in memory', async () => 
   } finally {
     expect(await server.terminate('SIGTERM')).toBe(0)
   }
-  const db = new Database(databasePath, { readonly: true })
-  try {
-    const row = db.query<{ unique_views: number; last_accessed_at: number | null }, []>('SELECT unique_views, last_accessed_at FROM share_links').get()
-    expect(row?.unique_views).toBe(1)
-    expect(row?.last_accessed_at).toBeGreaterThan(0)
-  } finally {
-    db.close()
-  }
+  const [row] = await database.execute<{ unique_views: number; last_accessed_at: number | string | null }>(sql`SELECT unique_views, last_accessed_at FROM share_links`)
+  expect(row?.unique_views).toBe(1)
+  expect(Number(row?.last_accessed_at)).toBeGreaterThan(0)
 })

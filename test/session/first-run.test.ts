@@ -5,24 +5,30 @@
  * password or the session id.
  */
 import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { consoleAddresses } from '../../src/session/setup'
 import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
+import { serverDatabase, type ServerDatabase } from '../support/server-database'
 
 const ROOT = join(import.meta.dir, '..', '..')
-const dir = mkdtempSync(join(tmpdir(), 'tracker-first-run-'))
 const PASSWORD = 'first run passphrase'
 const running: ServerProcess[] = []
+const databases: ServerDatabase[] = []
 afterAll(async () => {
   for (const server of running) if (server.child.exitCode === null) await server.terminate()
-  rmSync(dir, { recursive: true, force: true })
-})
+  await Promise.all(databases.map((database) => database.close()))
+}, 20_000)
 
-function start(port: number, database = 'tracker.db', appUrl: string | undefined = `http://127.0.0.1:${port}`): ServerProcess {
+/** an empty database on the run's engine (no account, no user), closed after the file */
+async function emptyDatabase(name: string): Promise<ServerDatabase> {
+  const database = await serverDatabase(`tracker-first-run-${name}`)
+  databases.push(database)
+  return database
+}
+
+function start(port: number, database: ServerDatabase, appUrl: string | undefined = `http://127.0.0.1:${port}`): ServerProcess {
   const env = {
-    ...serverEnv(join(dir, database), { http: port, osmand: 0, teltonika: 0 }, 'info'),
+    ...serverEnv(database, { http: port, osmand: 0, teltonika: 0 }, 'info'),
     APP_URL: appUrl,
   }
   const server = spawnServer([process.execPath, '--max-http-header-size=65536', 'src/main.ts', 'serve'], { cwd: ROOT, env })
@@ -33,7 +39,8 @@ function start(port: number, database = 'tracker.db', appUrl: string | undefined
 test('the setup link in the log, the page, POST /setup, signed in; the next start logs no link', async () => {
   const port = freePort()
   const base = `http://127.0.0.1:${port}`
-  const first = start(port)
+  const database = await emptyDatabase('first')
+  const first = start(port, database)
   const line = await first.waitFor((l) => typeof l.setup_url === 'string')
   await first.waitFor((l) => l.msg === 'serving')
   expect(line.level).toBe('warn')
@@ -68,7 +75,7 @@ test('the setup link in the log, the page, POST /setup, signed in; the next star
   expect(first.text()).not.toContain(PASSWORD)
   expect(first.text()).not.toContain(sessionId)
 
-  const second = start(port)
+  const second = start(port, database)
   await second.waitFor((l) => l.msg === 'serving')
   expect((await fetch(`${base}/session`, { headers: { cookie } })).status).toBe(200)
   expect(await second.terminate()).toBe(0)
@@ -77,7 +84,7 @@ test('the setup link in the log, the page, POST /setup, signed in; the next star
 
 test('without APP_URL the setup link names the address the server listens on, not localhost; no APP_URL warning on loopback', async () => {
   const port = freePort()
-  const server = start(port, 'no-app-url.db', undefined)
+  const server = start(port, await emptyDatabase('no-app-url'), undefined)
   const line = await server.waitFor((l) => typeof l.setup_url === 'string')
   await server.waitFor((l) => l.msg === 'serving')
   expect(line.setup_urls).toEqual([expect.stringMatching(new RegExp(`^http://127\\.0\\.0\\.1:${port}/setup\\?token=[A-Za-z0-9_-]{43}$`))])

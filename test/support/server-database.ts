@@ -23,8 +23,14 @@ import { testEngine } from './world'
 
 export interface ServerDatabase {
   engine: 'sqlite' | 'postgres'
-  /** the variables that point a server or a command at it: DATABASE_PATH, or DATABASE_URL */
+  /** the variables that point a server or a command at it: DATABASE_PATH, or DATABASE_URL (and NODE_NAME, which its /metrics samples name) */
   env: Record<string, string>
+  /**
+   * A /metrics sample's name and labels as a server on this database writes them: on PostgreSQL
+   * every sample carries `node="…"` first (README: NODE_NAME), on SQLite none. `labels` as they
+   * are written, e.g. `outcome="delivered"`.
+   */
+  sample(name: string, labels?: string): string
   /** the SQLite file (null on PostgreSQL): for the few tests of SQLite itself */
   sqlitePath: string | null
   /** a scratch directory of the test's own (on both engines), removed by close */
@@ -43,6 +49,9 @@ export interface ServerDatabase {
   /** removes the file or drops the database (the server must have stopped) */
   close(): Promise<void>
 }
+
+/** the NODE_NAME of a server on a PostgreSQL serverDatabase */
+const SERVER_NODE_NAME = 'test-node'
 
 /** A fresh database on the run's engine holding `dataset` (imported as `tracker import` would). */
 export async function serverDatabase(name: string, dataset?: unknown): Promise<ServerDatabase> {
@@ -67,6 +76,7 @@ export async function serverDatabase(name: string, dataset?: unknown): Promise<S
     return {
       engine: 'sqlite',
       env: { DATABASE_PATH: path },
+      sample: (name, labels = '') => (labels ? `${name}{${labels}}` : name),
       sqlitePath: path,
       dir,
       async importMore(document, options) {
@@ -110,7 +120,8 @@ export async function serverDatabase(name: string, dataset?: unknown): Promise<S
   }
   return {
     engine: 'postgres',
-    env: { DATABASE_URL: fresh.url },
+    env: { DATABASE_URL: fresh.url, NODE_NAME: SERVER_NODE_NAME },
+    sample: (name, labels = '') => `${name}{node="${SERVER_NODE_NAME}"${labels ? `,${labels}` : ''}}`,
     sqlitePath: null,
     dir,
     importMore: importInto,
@@ -121,6 +132,17 @@ export async function serverDatabase(name: string, dataset?: unknown): Promise<S
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * Every stored position as `identifier@second` (the device's IMEI and its serial, each): what a
+ * durability test checks the fixes it saw acknowledged against, in one read.
+ */
+export async function storedFixes(database: Pick<ServerDatabase, 'execute'>): Promise<Set<string>> {
+  const rows = await database.execute<{ imei: string | null; serial: string | null; ts: number | string }>(
+    sql`SELECT devices.imei AS imei, devices.serial AS serial, positions.ts AS ts FROM positions JOIN devices ON devices.key = positions.device`,
+  )
+  return new Set(rows.flatMap((row) => [row.imei, row.serial].filter((id) => id !== null && id !== '').map((id) => `${id}@${Number(row.ts)}`)))
 }
 
 function counter(execute: ServerDatabase['execute']): ServerDatabase['count'] {
