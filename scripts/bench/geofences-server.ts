@@ -5,6 +5,7 @@
  */
 import { loadConfig } from '../../src/config'
 import { startServer } from '../../src/server'
+import { PROTOCOLS } from '../../src/ingest/protocols'
 
 /** a port free right now on loopback (the bench runs alone on it) */
 function freePort(): number {
@@ -15,7 +16,7 @@ function freePort(): number {
 }
 
 const osmand = freePort()
-const config = loadConfig({ ...process.env, HOST: '127.0.0.1', PORT: '0', OSMAND_PORT: String(osmand), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' })
+const config = loadConfig({ ...process.env, ...Object.fromEntries(PROTOCOLS.map((protocol) => [protocol.portVariable, '0'])), HOST: '127.0.0.1', PORT: '0', OSMAND_PORT: String(osmand) })
 const server = await startServer(config)
 console.log(`ready ${server.port} ${server.ports.osmand}`)
 process.on('SIGTERM', () => void server.stop().then(() => process.exit(0)))

@@ -38,6 +38,7 @@ import { createPostgresStores } from '../../src/store/postgres'
 import { fmt, load, startServerProcess, type LoadResult } from './load'
 import { cpuSecondsOf, machineCpu, postgresCpu, postgresCpuBetween, scratchDatabase, SERVER_URL } from './pg-support'
 import { fleet, ingestWorkload } from './workload'
+import { PROTOCOLS } from '../../src/ingest/protocols'
 
 const FIXES = Number(process.env.BENCH_FIXES ?? 200_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
@@ -272,7 +273,7 @@ async function freePort(): Promise<number> {
 async function startNode(url: string, name: string) {
   const http = await freePort()
   const teltonika = await freePort()
-  const ports = Object.fromEntries(['GT06_PORT', 'H02_PORT', 'OSMAND_PORT', 'TELTONIKA_PORT'].map((v) => [v, '0']))
+  const ports = Object.fromEntries(PROTOCOLS.map((protocol) => [protocol.portVariable, '0']))
   const child = Bun.spawn([process.execPath, join(ROOT, 'src/main.ts'), 'serve'], {
     cwd: ROOT,
     env: { ...process.env, ...ports, DATABASE_URL: url, NODE_NAME: name, HOST: '127.0.0.1', PORT: String(http), TELTONIKA_PORT: String(teltonika), LOG_LEVEL: 'error', TCP_MAX_CONNECTIONS_PER_ADDRESS: String(CONNECTIONS) },

@@ -8,7 +8,7 @@ import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
-import { freePort } from '../support/process'
+import { devicePortsOff, freePort } from '../support/process'
 import { serverDatabase } from '../support/server-database'
 import { baseDataset, ids, keys } from '../support/world'
 
@@ -16,8 +16,8 @@ test('a device created over HTTP reports in at once; re-identified, its old seri
   const database = await serverDatabase('tracker-admin-ingest', baseDataset())
   const osmandPort = freePort()
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
-  const config = loadConfig({
-    ...database.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(osmandPort), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0',
+  const config = loadConfig({ ...devicePortsOff(),
+    ...database.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(osmandPort),
   })
   const server = await startServer(config, { clock, log: silentLogger })
   try {

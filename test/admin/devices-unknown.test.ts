@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { connectClient, gt06Login } from '../ingest/frames'
-import { freePort } from '../support/process'
+import { devicePortsOff, freePort } from '../support/process'
 import { serverDatabase, type ServerDatabase } from '../support/server-database'
 import { baseDataset, ids, keys } from '../support/world'
 
@@ -45,9 +45,8 @@ test('the unknown identifiers refused in the last 24 h, for a single-account adm
   const ports = { osmand: freePort(), gt06: freePort() }
   const start = Date.UTC(2026, 10, 25, 12)
   const clock = manualClock(start)
-  const config = loadConfig({
-    ...database.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06),
-    TELTONIKA_PORT: '0', H02_PORT: '0', UNKNOWN_IDENTIFIERS_PER_MINUTE: '3',
+  const config = loadConfig({ ...devicePortsOff(),
+    ...database.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), UNKNOWN_IDENTIFIERS_PER_MINUTE: '3',
   })
   const server = await startServer(config, { clock, log: silentLogger })
   try {
@@ -122,9 +121,8 @@ test('the list is bounded: the 1,000 most recently seen; an identifier no device
   databases.push(database)
   const osmand = freePort()
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
-  const config = loadConfig({
-    ...database.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(osmand), GT06_PORT: '0',
-    TELTONIKA_PORT: '0', H02_PORT: '0', UNKNOWN_IDENTIFIERS_PER_MINUTE: '1000',
+  const config = loadConfig({ ...devicePortsOff(),
+    ...database.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(osmand), UNKNOWN_IDENTIFIERS_PER_MINUTE: '1000',
   })
   const server = await startServer(config, { clock, log: silentLogger })
   try {

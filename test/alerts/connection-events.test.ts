@@ -11,7 +11,7 @@ import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { serverDatabase, type ServerDatabase } from '../support/server-database'
 import { connectClient, gt06Login } from '../ingest/frames'
-import { freePort } from '../support/process'
+import { devicePortsOff, freePort } from '../support/process'
 import { baseDataset, ids, keys } from '../support/world'
 
 // the server's clock stands still within one second: every connection change happens in it
@@ -27,7 +27,7 @@ beforeAll(async () => {
   database = await serverDatabase('tracker-connection-events', baseDataset())
   gt06Port = freePort()
   server = await startServer(
-    loadConfig({ PORT: '0', HOST: '127.0.0.1', ...database.env, OSMAND_PORT: '0', GT06_PORT: String(gt06Port), TELTONIKA_PORT: '0', H02_PORT: '0', LOG_LEVEL: 'silent' }),
+    loadConfig({ ...devicePortsOff(), PORT: '0', HOST: '127.0.0.1', ...database.env, GT06_PORT: String(gt06Port), LOG_LEVEL: 'silent' }),
     { clock, log: silentLogger },
   )
   api = `http://127.0.0.1:${server.port}`

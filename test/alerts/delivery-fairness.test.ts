@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { serverDatabase, type ServerDatabase } from '../support/server-database'
-import { freePort } from '../support/process'
+import { devicePortsOff, freePort } from '../support/process'
 import { baseDataset, keys } from '../support/world'
 import { type Hanging, type Receiver, startHanging, startReceiver } from './delivery-receiver'
 
@@ -25,7 +25,7 @@ beforeAll(async () => {
   receiver = startReceiver()
   for (let i = 0; i < 10; i++) hanging.push(await startHanging())
   server = await startServer(
-    loadConfig({ PORT: '0', HOST: '127.0.0.1', ...database.env, OSMAND_PORT: String(freePort()), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', WEBHOOK_ALLOW_PRIVATE: '1', LOG_LEVEL: 'silent' }),
+    loadConfig({ ...devicePortsOff(), PORT: '0', HOST: '127.0.0.1', ...database.env, OSMAND_PORT: String(freePort()), WEBHOOK_ALLOW_PRIVATE: '1', LOG_LEVEL: 'silent' }),
     { log: silentLogger },
   )
   api = `http://127.0.0.1:${server.port}`

@@ -12,12 +12,13 @@ import { eventBody } from '../../src/store/events'
 import { serverDatabase } from '../support/server-database'
 import { baseDataset, ids, keys } from '../support/world'
 import { startReceiver } from './delivery-receiver'
+import { devicePortsOff } from '../support/process'
 
 test('the server delivers what is committed to the outbox, counts it, and stops with its worker', async () => {
   const database = await serverDatabase('tracker-delivery-server', baseDataset())
   const receiver = startReceiver()
   const server = await startServer(
-    loadConfig({ PORT: '0', HOST: '127.0.0.1', ...database.env, OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', WEBHOOK_ALLOW_PRIVATE: '1', LOG_LEVEL: 'silent' }),
+    loadConfig({ ...devicePortsOff(), PORT: '0', HOST: '127.0.0.1', ...database.env, WEBHOOK_ALLOW_PRIVATE: '1', LOG_LEVEL: 'silent' }),
     { log: silentLogger },
   )
   try {

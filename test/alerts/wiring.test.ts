@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { baseDataset, ids, keys } from '../support/world'
-import { freePort } from '../support/process'
+import { devicePortsOff, freePort } from '../support/process'
 import { serverDatabase, type ServerDatabase } from '../support/server-database'
 import { type Receiver, startReceiver, verifySignature } from './delivery-receiver'
 
@@ -27,7 +27,7 @@ beforeAll(async () => {
   receiver = startReceiver()
   const osmandPort = freePort()
   server = await startServer(
-    loadConfig({ PORT: '0', HOST: '127.0.0.1', ...database.env, OSMAND_PORT: String(osmandPort), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', WEBHOOK_ALLOW_PRIVATE: '1', LOG_LEVEL: 'silent' }),
+    loadConfig({ ...devicePortsOff(), PORT: '0', HOST: '127.0.0.1', ...database.env, OSMAND_PORT: String(osmandPort), WEBHOOK_ALLOW_PRIVATE: '1', LOG_LEVEL: 'silent' }),
     { log: silentLogger },
   )
   api = `http://127.0.0.1:${server.port}`

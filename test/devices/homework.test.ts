@@ -12,7 +12,7 @@ import { osmand } from '../../src/ingest/protocols/osmand/descriptor'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { connectClient, gt06Login, hex } from '../ingest/frames'
-import { freePort } from '../support/process'
+import { devicePortsOff, freePort } from '../support/process'
 import { serverDatabase, type ServerDatabase } from '../support/server-database'
 import { baseDataset, ids, keys } from '../support/world'
 
@@ -27,8 +27,8 @@ async function started(name: string) {
   const osmandPort = freePort()
   const gt06Port = freePort()
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
-  const config = loadConfig({
-    ...database.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(osmandPort), GT06_PORT: String(gt06Port), TELTONIKA_PORT: '0', H02_PORT: '0',
+  const config = loadConfig({ ...devicePortsOff(),
+    ...database.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(osmandPort), GT06_PORT: String(gt06Port),
   })
   const server = await startServer(config, { clock, log: silentLogger })
   const api = (method: string, path: string, body?: unknown) =>

@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
 import { connectClient, gt06Alarm, gt06Login, hex } from '../ingest/frames'
-import { freePort } from '../support/process'
+import { devicePortsOff, freePort } from '../support/process'
 import { serverDatabase } from '../support/server-database'
 import { baseDataset, ids, keys } from '../support/world'
 
@@ -20,9 +20,9 @@ test('an alarm code the product does not list is stored and served as `alarm` wi
   const ports = { osmand: freePort(), gt06: freePort() }
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
   const now = clock.now() / 1000
-  const config = loadConfig({
+  const config = loadConfig({ ...devicePortsOff(),
     ...database.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
-    OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: '0', H02_PORT: '0',
+    OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06),
   })
   const server = await startServer(config, { clock, log: silentLogger })
   try {

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { loadConfig } from '../../src/config'
 import { RECORDINGS_CREDIT, loadTracks, osmandQuery, parseCsv, runDemo } from '../../src/demo'
 import { tempDir } from './fleet'
+import { devicePortsOff } from '../support/process'
 
 test('the embedded recordings are read: bus 304 and the eight Liverpool buses', () => {
   const tracks = loadTracks()
@@ -34,7 +35,7 @@ test('the demo replays every fix through OsmAnd into the database', async () => 
   const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
   const osmandPort = probe.port
   probe.stop(true)
-  const config = loadConfig({ DATABASE_PATH: join(dir, 'demo.db'), PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(osmandPort), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', LOG_LEVEL: 'silent' })
+  const config = loadConfig({ ...devicePortsOff(), DATABASE_PATH: join(dir, 'demo.db'), PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(osmandPort), LOG_LEVEL: 'silent' })
   const lines: string[] = []
   try {
     const result = await runDemo({ config, speed: 1_000_000, exitWhenDone: true, print: (l) => lines.push(l) })

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config'
 import { devicePortsOf } from '../../src/ingest/protocols/ports'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
-import { freePort } from '../support/process'
+import { devicePortsOff, freePort } from '../support/process'
 import { serverDatabase, type ServerDatabase } from '../support/server-database'
 import { DEVICES, fleetDataset } from './fleet'
 import { connectClient, gt06Location, gt06Login, gt06Status, hex, teltonikaImei, teltonikaPacket } from './frames'
@@ -27,7 +27,7 @@ test('listeners on their configured ports; stop acknowledges, closes sessions, t
   const stored = await database('a', fleetDataset())
   const ports = { osmand: freePort(), gt06: freePort(), teltonika: freePort(), h02: freePort() }
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
-  const config = loadConfig({
+  const config = loadConfig({ ...devicePortsOff(),
     ...stored.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
     OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: String(ports.teltonika), H02_PORT: String(ports.h02),
   })
@@ -66,8 +66,8 @@ test('listeners on their configured ports; stop acknowledges, closes sessions, t
 test('device connection caps and the login timeout come from the config; refusals are counted in /metrics', async () => {
   const gt06Port = freePort()
   const stored = await database('c')
-  const config = loadConfig({
-    ...stored.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0',
+  const config = loadConfig({ ...devicePortsOff(),
+    ...stored.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
     GT06_PORT: String(gt06Port), TCP_MAX_CONNECTIONS_PER_ADDRESS: '1', TCP_LOGIN_TIMEOUT: '1',
   })
   const server = await startServer(config, { log: silentLogger })
@@ -92,9 +92,9 @@ test('30 unknown identifiers from one address lock none of its known devices out
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
   const now = () => clock.now() / 1000
   // the default ration: 20 a minute
-  const config = loadConfig({
+  const config = loadConfig({ ...devicePortsOff(),
     ...stored.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
-    OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: String(ports.teltonika), H02_PORT: '0',
+    OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: String(ports.teltonika),
   })
   const server = await startServer(config, { clock, log: silentLogger })
   const osmand = async (id: string) => {
@@ -159,8 +159,8 @@ test('30 unknown identifiers from one address lock none of its known devices out
 test('UNKNOWN_IDENTIFIERS_PER_MINUTE sets the ration', async () => {
   const osmandPort = freePort()
   const stored = await database('r')
-  const config = loadConfig({
-    ...stored.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0',
+  const config = loadConfig({ ...devicePortsOff(),
+    ...stored.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
     OSMAND_PORT: String(osmandPort), UNKNOWN_IDENTIFIERS_PER_MINUTE: '2',
   })
   const server = await startServer(config, { log: silentLogger })
@@ -195,7 +195,7 @@ test('each protocol port variable comes from its unit, validated the same way', 
 
 test('port 0 turns a listener off', async () => {
   const stored = await database('b')
-  const config = loadConfig({ ...stored.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' })
+  const config = loadConfig({ ...devicePortsOff(), ...stored.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' })
   const server = await startServer(config, { log: silentLogger })
   expect(server.ports).toEqual({ osmand: null, gt06: null, teltonika: null, h02: null })
   await server.stop()

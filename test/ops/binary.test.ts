@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort, spawnServer } from '../support/process'
+import { devicePortsOff, freePort, spawnServer } from '../support/process'
 import { serverDatabase, type ServerDatabase } from '../support/server-database'
 import { testEngine } from '../support/world'
 
@@ -95,7 +95,7 @@ describe('the single binary', () => {
     const started = performance.now()
     const server = spawnServer([...prefix, binary, 'serve'], {
       cwd: home,
-      env: env({ PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(osmandPort), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' }),
+      env: env({ ...devicePortsOff(), PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(osmandPort) }),
     })
     try {
       const serving = await server.waitFor((l) => l.msg === 'serving')
@@ -175,7 +175,7 @@ describe('the single binary', () => {
   test('demo: the bus recordings are inside, so it replays all of them with no folder given', async () => {
     const demoDatabase = await serverDatabase('binary-demo')
     const demo = run(['demo', '--speed', '1000000', '--exit'], {
-      ...demoDatabase.env, PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(freePort()), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', LOG_LEVEL: 'warn',
+      ...demoDatabase.env, PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(freePort()), LOG_LEVEL: 'warn',
     })
     expect(demo.stderr).toBe('')
     expect(demo.code).toBe(0)

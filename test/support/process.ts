@@ -95,6 +95,15 @@ export function spawnServer(cmd: string[], options: { cwd: string; env: Record<s
   }
 }
 
+/**
+ * Every device protocol's port variable at 0 (its listener off): a test that starts a server puts
+ * this first and sets the ports it listens on after it, so a protocol added to the list never
+ * binds its default port in a test that does not know it.
+ */
+export function devicePortsOff(): Record<string, string> {
+  return Object.fromEntries(PROTOCOLS.map((protocol) => [protocol.portVariable, '0']))
+}
+
 /** The environment of a server under test: loopback only, its own database (a SQLite path, or a ServerDatabase on the run's engine) and ports, every device protocol off but OsmAnd's and Teltonika's. */
 export function serverEnv(
   database: string | Pick<ServerDatabase, 'env'>,
@@ -107,7 +116,7 @@ export function serverEnv(
     HOST: '127.0.0.1',
     PORT: String(ports.http),
     // a protocol added to the list is off here, not on its default port
-    ...Object.fromEntries(PROTOCOLS.map((protocol) => [protocol.portVariable, '0'])),
+    ...devicePortsOff(),
     OSMAND_PORT: String(ports.osmand),
     TELTONIKA_PORT: String(ports.teltonika),
     LOG_LEVEL: logLevel,
