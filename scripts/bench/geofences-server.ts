@@ -15,7 +15,7 @@ function freePort(): number {
 }
 
 const osmand = freePort()
-const config = loadConfig({ ...process.env, HOST: '127.0.0.1', PORT: '0', OSMAND_PORT: String(osmand), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' })
+const config = loadConfig({ ...process.env, HOST: '127.0.0.1', PORT: '0', OSMAND_PORT: String(osmand), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', GL200_PORT: '0' })
 const server = await startServer(config)
 console.log(`ready ${server.port} ${server.ports.osmand}`)
 process.on('SIGTERM', () => void server.stop().then(() => process.exit(0)))

@@ -272,7 +272,7 @@ async function freePort(): Promise<number> {
 async function startNode(url: string, name: string) {
   const http = await freePort()
   const teltonika = await freePort()
-  const ports = Object.fromEntries(['GT06_PORT', 'H02_PORT', 'OSMAND_PORT', 'TELTONIKA_PORT'].map((v) => [v, '0']))
+  const ports = Object.fromEntries(['GT06_PORT', 'H02_PORT', 'GL200_PORT', 'OSMAND_PORT', 'TELTONIKA_PORT'].map((v) => [v, '0']))
   const child = Bun.spawn([process.execPath, join(ROOT, 'src/main.ts'), 'serve'], {
     cwd: ROOT,
     env: { ...process.env, ...ports, DATABASE_URL: url, NODE_NAME: name, HOST: '127.0.0.1', PORT: String(http), TELTONIKA_PORT: String(teltonika), LOG_LEVEL: 'error', TCP_MAX_CONNECTIONS_PER_ADDRESS: String(CONNECTIONS) },
