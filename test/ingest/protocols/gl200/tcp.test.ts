@@ -19,6 +19,7 @@ import { loadConfig } from '../../../../src/config'
 import { LivePositions } from '../../../../src/ingest/live'
 import { createIngestPipeline, type IngestPipeline } from '../../../../src/ingest/pipeline'
 import { PROTOCOLS } from '../../../../src/ingest/protocols'
+import type { Protocol } from '../../../../src/ingest/protocols/protocol'
 import { startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
 import { silentLogger } from '../../../../src/log'
 import { createCommandStore } from '../../../../src/store/commands'
@@ -33,7 +34,7 @@ const MODEL = '0d000000-0000-4000-8000-0000000000c1'
 const POSITION_COMMAND = '0e000000-0000-4000-8000-0000000000c1'
 const START = Date.UTC(2026, 10, 25, 12, 0, 0)
 
-const gl200 = PROTOCOLS.find((protocol) => protocol.name === 'gl200')!
+const gl200: Protocol = PROTOCOLS.find((protocol) => protocol.name === 'gl200')!
 
 let dir: string
 let database: DatabaseHandle
