@@ -154,6 +154,15 @@ describe('one frame of each message type', () => {
     expect(decode(frameStarting('+RESP:GTMPN').text).report.events).toMatchObject([{ alarmCode: 'alarm', context: { raw_alarm: 'GTMPN' } }])
   })
 
+  test('GTGEO and GTSPD (frames in the document\'s layout, <report id><report type> before the position): the type decides', () => {
+    const report = (type: string, idType: string) =>
+      decode(`+RESP:${type},02010B,135790246811220,,,${idType},1,1,4.3,92,70.0,121.354335,31.222073,20090214013254,0460,0000,18d8,6141,00,,20090214093254,11F0$`).report.events.map((event) => event.alarmCode)
+    expect(report('GTGEO', '01')).toEqual(['geofence_enter'])
+    expect(report('GTGEO', '10')).toEqual(['geofence_exit'])
+    expect(report('GTSPD', '00')).toEqual(['overspeed'])
+    expect(report('GTSPD', '01')).toEqual([])
+  })
+
   test('GTSTT, GTRTL, GTOBD: a fix, no alarm', () => {
     for (const prefix of ['+RESP:GTSTT,060228', '+RESP:GTRTL,DF0200', '+RESP:GTOBD,360701']) {
       const message = decode(frameStarting(prefix).text)
