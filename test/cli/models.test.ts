@@ -70,6 +70,7 @@ const BUILTIN = {
   gt06Position: 'b0000002-0000-4000-8000-000000000003',
   teltonika: 'b0000003-0000-4000-8000-000000000000',
   h02: 'b0000004-0000-4000-8000-000000000000',
+  gl200: 'a2e8e3ec-0a69-42b5-bb84-217f30704842',
 }
 
 describe('the built-in catalogue', () => {
@@ -82,9 +83,10 @@ describe('the built-in catalogue', () => {
         [BUILTIN.gt06, 'gt06', 'built-in'],
         [BUILTIN.teltonika, 'teltonika', 'built-in'],
         [BUILTIN.h02, 'h02', 'built-in'],
+        [BUILTIN.gl200, 'gl200', 'built-in'],
       ]),
     )
-    expect(lines).toHaveLength(4)
+    expect(lines).toHaveLength(5)
 
     ok(['init', '--account', 'Acme', '--admin', 'dana'], 'a long enough password')
     const key = ok(['key', 'create', '--user', 'dana']).trim()
@@ -95,13 +97,15 @@ describe('the built-in catalogue', () => {
       [BUILTIN.gt06, 'gt06', null],
       [BUILTIN.teltonika, 'teltonika', null],
       [BUILTIN.h02, 'h02', null],
-    ])
+      [BUILTIN.gl200, 'gl200', null],
+    ].sort())
     const texts = Object.fromEntries(models.map((m) => [m.protocol, Object.fromEntries(m.commands.map((c) => [c.name, c.send?.text]))]))
     // OsmAnd phones cannot be called back: no commands
     expect(texts.osmand).toEqual({})
     expect(texts.gt06).toMatchObject({ 'Engine stop': 'RELAY,1#', 'Engine resume': 'RELAY,0#', Position: 'WHERE#', Reboot: 'RESET#', 'Reporting interval': 'TIMER,{seconds}#' })
     expect(texts.teltonika).toMatchObject({ 'Engine stop': 'setdigout 1', 'Engine resume': 'setdigout 0', Position: 'getgps', Reboot: 'cpureset' })
     expect(texts.h02).toMatchObject({ 'Engine stop': 'S20,1,1', 'Engine resume': 'S20,1,0', 'Reporting interval': 'S71,22,{seconds}' })
+    expect(texts.gl200).toMatchObject({ Position: 'AT+GTRTO={password},1,,,,,,FFFF$', 'Engine stop': 'AT+GTOUT={password},1,,,0,0,0,0,0,0,0,,,,,,,FFFF$', Reboot: 'AT+GTRTO={password},3,,,,,,FFFF$' })
     // every form field says what it takes
     for (const model of models) for (const command of model.commands) for (const field of command.widget.fields ?? []) expect(typeof field.pattern).toBe('string')
 

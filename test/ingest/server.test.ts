@@ -3,6 +3,7 @@ import { afterAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
+import { PROTOCOLS } from '../../src/ingest/protocols'
 import { devicePortsOf } from '../../src/ingest/protocols/ports'
 import { silentLogger } from '../../src/log'
 import { startServer } from '../../src/server'
@@ -25,11 +26,12 @@ async function database(name: string, dataset?: unknown): Promise<ServerDatabase
 
 test('listeners on their configured ports; stop acknowledges, closes sessions, then disconnects devices', async () => {
   const stored = await database('a', fleetDataset())
-  const ports = { osmand: freePort(), gt06: freePort(), teltonika: freePort(), h02: freePort() }
+  // every protocol of the list on a port of its own
+  const ports: Record<string, number> = Object.fromEntries(PROTOCOLS.map((protocol) => [protocol.name, freePort()]))
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
-  const config = loadConfig({ ...devicePortsOff(),
+  const config = loadConfig({
     ...stored.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
-    OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: String(ports.teltonika), H02_PORT: String(ports.h02),
+    ...Object.fromEntries(PROTOCOLS.map((protocol) => [protocol.portVariable, String(ports[protocol.name])])),
   })
   const server = await startServer(config, { clock, log: silentLogger })
   expect(server.ports).toEqual(ports)
@@ -185,9 +187,12 @@ test('the device limits are validated', () => {
 })
 
 test('each protocol port variable comes from its unit, validated the same way', () => {
-  expect(devicePortsOf(loadConfig({}).env)).toEqual({ osmand: 5055, gt06: 5023, teltonika: 5027, h02: 5013 })
+  // the defaults the README and docs/protocols.md state
+  expect(devicePortsOf(loadConfig({}).env)).toEqual({
+    osmand: 5055, gt06: 5023, teltonika: 5027, h02: 5013, gps103: 5001, jt808: 5015, gl200: 5004, meitrack: 5020, watch: 5093,
+  })
   expect(devicePortsOf(loadConfig({ H02_PORT: '0', GT06_PORT: '6000' }).env)).toMatchObject({ h02: 0, gt06: 6000 })
-  for (const name of ['OSMAND_PORT', 'GT06_PORT', 'TELTONIKA_PORT', 'H02_PORT']) {
+  for (const name of PROTOCOLS.map((protocol) => protocol.portVariable)) {
     expect(() => devicePortsOf(loadConfig({ [name]: '65536' }).env)).toThrow(`${name} must be an integer from 0 to 65535, got "65536"`)
     expect(() => devicePortsOf(loadConfig({ [name]: 'x' }).env)).toThrow(name)
   }

@@ -16,7 +16,7 @@ import { buildGt06Frame } from '../../src/ingest/protocols/gt06/replies'
 import { connectClient, gt06Login, streamTeltonika, teltonikaImei, teltonikaPacket, type TestClient } from '../ingest/frames'
 import { startReceiver, type Receiver } from '../alerts/delivery-receiver'
 import { freshPostgres, postgresAvailable, testDatabaseUrl, type FreshPostgres } from '../support/postgres'
-import { freePort, runCli, spawnServer, type ServerProcess } from '../support/process'
+import { devicePortsOff, freePort, runCli, spawnServer, type ServerProcess } from '../support/process'
 import { sseBlocks } from '../support/sse'
 import { baseDataset, ids, keys } from '../support/world'
 
@@ -67,6 +67,7 @@ let receiver: Receiver
 function nodeEnv(name: string, ports: Omit<Node, 'name' | 'process' | 'call'>, databaseUrl: string): Record<string, string | undefined> {
   return {
     ...process.env,
+    ...devicePortsOff(),
     DATABASE_URL: databaseUrl,
     DATABASE_PATH: join(dir, `${name}.db`), // unused on PostgreSQL: never the repository's
     NODE_NAME: name,
