@@ -70,6 +70,7 @@ const BUILTIN = {
   gt06Position: 'b0000002-0000-4000-8000-000000000003',
   teltonika: 'b0000003-0000-4000-8000-000000000000',
   h02: 'b0000004-0000-4000-8000-000000000000',
+  jt808: 'c537678f-ed1a-4806-a924-ef58d8373f18',
 }
 
 describe('the built-in catalogue', () => {
@@ -82,9 +83,10 @@ describe('the built-in catalogue', () => {
         [BUILTIN.gt06, 'gt06', 'built-in'],
         [BUILTIN.teltonika, 'teltonika', 'built-in'],
         [BUILTIN.h02, 'h02', 'built-in'],
+        [BUILTIN.jt808, 'jt808', 'built-in'],
       ]),
     )
-    expect(lines).toHaveLength(4)
+    expect(lines).toHaveLength(5)
 
     ok(['init', '--account', 'Acme', '--admin', 'dana'], 'a long enough password')
     const key = ok(['key', 'create', '--user', 'dana']).trim()
@@ -95,6 +97,7 @@ describe('the built-in catalogue', () => {
       [BUILTIN.gt06, 'gt06', null],
       [BUILTIN.teltonika, 'teltonika', null],
       [BUILTIN.h02, 'h02', null],
+      [BUILTIN.jt808, 'jt808', null],
     ])
     const texts = Object.fromEntries(models.map((m) => [m.protocol, Object.fromEntries(m.commands.map((c) => [c.name, c.send?.text]))]))
     // OsmAnd phones cannot be called back: no commands
@@ -102,6 +105,7 @@ describe('the built-in catalogue', () => {
     expect(texts.gt06).toMatchObject({ 'Engine stop': 'RELAY,1#', 'Engine resume': 'RELAY,0#', Position: 'WHERE#', Reboot: 'RESET#', 'Reporting interval': 'TIMER,{seconds}#' })
     expect(texts.teltonika).toMatchObject({ 'Engine stop': 'setdigout 1', 'Engine resume': 'setdigout 0', Position: 'getgps', Reboot: 'cpureset' })
     expect(texts.h02).toMatchObject({ 'Engine stop': 'S20,1,1', 'Engine resume': 'S20,1,0', 'Reporting interval': 'S71,22,{seconds}' })
+    expect(texts.jt808).toMatchObject({ Position: '8201', Reboot: '8105:4', 'Reporting interval': '8103:0029={seconds}', 'Text message': '8300:{text}' })
     // every form field says what it takes
     for (const model of models) for (const command of model.commands) for (const field of command.widget.fields ?? []) expect(typeof field.pattern).toBe('string')
 
