@@ -75,6 +75,11 @@ describe('JT808 location 0x0200', () => {
     expect(fix.attributes).toMatchObject({ gsm_signal: 27 })
   })
 
+  test("what Traccar asserts of the same frames, where we keep it: 14 satellites (t001's and t006's batches, the 2019 header of t006)", () => {
+    expect(asReport(decode('t001')).report.fixes.map((fix) => fix.satellites)).toEqual([14])
+    expect(asReport(decode('t006')).report.fixes.map((fix) => fix.satellites)).toEqual([14])
+  })
+
   test('alarm bits map to our codes: bit 7 low_battery (main power undervoltage), bit 8 power_cut; an unlisted one is `alarm` with its name', () => {
     const base = frameOf('t091')
     const withFlags = (flags: number): Jt808Frame => {
