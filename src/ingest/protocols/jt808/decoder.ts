@@ -104,7 +104,7 @@ export type Jt808Message =
 
 export interface Jt808DecodeOptions {
   /** the server's clock, Unix seconds: the time of an alarm without a usable device time */
-  now?: number
+  now: number
   /** the alarm flags of this connection's previous location: a bit already on raises nothing */
   previousAlarmFlags?: number | null
 }
@@ -253,9 +253,9 @@ function batchLocations(body: Uint8Array): Location[] {
 }
 
 /** What `frame` says, and what the terminal is to be answered. Never throws. */
-export function decodeJt808Frame(frame: Jt808Frame, options: Jt808DecodeOptions = {}): Jt808Message {
+export function decodeJt808Frame(frame: Jt808Frame, options: Jt808DecodeOptions): Jt808Message {
   const uniqueId = frame.terminalId
-  const now = options.now ?? Math.floor(Date.now() / 1000)
+  const { now } = options
   const previous = options.previousAlarmFlags ?? null
   const ok = () => buildGeneralResponse(frame, RESULT.success)
   switch (frame.messageId) {
