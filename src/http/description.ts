@@ -211,7 +211,7 @@ smuggle another parameter or command) unless the pattern allows it
 (400 naming the field); \`{field}\` in \`send.text\` takes the value (another \`{word}\` stays as written).
 A field with \`required: true\` may not be empty (400); one with \`required: false\` may be left out or
 empty and is then never sent: its \`{field}\` goes, with the one separator before it. 409 for a
-command without \`send\` and for a model whose \`protocol\` is not gt06, teltonika, h02 or gl200 (OsmAnd
+command without \`send\` and for a model whose \`protocol\` is osmand (OsmAnd
 devices cannot be called back); 403 for a share token; 404 for a command not of the device's model.
 Per device in order, one at a time: the next once the previous is answered or has waited 60 s; a
 command still queued after \`COMMAND_TTL\` seconds (default 86,400) is \`expired\`, one sent and
@@ -227,6 +227,7 @@ ASCII, at most 243 characters); Teltonika a Codec 12 command, answered by a Code
 ASCII, at most 160); H02 \`*<maker>,<id>,<command>,<hhmmss>[,…]#\` from a \`send.text\` of
 \`<command>[,<parameter>…]\`, answered by V4. An answer that names no command completes the oldest one
 waiting; a text the protocol cannot carry is \`failed\` when it would go out, and the next goes.
+JT808: the platform message a \`send.text\` of \`8201\`, \`8105:<word>[;<parameters>]\`, \`8103:<id hex>=<number>\` or \`8300:<text>\` names (docs/protocols.md), answered by 0x0001 naming its serial (0x0201 for 8201).
 
 **Database timeouts.** While another process holds the database's write lock (an import), reads
 answer as usual and a write (a share-link change) waits for it; still waiting after 5 s, it is

@@ -12,6 +12,7 @@ import { createApp } from '../../src/app'
 import { manualClock } from '../../src/clock'
 import { baseDataset, ids, keys } from '../support/world'
 import { runCli } from '../support/process'
+import { PROTOCOLS } from '../../src/ingest/protocols'
 
 let dir: string
 let databasePath: string
@@ -71,6 +72,7 @@ const BUILTIN = {
   teltonika: 'b0000003-0000-4000-8000-000000000000',
   h02: 'b0000004-0000-4000-8000-000000000000',
   gl200: 'a2e8e3ec-0a69-42b5-bb84-217f30704842',
+  jt808: 'c537678f-ed1a-4806-a924-ef58d8373f18',
 }
 
 describe('the built-in catalogue', () => {
@@ -84,9 +86,11 @@ describe('the built-in catalogue', () => {
         [BUILTIN.teltonika, 'teltonika', 'built-in'],
         [BUILTIN.h02, 'h02', 'built-in'],
         [BUILTIN.gl200, 'gl200', 'built-in'],
+        [BUILTIN.jt808, 'jt808', 'built-in'],
       ]),
     )
-    expect(lines).toHaveLength(5)
+    // one a protocol of the list, none other
+    expect(lines).toHaveLength(PROTOCOLS.length)
 
     ok(['init', '--account', 'Acme', '--admin', 'dana'], 'a long enough password')
     const key = ok(['key', 'create', '--user', 'dana']).trim()
@@ -98,6 +102,7 @@ describe('the built-in catalogue', () => {
       [BUILTIN.teltonika, 'teltonika', null],
       [BUILTIN.h02, 'h02', null],
       [BUILTIN.gl200, 'gl200', null],
+      [BUILTIN.jt808, 'jt808', null],
     ].sort())
     const texts = Object.fromEntries(models.map((m) => [m.protocol, Object.fromEntries(m.commands.map((c) => [c.name, c.send?.text]))]))
     // OsmAnd phones cannot be called back: no commands
@@ -106,6 +111,7 @@ describe('the built-in catalogue', () => {
     expect(texts.teltonika).toMatchObject({ 'Engine stop': 'setdigout 1', 'Engine resume': 'setdigout 0', Position: 'getgps', Reboot: 'cpureset' })
     expect(texts.h02).toMatchObject({ 'Engine stop': 'S20,1,1', 'Engine resume': 'S20,1,0', 'Reporting interval': 'S71,22,{seconds}' })
     expect(texts.gl200).toMatchObject({ Position: 'AT+GTRTO={password},1,,,,,,FFFF$', 'Engine stop': 'AT+GTOUT={password},1,,,0,0,0,0,0,0,0,,,,,,,FFFF$', Reboot: 'AT+GTRTO={password},3,,,,,,FFFF$' })
+    expect(texts.jt808).toMatchObject({ Position: '8201', Reboot: '8105:4', 'Reporting interval': '8103:0029={seconds}', 'Text message': '8300:{text}' })
     // every form field says what it takes
     for (const model of models) for (const command of model.commands) for (const field of command.widget.fields ?? []) expect(typeof field.pattern).toBe('string')
 
