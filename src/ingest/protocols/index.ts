@@ -6,8 +6,9 @@
  */
 import { gt06 } from './gt06/descriptor'
 import { h02 } from './h02/descriptor'
+import { meitrack } from './meitrack/descriptor'
 import { osmand } from './osmand/descriptor'
 import type { Protocol } from './protocol'
 import { teltonika } from './teltonika/descriptor'
 
-export const PROTOCOLS = [osmand, gt06, teltonika, h02] as const satisfies readonly Protocol[]
+export const PROTOCOLS = [osmand, gt06, teltonika, h02, meitrack] as const satisfies readonly Protocol[]
