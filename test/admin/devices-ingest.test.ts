@@ -27,7 +27,7 @@ test('a device created over HTTP reports in at once; re-identified, its old seri
   const osmandPort = freePort()
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
   const config = loadConfig({
-    DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(osmandPort), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0',
+    DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(osmandPort), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', MEITRACK_PORT: '0',
   })
   const server = await startServer(config, { clock, log: silentLogger })
   try {

@@ -51,7 +51,7 @@ test('the unknown identifiers refused in the last 24 h, for a single-account adm
   const clock = manualClock(start)
   const config = loadConfig({
     DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06),
-    TELTONIKA_PORT: '0', H02_PORT: '0', UNKNOWN_IDENTIFIERS_PER_MINUTE: '3',
+    TELTONIKA_PORT: '0', H02_PORT: '0', MEITRACK_PORT: '0', UNKNOWN_IDENTIFIERS_PER_MINUTE: '3',
   })
   const server = await startServer(config, { clock, log: silentLogger })
   try {
@@ -132,7 +132,7 @@ test('the list is bounded: the 1,000 most recently seen; an identifier no device
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
   const config = loadConfig({
     DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: String(osmand), GT06_PORT: '0',
-    TELTONIKA_PORT: '0', H02_PORT: '0', UNKNOWN_IDENTIFIERS_PER_MINUTE: '1000',
+    TELTONIKA_PORT: '0', H02_PORT: '0', MEITRACK_PORT: '0', UNKNOWN_IDENTIFIERS_PER_MINUTE: '1000',
   })
   const server = await startServer(config, { clock, log: silentLogger })
   try {

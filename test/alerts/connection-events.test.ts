@@ -34,7 +34,7 @@ beforeAll(async () => {
   setup.close()
   gt06Port = freePort()
   server = await startServer(
-    loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_PATH: path, OSMAND_PORT: '0', GT06_PORT: String(gt06Port), TELTONIKA_PORT: '0', H02_PORT: '0', LOG_LEVEL: 'silent' }),
+    loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_PATH: path, OSMAND_PORT: '0', GT06_PORT: String(gt06Port), TELTONIKA_PORT: '0', H02_PORT: '0', MEITRACK_PORT: '0', LOG_LEVEL: 'silent' }),
     { clock, log: silentLogger },
   )
   api = `http://127.0.0.1:${server.port}`

@@ -22,7 +22,7 @@ function cli(args: string[], env: Record<string, string> = {}) {
 
 describe('command line', () => {
   test('no command prints the usage and exits 2, starting nothing', () => {
-    const run = cli([], { PORT: '0', OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', DATABASE_PATH: join(dir, 'none', 'tracker.db') })
+    const run = cli([], { PORT: '0', OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', MEITRACK_PORT: '0', DATABASE_PATH: join(dir, 'none', 'tracker.db') })
     expect(run.code).toBe(2)
     expect(run.stderr).toContain('no command given')
     expect(run.stderr).toContain('Usage: tracker <command>')

@@ -70,6 +70,7 @@ const BUILTIN = {
   gt06Position: 'b0000002-0000-4000-8000-000000000003',
   teltonika: 'b0000003-0000-4000-8000-000000000000',
   h02: 'b0000004-0000-4000-8000-000000000000',
+  meitrack: '97d3cb82-1487-4f66-895a-2266089cde81',
 }
 
 describe('the built-in catalogue', () => {
@@ -82,15 +83,17 @@ describe('the built-in catalogue', () => {
         [BUILTIN.gt06, 'gt06', 'built-in'],
         [BUILTIN.teltonika, 'teltonika', 'built-in'],
         [BUILTIN.h02, 'h02', 'built-in'],
+        [BUILTIN.meitrack, 'meitrack', 'built-in'],
       ]),
     )
-    expect(lines).toHaveLength(4)
+    expect(lines).toHaveLength(5)
 
     ok(['init', '--account', 'Acme', '--admin', 'dana'], 'a long enough password')
     const key = ok(['key', 'create', '--user', 'dana']).trim()
     const { status, body: models } = await api<{ id: string; protocol: string; account: string | null; commands: { id: string; name: string; widget: { type: string; fields?: { pattern?: string }[] }; send?: { text: string } }[] }[]>('/models', key)
     expect(status).toBe(200)
     expect(models.map((m) => [m.id, m.protocol, m.account]).sort()).toEqual([
+      [BUILTIN.meitrack, 'meitrack', null],
       [BUILTIN.osmand, 'osmand', null],
       [BUILTIN.gt06, 'gt06', null],
       [BUILTIN.teltonika, 'teltonika', null],
@@ -102,6 +105,7 @@ describe('the built-in catalogue', () => {
     expect(texts.gt06).toMatchObject({ 'Engine stop': 'RELAY,1#', 'Engine resume': 'RELAY,0#', Position: 'WHERE#', Reboot: 'RESET#', 'Reporting interval': 'TIMER,{seconds}#' })
     expect(texts.teltonika).toMatchObject({ 'Engine stop': 'setdigout 1', 'Engine resume': 'setdigout 0', Position: 'getgps', Reboot: 'cpureset' })
     expect(texts.h02).toMatchObject({ 'Engine stop': 'S20,1,1', 'Engine resume': 'S20,1,0', 'Reporting interval': 'S71,22,{seconds}' })
+    expect(texts.meitrack).toMatchObject({ 'Position now': 'A10', 'Engine stop': 'C01,0,12222', 'Engine resume': 'C01,0,02222', 'Reporting interval': 'A12,{tens_of_seconds}' })
     // every form field says what it takes
     for (const model of models) for (const command of model.commands) for (const field of command.widget.fields ?? []) expect(typeof field.pattern).toBe('string')
 

@@ -31,7 +31,7 @@ test('an alarm code the product does not list is stored and served as `alarm` wi
   const now = clock.now() / 1000
   const config = loadConfig({
     DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
-    OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: '0', H02_PORT: '0',
+    OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: '0', H02_PORT: '0', MEITRACK_PORT: '0',
   })
   const server = await startServer(config, { clock, log: silentLogger })
   try {

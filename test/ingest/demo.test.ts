@@ -34,7 +34,7 @@ test('the demo replays every fix through OsmAnd into the database', async () => 
   const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
   const osmandPort = probe.port
   probe.stop(true)
-  const config = loadConfig({ DATABASE_PATH: join(dir, 'demo.db'), PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(osmandPort), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', LOG_LEVEL: 'silent' })
+  const config = loadConfig({ DATABASE_PATH: join(dir, 'demo.db'), PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(osmandPort), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', MEITRACK_PORT: '0', LOG_LEVEL: 'silent' })
   const lines: string[] = []
   try {
     const result = await runDemo({ config, speed: 1_000_000, exitWhenDone: true, print: (l) => lines.push(l) })

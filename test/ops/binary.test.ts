@@ -84,7 +84,7 @@ describe('the single binary', () => {
     const started = performance.now()
     const server = spawnServer([...prefix, binary, 'serve'], {
       cwd: home,
-      env: env({ PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(osmandPort), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' }),
+      env: env({ PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(osmandPort), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', MEITRACK_PORT: '0' }),
     })
     try {
       const serving = await server.waitFor((l) => l.msg === 'serving')
@@ -162,7 +162,7 @@ describe('the single binary', () => {
   test('demo: the bus recordings are inside, so it replays all of them with no folder given', () => {
     const database = join(work, 'demo', 'demo.db')
     const demo = run(['demo', '--speed', '1000000', '--exit'], {
-      DATABASE_PATH: database, PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(freePort()), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', LOG_LEVEL: 'warn',
+      DATABASE_PATH: database, PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(freePort()), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', MEITRACK_PORT: '0', LOG_LEVEL: 'warn',
     })
     expect(demo.stderr).toBe('')
     expect(demo.code).toBe(0)

@@ -210,7 +210,7 @@ test('a fix locked out past 5 s is refused (504), never acknowledged, and the ne
   importNow(setup, baseDataset())
   setup.close()
   const clock = manualClock(Date.now())
-  const config = loadConfig({ DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', OSMAND_PORT: String(freePort()), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' })
+  const config = loadConfig({ DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', OSMAND_PORT: String(freePort()), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', MEITRACK_PORT: '0' })
   const server = await startServer(config, { clock, log: silentLogger })
   const other = new Database(databasePath)
   const report = (ts: number) => fetch(`http://127.0.0.1:${server.ports.osmand}/?id=${TRUCK1_IMEI}&lat=48.85&lon=2.35&timestamp=${ts}`)

@@ -17,7 +17,7 @@ const databasePath = join(dir, 'demo.db')
 const tracks = loadTracks().slice(0, 1).map((track) => ({ ...track, points: track.points.slice(0, 3) }))
 
 async function demo(): Promise<{ name: string; password: string }> {
-  const config = loadConfig({ DATABASE_PATH: databasePath, PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(freePort()), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', LOG_LEVEL: 'silent' })
+  const config = loadConfig({ DATABASE_PATH: databasePath, PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(freePort()), GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', MEITRACK_PORT: '0', LOG_LEVEL: 'silent' })
   const lines: string[] = []
   await runDemo({ config, speed: 1_000_000, exitWhenDone: true, tracks, print: (line) => lines.push(line) })
   const line = lines.find((l) => l.startsWith('console: '))
