@@ -6,7 +6,8 @@
  *
  * AAA and AFF reports and CCC/CCE batches are stored; the batches and AFF are confirmed after the
  * commit (decoder.ts), AAC is echoed. A frame of any other type is a command's answer, as is an
- * AAA report with event 34 (A10's); its flag names the command it answers (command.ts).
+ * AAA report with event 34 under the flag of a command the server sent (A10's); the flag names
+ * the command answered (command.ts).
  */
 import type { Step, TcpProtocol } from '../protocol'
 import { encodeMeitrackCommand, MEITRACK_COMMAND_SEPARATORS, meitrackAnsweredRef } from './command'
@@ -28,12 +29,11 @@ export const meitrack: TcpProtocol<MeitrackFrame> = {
       if (message.kind === 'invalid') return { kind: 'drop', reason: message.message }
       const status = Object.keys(message.status).length > 0 ? message.status : undefined
       const report = status ? { ...message.report, status } : message.report
-      const commandAnswer = message.answer
-        ? (() => {
-            const ref = meitrackAnsweredRef(message.uniqueId, message.answer.flag)
-            return ref === undefined ? { text: message.answer.text } : { text: message.answer.text, ref }
-          })()
-        : undefined
+      const ref = message.answer ? meitrackAnsweredRef(message.uniqueId, message.answer.flag) : undefined
+      // an AAA report with event 34 answers A10 only under a flag the server sent a command with:
+      // a position asked for by SMS or a keypad is not the answer to whatever command waits
+      const commandAnswer =
+        !message.answer || (message.type === 'AAA' && ref === undefined) ? undefined : ref === undefined ? { text: message.answer.text } : { text: message.answer.text, ref }
       return { kind: 'report', report, reply: message.reply, ...(commandAnswer ? { commandAnswer } : {}) }
     }
   },

@@ -291,6 +291,10 @@ describe('commands', () => {
     expect(answer('M')).toMatchObject({ kind: 'report', reply: null, commandAnswer: { text: 'C01,OK', ref: 0x1234 } })
     expect(answer('M')).toMatchObject({ kind: 'report', commandAnswer: { text: 'C01,OK' } })
     expect((answer('M') as Extract<Step, { kind: 'report' }>).commandAnswer!.ref).toBeUndefined()
+    // an AAA report with event 34 under a flag no command went out with (a position asked for by SMS) answers nothing
+    const [asked] = frames(wire(frameNamed('AAA_44')))
+    expect(decoder(asked as MeitrackFrame, { now: NOW, uniqueId: null })).toMatchObject({ kind: 'report', reply: null })
+    expect('commandAnswer' in decoder(asked as MeitrackFrame, { now: NOW, uniqueId: null })).toBe(false)
   })
 })
 
