@@ -29,7 +29,7 @@
  * document gives one formula per model), which no frame names, so the raw values are kept.
  */
 import type { DecodedEvent, DecodedFix, DecodedReport } from '../../types'
-import { eventAtFix } from '../events'
+import { eventAtFix, eventWithoutFix } from '../events'
 import { externalPowerOf, meitrackAlarm, POSITION_ASKED_EVENT } from './alarms'
 import type { MeitrackFrame } from './framing'
 import { buildMeitrackFrame } from './replies'
@@ -275,16 +275,24 @@ function textReport(
     valid: fields[4] === 'A',
     attributes,
   }
-  const events = alarmEvents(eventCode, fix, cell)
+  // a device that never had a position sends 0,0: no place, but its alarm and status still count
+  const positioned = !isNullIsland(latitude, longitude)
+  const events = alarmEvents(eventCode, positioned ? fix : null, timestamp, cell)
   const status = deviceStatus(eventCode, attributes)
   const answer = eventCode === POSITION_ASKED_EVENT && type === 'AAA' ? { text: `AAA,${fields.join(',')}`, flag } : null
-  return message(uniqueId, type, [fix], events, status, answer, reply)
+  return message(uniqueId, type, positioned ? [fix] : [], events, status, answer, reply)
 }
 
-function alarmEvents(eventCode: number, fix: DecodedFix, cell: Cell | null): DecodedEvent[] {
+/** Coordinates of exactly 0,0: what a device sends before its first position, never a place. */
+function isNullIsland(latitude: number, longitude: number): boolean {
+  return latitude === 0 && longitude === 0
+}
+
+function alarmEvents(eventCode: number, fix: DecodedFix | null, timestamp: number, cell: Cell | null): DecodedEvent[] {
   const alarm = meitrackAlarm(eventCode)
   if (!alarm) return []
-  return [eventAtFix(alarm, fix, { mcc: cell?.mcc ?? null, mnc: cell?.mnc ?? null, dbm: null }, { event_code: eventCode })]
+  const network = { mcc: cell?.mcc ?? null, mnc: cell?.mnc ?? null, dbm: null }
+  return [fix ? eventAtFix(alarm, fix, network, { event_code: eventCode }) : eventWithoutFix(alarm, timestamp, network, { event_code: eventCode, time_source: 'device' })]
 }
 
 /** attributes of a report that describe the device rather than the fix */
@@ -397,7 +405,11 @@ function decodeCcc(data: Uint8Array, options: MeitrackDecodeOptions): Batch {
     const power = reader.u16()
     reader.skip(recordBytes - (reader.offset - start))
     batch.count++
-    if (!binaryFix(latitude, longitude, timestamp, options)) continue
+    if (isNullIsland(latitude, longitude)) {
+      if (timestamp !== EPOCH_2000) batch.events.push(...alarmEvents(eventCode, null, timestamp, cell.mcc > 0 ? cell : null))
+      continue
+    }
+    binaryFix(latitude, longitude, timestamp, options)
     if (course > 360) throw new Malformed('course out of range')
     const attributes: Record<string, unknown> = {
       event: eventCode,
@@ -413,7 +425,7 @@ function decodeCcc(data: Uint8Array, options: MeitrackDecodeOptions): Batch {
     }
     const fix: DecodedFix = { timestamp, latitude, longitude, speed, course, altitude, satellites, valid, attributes }
     batch.fixes.push(fix)
-    batch.events.push(...alarmEvents(eventCode, fix, cell.mcc > 0 ? cell : null))
+    batch.events.push(...alarmEvents(eventCode, fix, timestamp, cell.mcc > 0 ? cell : null))
     Object.assign(batch.status, deviceStatus(eventCode, attributes))
   }
   return batch
@@ -492,7 +504,10 @@ function decodeCce(data: Uint8Array, options: MeitrackDecodeOptions): Batch {
     const latitude = values.has(0x02) ? values.get(0x02)! / 1e6 : null
     const longitude = values.has(0x03) ? values.get(0x03)! / 1e6 : null
     const time = values.has(0x04) ? EPOCH_2000 + values.get(0x04)! : null
-    if (!binaryFix(latitude, longitude, time, options)) continue
+    if ((latitude === 0 && longitude === 0) || !binaryFix(latitude, longitude, time, options)) {
+      if (eventCode !== null && time !== null && time > EPOCH_2000 && (options.now === undefined || time <= options.now + 86_400)) batch.events.push(...alarmEvents(eventCode, null, time, cell))
+      continue
+    }
     const course = values.get(0x09) ?? null
     if (course !== null && course > 360) throw new Malformed('course out of range')
     const fix: DecodedFix = {
@@ -507,7 +522,7 @@ function decodeCce(data: Uint8Array, options: MeitrackDecodeOptions): Batch {
       attributes,
     }
     batch.fixes.push(fix)
-    if (eventCode !== null) batch.events.push(...alarmEvents(eventCode, fix, cell))
+    if (eventCode !== null) batch.events.push(...alarmEvents(eventCode, fix, fix.timestamp, cell))
   }
   return batch
 }

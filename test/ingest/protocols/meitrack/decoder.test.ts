@@ -267,6 +267,20 @@ describe('one frame of each message type', () => {
   })
 })
 
+describe('no position', () => {
+  test('a report at 0,0 (a device before its first position) is no fix; its SOS is still raised, without a place', () => {
+    const sealed = withChecksum('$$A124,353358017784062,AAA,1,0.000000,0.000000,100313095653,V,0,21,0,0,0.0,0,0,148,460|0|27B6|1054,0000,166|204|205|2709|878,*')
+    const [frame] = frames(ascii(sealed))
+    const message = decodeMeitrackFrame(frame as MeitrackFrame, { now: NOW })
+    if (message.kind !== 'report') throw new Error(message.message)
+    expect(message.report.fixes).toEqual([])
+    expect(message.report.events).toEqual([
+      expect.objectContaining({ alarmCode: 'sos', timestamp: Date.UTC(2010, 2, 13, 9, 56, 53) / 1000, latitude: null, longitude: null, mcc: 460 }),
+    ])
+    expect(message.status).toMatchObject({ gsm_signal: 21 })
+  })
+})
+
 describe('commands', () => {
   test("a command goes out as `@@<flag><length>,<IMEI>,<text>*<checksum>`, the Meitrack document's own example bytes", () => {
     // the document's example is `@@Q25,353358017784062,A10*6A`: the 17th command of a connection takes flag Q
