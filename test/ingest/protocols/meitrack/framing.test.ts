@@ -7,18 +7,10 @@ import { expect, test } from 'bun:test'
 import { createFrameMachine, type StreamItem } from '../../../../src/ingest/protocols/framing'
 import { MEITRACK_MAX_FRAME_BYTES, meitrackFrameReader, type MeitrackFrame } from '../../../../src/ingest/protocols/meitrack/framing'
 import { seededRandom } from '../../../support/random'
+import { concat } from '../helpers'
 import { FRAMES, frameNamed, wire } from '../../../fixtures/meitrack/frames'
 
 const ascii = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0))
-const concat = (...parts: Uint8Array[]) => {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0))
-  let at = 0
-  for (const part of parts) {
-    out.set(part, at)
-    at += part.length
-  }
-  return out
-}
 const described = (items: StreamItem<MeitrackFrame>[]) => items.map((item) => (item.kind === 'frame' ? String.fromCharCode(...item.frame.bytes.subarray(0, 24)) : `error:${item.error.code}`))
 
 /** every collected frame that arrives whole and passes its checksum */
