@@ -73,6 +73,7 @@ const BUILTIN = {
   h02: 'b0000004-0000-4000-8000-000000000000',
   gl200: 'a2e8e3ec-0a69-42b5-bb84-217f30704842',
   jt808: 'c537678f-ed1a-4806-a924-ef58d8373f18',
+  meitrack: '97d3cb82-1487-4f66-895a-2266089cde81',
 }
 
 describe('the built-in catalogue', () => {
@@ -87,6 +88,7 @@ describe('the built-in catalogue', () => {
         [BUILTIN.h02, 'h02', 'built-in'],
         [BUILTIN.gl200, 'gl200', 'built-in'],
         [BUILTIN.jt808, 'jt808', 'built-in'],
+        [BUILTIN.meitrack, 'meitrack', 'built-in'],
       ]),
     )
     // one a protocol of the list, none other
@@ -97,6 +99,7 @@ describe('the built-in catalogue', () => {
     const { status, body: models } = await api<{ id: string; protocol: string; account: string | null; commands: { id: string; name: string; widget: { type: string; fields?: { pattern?: string }[] }; send?: { text: string } }[] }[]>('/models', key)
     expect(status).toBe(200)
     expect(models.map((m) => [m.id, m.protocol, m.account]).sort()).toEqual([
+      [BUILTIN.meitrack, 'meitrack', null],
       [BUILTIN.osmand, 'osmand', null],
       [BUILTIN.gt06, 'gt06', null],
       [BUILTIN.teltonika, 'teltonika', null],
@@ -112,6 +115,7 @@ describe('the built-in catalogue', () => {
     expect(texts.h02).toMatchObject({ 'Engine stop': 'S20,1,1', 'Engine resume': 'S20,1,0', 'Reporting interval': 'S71,22,{seconds}' })
     expect(texts.gl200).toMatchObject({ Position: 'AT+GTRTO={password},1,,,,,,FFFF$', 'Engine stop': 'AT+GTOUT={password},1,,,0,0,0,0,0,0,0,,,,,,,FFFF$', Reboot: 'AT+GTRTO={password},3,,,,,,FFFF$' })
     expect(texts.jt808).toMatchObject({ Position: '8201', Reboot: '8105:4', 'Reporting interval': '8103:0029={seconds}', 'Text message': '8300:{text}' })
+    expect(texts.meitrack).toMatchObject({ 'Position now': 'A10', 'Engine stop': 'C01,0,12222', 'Engine resume': 'C01,0,02222', 'Reporting interval': 'A12,{tens_of_seconds}' })
     // every form field says what it takes
     for (const model of models) for (const command of model.commands) for (const field of command.widget.fields ?? []) expect(typeof field.pattern).toBe('string')
 

@@ -13,6 +13,7 @@ import { commandDataset } from '../commands/support'
 import { connectClient, gt06Login, hex, type TestClient } from '../ingest/frames'
 import { chromiumPresent, launchChromium, PLAIN_TILE, shot, signIn, startConsoleServer, watchedPage, type ConsoleServer } from './support'
 import { ids, keys } from '../support/world'
+import { PROTOCOL_NAMES } from '../../src/ingest/protocols/names'
 
 const hasChromium = chromiumPresent('the devices-without-homework browser test')
 
@@ -110,7 +111,7 @@ describe.skipIf(!hasChromium)('devices without homework in chromium', () => {
     const editor = page.getByRole('dialog', { name: 'Edit Acme GT06' })
     await editor.waitFor()
     // the protocol is one of the supported ones, from a list
-    expect(await page.locator('#model-protocol option').allTextContents()).toEqual(['None', 'osmand', 'gt06', 'teltonika', 'h02', 'jt808'])
+    expect(await page.locator('#model-protocol option').allTextContents()).toEqual(['None', ...PROTOCOL_NAMES])
     await editor.getByLabel(/^Text sent/).fill('APN,{apn},{user}#')
     await editor.getByLabel(/^Pattern/).fill('[a-z.]+')
     await editor.getByRole('button', { name: 'Add a field' }).click()

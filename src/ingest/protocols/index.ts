@@ -8,8 +8,9 @@ import { gl200 } from './gl200/descriptor'
 import { gt06 } from './gt06/descriptor'
 import { h02 } from './h02/descriptor'
 import { jt808 } from './jt808/descriptor'
+import { meitrack } from './meitrack/descriptor'
 import { osmand } from './osmand/descriptor'
 import type { Protocol } from './protocol'
 import { teltonika } from './teltonika/descriptor'
 
-export const PROTOCOLS = [osmand, gt06, teltonika, h02, gl200, jt808] as const satisfies readonly Protocol[]
+export const PROTOCOLS = [osmand, gt06, teltonika, h02, gl200, jt808, meitrack] as const satisfies readonly Protocol[]
