@@ -77,7 +77,6 @@ function nodeEnv(name: string, ports: Omit<Node, 'name' | 'process' | 'call'>, d
     GT06_PORT: String(ports.gt06),
     TELTONIKA_PORT: String(ports.teltonika),
     H02_PORT: String(ports.h02),
-    MEITRACK_PORT: '0',
     APP_URL,
     OFFLINE_AFTER: String(OFFLINE_AFTER_SECONDS),
     WEBHOOK_ALLOW_PRIVATE: '1',
