@@ -4,10 +4,11 @@
  * variables, and /ready, the metrics and the API description name them from here. A new protocol
  * is a folder beside these and one line below.
  */
+import { gps103 } from './gps103/descriptor'
 import { gt06 } from './gt06/descriptor'
 import { h02 } from './h02/descriptor'
 import { osmand } from './osmand/descriptor'
 import type { Protocol } from './protocol'
 import { teltonika } from './teltonika/descriptor'
 
-export const PROTOCOLS = [osmand, gt06, teltonika, h02] as const satisfies readonly Protocol[]
+export const PROTOCOLS = [osmand, gt06, teltonika, h02, gps103] as const satisfies readonly Protocol[]
