@@ -21,11 +21,11 @@ test('listeners on their configured ports; stop acknowledges, closes sessions, t
   const setup = openDatabase(databasePath)
   importNow(setup, fleetDataset())
   setup.close()
-  const ports = { osmand: freePort(), gt06: freePort(), teltonika: freePort(), h02: freePort(), gps103: freePort() }
+  const ports = { osmand: freePort(), gt06: freePort(), teltonika: freePort(), h02: freePort(), gps103: freePort(), watch: freePort() }
   const clock = manualClock(Date.UTC(2026, 10, 25, 12))
   const config = loadConfig({
     DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
-    OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: String(ports.teltonika), H02_PORT: String(ports.h02), GPS103_PORT: String(ports.gps103),
+    OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: String(ports.teltonika), H02_PORT: String(ports.h02), GPS103_PORT: String(ports.gps103), WATCH_PORT: String(ports.watch),
   })
   const server = await startServer(config, { clock, log: silentLogger })
   expect(server.ports).toEqual(ports)
@@ -59,7 +59,7 @@ test('listeners on their configured ports; stop acknowledges, closes sessions, t
 test('device connection caps and the login timeout come from the config; refusals are counted in /metrics', async () => {
   const gt06Port = freePort()
   const config = loadConfig({
-    DATABASE_PATH: join(dir, 'c.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', GPS103_PORT: '0',
+    DATABASE_PATH: join(dir, 'c.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', GPS103_PORT: '0', WATCH_PORT: '0',
     GT06_PORT: String(gt06Port), TCP_MAX_CONNECTIONS_PER_ADDRESS: '1', TCP_LOGIN_TIMEOUT: '1',
   })
   const server = await startServer(config, { log: silentLogger })
@@ -89,7 +89,7 @@ test('30 unknown identifiers from one address lock none of its known devices out
   // the default ration: 20 a minute
   const config = loadConfig({
     DATABASE_PATH: databasePath, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent',
-    OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: String(ports.teltonika), H02_PORT: '0', GPS103_PORT: '0',
+    OSMAND_PORT: String(ports.osmand), GT06_PORT: String(ports.gt06), TELTONIKA_PORT: String(ports.teltonika), H02_PORT: '0', GPS103_PORT: '0', WATCH_PORT: '0',
   })
   const server = await startServer(config, { clock, log: silentLogger })
   const osmand = async (id: string) => {
@@ -156,7 +156,7 @@ test('30 unknown identifiers from one address lock none of its known devices out
 test('UNKNOWN_IDENTIFIERS_PER_MINUTE sets the ration', async () => {
   const osmandPort = freePort()
   const config = loadConfig({
-    DATABASE_PATH: join(dir, 'r.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', GPS103_PORT: '0',
+    DATABASE_PATH: join(dir, 'r.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', GPS103_PORT: '0', WATCH_PORT: '0',
     OSMAND_PORT: String(osmandPort), UNKNOWN_IDENTIFIERS_PER_MINUTE: '2',
   })
   const server = await startServer(config, { log: silentLogger })
@@ -181,17 +181,17 @@ test('the device limits are validated', () => {
 })
 
 test('each protocol port variable comes from its unit, validated the same way', () => {
-  expect(devicePortsOf(loadConfig({}).env)).toEqual({ osmand: 5055, gt06: 5023, teltonika: 5027, h02: 5013, gps103: 5001 })
-  expect(devicePortsOf(loadConfig({ H02_PORT: '0', GPS103_PORT: '0', GT06_PORT: '6000' }).env)).toMatchObject({ h02: 0, gt06: 6000 })
-  for (const name of ['OSMAND_PORT', 'GT06_PORT', 'TELTONIKA_PORT', 'H02_PORT', 'GPS103_PORT']) {
+  expect(devicePortsOf(loadConfig({}).env)).toEqual({ osmand: 5055, gt06: 5023, teltonika: 5027, h02: 5013, gps103: 5001, watch: 5093 })
+  expect(devicePortsOf(loadConfig({ H02_PORT: '0', GPS103_PORT: '0', WATCH_PORT: '0', GT06_PORT: '6000' }).env)).toMatchObject({ h02: 0, gt06: 6000 })
+  for (const name of ['OSMAND_PORT', 'GT06_PORT', 'TELTONIKA_PORT', 'H02_PORT', 'GPS103_PORT', 'WATCH_PORT']) {
     expect(() => devicePortsOf(loadConfig({ [name]: '65536' }).env)).toThrow(`${name} must be an integer from 0 to 65535, got "65536"`)
     expect(() => devicePortsOf(loadConfig({ [name]: 'x' }).env)).toThrow(name)
   }
 })
 
 test('port 0 turns a listener off', async () => {
-  const config = loadConfig({ DATABASE_PATH: join(dir, 'b.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', GPS103_PORT: '0' })
+  const config = loadConfig({ DATABASE_PATH: join(dir, 'b.db'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', GPS103_PORT: '0', WATCH_PORT: '0' })
   const server = await startServer(config, { log: silentLogger })
-  expect(server.ports).toEqual({ osmand: null, gt06: null, teltonika: null, h02: null, gps103: null })
+  expect(server.ports).toEqual({ osmand: null, gt06: null, teltonika: null, h02: null, gps103: null, watch: null })
   await server.stop()
 })

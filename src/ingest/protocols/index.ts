@@ -10,5 +10,6 @@ import { h02 } from './h02/descriptor'
 import { osmand } from './osmand/descriptor'
 import type { Protocol } from './protocol'
 import { teltonika } from './teltonika/descriptor'
+import { watch } from './watch/descriptor'
 
-export const PROTOCOLS = [osmand, gt06, teltonika, h02, gps103] as const satisfies readonly Protocol[]
+export const PROTOCOLS = [osmand, gt06, teltonika, h02, gps103, watch] as const satisfies readonly Protocol[]
