@@ -18,7 +18,7 @@ const SEND =
   'than its field, another parameter or another command. That is 400 naming the field too, unless the field\'s pattern allows it. ' +
   'The text sent is the command\'s `send.text` with each `{field}` replaced by its value. 404: no such command in the device\'s ' +
   'model. 409: the device has no model yet (created without one, it gets the built-in model of its protocol at its first report), the command has no `send` (it cannot be sent), or the model\'s protocol is not one that takes commands (only gt06, ' +
-  'teltonika, h02 and gps103 do; OsmAnd and other HTTP devices cannot be called back), or a field\'s pattern was stored by an older ' +
+  'teltonika, h02, gps103 and watch do; OsmAnd and other HTTP devices cannot be called back), or a field\'s pattern was stored by an older ' +
   'version and could make matching slow (the model must be corrected). The command is stored before the 202 (it survives a ' +
   'restart) and goes to the device at once when it is connected, else when it next logs in: in order, one at a time per device (the ' +
   'next once the previous is answered or has waited 60 s); one not sent within COMMAND_TTL seconds (default 86,400) becomes ' +

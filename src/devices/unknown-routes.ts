@@ -6,7 +6,7 @@ import type { UnknownIdentifiers } from './unknown'
 
 const UnknownIdentifier = t.Object({
   identifier: t.String({ description: 'What the device sent as its IMEI or serial: give it to a new device (`imei` when it is 15 digits, else `serial`)' }),
-  protocol: t.String({ description: 'The protocol it last reported over (`osmand`, `gt06`, `teltonika`, `h02`, `gps103`): its built-in model is that protocol\'s' }),
+  protocol: t.String({ description: 'The protocol it last reported over (`osmand`, `gt06`, `teltonika`, `h02`, `gps103`, `watch`): its built-in model is that protocol\'s' }),
   first_seen: t.String({ format: 'date-time', description: 'Its first refused report in the list' }),
   last_seen: t.String({ format: 'date-time' }),
   attempts: t.Integer({ minimum: 1, description: 'Refused identifications since first_seen (a login, an HTTP report)' }),

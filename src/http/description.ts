@@ -211,7 +211,7 @@ smuggle another parameter or command) unless the pattern allows it
 (400 naming the field); \`{field}\` in \`send.text\` takes the value (another \`{word}\` stays as written).
 A field with \`required: true\` may not be empty (400); one with \`required: false\` may be left out or
 empty and is then never sent: its \`{field}\` goes, with the one separator before it. 409 for a
-command without \`send\` and for a model whose \`protocol\` is not gt06, teltonika, h02 or gps103 (OsmAnd
+command without \`send\` and for a model whose \`protocol\` is not gt06, teltonika, h02, gps103 or watch (OsmAnd
 devices cannot be called back); 403 for a share token; 404 for a command not of the device's model.
 Per device in order, one at a time: the next once the previous is answered or has waited 60 s; a
 command still queued after \`COMMAND_TTL\` seconds (default 86,400) is \`expired\`, one sent and

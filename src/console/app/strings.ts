@@ -192,7 +192,7 @@ export const strings = {
     colFrom: 'From',
     add: 'Add',
     addUnknown: (identifier: string) => `Add the device ${identifier}`,
-    protocolName: (protocol: string) => ({ osmand: 'OsmAnd', gt06: 'GT06', teltonika: 'Teltonika', h02: 'H02', gps103: 'GPS103' })[protocol] ?? protocol,
+    protocolName: (protocol: string) => ({ osmand: 'OsmAnd', gt06: 'GT06', teltonika: 'Teltonika', h02: 'H02', gps103: 'GPS103', watch: 'Watch' })[protocol] ?? protocol,
 
     // users
     usersIntro: 'The people of your account. Administrators reach every device and manage the account; members see the devices of their groups.',
@@ -279,7 +279,7 @@ export const strings = {
     addModel: 'Add a model',
     editModelTitle: (name: string) => `Edit ${name}`,
     protocol: 'Protocol',
-    protocolHint: 'How its devices report and take commands (gt06, teltonika, h02 and gps103 take commands; osmand cannot be called back).',
+    protocolHint: 'How its devices report and take commands (gt06, teltonika, h02, gps103 and watch take commands; osmand cannot be called back).',
     noProtocol: 'None',
     unsupportedProtocol: (name: string) => `${name} (not supported: choose another)`,
     sendText: 'Text sent',
