@@ -4,7 +4,7 @@
  * connection keeps stay under the cap.
  */
 import { describe, expect, test } from 'bun:test'
-import { createFrameMachine } from '../../../../src/ingest/protocols/framing'
+import { createFrameMachine, type FrameMachine } from '../../../../src/ingest/protocols/framing'
 import { decodeWatchFrame, type WatchMessage } from '../../../../src/ingest/protocols/watch/decoder'
 import { WATCH_MAX_FRAME_BYTES, watchFrameReader } from '../../../../src/ingest/protocols/watch/framing'
 import { seededRandom } from '../../../support/random'
@@ -24,7 +24,7 @@ function expectSane(message: WatchMessage): void {
   for (const event of message.report.events) expect(Number.isFinite(event.timestamp)).toBe(true)
 }
 
-function framesOf(machine: ReturnType<typeof createFrameMachine<string, never>>, bytes: Uint8Array): string[] {
+function framesOf(machine: FrameMachine<string>, bytes: Uint8Array): string[] {
   return machine.push(bytes).flatMap((item) => (item.kind === 'frame' ? [item.frame] : []))
 }
 
