@@ -70,6 +70,8 @@ const BUILTIN = {
   gt06Position: 'b0000002-0000-4000-8000-000000000003',
   teltonika: 'b0000003-0000-4000-8000-000000000000',
   h02: 'b0000004-0000-4000-8000-000000000000',
+  gps103: '9c3ca291-4744-423c-a6f1-4f36f212fec9',
+  watch: 'e356c98b-e483-4cfd-8593-f84814f855cd',
 }
 
 describe('the built-in catalogue', () => {
@@ -82,19 +84,23 @@ describe('the built-in catalogue', () => {
         [BUILTIN.gt06, 'gt06', 'built-in'],
         [BUILTIN.teltonika, 'teltonika', 'built-in'],
         [BUILTIN.h02, 'h02', 'built-in'],
+        [BUILTIN.gps103, 'gps103', 'built-in'],
+        [BUILTIN.watch, 'watch', 'built-in'],
       ]),
     )
-    expect(lines).toHaveLength(4)
+    expect(lines).toHaveLength(6)
 
     ok(['init', '--account', 'Acme', '--admin', 'dana'], 'a long enough password')
     const key = ok(['key', 'create', '--user', 'dana']).trim()
     const { status, body: models } = await api<{ id: string; protocol: string; account: string | null; commands: { id: string; name: string; widget: { type: string; fields?: { pattern?: string }[] }; send?: { text: string } }[] }[]>('/models', key)
     expect(status).toBe(200)
     expect(models.map((m) => [m.id, m.protocol, m.account]).sort()).toEqual([
+      [BUILTIN.gps103, 'gps103', null],
       [BUILTIN.osmand, 'osmand', null],
       [BUILTIN.gt06, 'gt06', null],
       [BUILTIN.teltonika, 'teltonika', null],
       [BUILTIN.h02, 'h02', null],
+      [BUILTIN.watch, 'watch', null],
     ])
     const texts = Object.fromEntries(models.map((m) => [m.protocol, Object.fromEntries(m.commands.map((c) => [c.name, c.send?.text]))]))
     // OsmAnd phones cannot be called back: no commands
@@ -102,6 +108,8 @@ describe('the built-in catalogue', () => {
     expect(texts.gt06).toMatchObject({ 'Engine stop': 'RELAY,1#', 'Engine resume': 'RELAY,0#', Position: 'WHERE#', Reboot: 'RESET#', 'Reporting interval': 'TIMER,{seconds}#' })
     expect(texts.teltonika).toMatchObject({ 'Engine stop': 'setdigout 1', 'Engine resume': 'setdigout 0', Position: 'getgps', Reboot: 'cpureset' })
     expect(texts.h02).toMatchObject({ 'Engine stop': 'S20,1,1', 'Engine resume': 'S20,1,0', 'Reporting interval': 'S71,22,{seconds}' })
+    expect(texts.gps103).toMatchObject({ 'Position request': 'B', 'Engine stop': 'J', 'Engine resume': 'K', 'Reporting interval': 'C,{interval}' })
+    expect(texts.watch).toMatchObject({ 'Locate now': 'CR', 'Reporting interval': 'UPLOAD,{seconds}', 'SOS number': 'SOS{slot},{phone}' })
     // every form field says what it takes
     for (const model of models) for (const command of model.commands) for (const field of command.widget.fields ?? []) expect(typeof field.pattern).toBe('string')
 
