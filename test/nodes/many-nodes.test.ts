@@ -76,6 +76,9 @@ function nodeEnv(name: string, ports: Omit<Node, 'name' | 'process' | 'call'>, d
     GT06_PORT: String(ports.gt06),
     TELTONIKA_PORT: String(ports.teltonika),
     H02_PORT: String(ports.h02),
+    // the protocols this test does not speak: off, so that two nodes do not both claim their default ports
+    GPS103_PORT: '0',
+    WATCH_PORT: '0',
     APP_URL,
     OFFLINE_AFTER: String(OFFLINE_AFTER_SECONDS),
     WEBHOOK_ALLOW_PRIVATE: '1',
