@@ -112,7 +112,7 @@ function networkOf(values: string[]): Network {
     at++ // timing advance
     network.mcc = optionalInt(values[at++])
     network.mnc = optionalInt(values[at++])
-    for (let i = 0; i < cellCount && at + 2 < values.length + 1; i++) {
+    for (let i = 0; i < cellCount && at + 3 <= values.length; i++) {
       const lacText = values[at++] ?? ''
       const cellText = values[at++] ?? ''
       const signal = values[at++]
@@ -125,7 +125,7 @@ function networkOf(values: string[]): Network {
     }
   }
   const wifiCount = optionalInt(values[at++])
-  for (let i = 0; wifiCount !== null && i < wifiCount && at + 2 < values.length + 1; i++) {
+  for (let i = 0; wifiCount !== null && i < wifiCount && at + 3 <= values.length; i++) {
     at++ // the access point's name
     const mac = values[at++] ?? ''
     const signal = values[at++] ?? ''
