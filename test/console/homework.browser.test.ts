@@ -110,7 +110,7 @@ describe.skipIf(!hasChromium)('devices without homework in chromium', () => {
     const editor = page.getByRole('dialog', { name: 'Edit Acme GT06' })
     await editor.waitFor()
     // the protocol is one of the supported ones, from a list
-    expect(await page.locator('#model-protocol option').allTextContents()).toEqual(['None', 'osmand', 'gt06', 'teltonika', 'h02'])
+    expect(await page.locator('#model-protocol option').allTextContents()).toEqual(['None', 'osmand', 'gt06', 'teltonika', 'h02', 'gps103', 'watch'])
     await editor.getByLabel(/^Text sent/).fill('APN,{apn},{user}#')
     await editor.getByLabel(/^Pattern/).fill('[a-z.]+')
     await editor.getByRole('button', { name: 'Add a field' }).click()
