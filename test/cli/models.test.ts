@@ -74,6 +74,8 @@ const BUILTIN = {
   gl200: 'a2e8e3ec-0a69-42b5-bb84-217f30704842',
   jt808: 'c537678f-ed1a-4806-a924-ef58d8373f18',
   meitrack: '97d3cb82-1487-4f66-895a-2266089cde81',
+  gps103: '9c3ca291-4744-423c-a6f1-4f36f212fec9',
+  watch: 'e356c98b-e483-4cfd-8593-f84814f855cd',
 }
 
 describe('the built-in catalogue', () => {
@@ -89,6 +91,8 @@ describe('the built-in catalogue', () => {
         [BUILTIN.gl200, 'gl200', 'built-in'],
         [BUILTIN.jt808, 'jt808', 'built-in'],
         [BUILTIN.meitrack, 'meitrack', 'built-in'],
+        [BUILTIN.gps103, 'gps103', 'built-in'],
+        [BUILTIN.watch, 'watch', 'built-in'],
       ]),
     )
     // one a protocol of the list, none other
@@ -100,12 +104,14 @@ describe('the built-in catalogue', () => {
     expect(status).toBe(200)
     expect(models.map((m) => [m.id, m.protocol, m.account]).sort()).toEqual([
       [BUILTIN.meitrack, 'meitrack', null],
+      [BUILTIN.gps103, 'gps103', null],
       [BUILTIN.osmand, 'osmand', null],
       [BUILTIN.gt06, 'gt06', null],
       [BUILTIN.teltonika, 'teltonika', null],
       [BUILTIN.h02, 'h02', null],
       [BUILTIN.gl200, 'gl200', null],
       [BUILTIN.jt808, 'jt808', null],
+      [BUILTIN.watch, 'watch', null],
     ].sort())
     const texts = Object.fromEntries(models.map((m) => [m.protocol, Object.fromEntries(m.commands.map((c) => [c.name, c.send?.text]))]))
     // OsmAnd phones cannot be called back: no commands
@@ -116,6 +122,8 @@ describe('the built-in catalogue', () => {
     expect(texts.gl200).toMatchObject({ Position: 'AT+GTRTO={password},1,,,,,,FFFF$', 'Engine stop': 'AT+GTOUT={password},1,,,0,0,0,0,0,0,0,,,,,,,FFFF$', Reboot: 'AT+GTRTO={password},3,,,,,,FFFF$' })
     expect(texts.jt808).toMatchObject({ Position: '8201', Reboot: '8105:4', 'Reporting interval': '8103:0029={seconds}', 'Text message': '8300:{text}' })
     expect(texts.meitrack).toMatchObject({ 'Position now': 'A10', 'Engine stop': 'C01,0,12222', 'Engine resume': 'C01,0,02222', 'Reporting interval': 'A12,{tens_of_seconds}' })
+    expect(texts.gps103).toMatchObject({ 'Position request': 'B', 'Engine stop': 'J', 'Engine resume': 'K', 'Reporting interval': 'C,{interval}' })
+    expect(texts.watch).toMatchObject({ 'Locate now': 'CR', 'Reporting interval': 'UPLOAD,{seconds}', 'SOS number': 'SOS{slot},{phone}' })
     // every form field says what it takes
     for (const model of models) for (const command of model.commands) for (const field of command.widget.fields ?? []) expect(typeof field.pattern).toBe('string')
 

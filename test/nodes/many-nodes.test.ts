@@ -77,6 +77,7 @@ function nodeEnv(name: string, ports: Omit<Node, 'name' | 'process' | 'call'>, d
     GT06_PORT: String(ports.gt06),
     TELTONIKA_PORT: String(ports.teltonika),
     H02_PORT: String(ports.h02),
+    // the protocols this test does not speak: off, so that two nodes do not both claim their default ports
     APP_URL,
     OFFLINE_AFTER: String(OFFLINE_AFTER_SECONDS),
     WEBHOOK_ALLOW_PRIVATE: '1',

@@ -192,7 +192,7 @@ export const strings = {
     colFrom: 'From',
     add: 'Add',
     addUnknown: (identifier: string) => `Add the device ${identifier}`,
-    protocolName: (protocol: string) => ({ osmand: 'OsmAnd', gt06: 'GT06', teltonika: 'Teltonika', h02: 'H02', gl200: 'Queclink', jt808: 'JT/T 808', meitrack: 'Meitrack' })[protocol] ?? protocol,
+    protocolName: (protocol: string) => ({ osmand: 'OsmAnd', gt06: 'GT06', teltonika: 'Teltonika', h02: 'H02', gl200: 'Queclink', jt808: 'JT/T 808', meitrack: 'Meitrack', gps103: 'GPS103', watch: 'Watch' })[protocol] ?? protocol,
 
     // users
     usersIntro: 'The people of your account. Administrators reach every device and manage the account; members see the devices of their groups.',

@@ -1,0 +1,148 @@
+/**
+ * GPS103 and watch commands reaching devices over real TCP sockets: the API queues them (POST over
+ * app.handle), the listener delivers from the same queue, and a client speaking the protocol
+ * receives the bytes the protocol documents give (built here, not by the server's encoders) and,
+ * for a watch, answers by echoing the command.
+ */
+import { afterEach, beforeEach, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openDatabase, type DatabaseHandle } from '../../../../db/client'
+import { createApp } from '../../../../src/app'
+import { manualClock } from '../../../../src/clock'
+import { createCommandQueue, type CommandQueue } from '../../../../src/commands/queue'
+import { loadConfig } from '../../../../src/config'
+import { LivePositions } from '../../../../src/ingest/live'
+import { createIngestPipeline, type IngestPipeline } from '../../../../src/ingest/pipeline'
+import { gps103 } from '../../../../src/ingest/protocols/gps103/descriptor'
+import { watch } from '../../../../src/ingest/protocols/watch/descriptor'
+import { startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
+import { silentLogger } from '../../../../src/log'
+import { createCommandStore } from '../../../../src/store/commands'
+import { commandDataset } from '../../../commands/support'
+import { importNow } from '../../../support/import'
+import { ids, keys } from '../../../support/world'
+import { connectClient, type TestClient } from '../../frames'
+
+const COBAN_MODEL = '0d000000-0000-4000-8000-0000000001a1'
+const WATCH_MODEL = '0d000000-0000-4000-8000-0000000001a2'
+const COBAN = '0f000000-0000-4000-8000-0000000001a1'
+const COBAN_IMEI = '359586015829802'
+const KID = '0f000000-0000-4000-8000-0000000001a2'
+const KID_WATCH_ID = '8800000015'
+const cmd = { locate: '0e000000-0000-4000-8000-0000000001a1', interval: '0e000000-0000-4000-8000-0000000001a2', watchLocate: '0e000000-0000-4000-8000-0000000001a3' }
+
+function dataset() {
+  const data = commandDataset() as ReturnType<typeof commandDataset> & { models: unknown[]; devices: unknown[] }
+  const button = (label: string) => ({ type: 'button', label, confirm: false })
+  data.models.push(
+    {
+      id: COBAN_MODEL,
+      name: 'Coban TK303',
+      protocol: 'gps103',
+      commands: [
+        { id: cmd.locate, name: 'Locate', widget: button('Locate'), send: { text: 'B' } },
+        { id: cmd.interval, name: 'Interval', widget: { type: 'form', fields: [{ name: 'every', type: 'text', label: 'Every', pattern: '[0-9]{2}[smh]' }] }, send: { text: 'C,{every}' } },
+      ],
+    },
+    { id: WATCH_MODEL, name: 'Q50 watch', protocol: 'watch', commands: [{ id: cmd.watchLocate, name: 'Locate', widget: button('Locate'), send: { text: 'CR' } }] },
+  )
+  data.devices.push(
+    { id: COBAN, account: ids.acme, model: COBAN_MODEL, groups: [ids.trucks], alias: 'Coban', serial: 'S-COBAN', imei: COBAN_IMEI, state: 'off' },
+    // a watch is found by its id, imported as the serial
+    { id: KID, account: ids.acme, model: WATCH_MODEL, groups: [ids.trucks], alias: 'Kid', serial: KID_WATCH_ID, imei: '', state: 'off' },
+  )
+  return data
+}
+
+let dir: string
+let database: DatabaseHandle
+let queue: CommandQueue
+let app: ReturnType<typeof createApp>
+let pipeline: IngestPipeline
+let listeners: TcpListener[]
+const clients: TestClient[] = []
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tracker-gps103-watch-commands-'))
+  database = openDatabase(join(dir, 'tracker.db'))
+  importNow(database, dataset())
+  const clock = manualClock()
+  const live = new LivePositions()
+  const config = loadConfig({})
+  queue = createCommandQueue({ commands: createCommandStore(database, { clock }), clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
+  app = createApp({ database, config, clock, live, commandQueue: queue })
+  pipeline = createIngestPipeline({ database, clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+  const options = { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', commands: queue }
+  listeners = [startTcpListener(gps103, options), startTcpListener(watch, options)]
+})
+
+afterEach(async () => {
+  for (const client of clients.splice(0)) client.end()
+  await Promise.all(listeners.map((listener) => listener.stop()))
+  await pipeline.stop()
+  queue.stop()
+  database.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+interface Sent {
+  id: string
+  status: string
+  response: string | null
+}
+
+async function call(method: string, path: string, body?: unknown): Promise<Response> {
+  const headers: Record<string, string> = { authorization: `Bearer ${keys.alice}` }
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  return app.handle(new Request(`http://localhost${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }))
+}
+
+async function send(device: string, command: string, body: unknown = {}): Promise<Sent> {
+  const res = await call('POST', `/devices/${device}/commands/${command}`, body)
+  expect(res.status).toBe(202)
+  return (await res.json()) as Sent
+}
+
+async function once(device: string, id: string, status: string): Promise<Sent> {
+  let last: Sent | null = null
+  const deadline = Date.now() + 2000
+  while (Date.now() < deadline) {
+    last = (await (await call('GET', `/devices/${device}/commands/sent/${id}`)).json()) as Sent
+    if (last.status === status) return last
+    await Bun.sleep(5)
+  }
+  throw new Error(`command ${id} is ${last?.status}, not ${status}`)
+}
+
+async function connect(listener: TcpListener): Promise<TestClient> {
+  const client = await connectClient(listener.port)
+  clients.push(client)
+  return client
+}
+
+const ascii = (text: string) => new TextEncoder().encode(text)
+const read = async (client: TestClient, expected: string) => new TextDecoder().decode(await client.read(expected.length))
+
+test('GPS103: a command waiting for a Coban goes out after its log on is answered, as **,imei:<IMEI>,<code>;', async () => {
+  const locate = await send(COBAN, cmd.locate)
+  const client = await connect(listeners[0])
+  client.send(ascii(`##,imei:${COBAN_IMEI},A;`))
+  expect(await read(client, 'LOAD')).toBe('LOAD')
+  expect(await read(client, `**,imei:${COBAN_IMEI},B;`)).toBe(`**,imei:${COBAN_IMEI},B;`)
+  expect(await once(COBAN, locate.id, 'sent')).toMatchObject({ response: null })
+  // a form value that would smuggle another command is refused before anything is sent
+  expect((await call('POST', `/devices/${COBAN}/commands/${cmd.interval}`, { every: '30s;J' })).status).toBe(400)
+})
+
+test("watch: a command goes out in the watch's own maker once it has spoken; its echo answers it", async () => {
+  const locate = await send(KID, cmd.watchLocate)
+  const client = await connect(listeners[1])
+  client.send(ascii(`[3G*${KID_WATCH_ID}*0002*LK]`))
+  // the LK's reply waits for the commit, the command line starts when the session opens: either may come first
+  const both = await read(client, `[3G*${KID_WATCH_ID}*0002*LK][3G*${KID_WATCH_ID}*0002*CR]`)
+  expect(both.match(/\[[^\]]*\]/g)!.sort()).toEqual([`[3G*${KID_WATCH_ID}*0002*CR]`, `[3G*${KID_WATCH_ID}*0002*LK]`])
+  client.send(ascii(`[3G*${KID_WATCH_ID}*0002*CR]`))
+  expect(await once(KID, locate.id, 'answered')).toMatchObject({ response: 'CR' })
+})
