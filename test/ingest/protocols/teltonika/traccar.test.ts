@@ -12,6 +12,7 @@ import { teltonika } from '../../../../src/ingest/protocols/teltonika/descriptor
 import { createTeltonikaParser } from '../../../../src/ingest/protocols/teltonika/framing'
 import type { DecodedFix } from '../../../../src/ingest/types'
 import { TRACCAR_FRAMES, type ExpectedRecord, type TraccarFrame } from '../../../fixtures/teltonika/traccar'
+import { teltonikaFrame } from '../../frames'
 import { hex, toHex } from '../helpers'
 
 const IMEI = '356307042441013'
@@ -31,21 +32,6 @@ function run(bytes: Uint8Array): { steps: Step[]; itemKinds: string[] } {
     steps.push(decode(item, { now: 1_800_000_000, uniqueId: item.kind === 'imei' ? null : IMEI }))
   }
   return { steps, itemKinds }
-}
-
-/** The data field (codec id .. number of data 2) wrapped in a sound envelope: length and CRC as a device computes them. */
-function envelope(data: Uint8Array): Uint8Array {
-  const frame = new Uint8Array(8 + data.length + 4)
-  const view = new DataView(frame.buffer)
-  view.setUint32(4, data.length)
-  frame.set(data, 8)
-  let crc = 0
-  for (const byte of data) {
-    crc ^= byte
-    for (let bit = 0; bit < 8; bit++) crc = crc & 1 ? (crc >>> 1) ^ 0xa001 : crc >>> 1
-  }
-  view.setUint32(8 + data.length, crc)
-  return frame
 }
 
 const reports = (steps: Step[]) => steps.filter((s): s is Extract<Step, { kind: 'report' }> => s.kind === 'report')
@@ -129,7 +115,7 @@ describe("Traccar's Teltonika frames, as a connection receives them", () => {
       expect({ source: frame.source, reports: reports(steps).length }).toEqual({ source: frame.source, reports: 0 })
       if (!frame.records) continue
       const data = frame.repairedData ? hex(frame.repairedData) : hex(frame.hex).subarray(8, -4)
-      const [step] = reports(run(envelope(data)).steps)
+      const [step] = reports(run(teltonikaFrame(data)).steps)
       expect({ source: frame.source, reply: step && toHex(step.reply!) }).toEqual({
         source: frame.source,
         reply: toHex(Uint8Array.of(0, 0, 0, frame.records.length)),
@@ -189,10 +175,10 @@ describe('exact values, one frame of each layout the issue names', () => {
   test('Codec 7 (GH3000) with the SOS IO: an sos event at the fix, or without a place when the record has none', () => {
     // a GH3000 record as the layout gives it: priority 2, 2015-11-10T21:51:47Z, GPS mask 1F, IO 222 (DE) = 1
     const data = hex('07 01  90AA17F3 03 1F 42332A4C 4193D68C 008D 00 02 09 01 DE 01  01')
-    const [step] = reports(run(envelope(data)).steps)
+    const [step] = reports(run(teltonikaFrame(data)).steps)
     expect(step.report.events).toMatchObject([{ alarmCode: 'sos', timestamp: 1_447_192_307, latitude: float('42332A4C'), context: { io_id: 222, priority: 2 } }])
     const noPlace = hex('07 01  90AA17F3 02 01 DE 01  01')
-    const [without] = reports(run(envelope(noPlace)).steps)
+    const [without] = reports(run(teltonikaFrame(noPlace)).steps)
     expect(without.report.fixes).toEqual([])
     expect(without.report.events).toMatchObject([{ alarmCode: 'sos', timestamp: 1_447_192_307, latitude: null, longitude: null }])
     expect(toHex(without.reply!)).toBe('00 00 00 01')
