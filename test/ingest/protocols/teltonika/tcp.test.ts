@@ -10,6 +10,7 @@ import { manualClock } from '../../../../src/clock'
 import { LivePositions } from '../../../../src/ingest/live'
 import { createIngestPipeline, type IngestPipeline } from '../../../../src/ingest/pipeline'
 import { PROTOCOLS } from '../../../../src/ingest/protocols'
+import type { Protocol } from '../../../../src/ingest/protocols/protocol'
 import { createConnectionGate, startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
 import { silentLogger } from '../../../../src/log'
 import { createStatusStore } from '../../../../src/store/status'
@@ -31,7 +32,7 @@ beforeEach(() => {
   db = tempFleetDb()
   const clock = manualClock(START)
   pipeline = createIngestPipeline({ database: db.database, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
-  const teltonika = PROTOCOLS.find((protocol) => protocol.name === 'teltonika')!
+  const teltonika: Protocol = PROTOCOLS.find((protocol) => protocol.name === 'teltonika')!
   if (teltonika.transport !== 'tcp') throw new Error('Teltonika is a TCP protocol')
   listener = startTcpListener(teltonika, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate: createConnectionGate() })
 })
