@@ -1,8 +1,9 @@
 /**
  * Teltonika TCP protocol (FMB/FMC/FMM… devices): IMEI handshake, AVL data packets in Codec 8,
- * Codec 8 Extended and Codec 16, and the devices' answers to GPRS commands in Codec 12, 13 and 14.
- * Reference: Teltonika wiki, "Teltonika Data Sending Protocols" (formerly "Codec"), and the
- * "FMB120 Teltonika Data Sending Parameters ID" (AVL ID) table of the FMB1xx family.
+ * Codec 8 Extended and Codec 16, GH3000 personal trackers' Codec 7, and the devices' answers to
+ * GPRS commands in Codec 12, 13 and 14. Reference: Teltonika wiki, "Teltonika Data Sending
+ * Protocols" (formerly "Codec"), the "FMB120 Teltonika Data Sending Parameters ID" (AVL ID) table
+ * of the FMB1xx family, and Teltonika's "GH3000 TCP-IP/UDP-IP Data Protocols" (v1.08) for Codec 7.
  *
  * Session on the wire (integers big-endian):
  *
@@ -20,13 +21,15 @@
 
 import type { DecodedEvent, DecodedFix, DecodedReport } from '../../types'
 import { ByteReader, OutOfBytes } from '../bytes'
-import { eventAtFix } from '../events'
+import { eventAtFix, eventWithoutFix } from '../events'
 import { buildTeltonikaAck } from './replies'
 
 // ---------------------------------------------------------------------------------------------
 // Decoding a packet: AVL data (Codec 8, 8E, 16) and command answers (Codec 12, 13, 14)
 // ---------------------------------------------------------------------------------------------
 
+/** GH3000 personal trackers: records of their own layout (see `readGh3000Record`) */
+export const CODEC_7 = 0x07
 export const CODEC_8 = 0x08
 export const CODEC_8_EXTENDED = 0x8e
 export const CODEC_16 = 0x10
@@ -61,6 +64,12 @@ export interface TeltonikaRecord {
   generationType: number | null
   /** every IO element as sent (signed where the AVL ID table says so, unscaled) */
   io: Map<number, TeltonikaIoValue>
+  /**
+   * Codec 7 only: the record's GPS element mask (which of coordinates, altitude, angle, speed,
+   * satellites, cell, signal, operator it carries; 0 when it has no GPS element). Null in the
+   * other codecs, whose GPS element always has every field.
+   */
+  gpsMask: number | null
 }
 
 /**
@@ -95,7 +104,8 @@ export interface TeltonikaCommandAnswer {
 export type TeltonikaDecodeResult =
   /**
    * store `report`, then send `ack` (the record count). `statuses[i]` is what record i says
-   * about the device (same order as `records` and `report.fixes`).
+   * about the device (same order as `records`); `report.fixes` follows the same order, one a
+   * record, except that a Codec 7 record without coordinates gives none.
    */
   | {
       kind: 'report'
@@ -133,13 +143,23 @@ interface IoLayout {
   idBytes: 1 | 2
   hasGenerationType: boolean
   hasVariableLength: boolean
+  /**
+   * A 16-byte IO section after the 8-byte one. Some FM firmware (records of FMB130-era devices,
+   * published in Traccar's tests under its "extended" setting) sends it; nothing in the packet
+   * says so, so a packet is read with it only when it does not add up without it.
+   */
+  hasSixteenByteSection: boolean
 }
 
 const IO_LAYOUTS: Readonly<Record<number, IoLayout>> = {
-  [CODEC_8]: { eventIdBytes: 1, countBytes: 1, idBytes: 1, hasGenerationType: false, hasVariableLength: false },
-  [CODEC_8_EXTENDED]: { eventIdBytes: 2, countBytes: 2, idBytes: 2, hasGenerationType: false, hasVariableLength: true },
-  [CODEC_16]: { eventIdBytes: 2, countBytes: 1, idBytes: 2, hasGenerationType: true, hasVariableLength: false },
+  [CODEC_8]: { eventIdBytes: 1, countBytes: 1, idBytes: 1, hasGenerationType: false, hasVariableLength: false, hasSixteenByteSection: false },
+  [CODEC_8_EXTENDED]: { eventIdBytes: 2, countBytes: 2, idBytes: 2, hasGenerationType: false, hasVariableLength: true, hasSixteenByteSection: false },
+  [CODEC_16]: { eventIdBytes: 2, countBytes: 1, idBytes: 2, hasGenerationType: true, hasVariableLength: false, hasSixteenByteSection: false },
 }
+const WITH_SIXTEEN_BYTE_SECTION: Readonly<Record<number, IoLayout>> = Object.fromEntries(
+  Object.entries(IO_LAYOUTS).map(([codec, layout]) => [codec, { ...layout, hasSixteenByteSection: true }]),
+)
+const SIXTEEN_BYTES = 16
 
 function readIoValue(reader: ByteReader, width: 1 | 2 | 4 | 8, signed: boolean): number | bigint {
   if (signed) return width === 1 ? reader.i8() : width === 2 ? reader.i16() : width === 4 ? reader.i32() : reader.i64()
@@ -171,6 +191,13 @@ function readRecord(reader: ByteReader, layout: IoLayout): TeltonikaRecord {
       io.set(id, readIoValue(reader, width, SIGNED_IO_IDS.has(id)))
     }
   }
+  if (layout.hasSixteenByteSection) {
+    const count = readCount()
+    for (let i = 0; i < count; i++) {
+      const id = readId()
+      io.set(id, reader.copyOf(SIXTEEN_BYTES))
+    }
+  }
   if (layout.hasVariableLength) {
     const count = reader.u16()
     for (let i = 0; i < count; i++) {
@@ -178,7 +205,85 @@ function readRecord(reader: ByteReader, layout: IoLayout): TeltonikaRecord {
       io.set(id, reader.copyOf(reader.u16()))
     }
   }
-  return { timestampMs, priority, longitude, latitude, altitude, angle, satellites, speed, eventIoId, generationType, io }
+  return { timestampMs, priority, longitude, latitude, altitude, angle, satellites, speed, eventIoId, generationType, io, gpsMask: null }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Codec 7: GH3000 personal trackers ("GH3000 TCP-IP/UDP-IP Data Protocols"). A record:
+//
+//   time (4)        low 30 bits: seconds since 2007-01-01 00:00 UTC; high 2 bits: priority
+//   global mask (1) bit 0 GPS element, bit 1 IO of 1 byte, bit 2 of 2 bytes, bit 3 of 4 bytes
+//   GPS element     its mask (1), then each field whose bit is set, in bit order:
+//                   0 latitude, longitude (IEEE 754 floats, degrees)  1 altitude (2, m)
+//                   2 angle (1, 360/256 degrees)  3 speed (1, km/h)  4 satellites (1)
+//                   5 LAC (2) and cell id (2)  6 signal quality (1)  7 operator code (4)
+//   IO sections     for each of 1, 2, 4 bytes whose bit is set: count (1), then id (1) + value
+//
+// There is no 8-byte section and no event IO id. A record without a GPS element, or whose GPS
+// element has no coordinates, is no fix: its time and IO are kept as the device's status.
+// ---------------------------------------------------------------------------------------------
+
+const GH3000_EPOCH_S = 1_167_609_600 // 2007-01-01T00:00:00Z
+const GH3000_SECONDS_MASK = 0x3fffffff
+export const GH3000_GPS = { coordinates: 0x01, altitude: 0x02, angle: 0x04, speed: 0x08, satellites: 0x10, cell: 0x20, signal: 0x40, operator: 0x80 } as const
+const GH3000_GLOBAL_GPS = 0x01
+const GH3000_IO_SECTIONS = [
+  [0x02, 1],
+  [0x04, 2],
+  [0x08, 4],
+] as const
+
+/** What a GH3000 record's GPS element says beyond the fix itself (cell, signal, operator). */
+type Gh3000Extras = Map<number, TeltonikaIoValue>
+/** Keys of those extras in `records[].io`: outside the GH3000 IO ids (one byte), so never confused with them. */
+export const GH3000_EXTRA_IO = { lac: 0x1_0001, cellId: 0x1_0002, signal: 0x1_0003, operator: 0x1_0004 } as const
+
+/** Scratch for reinterpreting 32 bits as an IEEE 754 float (module-level: no allocation a record). */
+const FLOAT_SCRATCH = new DataView(new ArrayBuffer(4))
+function float32(bits: number): number {
+  FLOAT_SCRATCH.setUint32(0, bits)
+  return FLOAT_SCRATCH.getFloat32(0)
+}
+
+function readGh3000Record(reader: ByteReader): TeltonikaRecord {
+  const packed = reader.u32()
+  const timestampMs = ((packed & GH3000_SECONDS_MASK) + GH3000_EPOCH_S) * 1000
+  const priority = packed >>> 30
+  const globalMask = reader.u8()
+  const io: Gh3000Extras = new Map()
+  let latitude = 0
+  let longitude = 0
+  let altitude = 0
+  let angle = 0
+  let speed = 0
+  let satellites = 0
+  let gpsMask = 0
+  if (globalMask & GH3000_GLOBAL_GPS) {
+    gpsMask = reader.u8()
+    if (gpsMask & GH3000_GPS.coordinates) {
+      latitude = float32(reader.u32())
+      longitude = float32(reader.u32())
+    }
+    if (gpsMask & GH3000_GPS.altitude) altitude = reader.u16()
+    if (gpsMask & GH3000_GPS.angle) angle = (reader.u8() * 360) / 256
+    if (gpsMask & GH3000_GPS.speed) speed = reader.u8()
+    if (gpsMask & GH3000_GPS.satellites) satellites = reader.u8()
+    if (gpsMask & GH3000_GPS.cell) {
+      io.set(GH3000_EXTRA_IO.lac, reader.u16())
+      io.set(GH3000_EXTRA_IO.cellId, reader.u16())
+    }
+    if (gpsMask & GH3000_GPS.signal) io.set(GH3000_EXTRA_IO.signal, reader.u8())
+    if (gpsMask & GH3000_GPS.operator) io.set(GH3000_EXTRA_IO.operator, reader.u32())
+  }
+  for (const [bit, width] of GH3000_IO_SECTIONS) {
+    if (!(globalMask & bit)) continue
+    const count = reader.u8()
+    for (let i = 0; i < count; i++) {
+      const id = reader.u8()
+      io.set(id, width === 1 ? reader.u8() : width === 2 ? reader.u16() : reader.u32())
+    }
+  }
+  return { timestampMs, priority, longitude, latitude, altitude, angle, satellites, speed, eventIoId: 0, generationType: null, io, gpsMask }
 }
 
 /** Decode the data field of one packet (codec id .. number of data 2), as the splitter yields it. */
@@ -186,29 +291,42 @@ export function decodeTeltonikaPacket(data: Uint8Array, imei: string): Teltonika
   const codecId = data.length > 0 ? data[0] : -1
   try {
     if (codecId === CODEC_12 || codecId === CODEC_13 || codecId === CODEC_14) return decodeCommandAnswer(data, codecId)
+    if (codecId === CODEC_7) return decodeAvlPacket(data, codecId, null, imei)
     const layout = IO_LAYOUTS[codecId]
     if (!layout) {
       return {
         kind: 'invalid',
         reason: 'unsupported_codec',
         codecId,
-        message: `Teltonika codec 0x${codecId.toString(16)} is not supported (8, 8E, 16 and the answers in 12, 13, 14 are)`,
+        message: `Teltonika codec 0x${codecId.toString(16)} is not supported (7, 8, 8E, 16 and the answers in 12, 13, 14 are)`,
         ack: null,
       }
     }
-    return decodeAvlPacket(data, codecId, layout, imei)
+    try {
+      return decodeAvlPacket(data, codecId, layout, imei)
+    } catch (error) {
+      // the records may carry a 16-byte IO section (IoLayout): read again with it, and if that
+      // does not add up either, the packet is malformed as first read
+      if (!(error instanceof MalformedPacket || error instanceof OutOfBytes)) throw error
+      try {
+        return decodeAvlPacket(data, codecId, WITH_SIXTEEN_BYTE_SECTION[codecId], imei)
+      } catch {
+        throw error
+      }
+    }
   } catch (error) {
     if (!(error instanceof MalformedPacket || error instanceof OutOfBytes)) throw error
     return { kind: 'invalid', reason: 'malformed', codecId, message: `Teltonika codec 0x${codecId.toString(16)}: ${error.message}`, ack: null }
   }
 }
 
-function decodeAvlPacket(data: Uint8Array, codecId: number, layout: IoLayout, imei: string): TeltonikaDecodeResult {
+/** `layout` null: Codec 7 (GH3000), whose records have a layout of their own. */
+function decodeAvlPacket(data: Uint8Array, codecId: number, layout: IoLayout | null, imei: string): TeltonikaDecodeResult {
   const reader = new ByteReader(data)
   reader.u8() // codec id
   const announced = reader.u8()
   const records: TeltonikaRecord[] = []
-  for (let i = 0; i < announced; i++) records.push(readRecord(reader, layout))
+  for (let i = 0; i < announced; i++) records.push(layout ? readRecord(reader, layout) : readGh3000Record(reader))
   const trailing = reader.u8()
   if (trailing !== announced) throw new MalformedPacket(`number of data 1 (${announced}) ≠ number of data 2 (${trailing})`)
   if (reader.remaining !== 0) throw new MalformedPacket(`${reader.remaining} unexpected byte(s) after the records`)
@@ -218,6 +336,10 @@ function decodeAvlPacket(data: Uint8Array, codecId: number, layout: IoLayout, im
   const statuses: TeltonikaStatus[] = []
   for (const record of records) {
     const timestamp = Math.floor(record.timestampMs / 1000)
+    if (record.gpsMask !== null) {
+      gh3000Record(record, timestamp, fixes, events, statuses)
+      continue
+    }
     const { attributes, status } = ioAttributes(record)
     const fix = recordToFix(record, timestamp, attributes)
     fixes.push(fix)
@@ -351,6 +473,8 @@ interface IoName {
   name: string
   /** the value is divided by this (the table's multiplier is its inverse: 0.001 → 1000) */
   divisor?: number
+  /** the table's largest value: a larger one is another device family's element, kept raw */
+  max?: number
   /** a 0/1 element: true/false */
   flag?: true
   /** also part of the device's status (`statuses`) */
@@ -360,7 +484,7 @@ interface IoName {
 }
 
 /** AVL IDs the table documents as signed; read as two's complement of their width. */
-const SIGNED_IO_IDS: ReadonlySet<number> = new Set([17, 18, 19, 72, 73, 74, 75])
+const SIGNED_IO_IDS: ReadonlySet<number> = new Set([17, 18, 19, 72, 73, 74, 75, 10800, 10801, 10802, 10803])
 
 /**
  * Dallas temperature error codes (the table's description of IDs 72–75): 850 sensor not ready,
@@ -378,8 +502,8 @@ export const TELTONIKA_IO_NAMES: Readonly<Record<number, IoName>> = {
   // --- permanent I/O elements (in every record that has them enabled) ---
   239: { name: 'ignition', flag: true, status: true },
   240: { name: 'movement', flag: true, status: true },
-  80: { name: 'data_mode', status: true }, // 0 home on stop, 1 home moving, 2 roaming stop, 3 roaming moving, 4/5 unknown
-  21: { name: 'gsm_signal', status: true }, // 0..5
+  80: { name: 'data_mode', status: true, max: 5 }, // 0 home on stop, 1 home moving, 2 roaming stop, 3 roaming moving, 4/5 unknown
+  21: { name: 'gsm_signal', status: true, max: 5 }, // 0..5
   200: { name: 'sleep_mode', status: true }, // 0 none, 1 GPS sleep, 2 deep, 3 online deep, 4 ultra deep
   69: { name: 'gnss_status', status: true }, // 0 off, 1 on with fix, 2 on without fix, 3 sleep
   181: { name: 'pdop', divisor: 10 },
@@ -400,7 +524,7 @@ export const TELTONIKA_IO_NAMES: Readonly<Record<number, IoName>> = {
   6: { name: 'ain2', divisor: 1000, status: true }, // mV → V
   179: { name: 'dout1', flag: true, status: true },
   180: { name: 'dout2', flag: true, status: true },
-  113: { name: 'battery_level', status: true }, // %
+  113: { name: 'battery_level', status: true, max: 100 }, // %
   237: { name: 'network_type', status: true }, // 0 3G, 1 GSM, 2 4G, 3 LTE Cat M1, 4 NB-IoT, 99 unknown
   17: { name: 'axis_x' }, // mG, signed
   18: { name: 'axis_y' },
@@ -411,6 +535,11 @@ export const TELTONIKA_IO_NAMES: Readonly<Record<number, IoName>> = {
   74: { name: 'temperature3', divisor: 10, status: true },
   75: { name: 'temperature4', divisor: 10, status: true },
   78: { name: 'ibutton', hex8: true, status: true }, // the attached iButton's ID
+  // Teltonika EYE sensors 1–4 (BLE): temperature, °C × 100, signed
+  10800: { name: 'eye_temperature1', divisor: 100, status: true },
+  10801: { name: 'eye_temperature2', divisor: 100, status: true },
+  10802: { name: 'eye_temperature3', divisor: 100, status: true },
+  10803: { name: 'eye_temperature4', divisor: 100, status: true },
   // --- eventual I/O elements (in the record their event generates) ---
   236: { name: 'alarm' }, // 1: the alarm button was pressed (wiki, "Alarm event")
   243: { name: 'green_driving_duration' }, // ms
@@ -465,6 +594,7 @@ function namedValue(id: number, mapping: IoName, value: TeltonikaIoValue): unkno
   if (typeof value !== 'number') return undefined
   if (mapping.flag) return value === 0 ? false : value === 1 ? true : undefined
   if (DALLAS_IDS.has(id) && DALLAS_ERROR_CODES.has(value)) return undefined
+  if (mapping.max !== undefined && value > mapping.max) return undefined
   return mapping.divisor ? value / mapping.divisor : value
 }
 
@@ -542,4 +672,76 @@ function recordToEvent(record: TeltonikaRecord, fix: DecodedFix): DecodedEvent |
     ...(typeof gsmSignal === 'number' ? { gsm_signal: gsmSignal, dbm_estimated: true } : {}),
     ...(fix.attributes.green_driving_value !== undefined ? { green_driving_value: fix.attributes.green_driving_value } : {}),
   })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Codec 7 records → fixes, status and events. The GH3000's IO ids are its own (not the FMB
+// table's): the names below are those of the GH3000 protocol document's IO list as other open
+// decoders read them; any other id is kept raw as `io<ID>`.
+// ---------------------------------------------------------------------------------------------
+
+export const GH3000_IO_NAMES: Readonly<Record<number, IoName>> = {
+  1: { name: 'battery_level', status: true }, // %
+  2: { name: 'usb_connected', flag: true, status: true },
+  5: { name: 'uptime' }, // s
+  20: { name: 'hdop', divisor: 10 },
+  21: { name: 'vdop', divisor: 10 },
+  22: { name: 'pdop', divisor: 10 },
+  67: { name: 'battery_voltage', divisor: 1000, status: true }, // mV → V
+  221: { name: 'button' },
+  222: { name: 'alarm' }, // 1: the SOS button was pressed
+  240: { name: 'movement', flag: true, status: true },
+  244: { name: 'roaming', flag: true, status: true },
+}
+const GH3000_SOS_IO = 222
+
+function gh3000Record(record: TeltonikaRecord, timestamp: number, fixes: DecodedFix[], events: DecodedEvent[], statuses: TeltonikaStatus[]): void {
+  const mask = record.gpsMask ?? 0
+  const attributes: Record<string, unknown> = { priority: record.priority }
+  const status: Record<string, unknown> = {}
+  const extra = (key: number) => record.io.get(key) as number | undefined
+  const lac = extra(GH3000_EXTRA_IO.lac)
+  if (lac !== undefined) attributes.lac = status.lac = lac
+  const cellId = extra(GH3000_EXTRA_IO.cellId)
+  if (cellId !== undefined) attributes.cell_id = status.cell_id = cellId
+  const signal = extra(GH3000_EXTRA_IO.signal)
+  if (signal !== undefined) attributes.signal_quality = status.signal_quality = signal
+  const operator = extra(GH3000_EXTRA_IO.operator)
+  if (operator !== undefined) attributes.operator = status.operator = operator
+  for (const [id, value] of record.io) {
+    if (id > 0xff) continue // the GPS element's extras, above
+    const mapping = GH3000_IO_NAMES[id]
+    const named = mapping ? namedValue(id, mapping, value) : undefined
+    if (named === undefined) {
+      attributes[`io${id}`] = rawValue(value)
+      continue
+    }
+    attributes[mapping.name] = named
+    if (mapping.status) status[mapping.name] = named
+  }
+  statuses.push({ timestamp, attributes: status })
+
+  // floats can say anything (NaN, 1e30): coordinates off the globe are no place
+  const located =
+    (mask & GH3000_GPS.coordinates) !== 0 && Math.abs(record.latitude) <= 90 && Math.abs(record.longitude) <= 180
+  const satellites = mask & GH3000_GPS.satellites ? record.satellites : null
+  const fix: DecodedFix | null = located
+    ? {
+        timestamp,
+        latitude: record.latitude,
+        longitude: record.longitude,
+        speed: mask & GH3000_GPS.speed ? record.speed : null,
+        course: mask & GH3000_GPS.angle ? record.angle : null,
+        altitude: mask & GH3000_GPS.altitude ? record.altitude : null,
+        satellites,
+        // coordinates are sent with the fix they come from; zero satellites says there was none
+        valid: satellites !== 0,
+        attributes,
+      }
+    : null
+  if (fix) fixes.push(fix)
+  if (record.io.get(GH3000_SOS_IO) !== 1) return
+  const { mcc, mnc } = splitOperator(operator)
+  const context = { io_id: GH3000_SOS_IO, io_value: 1, priority: record.priority }
+  events.push(fix ? eventAtFix('sos', fix, { mcc, mnc, dbm: null }, context) : eventWithoutFix('sos', timestamp, { mcc, mnc, dbm: null }, context))
 }

@@ -4,7 +4,8 @@
  *   0xFF keep-alive     a sign of life, nothing sent back
  *   IMEI handshake      the connection's device: 01 once its session is committed; 00 and closed
  *                       for an unknown one (past its source's ration: 01, its data dropped)
- *   AVL data            each record a fix, alarm IOs as events, what the records say of the device
+ *   AVL data            (Codec 7, 8, 8E, 16) each record a fix (a Codec 7 record without coordinates:
+ *                       none), alarm IOs as events, what the records say of the device
  *                       kept as its status (oldest first, so the newest record's values win); the
  *                       record count sent back after the commit; a packet that does not decode is
  *                       not acknowledged (the device resends it)

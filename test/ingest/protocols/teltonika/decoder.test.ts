@@ -538,7 +538,7 @@ describe('Teltonika FMB1xx IO elements: names, units, status', () => {
 
 describe('Teltonika invalid packets', () => {
   test('unknown codec is rejected cleanly, with no ACK', () => {
-    for (const codecId of [0x00, 0x07, 0x0f, 0x42]) {
+    for (const codecId of [0x00, 0x09, 0x0f, 0x42]) {
       const result = decodeTeltonikaPacket(new Uint8Array([codecId, 1, 0, 1]), IMEI)
       expect(result).toMatchObject({ kind: 'invalid', reason: 'unsupported_codec', codecId, ack: null })
     }
