@@ -63,6 +63,9 @@ const POSTGRES_SUITE = [
   'test/alerts/delivery.test.ts',
   'test/ingest/listeners.test.ts',
   'test/alerts/rules.test.ts',
+  // in-process, second batch
+  'test/alerts/cache-cells.test.ts',
+  // (end of the second batch)
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
   // two real nodes on one database
