@@ -65,6 +65,7 @@ const POSTGRES_SUITE = [
   'test/alerts/rules.test.ts',
   // in-process, second batch
   'test/alerts/cache-cells.test.ts',
+  'test/alerts/limits.test.ts',
   // (end of the second batch)
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
