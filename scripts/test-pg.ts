@@ -66,6 +66,7 @@ const POSTGRES_SUITE = [
   // in-process, second batch
   'test/alerts/cache-cells.test.ts',
   'test/alerts/limits.test.ts',
+  'test/alerts/bounded.test.ts',
   // (end of the second batch)
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
