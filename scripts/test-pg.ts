@@ -67,6 +67,12 @@ const POSTGRES_SUITE = [
   'test/alerts/cache-cells.test.ts',
   'test/alerts/limits.test.ts',
   'test/alerts/bounded.test.ts',
+  'test/commands/example.test.ts',
+  'test/commands/models.test.ts',
+  'test/commands/queue.test.ts',
+  'test/commands/send.test.ts',
+  'test/commands/separators.test.ts',
+  'test/commands/tenancy.test.ts',
   // (end of the second batch)
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
