@@ -74,6 +74,7 @@ const POSTGRES_SUITE = [
   'test/commands/separators.test.ts',
   'test/commands/tenancy.test.ts',
   'test/dataset/import.test.ts',
+  'test/history/limits.test.ts',
   // (end of the second batch)
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
