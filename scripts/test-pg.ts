@@ -75,6 +75,7 @@ const POSTGRES_SUITE = [
   'test/commands/tenancy.test.ts',
   'test/dataset/import.test.ts',
   'test/history/limits.test.ts',
+  'test/session/demo.test.ts',
   // (end of the second batch)
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
