@@ -76,6 +76,7 @@ const POSTGRES_SUITE = [
   'test/dataset/import.test.ts',
   'test/history/limits.test.ts',
   'test/session/demo.test.ts',
+  'test/ingest/pipeline.test.ts',
   // (end of the second batch)
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
