@@ -77,6 +77,7 @@ const POSTGRES_SUITE = [
   'test/history/limits.test.ts',
   'test/session/demo.test.ts',
   'test/ingest/pipeline.test.ts',
+  'test/ops/retention.test.ts',
   // engine-independent (a stand-in pool; the metrics registry): the same on both runs
   'test/db/versions.test.ts',
   'test/ops/metrics.test.ts',
