@@ -78,6 +78,8 @@ const POSTGRES_SUITE = [
   'test/session/demo.test.ts',
   'test/ingest/pipeline.test.ts',
   'test/ops/retention.test.ts',
+  // the command line in a child process, on the run's engine (serverDatabase)
+  'test/cli/admin.test.ts',
   // engine-independent (a stand-in pool; the metrics registry): the same on both runs
   'test/db/versions.test.ts',
   'test/ops/metrics.test.ts',
