@@ -81,6 +81,7 @@ const POSTGRES_SUITE = [
   // the command line in a child process, on the run's engine (serverDatabase)
   'test/cli/admin.test.ts',
   'test/cli/cli.test.ts',
+  'test/cli/models.test.ts',
   // engine-independent (a stand-in pool; the metrics registry): the same on both runs
   'test/db/versions.test.ts',
   'test/ops/metrics.test.ts',
