@@ -82,6 +82,11 @@ const POSTGRES_SUITE = [
   'test/cli/admin.test.ts',
   'test/cli/cli.test.ts',
   'test/cli/models.test.ts',
+  // console pages in chromium (one file at a time)
+  'test/share/page.browser.test.ts',
+  'test/share/page-gaps.browser.test.ts',
+  'test/share/page-grants.browser.test.ts',
+  'test/session/setup.browser.test.ts',
   // engine-independent (a stand-in pool; the metrics registry): the same on both runs
   'test/db/versions.test.ts',
   'test/ops/metrics.test.ts',
