@@ -81,6 +81,34 @@ const POSTGRES_SUITE = [
   'test/ops/share-views-stop.test.ts',
   'test/ops/shutdown.test.ts',
   'test/session/first-run.test.ts',
+  // in-process, second batch
+  'test/alerts/cache-cells.test.ts',
+  'test/alerts/limits.test.ts',
+  'test/alerts/bounded.test.ts',
+  'test/commands/example.test.ts',
+  'test/commands/models.test.ts',
+  'test/commands/queue.test.ts',
+  'test/commands/send.test.ts',
+  'test/commands/separators.test.ts',
+  'test/commands/tenancy.test.ts',
+  'test/dataset/import.test.ts',
+  'test/history/limits.test.ts',
+  'test/session/demo.test.ts',
+  'test/ingest/pipeline.test.ts',
+  'test/ops/retention.test.ts',
+  // the command line in a child process, on the run's engine (serverDatabase)
+  'test/cli/admin.test.ts',
+  'test/cli/cli.test.ts',
+  'test/cli/models.test.ts',
+  // console pages in chromium (one file at a time)
+  'test/share/page.browser.test.ts',
+  'test/share/page-gaps.browser.test.ts',
+  'test/share/page-grants.browser.test.ts',
+  'test/session/setup.browser.test.ts',
+  // engine-independent (a stand-in pool; the metrics registry): the same on both runs
+  'test/db/versions.test.ts',
+  'test/ops/metrics.test.ts',
+  // (end of the second batch)
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
   // two real nodes on one database

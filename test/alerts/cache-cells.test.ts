@@ -3,14 +3,13 @@
 // across cell edges, for areas spanning many cells and across the antimeridian.
 import { afterEach, expect, test } from 'bun:test'
 import { createGeofenceCache } from '../../src/alerts/cache'
-import { createGeofenceCacheReads } from '../../src/store/geofences'
-import { ids, keys, makeWorld, type World } from '../support/world'
+import { type EngineWorld, ids, keys, openWorld } from '../support/world'
 
-let world: World
+let world: EngineWorld
 afterEach(() => world.close())
 
 test('the cell memo finds the same geofences as the index, at and around cell edges', async () => {
-  world = makeWorld()
+  world = await openWorld()
   const areas = [
     { type: 'Circle', center: [48.85, 2.35], radius: 10 },
     { type: 'Circle', center: [48.855, 2.355], radius: 3000 },
@@ -21,7 +20,10 @@ test('the cell memo finds the same geofences as the index, at and around cell ed
     const res = await world.call('POST', '/geofences', { token: keys.dana, body: { name: `G${i}`, area } })
     expect(res.status).toBe(201)
   }
-  const account = createGeofenceCache({ reads: createGeofenceCacheReads(world.database), clock: world.clock }).forAccount(ids.acme)
+  // built as the rules build it, inside ingest's unit of work for one of the account's devices
+  // (on PostgreSQL the unit reads the account's geofences ahead)
+  const cache = createGeofenceCache({ reads: world.stores.geofenceCache, clock: world.clock })
+  const account = await world.ingestUnit([await world.deviceKey(ids.truck1)], () => cache.forAccount(ids.acme))
   const points: [number, number][] = [[-16.01, 180], [-16.01, -180], [-16.01, 179.995], [-16.01, -179.995]]
   for (let lat = 48.79; lat <= 48.91; lat += 0.0013) for (let lon = 2.29; lon <= 2.41; lon += 0.0017) points.push([lat, lon])
   // exactly on cell edges too

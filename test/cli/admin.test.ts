@@ -1,48 +1,50 @@
 /**
- * The operator's administration commands, run as a child process against a real database file:
+ * The operator's administration commands, run as a child process against a real database on the
+ * run's engine (a SQLite file, or PostgreSQL with TRACKER_TEST_ENGINE=postgres):
  * what they print, their exit codes, what they write, and the audit trail with actor `cli`.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { type SQL, sql } from 'drizzle-orm'
 import { baseDataset } from '../support/world'
 import { runCli } from '../support/process'
+import { type ServerDatabase, serverDatabase } from '../support/server-database'
 
+// each test runs the command line in child processes, each opening the database (on PostgreSQL a pool): seconds on a busy machine
+setDefaultTimeout(30_000)
+
+let database: ServerDatabase
 let dir: string
-let databasePath: string
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'tracker-cli-admin-'))
-  databasePath = join(dir, 'tracker.db')
+/** the init tests' databases, each its own */
+const initDatabases: ServerDatabase[] = []
+beforeAll(async () => {
+  database = await serverDatabase('tracker-cli-admin')
+  dir = database.dir
   const file = join(dir, 'fleet.json')
   writeFileSync(file, JSON.stringify(baseDataset()))
   expect(cli(['import', file]).code).toBe(0)
 })
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
+afterAll(async () => {
+  await database.close()
+  for (const other of initDatabases) await other.close()
+})
 
 export function cli(args: string[], stdin?: string) {
-  return runCli(args, { cwd: dir, env: { DATABASE_PATH: databasePath }, stdin })
+  return runCli(args, { cwd: dir, env: database.env, stdin })
 }
 
-function query<T>(sql: string, ...params: string[]): T[] {
-  const sqlite = new Database(databasePath, { readonly: true })
-  try {
-    return sqlite.query(sql).all(...params) as T[]
-  } finally {
-    sqlite.close()
-  }
-}
+const query = <T = Record<string, unknown>>(statement: SQL): Promise<T[]> => database.execute<T>(statement)
 
 describe('account', () => {
-  test('account create makes the account, prints its id, and the audit log says cli did it', () => {
+  test('account create makes the account, prints its id, and the audit log says cli did it', async () => {
     const run = cli(['account', 'create', '--name', 'Initech'])
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
     const id = /created account Initech \(([0-9a-f-]{36})\)/.exec(run.stdout)?.[1]
     expect(id).toBeDefined()
-    expect(query('SELECT name FROM accounts WHERE id = ?', id!)).toEqual([{ name: 'Initech' }])
-    expect(query('SELECT actor, action, object_type, object_id FROM audit_log WHERE account_id = ?', id!)).toEqual([
+    expect(await query(sql`SELECT name FROM accounts WHERE id = ${id!}`)).toEqual([{ name: 'Initech' }])
+    expect(await query(sql`SELECT actor, action, object_type, object_id FROM audit_log WHERE account_id = ${id!}`)).toEqual([
       { actor: 'cli', action: 'create', object_type: 'account', object_id: id },
     ])
   })
@@ -54,25 +56,25 @@ describe('account', () => {
     [['account', 'create', '--name'], "Option '--name <value>' argument missing"],
     [['account', 'create', '--nam', 'x'], "Unknown option '--nam'"],
     [['account', 'create', '--name', '   '], '/name'],
-  ])('%p exits 2 naming what is wrong, and writes nothing', (args, message) => {
-    const before = query<{ n: number }>('SELECT count(*) AS n FROM accounts')[0]!.n
+  ])('%p exits 2 naming what is wrong, and writes nothing', async (args, message) => {
+    const before = await database.count('accounts')
     const run = cli(args)
     expect(run.code).toBe(2)
     expect(run.stderr).toContain(message)
-    expect(query<{ n: number }>('SELECT count(*) AS n FROM accounts')[0]!.n).toBe(before)
+    expect(await database.count('accounts')).toBe(before)
   })
 })
 
 describe('device', () => {
-  test('device add takes names (account, model, groups), prints the new device, and it is in the audit log as cli', () => {
+  test('device add takes names (account, model, groups), prints the new device, and it is in the audit log as cli', async () => {
     const run = cli(['device', 'add', '--account', 'acme logistics', '--model', 'GT06N', '--imei', '359710049099999', '--alias', 'Truck 9', '--groups', 'Trucks,vans'])
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
     const id = /added device Truck 9 \(([0-9a-f-]{36})\)/.exec(run.stdout)?.[1]
     expect(id).toBeDefined()
-    expect(query('SELECT alias, imei, serial, state FROM devices WHERE id = ?', id!)).toEqual([{ alias: 'Truck 9', imei: '359710049099999', serial: '', state: 'new' }])
-    expect(query<{ n: number }>('SELECT count(*) AS n FROM device_groups dg JOIN devices d ON d.key = dg.device_key WHERE d.id = ?', id!)[0]!.n).toBe(2)
-    expect(query('SELECT actor, action, object_type FROM audit_log WHERE object_id = ?', id!)).toEqual([{ actor: 'cli', action: 'create', object_type: 'device' }])
+    expect(await query(sql`SELECT alias, imei, serial, state FROM devices WHERE id = ${id!}`)).toEqual([{ alias: 'Truck 9', imei: '359710049099999', serial: '', state: 'new' }])
+    expect(await database.count('device_groups', sql`device_key = (SELECT key FROM devices WHERE id = ${id!})`)).toBe(2)
+    expect(await query(sql`SELECT actor, action, object_type FROM audit_log WHERE object_id = ${id!}`)).toEqual([{ actor: 'cli', action: 'create', object_type: 'device' }])
     const listed = cli(['device', 'list', '--account', 'Acme Logistics'])
     expect(listed.code).toBe(0)
     expect(listed.stdout).toContain(`${id}\tTruck 9\t359710049099999\t-\tnew`)
@@ -87,11 +89,11 @@ describe('device', () => {
     [['device', 'add', '--account', 'Acme Logistics', '--model', 'GT06N', '--imei', '12345'], '/imei'],
     [['device', 'add', '--account', 'Acme Logistics', '--model', 'GT06N', '--serial', 'S-T1'], 'already'],
     [['device', 'add', '--account', 'Acme Logistics', '--model', 'GT06N', '--serial', 'X1', '--colour', 'red'], "Unknown option '--colour'"],
-  ])('%p exits 2 naming what is wrong, and adds nothing', (args, message) => {
-    const before = query<{ n: number }>('SELECT count(*) AS n FROM devices')[0]!.n
+  ])('%p exits 2 naming what is wrong, and adds nothing', async (args, message) => {
+    const before = await database.count('devices')
     const run = cli(args)
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 2, stderr: expect.stringContaining(message) })
-    expect(query<{ n: number }>('SELECT count(*) AS n FROM devices')[0]!.n).toBe(before)
+    expect(await database.count('devices')).toBe(before)
   })
 })
 
@@ -102,25 +104,25 @@ describe('user and key', () => {
     expect(run.code).toBe(0)
     const id = /created admin frank \(([0-9a-f-]{36})\)/.exec(run.stdout)?.[1]
     expect(id).toBeDefined()
-    const [stored] = query<{ role: string; password_hash: string }>('SELECT role, password_hash FROM users WHERE id = ?', id!)
+    const [stored] = await query<{ role: string; password_hash: string }>(sql`SELECT role, password_hash FROM users WHERE id = ${id!}`)
     expect(stored!.role).toBe('admin')
     expect(stored!.password_hash).toStartWith('$argon2id$')
     expect(await Bun.password.verify('correct horse battery', stored!.password_hash)).toBe(true)
     const listed = cli(['user', 'list', '--account', 'acme logistics']).stdout.split('\n').find((line) => line.startsWith(id!))
     expect(listed?.split('\t')).toEqual([id!, 'frank', 'admin', expect.stringMatching(/^[0-9a-f-]{36}$/), 'Acme Logistics'])
-    expect(query('SELECT actor, action FROM audit_log WHERE object_id = ?', id!)).toEqual([{ actor: 'cli', action: 'create' }])
+    expect(await query(sql`SELECT actor, action FROM audit_log WHERE object_id = ${id!}`)).toEqual([{ actor: 'cli', action: 'create' }])
     // the audit log never holds the password
-    expect(JSON.stringify(query('SELECT * FROM audit_log'))).not.toContain('correct horse')
+    expect(JSON.stringify(await query(sql`SELECT * FROM audit_log`))).not.toContain('correct horse')
   })
 
   test('user passwd changes the password from standard input', async () => {
     const run = cli(['user', 'passwd', 'FRANK'], 'another long password\n')
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' })
-    const [stored] = query<{ password_hash: string }>("SELECT password_hash FROM users WHERE name = 'frank'")
+    const [stored] = await query<{ password_hash: string }>(sql`SELECT password_hash FROM users WHERE name = 'frank'`)
     expect(await Bun.password.verify('another long password', stored!.password_hash)).toBe(true)
   })
 
-  test('key create by user name prints the key alone; key list shows it by id; key revoke ends it', () => {
+  test('key create by user name prints the key alone; key list shows it by id; key revoke ends it', async () => {
     const created = cli(['key', 'create', '--user', 'bob', '--name', 'laptop'])
     expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' })
     expect(created.stdout.trim()).toMatch(/^trk_[A-Za-z0-9_-]{43}$/)
@@ -132,7 +134,7 @@ describe('user and key', () => {
     const revoked = cli(['key', 'revoke', keyId])
     expect({ code: revoked.code, stderr: revoked.stderr }).toEqual({ code: 0, stderr: '' })
     expect(cli(['key', 'list', '--user', 'bob']).stdout).not.toContain('\tlaptop\t')
-    expect(query('SELECT actor, action, object_type FROM audit_log WHERE object_id = ? ORDER BY id', keyId)).toEqual([
+    expect(await query(sql`SELECT actor, action, object_type FROM audit_log WHERE object_id = ${keyId} ORDER BY id`)).toEqual([
       { actor: 'cli', action: 'create', object_type: 'key' },
       { actor: 'cli', action: 'delete', object_type: 'key' },
     ])
@@ -146,48 +148,46 @@ describe('user and key', () => {
     [['user', 'passwd', 'nobody-at-all'], 'user: no user named or with id "nobody-at-all"'],
     [['key', 'create'], '--user is required'],
     [['key', 'revoke', '0c000000-0000-4000-8000-0000000000ff'], 'no key with id'],
-  ])('%p exits 2 naming what is wrong', (args, message) => {
+  ])('%p exits 2 naming what is wrong', async (args, message) => {
     const run = cli(args, 'short\n')
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 2, stderr: expect.stringContaining(message) })
   })
 })
 
 describe('init', () => {
-  const fresh = () => join(mkdtempSync(join(tmpdir(), 'tracker-init-')), 'tracker.db')
-  const initCli = (path: string, args: string[], stdin?: string) => runCli(['init', ...args], { cwd: dirname(path), env: { DATABASE_PATH: path }, stdin })
-  const read = <T>(path: string, sql: string) => {
-    const sqlite = new Database(path, { readonly: true })
-    try {
-      return sqlite.query(sql).all() as T[]
-    } finally {
-      sqlite.close()
-    }
+  /** an empty database of the test's own, on the run's engine */
+  const fresh = async () => {
+    const empty = await serverDatabase('tracker-init')
+    initDatabases.push(empty)
+    return empty
   }
+  const initCli = (empty: ServerDatabase, args: string[], stdin?: string) => runCli(['init', ...args], { cwd: empty.dir, env: empty.env, stdin })
+  const read = <T = Record<string, unknown>>(empty: ServerDatabase, statement: SQL) => empty.execute<T>(statement)
 
   test('on an empty database: the account and its admin, password from standard input; a second init is refused', async () => {
-    const path = fresh()
-    const run = initCli(path, ['--account', 'Initech', '--admin', 'peter'], 'a long passphrase\n')
+    const empty = await fresh()
+    const run = initCli(empty, ['--account', 'Initech', '--admin', 'peter'], 'a long passphrase\n')
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' })
     expect(run.stdout).toContain('created account Initech')
-    const [admin] = read<{ name: string; role: string; password_hash: string }>(path, 'SELECT name, role, password_hash FROM users')
+    const [admin] = await read<{ name: string; role: string; password_hash: string }>(empty, sql`SELECT name, role, password_hash FROM users`)
     expect({ name: admin!.name, role: admin!.role }).toEqual({ name: 'peter', role: 'admin' })
     expect(await Bun.password.verify('a long passphrase', admin!.password_hash)).toBe(true)
-    expect(read(path, 'SELECT actor, action, object_type FROM audit_log ORDER BY id')).toEqual([
+    expect(await read(empty, sql`SELECT actor, action, object_type FROM audit_log ORDER BY id`)).toEqual([
       { actor: 'cli', action: 'setup', object_type: 'account' },
       { actor: 'cli', action: 'setup', object_type: 'user' },
     ])
-    const again = initCli(path, ['--account', 'Other', '--admin', 'bill'], 'a long passphrase\n')
+    const again = initCli(empty, ['--account', 'Other', '--admin', 'bill'], 'a long passphrase\n')
     expect(again.code).toBe(2)
     expect(again.stderr).toContain('Setup is done')
-    expect(read(path, 'SELECT count(*) AS n FROM users')).toEqual([{ n: 1 }])
+    expect(await empty.count('users')).toBe(1)
   })
 
   test('--password-file reads the password from a file', async () => {
-    const path = fresh()
+    const empty = await fresh()
     const file = join(dir, 'password.txt')
     writeFileSync(file, 'from a file, long enough\n')
-    expect(initCli(path, ['--account', 'Initech', '--admin', 'peter', '--password-file', file]).code).toBe(0)
-    const [admin] = read<{ password_hash: string }>(path, 'SELECT password_hash FROM users')
+    expect(initCli(empty, ['--account', 'Initech', '--admin', 'peter', '--password-file', file]).code).toBe(0)
+    const [admin] = await read<{ password_hash: string }>(empty, sql`SELECT password_hash FROM users`)
     expect(await Bun.password.verify('from a file, long enough', admin!.password_hash)).toBe(true)
   })
 
@@ -195,9 +195,9 @@ describe('init', () => {
     [['--account', 'Initech'], '--admin is required', 'a long passphrase'],
     [['--account', 'Initech', '--admin', 'peter'], 'at least 10 characters', 'short'],
     [['--account', 'Initech', '--admin', 'peter', '--password-file', '/nonexistent/pw'], '--password-file: no file', ''],
-  ])('%p exits 2 naming what is wrong, and creates nothing', (args, message, stdin) => {
-    const path = fresh()
-    const run = initCli(path, args, stdin)
+  ])('%p exits 2 naming what is wrong, and creates nothing', async (args, message, stdin) => {
+    const empty = await fresh()
+    const run = initCli(empty, args, stdin)
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 2, stderr: expect.stringContaining(message) })
   })
 })

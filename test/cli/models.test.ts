@@ -1,29 +1,35 @@
 /**
  * `tracker model …` and the built-in catalogue, as the operator meets them: child processes
- * against a real database file, then the API over the same file.
+ * against a real database on the run's engine, then the API over the same database.
  */
-import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { openDatabase } from '../../db/client'
+import { type SQL, sql } from 'drizzle-orm'
 import { createApp } from '../../src/app'
 import { manualClock } from '../../src/clock'
+import { loadConfig } from '../../src/config'
+import { openProduct } from '../../src/database'
 import { baseDataset, ids, keys } from '../support/world'
 import { runCli } from '../support/process'
 import { PROTOCOLS } from '../../src/ingest/protocols'
+import { type ServerDatabase, serverDatabase } from '../support/server-database'
 
+// the command line in child processes, each opening the database (on PostgreSQL a pool): seconds on a busy machine
+setDefaultTimeout(30_000)
+
+let database: ServerDatabase
 let dir: string
-let databasePath: string
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'tracker-cli-models-'))
-  databasePath = join(dir, 'tracker.db')
+beforeEach(async () => {
+  database = await serverDatabase('tracker-cli-models')
+  dir = database.dir
+  // SQLite: no file yet, as before a first command (serverDatabase made one)
+  if (database.sqlitePath !== null) for (const suffix of ['', '-wal', '-shm']) rmSync(`${database.sqlitePath}${suffix}`, { force: true })
 })
-afterEach(() => rmSync(dir, { recursive: true, force: true }))
+afterEach(() => database.close())
 
 function cli(args: string[], stdin?: string) {
-  return runCli(args, { cwd: dir, env: { DATABASE_PATH: databasePath }, stdin })
+  return runCli(args, { cwd: dir, env: database.env, stdin })
 }
 
 function ok(args: string[], stdin?: string): string {
@@ -38,30 +44,24 @@ function file(name: string, content: unknown): string {
   return path
 }
 
-function query<T>(sql: string, ...params: string[]): T[] {
-  const sqlite = new Database(databasePath, { readonly: true })
-  try {
-    return sqlite.query(sql).all(...params) as T[]
-  } finally {
-    sqlite.close()
-  }
-}
+const query = <T = Record<string, unknown>>(statement: SQL): Promise<T[]> => database.execute<T>(statement)
 
 const modelAudit = () => query<{ account_id: string; actor: string; action: string; object_id: string }>(
-  "SELECT account_id, actor, action, object_id FROM audit_log WHERE object_type = 'model' ORDER BY id",
+  sql`SELECT account_id, actor, action, object_id FROM audit_log WHERE object_type = 'model' ORDER BY id`,
 )
 
 /** the API over the database file, as the server would serve it */
 async function api<T>(path: string, token: string, init: { method?: string; body?: unknown } = {}): Promise<{ status: number; body: T }> {
-  const database = openDatabase(databasePath)
+  // opened as the tests' own reads are: nothing brought up to date on the way
+  const opened = await openProduct(loadConfig(database.env), { purpose: 'command', migrate: false })
   try {
-    const app = createApp({ database, clock: manualClock() })
+    const app = createApp({ stores: opened.stores, clock: manualClock() })
     const headers: Record<string, string> = { authorization: `Bearer ${token}` }
     if (init.body !== undefined) headers['content-type'] = 'application/json'
     const res = await app.handle(new Request(`http://localhost${path}`, { method: init.method ?? 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) }))
     return { status: res.status, body: (await res.json()) as T }
   } finally {
-    database.close()
+    await opened.close()
   }
 }
 
@@ -134,28 +134,26 @@ describe('the built-in catalogue', () => {
     expect(sent).toEqual({ status: 202, body: expect.objectContaining({ text: 'WHERE#' }) })
   }, 30_000)
 
-  test('a built-in model changed by hand is brought back at the next start (migrate), in the audit log of the accounts using it; the CLI will not change one', () => {
+  test('a built-in model changed by hand is brought back at the next start (migrate), in the audit log of the accounts using it; the CLI will not change one', async () => {
     ok(['import', file('fleet.json', baseDataset())])
     ok(['device', 'add', '--account', 'Globex', '--model', 'GT06 / Concox', '--imei', '359710049099998'])
-    const tampered = new Database(databasePath)
-    tampered.run("UPDATE commands SET send = '{\"text\":\"RELAY,1#\"}' WHERE id = ?", [BUILTIN.gt06Position])
-    tampered.run("DELETE FROM commands WHERE id = 'b0000002-0000-4000-8000-000000000007'")
-    tampered.close()
+    await database.execute(sql`UPDATE commands SET send = ${'{"text":"RELAY,1#"}'} WHERE id = ${BUILTIN.gt06Position}`)
+    await database.execute(sql`DELETE FROM commands WHERE id = 'b0000002-0000-4000-8000-000000000007'`)
 
     ok(['migrate'])
-    expect(query('SELECT send FROM commands WHERE id = ?', BUILTIN.gt06Position)).toEqual([{ send: '{"text":"WHERE#"}' }])
-    expect(query<{ n: number }>('SELECT count(*) AS n FROM commands WHERE model_id = ?', BUILTIN.gt06)[0]!.n).toBe(7)
-    expect(modelAudit()).toEqual([{ account_id: ids.globex, actor: 'cli', action: 'update', object_id: BUILTIN.gt06 }])
+    expect(await query(sql`SELECT send FROM commands WHERE id = ${BUILTIN.gt06Position}`)).toEqual([{ send: '{"text":"WHERE#"}' }])
+    expect(await database.count('commands', sql`model_id = ${BUILTIN.gt06}`)).toBe(7)
+    expect(await modelAudit()).toEqual([{ account_id: ids.globex, actor: 'cli', action: 'update', object_id: BUILTIN.gt06 }])
     // as declared now: the next start writes nothing
     ok(['migrate'])
-    expect(modelAudit()).toHaveLength(1)
+    expect(await modelAudit()).toHaveLength(1)
 
     for (const args of [['model', 'update', BUILTIN.gt06, '--file', file('rename.json', { name: 'Mine' })], ['model', 'delete', BUILTIN.h02]]) {
       const run = cli(args)
       expect(run.code).toBe(2)
       expect(run.stderr).toContain('built in')
     }
-    expect(query('SELECT name FROM models WHERE id = ?', BUILTIN.gt06)).toEqual([{ name: 'GT06 / Concox' }])
+    expect(await query(sql`SELECT name FROM models WHERE id = ${BUILTIN.gt06}`)).toEqual([{ name: 'GT06 / Concox' }])
   }, 30_000)
 })
 
@@ -167,7 +165,7 @@ describe('tracker model', () => {
     const locate = { name: 'Locate', widget: { type: 'button', label: 'Locate', confirm: false }, send: { text: 'WHERE#' } }
     const out = ok(['model', 'update', 'Bare', '--file', file('bare.json', { name: 'Bare v2', commands: [locate] })])
     expect(out).toContain(`changed model Bare v2 (${ids.bare})`)
-    expect(modelAudit()).toEqual([
+    expect(await modelAudit()).toEqual([
       { account_id: ids.acme, actor: 'cli', action: 'update', object_id: ids.bare },
       { account_id: ids.globex, actor: 'cli', action: 'update', object_id: ids.bare },
     ])
@@ -178,7 +176,7 @@ describe('tracker model', () => {
     expect(audit.body[0]).toMatchObject({ actor: 'cli', action: 'update', object_type: 'model', object_id: ids.bare })
   }, 30_000)
 
-  test('model show prints what model update --file takes; a bad file exits 2 naming the field, and nothing changes', () => {
+  test('model show prints what model update --file takes; a bad file exits 2 naming the field, and nothing changes', async () => {
     const shown = JSON.parse(ok(['model', 'show', ids.gt06])) as { name: string; protocol: string; commands: unknown[] }
     expect(Object.keys(shown)).toEqual(['name', 'protocol', 'commands'])
     expect(shown.commands).toHaveLength(2)
@@ -194,13 +192,13 @@ describe('tracker model', () => {
     expect(JSON.parse(ok(['model', 'show', 'GT06N']))).toEqual(shown)
   }, 30_000)
 
-  test("model add makes a server-wide model, or an account's with --account; another account cannot give it to a device; model delete", () => {
+  test("model add makes a server-wide model, or an account's with --account; another account cannot give it to a device; model delete", async () => {
     const commands = file('commands.json', [{ name: 'Position', widget: { type: 'button', label: 'Where', confirm: false }, send: { text: 'WHERE#' } }])
     const shared = /\(([0-9a-f-]{36})\), server-wide, with 1 commands/.exec(ok(['model', 'add', '--name', 'TK103', '--protocol', 'gt06', '--commands', commands]))?.[1]
     const globexOnly = /\(([0-9a-f-]{36})\), of account Globex/.exec(ok(['model', 'add', '--name', 'Globex tracker', '--account', 'Globex']))?.[1]
     expect(shared).toBeDefined()
     expect(globexOnly).toBeDefined()
-    expect(query('SELECT account_id FROM models WHERE id IN (?, ?) ORDER BY name', shared!, globexOnly!)).toEqual([{ account_id: ids.globex }, { account_id: null }])
+    expect(await query(sql`SELECT account_id FROM models WHERE id IN (${shared!}, ${globexOnly!}) ORDER BY name`)).toEqual([{ account_id: ids.globex }, { account_id: null }])
     const listed = ok(['model', 'list', '--account', 'Acme Logistics'])
     expect(listed).toContain('TK103')
     expect(listed).not.toContain('Globex tracker')
@@ -219,8 +217,8 @@ describe('tracker model', () => {
     expect(inUse.code).toBe(2)
     expect(inUse.stderr).toContain('still used by a device')
     expect(ok(['model', 'delete', 'TK103'])).toContain(`deleted model TK103 (${shared})`)
-    expect(query('SELECT id FROM models WHERE id = ?', shared!)).toEqual([])
-    expect(modelAudit()).toEqual([{ account_id: ids.globex, actor: 'cli', action: 'create', object_id: globexOnly! }])
+    expect(await query(sql`SELECT id FROM models WHERE id = ${shared!}`)).toEqual([])
+    expect(await modelAudit()).toEqual([{ account_id: ids.globex, actor: 'cli', action: 'create', object_id: globexOnly! }])
   }, 30_000)
 
   test.each([
@@ -230,36 +228,34 @@ describe('tracker model', () => {
     [['model', 'add', '--name', 'X', '--account', 'Nobody'], '--account: no account'],
     [['model', 'update', 'GT06N'], '--file is required'],
     [['model', 'delete', 'Nothing'], 'model: no model named or with id "Nothing"'],
-  ])('%p exits 2 naming what is wrong', (args, message) => {
-    const before = query<{ n: number }>('SELECT count(*) AS n FROM models')[0]!.n
+  ])('%p exits 2 naming what is wrong', async (args, message) => {
+    const before = await database.count('models')
     const run = cli(args)
     expect(run.code).toBe(2)
     expect(run.stderr).toContain(message)
-    expect(query<{ n: number }>('SELECT count(*) AS n FROM models')[0]!.n).toBe(before)
+    expect(await database.count('models')).toBe(before)
   })
 })
 
 describe('devices without a model (issue 20, item 2)', () => {
-  test('on a fresh database, device add needs only an account, an identifier and a name: no model to invent first', () => {
+  test('on a fresh database, device add needs only an account, an identifier and a name: no model to invent first', async () => {
     ok(['account', 'create', '--name', 'Fleet'])
     const added = ok(['device', 'add', '--account', 'Fleet', '--serial', 'phone-1', '--alias', 'My phone'])
     expect(added).toContain('added device My phone')
     expect(ok(['device', 'list'])).toContain('My phone')
-    expect(query<{ alias: string; model_id: string | null }>('SELECT alias, model_id FROM devices')).toEqual([{ alias: 'My phone', model_id: null }])
+    expect(await query<{ alias: string; model_id: string | null }>(sql`SELECT alias, model_id FROM devices`)).toEqual([{ alias: 'My phone', model_id: null }])
   })
 
-  test('import takes a device without a model; --upsert without one keeps the model a stored device has', () => {
+  test('import takes a device without a model; --upsert without one keeps the model a stored device has', async () => {
     const account = '0a000000-0000-4000-8000-0000000000a1'
     const device = '0f000000-0000-4000-8000-0000000000a1'
     const fleet = { accounts: [{ id: account, name: 'Fleet' }], devices: [{ id: device, account, alias: 'Van', imei: '359710049095123' }] }
     ok(['import', file('fleet.json', fleet)])
-    expect(query<{ model_id: string | null }>('SELECT model_id FROM devices')).toEqual([{ model_id: null }])
+    expect(await query<{ model_id: string | null }>(sql`SELECT model_id FROM devices`)).toEqual([{ model_id: null }])
     // the device has reported as GT06 meanwhile: its built-in model, set here directly
-    const gt06 = query<{ id: string }>("SELECT id FROM models WHERE protocol = 'gt06' AND account_id IS NULL ORDER BY id LIMIT 1")[0]!.id
-    const sqlite = new Database(databasePath)
-    sqlite.run('UPDATE devices SET model_id = ?', [gt06])
-    sqlite.close()
+    const gt06 = (await query<{ id: string }>(sql`SELECT id FROM models WHERE protocol = 'gt06' AND account_id IS NULL ORDER BY id LIMIT 1`))[0]!.id
+    await database.execute(sql`UPDATE devices SET model_id = ${gt06}`)
     ok(['import', '--upsert', file('fleet.json', { ...fleet, devices: [{ ...fleet.devices[0], alias: 'Van 2' }] })])
-    expect(query<{ alias: string; model_id: string | null }>('SELECT alias, model_id FROM devices')).toEqual([{ alias: 'Van 2', model_id: gt06 }])
+    expect(await query<{ alias: string; model_id: string | null }>(sql`SELECT alias, model_id FROM devices`)).toEqual([{ alias: 'Van 2', model_id: gt06 }])
   })
 })

@@ -1,12 +1,11 @@
 /** A model's command carries `send` through the import and POST/PATCH /models; GET /devices/{id}/commands keeps its shape. */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { importNow } from '../support/import'
 import { ids, keys, problem } from '../support/world'
-import { makeCommandWorld, type CommandWorld } from './support'
+import { openCommandWorld, type EngineCommandWorld } from './support'
 
-let world: CommandWorld
-beforeEach(() => {
-  world = makeCommandWorld()
+let world: EngineCommandWorld
+beforeEach(async () => {
+  world = await openCommandWorld()
 })
 afterEach(() => world.close())
 
@@ -61,10 +60,10 @@ describe('send on a model\'s commands', () => {
     expect(body.errors!.some((e) => e.path.startsWith('/commands/0/send'))).toBe(true)
   })
 
-  test('the import refuses a bad send, naming it', () => {
+  test('the import refuses a bad send, naming it', async () => {
     const document = {
       models: [{ id: '0d000000-0000-4000-8000-0000000000aa', name: 'X', commands: [{ id: '0e000000-0000-4000-8000-0000000000aa', name: 'Stop', widget: { type: 'button' }, send: { text: '' } }] }],
     }
-    expect(() => importNow(world.database, document)).toThrow(/\/models\/0\/commands\/0\/send\/text/)
+    await expect(world.world.importMore(document)).rejects.toThrow(/\/models\/0\/commands\/0\/send\/text/)
   })
 })

@@ -7,14 +7,14 @@ import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { ANSWER_WAIT_MS } from '../../src/commands/queue'
 import { loadConfig } from '../../src/config'
 import { ids, keys } from '../support/world'
-import { makeCommandWorld, type CommandWorld } from './support'
+import { openCommandWorld, type EngineCommandWorld } from './support'
 import { sseBlocks } from '../support/sse'
 
-let world: CommandWorld
+let world: EngineCommandWorld
 let truck1: number
-beforeEach(() => {
-  world = makeCommandWorld()
-  truck1 = world.deviceKey(ids.truck1)
+beforeEach(async () => {
+  world = await openCommandWorld()
+  truck1 = await world.deviceKey(ids.truck1)
 })
 afterEach(() => world.close())
 
@@ -82,7 +82,7 @@ describe('delivery', () => {
   })
 
   test('each device has its own queue', async () => {
-    const truck2 = world.deviceKey(ids.truck2)
+    const truck2 = await world.deviceKey(ids.truck2)
     await send(ids.engineStop)
     const other = await send(ids.engineStop, {}, ids.truck2)
     await deliver()
@@ -99,7 +99,7 @@ describe('delivery', () => {
     expect(await world.queue.markAnswered(truck1, 'for b', now(), b.id)).toMatchObject({ id: b.id, response: 'for b' })
     expect(await shown(a.id)).toMatchObject({ status: 'sent' })
     // another device's command is not this device's answer
-    expect(await world.queue.markAnswered(world.deviceKey(ids.truck2), 'x', now(), a.id)).toBeNull()
+    expect(await world.queue.markAnswered(await world.deviceKey(ids.truck2), 'x', now(), a.id)).toBeNull()
   })
 
   test('the delivery side is told at once when a command is queued, and when an answer lets the next go', async () => {
@@ -165,8 +165,8 @@ describe('expiry, cancel, failure', () => {
   })
 
   test('COMMAND_TTL sets the expiry; a bad value stops the start naming it', async () => {
-    world.close()
-    world = makeCommandWorld({ COMMAND_TTL: '120' })
+    await world.close()
+    world = await openCommandWorld({ COMMAND_TTL: '120' })
     const a = await send(ids.engineStop)
     expect((await shown(a.id)).expires_at).toBe(new Date(now() + 120_000).toISOString())
     for (const bad of ['0', '-5', '1.5', 'a day']) expect(() => loadConfig({ COMMAND_TTL: bad })).toThrow(/COMMAND_TTL/)
@@ -293,7 +293,7 @@ describe('devices', () => {
 describe('restarts', () => {
   test('a queued command survives a restart on the same database file, real text and all', async () => {
     const a = await send(ids.setApn, { apn: 'internet', password: PASSWORD })
-    world = world.restart()
+    world = await world.restart()
     expect(await shown(a.id)).toMatchObject({ status: 'queued', text: 'APN,internet,,***#' })
     const next = await world.queue.nextToSend(truck1, now())
     expect(next).toEqual({ id: a.id, deviceKey: truck1, text: `APN,internet,,${PASSWORD}#`, attempt: 1 })
@@ -302,7 +302,7 @@ describe('restarts', () => {
   test('a command sent before a restart is sent again when the device logs in after it', async () => {
     const a = await send(ids.engineStop)
     await deliver()
-    world = world.restart()
+    world = await world.restart()
     await world.queue.onReconnect(truck1, now())
     expect(await world.queue.nextToSend(truck1, now())).toMatchObject({ id: a.id, attempt: 2 })
   })

@@ -4,11 +4,11 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { ids, keys, problem } from '../support/world'
-import { commandIds, makeCommandWorld, type CommandWorld } from './support'
+import { commandIds, openCommandWorld, type EngineCommandWorld } from './support'
 
-let world: CommandWorld
-beforeEach(() => {
-  world = makeCommandWorld()
+let world: EngineCommandWorld
+beforeEach(async () => {
+  world = await openCommandWorld()
 })
 afterEach(() => world.close())
 
@@ -167,7 +167,7 @@ describe('the sent commands', () => {
     await problem(await cancel(b), 409)
     await problem(await cancel('0e000000-0000-4000-8000-0000000000ff'), 404)
     // the first one goes out; it can no longer be cancelled
-    const key = world.deviceKey(ids.truck1)
+    const key = await world.deviceKey(ids.truck1)
     const next = await world.queue.nextToSend(key, world.clock.now())
     expect(next?.id).toBe(a)
     expect(await world.queue.markSent(a, world.clock.now())).toBe(true)

@@ -4,17 +4,18 @@
  * `*` and `#`) is 400 naming the field, unless the field's pattern allows it; nothing is queued.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
 import { ids, keys, problem } from '../support/world'
-import { commandIds, makeCommandWorld, type CommandWorld } from './support'
+import { commandIds, openCommandWorld, type EngineCommandWorld } from './support'
 
-let world: CommandWorld
-beforeEach(() => {
-  world = makeCommandWorld()
+let world: EngineCommandWorld
+beforeEach(async () => {
+  world = await openCommandWorld()
 })
 afterEach(() => world.close())
 
 const send = (device: string, command: string, body: unknown) => world.call('POST', `/devices/${device}/commands/${command}`, { token: keys.alice, body })
-const queued = () => world.database.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM sent_commands').get()!.n
+const queued = () => world.world.count('sent_commands')
 
 /** a model of acme's with one form command, given to `device` */
 async function formModel(device: string, protocol: string, text: string, field: Record<string, unknown>): Promise<string> {
@@ -41,7 +42,7 @@ describe('GT06: # ends a command, , separates its parameters', () => {
     // a password is named, never quoted
     const body = await refused(await send(ids.truck1, ids.setApn, { apn: 'internet', password: 'se#cret' }), '/password', '#')
     expect(JSON.stringify(body)).not.toContain('se#cret')
-    expect(queued()).toBe(0)
+    expect(await queued()).toBe(0)
     // the same form without them goes
     expect((await send(ids.truck1, ids.setApn, { apn: 'internet.example', password: 'secret' })).status).toBe(202)
   })
@@ -53,7 +54,7 @@ describe('GT06: # ends a command, , separates its parameters', () => {
     expect(((await res.json()) as { text: string }).text).toBe('SOS,A,0612345678,0698765432#')
     const body = await problem(await send(ids.truck1, command, { value: '0612345678#RELAY,1' }), 400)
     expect(body.errors).toEqual([{ path: '/value', message: "must match the field's pattern [0-9]{3,15}(,[0-9]{3,15}){0,2}" }])
-    expect(queued()).toBe(1)
+    expect(await queued()).toBe(1)
   })
 
   test("a number field's pattern is matched against the number as it is sent", async () => {
@@ -70,7 +71,7 @@ describe('Teltonika: ; separates the parameters one setparam sets', () => {
   test('an APN holding ";2004:…" (another parameter: the server address) is 400; a "," is no separator there', async () => {
     const command = await formModel(ids.truck2, 'teltonika', 'setparam 2001:{value}', {})
     await refused(await send(ids.truck2, command, { value: 'internet;2004:evil.example' }), '/value', ';')
-    expect(queued()).toBe(0)
+    expect(await queued()).toBe(0)
     const res = await send(ids.truck2, command, { value: 'a,b' })
     expect(res.status).toBe(202)
     expect(((await res.json()) as { text: string }).text).toBe('setparam 2001:a,b')
@@ -85,19 +86,17 @@ describe('H02: , separates parameters, * and # open and close a frame', () => {
   ])('a value holding %p is 400 naming the field', async (separator, value) => {
     const command = await formModel(ids.truck2, 'h02', 'S71,22,{value}', {})
     await refused(await send(ids.truck2, command, { value }), '/value', separator)
-    expect(queued()).toBe(0)
+    expect(await queued()).toBe(0)
   })
 })
 
 test('a pattern stored before patterns were checked, that could be slow to match, makes the command 409, not a stalled server', async () => {
   const command = await formModel(ids.truck1, 'gt06', 'X,{value}#', {})
   // as an older version could have stored it: widgets were kept as written
-  world.database.sqlite.run('UPDATE commands SET widget = ? WHERE id = ?', [
-    JSON.stringify({ type: 'form', fields: [{ name: 'value', type: 'text', label: 'V', pattern: '(a|aa)+$' }] }),
-    command,
-  ])
+  const widget = JSON.stringify({ type: 'form', fields: [{ name: 'value', type: 'text', label: 'V', pattern: '(a|aa)+$' }] })
+  await world.world.execute(sql`UPDATE commands SET widget = ${widget} WHERE id = ${command}`)
   // matched, this value would backtrack for minutes: the pattern is judged, never run
   const body = await problem(await send(ids.truck1, command, { value: `${'a'.repeat(40)}!` }), 409)
   expect(body.detail).toContain('pattern')
-  expect(queued()).toBe(0)
+  expect(await queued()).toBe(0)
 })

@@ -15,7 +15,8 @@ import { createCommandStore } from '../../src/store/commands'
 import { importNow } from '../support/import'
 import { LivePositions } from '../../src/ingest/live'
 import { createLogger, type Logger } from '../../src/log'
-import { baseDataset, ids } from '../support/world'
+import type { Stores } from '../../src/store'
+import { baseDataset, type EngineWorld, ids, openWorld } from '../support/world'
 
 export const commandIds = {
   reboot: '0e000000-0000-4000-8000-000000000003', // a button without `send`
@@ -102,4 +103,63 @@ function build(dir: string, clock: ReturnType<typeof manualClock>, logLines: str
 /** `env`: the server's environment (COMMAND_TTL) */
 export function makeCommandWorld(env: Record<string, string> = {}): CommandWorld {
   return build(mkdtempSync(join(tmpdir(), 'tracker-commands-')), manualClock(), [], true, env)
+}
+
+/** The command world on the run's engine (test/support/world.ts openWorld): what its tests use. */
+export interface EngineCommandWorld {
+  /** the world underneath: its stores, execute, count, deviceKey */
+  world: EngineWorld
+  clock: ReturnType<typeof manualClock>
+  live: LivePositions
+  queue: CommandQueue
+  app: ReturnType<typeof createApp>
+  /** every log line written, as text */
+  logLines: string[]
+  call(method: string, path: string, options?: { token?: string; body?: unknown }): Promise<Response>
+  deviceKey(id: string): Promise<number>
+  /**
+   * A new app and queue over the same database, as after a restart: on a connection of their own
+   * with nothing in memory from before (the old queue stopped)
+   */
+  restart(): Promise<EngineCommandWorld>
+  close(): Promise<void>
+}
+
+function buildOver(world: EngineWorld, stores: Stores, logLines: string[], env: Record<string, string>): EngineCommandWorld {
+  const config = loadConfig(env)
+  const { clock } = world
+  const log: Logger = createLogger('debug', (line) => logLines.push(line))
+  const live = new LivePositions()
+  const queue = createCommandQueue({ commands: stores.commands, clock, live, log, ttlSeconds: config.commandTtl })
+  const app = createApp({ stores, config, clock, live, log, commandQueue: queue })
+  return {
+    world,
+    clock,
+    live,
+    queue,
+    app,
+    logLines,
+    call(method, path, { token, body } = {}) {
+      const headers: Record<string, string> = {}
+      if (token !== undefined) headers.authorization = `Bearer ${token}`
+      if (body !== undefined) headers['content-type'] = 'application/json'
+      const init: RequestInit = { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) }
+      return app.handle(new Request(`http://localhost${path}`, init))
+    },
+    deviceKey: (id) => world.deviceKey(id),
+    async restart() {
+      queue.stop()
+      return buildOver(world, await world.otherStores(), logLines, env)
+    },
+    async close() {
+      queue.stop()
+      await world.close()
+    },
+  }
+}
+
+/** makeCommandWorld on the run's engine; `env`: the server's environment (COMMAND_TTL) */
+export async function openCommandWorld(env: Record<string, string> = {}): Promise<EngineCommandWorld> {
+  const world = await openWorld(commandDataset())
+  return buildOver(world, world.stores, [], env)
 }

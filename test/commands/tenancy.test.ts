@@ -5,12 +5,13 @@
  * the model (acme: 404; the server: 403), and acme's members keep sending the original text.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
 import { ids, keys, problem } from '../support/world'
-import { commandIds, makeCommandWorld, type CommandWorld } from './support'
+import { commandIds, openCommandWorld, type EngineCommandWorld } from './support'
 
-let world: CommandWorld
-beforeEach(() => {
-  world = makeCommandWorld()
+let world: EngineCommandWorld
+beforeEach(async () => {
+  world = await openCommandWorld()
 })
 afterEach(() => world.close())
 
@@ -18,7 +19,7 @@ interface ModelJson { id: string; commands: { id: string; name: string; widget: 
 
 const POSITION = { name: 'Position', widget: { type: 'button', label: 'Where', confirm: false }, send: { text: 'WHERE#' } }
 const auditOf = (account: string) =>
-  world.database.sqlite.query<{ actor: string; action: string; object_id: string }, [string]>('SELECT actor, action, object_id FROM audit_log WHERE account_id = ? ORDER BY id').all(account)
+  world.world.execute<{ actor: string; action: string; object_id: string }>(sql`SELECT actor, action, object_id FROM audit_log WHERE account_id = ${account} ORDER BY id`)
 
 async function sentText(device: string, command: string, body: unknown = {}) {
   const res = await world.call('POST', `/devices/${device}/commands/${command}`, { token: keys.alice, body })
@@ -40,7 +41,7 @@ describe("another account's admin cannot rewrite the commands acme's devices are
     await problem(await world.call('GET', `/models/${model.id}`, { token: keys.erin }), 404)
 
     expect(await sentText(ids.truck1, position.id)).toBe('WHERE#')
-    expect(auditOf(ids.globex)).toEqual([])
+    expect(await auditOf(ids.globex)).toEqual([])
   })
 
   test('a server-wide model acme uses: 403 for globex\'s admin (and acme\'s); acme\'s members still send the original text', async () => {
@@ -54,7 +55,7 @@ describe("another account's admin cannot rewrite the commands acme's devices are
     }
     expect(await sentText(ids.truck1, commandIds.setInterval, { seconds: 30 })).toBe('TIMER,30#')
     expect(await sentText(ids.truck1, ids.engineStop)).toBe('RELAY,1#')
-    expect(auditOf(ids.globex)).toEqual([])
-    expect(auditOf(ids.acme)).toEqual([])
+    expect(await auditOf(ids.globex)).toEqual([])
+    expect(await auditOf(ids.acme)).toEqual([])
   })
 })

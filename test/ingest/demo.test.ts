@@ -1,11 +1,9 @@
 import { expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
-import { rmSync } from 'node:fs'
-import { join } from 'node:path'
+import { sql } from 'drizzle-orm'
 import { loadConfig } from '../../src/config'
 import { RECORDINGS_CREDIT, loadTracks, osmandQuery, parseCsv, runDemo } from '../../src/demo'
-import { tempDir } from './fleet'
 import { devicePortsOff } from '../support/process'
+import { serverDatabase } from '../support/server-database'
 
 test('the embedded recordings are read: bus 304 and the eight Liverpool buses', () => {
   const tracks = loadTracks()
@@ -31,22 +29,21 @@ test('CSV fields may be quoted; an OsmAnd query carries speed in knots', () => {
 })
 
 test('the demo replays every fix through OsmAnd into the database', async () => {
-  const dir = tempDir('demo-')
+  // the demo's database, on the run's engine
+  const database = await serverDatabase('demo')
   const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
   const osmandPort = probe.port
   probe.stop(true)
-  const config = loadConfig({ ...devicePortsOff(), DATABASE_PATH: join(dir, 'demo.db'), PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(osmandPort), LOG_LEVEL: 'silent' })
+  const config = loadConfig({ ...devicePortsOff(), ...database.env, PORT: '0', HOST: '127.0.0.1', OSMAND_PORT: String(osmandPort), LOG_LEVEL: 'silent' })
   const lines: string[] = []
   try {
     const result = await runDemo({ config, speed: 1_000_000, exitWhenDone: true, print: (l) => lines.push(l) })
     expect(result).toEqual({ sent: 3677, refused: 0 })
     expect(lines.some((l) => /API key \(shown once\): \S{16,}/.test(l))).toBe(true)
     expect(lines).toContain(RECORDINGS_CREDIT)
-    const db = new Database(join(dir, 'demo.db'), { readonly: true })
-    expect(db.query<{ n: number }, []>('SELECT count(*) AS n FROM positions').get()!.n).toBe(3677)
-    expect(db.query<{ n: number }, []>(`SELECT count(*) AS n FROM devices WHERE state IN ('moving', 'stopped') AND latitude IS NOT NULL`).get()!.n).toBe(9)
-    db.close()
+    expect(await database.count('positions')).toBe(3677)
+    expect(await database.count('devices', sql`state IN ('moving', 'stopped') AND latitude IS NOT NULL`)).toBe(9)
   } finally {
-    rmSync(dir, { recursive: true, force: true })
+    await database.close()
   }
 }, 30_000)

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { Database } from 'bun:sqlite'
+import { type SQL, sql } from 'drizzle-orm'
 import { manualClock } from '../../src/clock'
 import { LivePositions, type LiveFix } from '../../src/ingest/live'
 import {
@@ -12,12 +12,14 @@ import {
 } from '../../src/ingest/pipeline'
 import { createLogger } from '../../src/log'
 import { FLAG_UNLOCATABLE } from '../../src/store/positions'
-import { DEVICES, deviceRow, event, fix, positionCount, tempFleetDb, type TempDb } from './fleet'
+import { type EngineWorld, openWorld, testEngine } from '../support/world'
+import { DEVICES, type DeviceRowView, event, fix, fleetDataset } from './fleet'
 
 const START = Date.UTC(2026, 10, 25, 12, 0, 0)
 const T = START / 1000
 
-let db: TempDb
+// the fleet's world on the run's engine (TRACKER_TEST_ENGINE)
+let db: EngineWorld
 let clock: ReturnType<typeof manualClock>
 let live: LivePositions
 let logLines: string[]
@@ -25,7 +27,7 @@ let pipeline: IngestPipeline
 
 function build(options: Partial<PipelineOptions> = {}) {
   return createIngestPipeline({
-    database: db.database,
+    stores: db.stores,
     clock,
     log: createLogger('debug', (line) => logLines.push(line)),
     live,
@@ -35,8 +37,24 @@ function build(options: Partial<PipelineOptions> = {}) {
   })
 }
 
-beforeEach(() => {
-  db = tempFleetDb()
+/** rows read on either engine, each value as SQLite answers it (a boolean as 0/1, a bigint as a number) */
+async function rows<Row = Record<string, unknown>>(query: SQL): Promise<Row[]> {
+  const asSqlite = (value: unknown) => (typeof value === 'boolean' || typeof value === 'bigint' ? Number(value) : typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value)
+  return (await db.execute<Record<string, unknown>>(query)).map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, asSqlite(value)]))) as Row[]
+}
+const firstRow = async <Row = Record<string, unknown>>(query: SQL) => (await rows<Row>(query))[0] ?? null
+const deviceRow = async (id: string) =>
+  (await firstRow<DeviceRowView>(sql`SELECT key, state, latitude, longitude, connected, connected_at, disconnected_at, updated_at FROM devices WHERE id = ${id}`))!
+const positionCount = (deviceId?: string) =>
+  deviceId ? db.count('positions', sql`device = (SELECT key FROM devices WHERE id = ${deviceId})`) : db.count('positions')
+/** flush, and wait for its commit (on PostgreSQL a commit is round trips away) */
+async function flushed() {
+  pipeline.flush()
+  await pipeline.afterCommit()
+}
+
+beforeEach(async () => {
+  db = await openWorld(fleetDataset())
   clock = manualClock(START)
   live = new LivePositions()
   logLines = []
@@ -45,7 +63,7 @@ beforeEach(() => {
 
 afterEach(async () => {
   await pipeline.stop()
-  db.cleanup()
+  await db.close()
 })
 
 describe('device lookup', () => {
@@ -54,7 +72,7 @@ describe('device lookup', () => {
     const bySerial = await pipeline.ingest({ uniqueId: DEVICES.fresh.serial, fixes: [fix(T - 5)], events: [] })
     expect(byImei.device.id).toBe(DEVICES.fresh.id)
     expect(bySerial.device.id).toBe(DEVICES.fresh.id)
-    expect(positionCount(db.database, DEVICES.fresh.id)).toBe(2)
+    expect(await positionCount(DEVICES.fresh.id)).toBe(2)
   })
 
   test('an unknown device is refused, and logged at most once a minute', async () => {
@@ -66,7 +84,7 @@ describe('device lookup', () => {
     clock.advance(61_000)
     await expect(pipeline.ingest({ uniqueId: '000000000000001', fixes: [], events: [] })).rejects.toThrow(UnknownDevice)
     expect(refusals()).toBe(2)
-    expect(positionCount(db.database)).toBe(0)
+    expect(await positionCount()).toBe(0)
   })
 
   test('what unknown identifiers are told is rationed per source; a known device is never refused for its source', async () => {
@@ -95,7 +113,7 @@ describe('device lookup', () => {
     // a new window tells again
     clock.advance(60_000)
     await expect(from('10.0.0.1', 'guess-3')).rejects.toBeInstanceOf(UnknownDevice)
-    expect(positionCount(db.database)).toBe(0)
+    expect(await positionCount()).toBe(0)
   })
 
   test('a masked identifier stores nothing and is answered only after the commit a known one waits for', async () => {
@@ -110,8 +128,8 @@ describe('device lookup', () => {
     await Promise.all([known, masked])
     expect(order).toEqual(['known', 'MaskedUnknownDevice'])
     await pipeline.discard({ source: '10.0.0.1' })
-    expect(positionCount(db.database)).toBe(1)
-    expect(db.database.sqlite.query('SELECT count(*) AS n FROM events').get()).toEqual({ n: 0 })
+    expect(await positionCount()).toBe(1)
+    expect(await db.count('events')).toBe(0)
   })
 
   test('an empty identifier never matches a device without an IMEI', async () => {
@@ -120,34 +138,32 @@ describe('device lookup', () => {
 
   test("an unlink device's data is refused", async () => {
     await expect(pipeline.ingest({ uniqueId: DEVICES.unlinked.imei, fixes: [fix(T)], events: [] })).rejects.toBeInstanceOf(UnknownDevice)
-    expect(positionCount(db.database)).toBe(0)
+    expect(await positionCount()).toBe(0)
     expect(logLines.some((l) => l.includes('"reason":"unlink"'))).toBe(true)
   })
 
   test('devices changed by another process (an import) are seen within a second', async () => {
     await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T - 60)], events: [] })
     await expect(pipeline.ingest({ uniqueId: '359710049099999', fixes: [fix(T)], events: [] })).rejects.toBeInstanceOf(UnknownDevice)
-    const other = new Database(db.path)
-    try {
-      other.run(`UPDATE devices SET state = 'unlink' WHERE id = ?`, [DEVICES.parked.id])
-      other.run(`UPDATE devices SET imei = '359710049099999' WHERE id = ?`, [DEVICES.fresh.id])
+    {
+      // another process's writes (on PostgreSQL: another session, heard by this node)
+      await db.executeElsewhere(sql`UPDATE devices SET state = 'unlink' WHERE id = ${DEVICES.parked.id}`)
+      await db.executeElsewhere(sql`UPDATE devices SET imei = '359710049099999' WHERE id = ${DEVICES.fresh.id}`)
       // within the second the cached lookups still answer
       await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T - 30)], events: [] })
       clock.advance(1000)
       await expect(pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T)], events: [] })).rejects.toBeInstanceOf(UnknownDevice)
       await pipeline.ingest({ uniqueId: '359710049099999', fixes: [fix(T)], events: [] })
-      expect(positionCount(db.database, DEVICES.fresh.id)).toBe(1)
+      expect(await positionCount(DEVICES.fresh.id)).toBe(1)
       // moving state changes made by the pipeline itself do not empty the cache: no version bump
-      const version = () => (other.query('SELECT version FROM access_version WHERE id = 2').get() as { version: number }).version
-      const before = version()
+      const version = async () => (await firstRow<{ version: number }>(sql`SELECT version FROM access_version WHERE id = 2`))!.version
+      const before = await version()
       await pipeline.ingest({ uniqueId: '359710049099999', fixes: [fix(T + 1, { speed: 50 })], events: [] })
-      expect(version()).toBe(before)
-      other.run(`UPDATE devices SET state = 'stopped' WHERE id = ?`, [DEVICES.parked.id])
+      expect(await version()).toBe(before)
+      await db.executeElsewhere(sql`UPDATE devices SET state = 'stopped' WHERE id = ${DEVICES.parked.id}`)
       clock.advance(1000)
       await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T)], events: [] })
-      expect(positionCount(db.database, DEVICES.parked.id)).toBe(3)
-    } finally {
-      other.close()
+      expect(await positionCount(DEVICES.parked.id)).toBe(3)
     }
   })
 })
@@ -159,7 +175,7 @@ describe('fixes', () => {
       fixes: [fix(T - 1, { latitude: 52.6291513, longitude: -8.6617468, speed: 42.57, course: 181.4, altitude: 19.6, satellites: 11, attributes: { ignition: true } })],
       events: [],
     })
-    const row = db.database.sqlite.query('SELECT * FROM positions').get() as Record<string, unknown>
+    const row = (await firstRow(sql`SELECT * FROM positions`))!
     expect(row).toMatchObject({ ts: T - 1, lat: 526291513, lon: -86617468, speed: 426, course: 181, altitude: 20, satellites: 11, flags: 0 })
     expect(JSON.parse(row.attributes as string)).toEqual({ ignition: true })
   })
@@ -169,9 +185,9 @@ describe('fixes', () => {
     const again = await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T - 2, { latitude: 1 }), fix(T - 1), fix(T)], events: [] })
     expect(first).toMatchObject({ stored: 2, duplicates: 0 })
     expect(again).toMatchObject({ stored: 1, duplicates: 2 })
-    expect(positionCount(db.database)).toBe(3)
+    expect(await positionCount()).toBe(3)
     // the first one stays
-    expect(db.database.sqlite.query<{ lat: number }, [number]>('SELECT lat FROM positions WHERE ts = ?').get(T - 2)!.lat).toBe(526291510)
+    expect((await firstRow<{ lat: number }>(sql`SELECT lat FROM positions WHERE ts = ${T - 2}`))!.lat).toBe(526291510)
   })
 
   test('invalid fixes and 0/0 are stored but flagged, and move nothing', async () => {
@@ -181,9 +197,9 @@ describe('fixes', () => {
       events: [],
     })
     expect(result.stored).toBe(2)
-    const flags = db.database.sqlite.query<{ flags: number }, []>('SELECT flags FROM positions ORDER BY ts').all()
+    const flags = await rows<{ flags: number }>(sql`SELECT flags FROM positions ORDER BY ts`)
     expect(flags.map((r) => r.flags & FLAG_UNLOCATABLE)).toEqual([1, 1])
-    const device = deviceRow(db.database, DEVICES.fresh.id)
+    const device = await deviceRow(DEVICES.fresh.id)
     expect(device.state).toBe('new')
     expect(device.latitude).toBeNull()
     expect(device.connected).toBe(1)
@@ -204,7 +220,7 @@ describe('fixes', () => {
       events: [event(T + 2 * 86_400, 'sos')],
     })
     expect(result).toMatchObject({ stored: 1, rejected: 5, events: 0 })
-    expect(db.database.sqlite.query<{ ts: number }, []>('SELECT ts FROM positions').all()).toEqual([{ ts: T + 86_400 - 1 }])
+    expect(await rows(sql`SELECT ts FROM positions`)).toEqual([{ ts: T + 86_400 - 1 }])
   })
 
   test('fixes and events older than MAX_FIX_AGE_DAYS (365 by default) are refused: a clock reset to 1970 stores nothing', async () => {
@@ -214,94 +230,94 @@ describe('fixes', () => {
       events: [event(0, 'sos'), event(T - 10, 'sos')],
     })
     expect(result).toMatchObject({ stored: 1, rejected: 2, events: 1 })
-    expect(db.database.sqlite.query<{ ts: number }, []>('SELECT ts FROM positions').all()).toEqual([{ ts: T - 365 * 86_400 }])
-    expect(db.database.sqlite.query<{ ts: number }, []>('SELECT ts FROM events').all()).toEqual([{ ts: T - 10 }])
+    expect(await rows(sql`SELECT ts FROM positions`)).toEqual([{ ts: T - 365 * 86_400 }])
+    expect(await rows(sql`SELECT ts FROM events`)).toEqual([{ ts: T - 10 }])
   })
 })
 
 describe('device state', () => {
   test('new becomes moving on a fast first fix, then stopped, with location and connection times', async () => {
     await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T - 10, { speed: 50, latitude: 52.1, longitude: -8.1 })], events: [] })
-    let device = deviceRow(db.database, DEVICES.fresh.id)
+    let device = await deviceRow(DEVICES.fresh.id)
     expect(device).toMatchObject({ state: 'moving', latitude: 52.1, longitude: -8.1, connected: 1, connected_at: START, updated_at: START })
     clock.advance(5000)
     await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T - 5, { speed: 2, latitude: 52.2, longitude: -8.2 })], events: [] })
-    device = deviceRow(db.database, DEVICES.fresh.id)
+    device = await deviceRow(DEVICES.fresh.id)
     // connected_at is the start of the connection, not the last report
     expect(device).toMatchObject({ state: 'stopped', latitude: 52.2, longitude: -8.2, connected_at: START, updated_at: START + 5000 })
   })
 
   test('at most MOVING_SPEED_KMH is stopped; a slow first fix makes a new device stopped', async () => {
     await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T, { speed: 3 })], events: [] })
-    expect(deviceRow(db.database, DEVICES.fresh.id).state).toBe('stopped')
+    expect((await deviceRow(DEVICES.fresh.id)).state).toBe('stopped')
   })
 
   test('without a speed, the state comes from the distance to the previous fix', async () => {
     // 0.001° of latitude is 111 m: in 10 s that is 40 km/h
     await pipeline.ingest({ uniqueId: DEVICES.phone.serial, fixes: [fix(T - 20, { speed: null, latitude: 52 })], events: [] })
-    expect(deviceRow(db.database, DEVICES.phone.id).state).toBe('stopped')
+    expect((await deviceRow(DEVICES.phone.id)).state).toBe('stopped')
     await pipeline.ingest({ uniqueId: DEVICES.phone.serial, fixes: [fix(T - 10, { speed: null, latitude: 52.001 })], events: [] })
-    expect(deviceRow(db.database, DEVICES.phone.id).state).toBe('moving')
+    expect((await deviceRow(DEVICES.phone.id)).state).toBe('moving')
   })
 
   test('an older re-sent fix is stored but does not move the device back', async () => {
     await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T, { speed: 0, latitude: 51 })], events: [] })
     await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T - 100, { speed: 80, latitude: 50 })], events: [] })
-    const device = deviceRow(db.database, DEVICES.fresh.id)
+    const device = await deviceRow(DEVICES.fresh.id)
     expect(device).toMatchObject({ state: 'stopped', latitude: 51 })
     expect(live.get(device.key)!.latitude).toBe(51)
-    expect(positionCount(db.database)).toBe(2)
+    expect(await positionCount()).toBe(2)
   })
 
   test('within one batch the newest fix decides', async () => {
     const fixes = [fix(T - 1, { speed: 0, latitude: 3 }), fix(T - 3, { speed: 60, latitude: 1 }), fix(T - 2, { speed: 60, latitude: 2 })]
     await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes, events: [] })
-    expect(deviceRow(db.database, DEVICES.fresh.id)).toMatchObject({ state: 'stopped', latitude: 3 })
+    expect(await deviceRow(DEVICES.fresh.id)).toMatchObject({ state: 'stopped', latitude: 3 })
   })
 
   test('suspended, unlink and stolen are never changed', async () => {
     await pipeline.ingest({ uniqueId: DEVICES.suspended.imei, fixes: [fix(T, { speed: 90 })], events: [] })
     await pipeline.ingest({ uniqueId: DEVICES.stolen.imei, fixes: [fix(T, { speed: 90, latitude: 48 })], events: [] })
-    expect(deviceRow(db.database, DEVICES.suspended.id)).toMatchObject({ state: 'suspended', connected: 1 })
+    expect(await deviceRow(DEVICES.suspended.id)).toMatchObject({ state: 'suspended', connected: 1 })
     // a stolen vehicle's location is exactly what one wants to follow
-    expect(deviceRow(db.database, DEVICES.stolen.id)).toMatchObject({ state: 'stolen', latitude: 48 })
+    expect(await deviceRow(DEVICES.stolen.id)).toMatchObject({ state: 'stolen', latitude: 48 })
     const session = await pipeline.openSession(DEVICES.stolen.imei)
     session.close()
-    pipeline.flush()
-    expect(deviceRow(db.database, DEVICES.stolen.id)).toMatchObject({ state: 'stolen', connected: 0 })
+    await flushed()
+    expect(await deviceRow(DEVICES.stolen.id)).toMatchObject({ state: 'stolen', connected: 0 })
     // even when set behind the pipeline's cached lookup
-    db.database.sqlite.run(`UPDATE devices SET state = 'suspended' WHERE id = ?`, [DEVICES.parked.id])
+    await db.execute(sql`UPDATE devices SET state = 'suspended' WHERE id = ${DEVICES.parked.id}`)
     await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T, { speed: 90 })], events: [] })
-    expect(deviceRow(db.database, DEVICES.parked.id).state).toBe('suspended')
+    expect((await deviceRow(DEVICES.parked.id)).state).toBe('suspended')
   })
 
   test('closing the last TCP session disconnects: off, disconnected_at', async () => {
     const first = await pipeline.openSession(DEVICES.parked.imei)
-    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 1, connected_at: START })
+    expect(await deviceRow(DEVICES.parked.id)).toMatchObject({ connected: 1, connected_at: START })
     const second = await pipeline.openSession(DEVICES.parked.imei)
     await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T, { speed: 30 })], events: [] })
     clock.advance(1000)
     first.close()
-    pipeline.flush()
-    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 1, state: 'moving' })
+    await flushed()
+    expect(await deviceRow(DEVICES.parked.id)).toMatchObject({ connected: 1, state: 'moving' })
     second.close()
     second.close()
-    pipeline.flush()
-    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 0, state: 'off', disconnected_at: START + 1000 })
+    await flushed()
+    expect(await deviceRow(DEVICES.parked.id)).toMatchObject({ connected: 0, state: 'off', disconnected_at: START + 1000 })
     // reconnecting sets a new connected_at; the state waits for a fix
     clock.advance(1000)
     const third = await pipeline.openSession(DEVICES.parked.imei)
-    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 1, state: 'off', connected_at: START + 2000 })
+    expect(await deviceRow(DEVICES.parked.id)).toMatchObject({ connected: 1, state: 'off', connected_at: START + 2000 })
     await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T + 2, { speed: 0 })], events: [] })
-    expect(deviceRow(db.database, DEVICES.parked.id).state).toBe('stopped')
+    expect((await deviceRow(DEVICES.parked.id)).state).toBe('stopped')
     third.close()
   })
 
   test('a device that never sent a fix stays new when it disconnects', async () => {
     const session = await pipeline.openSession(DEVICES.fresh.imei)
     session.close()
-    pipeline.flush()
-    expect(deviceRow(db.database, DEVICES.fresh.id)).toMatchObject({ state: 'new', connected: 0 })
+    await flushed()
+    expect(await deviceRow(DEVICES.fresh.id)).toMatchObject({ state: 'new', connected: 0 })
   })
 })
 
@@ -315,28 +331,34 @@ describe('offline sweep', () => {
     expect(pipeline.sweep()).toBe(0)
     clock.advance(1000)
     expect(pipeline.sweep()).toBe(1)
-    expect(deviceRow(db.database, DEVICES.fresh.id)).toMatchObject({ connected: 0, state: 'off', disconnected_at: START + 600_000 })
-    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 1, state: 'stopped' })
+    await pipeline.afterCommit()
+    expect(await deviceRow(DEVICES.fresh.id)).toMatchObject({ connected: 0, state: 'off', disconnected_at: START + 600_000 })
+    expect(await deviceRow(DEVICES.parked.id)).toMatchObject({ connected: 1, state: 'stopped' })
     clock.advance(300_000)
     expect(pipeline.sweep()).toBe(1)
-    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 0, state: 'off' })
+    await pipeline.afterCommit()
+    expect(await deviceRow(DEVICES.parked.id)).toMatchObject({ connected: 0, state: 'off' })
     expect(pipeline.sweep()).toBe(0)
   })
 
   test('devices left connected by a previous run are swept after OFFLINE_AFTER', async () => {
-    db.database.sqlite.run(`UPDATE devices SET connected = 1, state = 'moving', updated_at = ? WHERE id = ?`, [START - 500_000, DEVICES.parked.id])
+    await db.execute(sql`UPDATE devices SET connected = true, state = 'moving', updated_at = ${START - 500_000} WHERE id = ${DEVICES.parked.id}`)
     await pipeline.stop()
     pipeline = build()
+    // the new pipeline reads the devices left connected as it starts (on PostgreSQL a round trip):
+    // a commit, several round trips issued after it, is done once it has
+    await pipeline.afterCommit()
     expect(pipeline.sweep()).toBe(0)
     clock.advance(100_000)
     expect(pipeline.sweep()).toBe(1)
-    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 0, state: 'off' })
+    await pipeline.afterCommit()
+    expect(await deviceRow(DEVICES.parked.id)).toMatchObject({ connected: 0, state: 'off' })
   })
 
   test('the stored sweep disconnects a device the database holds connected and quiet, unless this process holds its session or heard it lately', async () => {
     // connected in the database, by another node that died: quiet for 500 s (OFFLINE_AFTER is 600)
     for (const id of [DEVICES.parked.id, DEVICES.fresh.id]) {
-      db.database.sqlite.run(`UPDATE devices SET connected = 1, state = 'moving', updated_at = ? WHERE id = ?`, [START - 500_000, id])
+      await db.execute(sql`UPDATE devices SET connected = true, state = 'moving', updated_at = ${START - 500_000} WHERE id = ${id}`)
     }
     expect(await pipeline.sweepStored()).toBe(0)
     clock.advance(100_000)
@@ -345,8 +367,8 @@ describe('offline sweep', () => {
     await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(clock.now() / 1000 - 1)], events: [] })
     expect(await pipeline.sweepStored()).toBe(1)
     await pipeline.afterCommit()
-    expect(deviceRow(db.database, DEVICES.parked.id)).toMatchObject({ connected: 0, state: 'off' })
-    expect(deviceRow(db.database, DEVICES.fresh.id)).toMatchObject({ connected: 1 })
+    expect(await deviceRow(DEVICES.parked.id)).toMatchObject({ connected: 0, state: 'off' })
+    expect(await deviceRow(DEVICES.fresh.id)).toMatchObject({ connected: 1 })
     session.close()
   })
 })
@@ -356,8 +378,7 @@ describe('events', () => {
     const report = { uniqueId: DEVICES.parked.imei, fixes: [], events: [event(T - 5, 'sos', { context: { alarm_byte: 1 }, speed: 12.6 }), event(T - 5, 'power_cut', { latitude: 0, longitude: 0 })] }
     expect((await pipeline.ingest(report)).events).toBe(2)
     expect((await pipeline.ingest(report)).events).toBe(0)
-    const rows = db.database.sqlite.query('SELECT alarm_code, context, speed, latitude, mcc, dbm FROM events ORDER BY alarm_code').all()
-    expect(rows).toEqual([
+    expect(await rows(sql`SELECT alarm_code, context, speed, latitude, mcc, dbm FROM events ORDER BY alarm_code`)).toEqual([
       { alarm_code: 'power_cut', context: '{}', speed: 0, latitude: null, mcc: 272, dbm: -80 },
       { alarm_code: 'sos', context: '{"alarm_byte":1}', speed: 13, latitude: 52.6, mcc: 272, dbm: -80 },
     ])
@@ -377,8 +398,8 @@ describe('events', () => {
     const published: string[] = []
     live.subscribeAlarms((alarm) => published.push(alarm.alarmCode))
     expect((await pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [], events })).events).toBe(6)
-    const rows = db.database.sqlite.query<{ alarm_code: string; context: string }, []>('SELECT alarm_code, context FROM events ORDER BY ts').all()
-    expect(rows.map((row) => ({ code: row.alarm_code, context: JSON.parse(row.context) }))).toEqual([
+    const stored = await rows<{ alarm_code: string; context: string }>(sql`SELECT alarm_code, context FROM events ORDER BY ts`)
+    expect(stored.map((row) => ({ code: row.alarm_code, context: JSON.parse(row.context) }))).toEqual([
       { code: 'alarm', context: { alarm_byte: 0x1f, raw_alarm: 'alarm_0x1f' } },
       { code: 'alarm', context: { raw_alarm: 'fuelTheft' } },
       { code: 'alarm', context: { raw_alarm: 'device_offline' } },
@@ -394,8 +415,8 @@ describe('events', () => {
     const report = { uniqueId: DEVICES.parked.imei, fixes: [], events: [event(T - 3, 'fuelTheft'), event(T - 3, 'doorOpenedWhileParked'), event(T - 3, 'sos')] }
     expect((await pipeline.ingest(report)).events).toBe(3)
     expect((await pipeline.ingest(report)).events).toBe(0)
-    const rows = db.database.sqlite.query<{ alarm_code: string; context: string }, []>('SELECT alarm_code, context FROM events ORDER BY alarm_code, context').all()
-    expect(rows.map((row) => ({ code: row.alarm_code, context: JSON.parse(row.context) }))).toEqual([
+    const stored = await rows<{ alarm_code: string; context: string }>(sql`SELECT alarm_code, context FROM events ORDER BY alarm_code, context`)
+    expect(stored.map((row) => ({ code: row.alarm_code, context: JSON.parse(row.context) }))).toEqual([
       { code: 'alarm', context: { raw_alarm: 'doorOpenedWhileParked' } },
       { code: 'alarm', context: { raw_alarm: 'fuelTheft' } },
       { code: 'sos', context: {} },
@@ -405,18 +426,20 @@ describe('events', () => {
 
 describe('group commit', () => {
   test('many reports share one transaction, and each promise resolves after the commit', async () => {
-    const reader = new Database(db.path, { readonly: true })
-    const visible = () => reader.query<{ n: number }, []>('SELECT count(*) AS n FROM positions').get()!.n
+    // read on another connection (SQLite: the world's own, which the pipeline's store shares, sees only what is
+    // committed; PostgreSQL: a connection of the world's pool, read committed)
+    const visible = () => db.count('positions')
     const pending = Array.from({ length: 20 }, (_, i) => pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T - 100 + i)], events: [] }))
     // what another connection sees at the moment each caller is told "committed"
-    const seenAtResolve: number[] = []
+    const seenAtResolve: Promise<number>[] = []
     pending.forEach((p) => p.then(() => seenAtResolve.push(visible())))
-    expect(visible()).toBe(0) // queued, not committed, not acknowledged
+    // queued, not committed, not acknowledged (the read is sent before the batch's flush, a turn of the event loop away)
+    const beforeCommit = visible()
+    expect(await beforeCommit).toBe(0)
     await Promise.all(pending)
     await Bun.sleep(0)
-    expect(seenAtResolve).toEqual(Array(20).fill(20))
+    expect(await Promise.all(seenAtResolve)).toEqual(Array(20).fill(20))
     expect(pipeline.stats.batches).toBe(1)
-    reader.close()
   })
 
   test('a full batch flushes at once, without waiting for the timer', async () => {
@@ -428,17 +451,25 @@ describe('group commit', () => {
   })
 
   test('a failed commit rejects every report in it, and nothing is acknowledged', async () => {
-    db.database.sqlite.run(`CREATE TRIGGER fail BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'disk full'); END`)
+    // the same failing trigger in each engine's dialect
+    if (testEngine === 'sqlite') await db.execute(sql`CREATE TRIGGER fail BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'disk full'); END`)
+    else {
+      await db.execute(sql`CREATE FUNCTION fail() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$`)
+      await db.execute(sql`CREATE TRIGGER fail BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION fail()`)
+    }
+    // both devices known to the pipeline first (a lookup is a round trip on PostgreSQL): the two reports join one batch
+    await pipeline.identify(DEVICES.fresh.imei)
+    await pipeline.identify(DEVICES.parked.imei)
     const good = pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T)], events: [] })
     const bad = pipeline.ingest({ uniqueId: DEVICES.parked.imei, fixes: [fix(T)], events: [event(T, 'sos')] })
     const [goodOutcome, badOutcome] = await Promise.allSettled([good, bad])
     expect(goodOutcome).toMatchObject({ status: 'rejected', reason: { message: 'disk full' } })
     expect(badOutcome).toMatchObject({ status: 'rejected', reason: { message: 'disk full' } })
-    expect(positionCount(db.database)).toBe(0)
-    expect(deviceRow(db.database, DEVICES.fresh.id).connected).toBe(0)
-    db.database.sqlite.run('DROP TRIGGER fail')
+    expect(await positionCount()).toBe(0)
+    expect((await deviceRow(DEVICES.fresh.id)).connected).toBe(0)
+    await db.execute(testEngine === 'sqlite' ? sql`DROP TRIGGER fail` : sql`DROP TRIGGER fail ON events`)
     await pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [fix(T)], events: [] })
-    expect(positionCount(db.database)).toBe(1)
+    expect(await positionCount()).toBe(1)
   })
 
   test('committed fixes are published to live positions, in commit order', async () => {
@@ -465,7 +496,7 @@ describe('group commit', () => {
     const bad = fix(T, { attributes: { odometer: 10n } })
     const outcome = pipeline.ingest({ uniqueId: DEVICES.fresh.imei, fixes: [bad], events: [] })
     await expect(outcome).rejects.toThrow()
-    expect(positionCount(db.database)).toBe(0)
+    expect(await positionCount()).toBe(0)
   })
 
   test('stop flushes what is queued, then refuses', async () => {

@@ -14,8 +14,7 @@ import { loadConfig } from '../../src/config'
 import { createFirstRun } from '../../src/session/setup'
 import { chromiumPresent, launchChromium, watchedPage } from '../console/support'
 import { freePort } from '../support/process'
-import { makeWorld, type World } from '../support/world'
-import { peopleOf } from './support'
+import { type EngineWorld, openWorld } from '../support/world'
 
 const hasChromium = chromiumPresent('the setup page browser test')
 
@@ -25,7 +24,7 @@ const TOKEN = 'browser-setup-token-0123456789abcdef'
 const DESKTOP = { width: 1280, height: 800 }
 const PHONE = { width: 390, height: 844 }
 
-let world: World
+let world: EngineWorld
 let app: ReturnType<typeof createApp>
 let browser: Browser
 let base: string
@@ -33,14 +32,16 @@ let base: string
 beforeAll(async () => {
   if (!hasChromium) return
   mkdirSync(SCREENSHOTS, { recursive: true })
-  world = makeWorld({})
+  world = await openWorld({})
   const port = freePort()
   base = `http://127.0.0.1:${port}`
+  // the server's stores, on the system's clock as a server's are
+  const stores = world.storesBeside(systemClock)
   app = createApp({
-    database: world.database,
+    stores,
     clock: systemClock,
     config: loadConfig({ APP_URL: base }),
-    firstRun: createFirstRun(peopleOf(world), TOKEN),
+    firstRun: createFirstRun(stores.people, TOKEN),
   })
   app.listen({ port, hostname: '127.0.0.1' })
   browser = await launchChromium()
@@ -49,7 +50,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await app?.stop(true)
-  world?.close()
+  await world?.close()
 })
 
 // the page's own refusals (400) show in the console as failed loads: not errors of the page

@@ -12,7 +12,7 @@ import { systemClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
 import { LivePositions } from '../../src/ingest/live'
 import { chromiumPresent, launchChromium, OUTPUT, routeOutside } from '../console/support'
-import { baseDataset, ids, keys, makeWorld, type World } from '../support/world'
+import { baseDataset, ids, keys, type EngineWorld, openWorld } from '../support/world'
 import { BUS304_GPX, readGpx } from '../track/recordings'
 
 const hasChromium = chromiumPresent('the share page gap browser test')
@@ -26,14 +26,14 @@ const last = day[day.length - 1]
 /** the page's "now": that evening in Paris */
 const EVENING = new Date('2019-02-18T20:00:00+01:00')
 
-let world: World
+let world: EngineWorld
 let browser: Browser
 let base: string
 const live = new LivePositions()
 
 beforeAll(async () => {
   if (!hasChromium) return
-  world = makeWorld(
+  world = await openWorld(
     { ...baseDataset(), positions: day.map((p) => ({ device: ids.truck1, timestamp: p.timestamp, latitude: p.latitude, longitude: p.longitude, speed: 30 })) },
     { clock: systemClock, live, config: loadConfig({ TILE_URL: 'http://tiles.test/{z}/{x}/{y}.png' }) },
   )
@@ -45,10 +45,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await world?.app.stop(true)
-  world?.close()
+  await world?.close()
 })
 
-const key = (id: string) => world.database.sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?').get(id)!.key
+const key = (id: string) => world.deviceKey(id)
 /** the parts of truck 1's line on the map (one "M" a part) */
 const trackParts = async (page: Page) => ((await page.locator('path.leaflet-interactive').first().getAttribute('d')) ?? '').split('M').length - 1
 
@@ -76,13 +76,13 @@ describe.skipIf(!hasChromium)('the shared-link page and reporting gaps', () => {
     // silent 2 h 30 min, then back near where the day began (in view: Leaflet leaves out what is not):
     // a new line from there, not a stroke across the silence
     const [there, further] = [bus[300], bus[420]]
-    live.publish({ deviceKey: key(ids.truck1), timestamp: last.timestamp + 9000, latitude: there.latitude, longitude: there.longitude, speed: 40, course: 0 })
+    live.publish({ deviceKey: await key(ids.truck1), timestamp: last.timestamp + 9000, latitude: there.latitude, longitude: there.longitude, speed: 40, course: 0 })
     await page.waitForFunction(() => document.querySelector('#devices .device .speed')?.textContent === '40 km/h')
     const before = (await page.locator('path.leaflet-interactive').first().getAttribute('d'))!
     // a part of one point draws nothing: the line is as it was, not stretched to the new fix
     expect(await trackParts(page)).toBe(2)
     // the next one, 30 s later, continues the new part: a third line of its own
-    live.publish({ deviceKey: key(ids.truck1), timestamp: last.timestamp + 9030, latitude: further.latitude, longitude: further.longitude, speed: 41, course: 0 })
+    live.publish({ deviceKey: await key(ids.truck1), timestamp: last.timestamp + 9030, latitude: further.latitude, longitude: further.longitude, speed: 41, course: 0 })
     await page.waitForFunction(() => document.querySelector('#devices .device .speed')?.textContent === '41 km/h')
     expect(await trackParts(page)).toBe(3)
     const after = (await page.locator('path.leaflet-interactive').first().getAttribute('d'))!

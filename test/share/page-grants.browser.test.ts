@@ -10,14 +10,14 @@ import { chromium, type Browser, type Page } from 'playwright-core'
 import { systemClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
 import { PERMISSION } from '../../src/share/permissions'
-import { baseDataset, ids, keys, makeWorld, type World } from '../support/world'
+import { baseDataset, ids, keys, type EngineWorld, openWorld } from '../support/world'
 
 const CHROMIUM = '/usr/bin/chromium'
 const hasChromium = existsSync(CHROMIUM)
 if (!hasChromium) console.warn(`skipping the share page grants browser test: ${CHROMIUM} is missing`)
 const OUT = 'test-output'
 
-let world: World
+let world: EngineWorld
 let browser: Browser
 let base: string
 
@@ -46,7 +46,7 @@ beforeAll(async () => {
   if (!hasChromium) return
   mkdirSync(OUT, { recursive: true })
   const now = Math.floor(Date.now() / 1000)
-  world = makeWorld(
+  world = await openWorld(
     {
       ...baseDataset(),
       positions: yesterdaysTrack,
@@ -69,7 +69,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await world?.app.stop(true)
-  world?.close()
+  await world?.close()
 })
 
 async function linkUrl(acl: string[]): Promise<string> {

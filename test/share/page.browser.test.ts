@@ -9,13 +9,13 @@ import { chromium, type Browser, type Page } from 'playwright-core'
 import { systemClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
 import { LivePositions } from '../../src/ingest/live'
-import { baseDataset, ids, keys, makeWorld, type World } from '../support/world'
+import { baseDataset, ids, keys, type EngineWorld, openWorld } from '../support/world'
 
 const CHROMIUM = '/usr/bin/chromium'
 const hasChromium = existsSync(CHROMIUM)
 if (!hasChromium) console.warn(`skipping the share page browser test: ${CHROMIUM} is missing (apt-get install chromium)`)
 
-let world: World
+let world: EngineWorld
 let browser: Browser
 let base: string
 const live = new LivePositions()
@@ -40,7 +40,7 @@ const truck2Fix = (() => {
 
 beforeAll(async () => {
   if (!hasChromium) return
-  world = makeWorld(
+  world = await openWorld(
     {
       ...baseDataset(),
       // Van 1: a location from the file, and no fix at all
@@ -60,7 +60,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await world?.app.stop(true)
-  world?.close()
+  await world?.close()
 })
 
 async function createLink(devices = [ids.truck1, ids.truck2]): Promise<{ id: string; url: string }> {
@@ -83,7 +83,7 @@ function watchErrors(page: Page): string[] {
   return errors
 }
 
-const key = (id: string) => world.database.sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?').get(id)!.key
+const key = (id: string) => world.deviceKey(id)
 
 describe.skipIf(!hasChromium)('the shared-link page in chromium', () => {
   test('shows the markers, the list and the track, follows a live fix, and says so when the link is revoked', async () => {
@@ -115,7 +115,7 @@ describe.skipIf(!hasChromium)('the shared-link page in chromium', () => {
 
     // a new fix arrives live: the speed, the time and the marker follow it
     const markerBefore = await page.locator('.leaflet-marker-icon').first().getAttribute('style')
-    live.publish({ deviceKey: key(ids.truck1), timestamp: Math.floor(Date.now() / 1000), latitude: 48.9, longitude: 2.42, speed: 77, course: 90 })
+    live.publish({ deviceKey: await key(ids.truck1), timestamp: Math.floor(Date.now() / 1000), latitude: 48.9, longitude: 2.42, speed: 77, course: 90 })
     await page.waitForFunction(() => document.querySelector('#devices .device .speed')?.textContent === '77 km/h')
     expect(await truck1.locator('.updated').textContent()).toContain('just now')
     expect(await page.locator('.leaflet-marker-icon').first().getAttribute('style')).not.toBe(markerBefore)

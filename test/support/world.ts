@@ -189,13 +189,20 @@ export interface EngineWorld {
   count(table: string, where?: SQL): Promise<number>
   /** a device's internal key (what live fixes and ingest name it by) */
   deviceKey(id: string): Promise<number>
+  /**
+   * Runs `work` (synchronous, as the alert rules are) inside one committed unit of the world's
+   * ingest store for these devices, as the pipeline runs its batches: on PostgreSQL the unit reads
+   * ahead what the rules will ask (the devices' accounts' geofences) before `work` runs.
+   */
+  ingestUnit<T>(deviceKeys: number[], work: () => T): Promise<T>
   /** closes the database (on PostgreSQL: drops it) */
   close(): Promise<void>
 }
 
-/** count and deviceKey, over execute: the same statements on both engines */
-function readers(execute: EngineWorld['execute']): Pick<EngineWorld, 'count' | 'deviceKey'> {
+/** count, deviceKey and ingestUnit, over execute and the stores: the same on both engines */
+function readers(execute: EngineWorld['execute'], stores: Stores, clock: Clock): Pick<EngineWorld, 'count' | 'deviceKey' | 'ingestUnit'> {
   return {
+    ingestUnit: (deviceKeys, work) => stores.ingest.commit(() => work(), { clock, touches: () => ({ devices: deviceKeys, fixes: [], alarms: [] }) }),
     async count(table, where) {
       const [row] = await execute<{ n: number }>(sql`SELECT count(*) AS n FROM ${sql.raw(table)}${where ? sql` WHERE ${where}` : sql``}`)
       return Number(row!.n)
@@ -248,7 +255,7 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
           other.close()
         }
       },
-      ...readers(execute),
+      ...readers(execute, stores, clock),
       async close() {
         for (const other of others) other.close()
         database.close()
@@ -304,7 +311,7 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
             await other.end({ timeout: 5 })
           }
         },
-        ...readers(execute),
+        ...readers(execute, stores, clock),
         async close() {
           for (const other of others) await other.close()
           await handle.close()
