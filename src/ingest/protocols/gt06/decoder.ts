@@ -428,6 +428,8 @@ interface GpsBlock {
   course: number
   positioned: boolean
   differential: boolean
+  /** latitude and longitude both zero */
+  empty: boolean
 }
 
 function isValidDate(fields: Uint8Array): number | null {
@@ -459,19 +461,33 @@ function readOptionalDate(reader: ByteReader): number | undefined {
 }
 
 /**
- * Date/time (6), GPS info length + satellites (1), latitude (4), longitude (4), speed (1),
- * course/status (2). Course/status word: bit 13 differential (1) / real-time (0) GPS, bit 12
- * positioned, bit 11 west longitude (1) / east (0), bit 10 north latitude (1) / south (0), bits
- * 9..0 course, 0..360 (GT06 doc). Coordinates beyond 90° / 180° or a course beyond 360 are
- * malformed, not a fix.
+ * How a packet lays out its GPS block. `standard` (GT06 doc): date/time (6), GPS info length +
+ * satellites (1), latitude (4), longitude (4), speed (1), course/status (2). `dashcam` (JC400 /
+ * JC450 0x95): the course/status word before a 2-byte speed. `bare` (0x95 of the older dashcams):
+ * date, latitude, longitude, course/status; no satellites, no speed.
  */
-function readGpsBlock(reader: ByteReader, options: Gt06DecodeOptions): GpsBlock {
+type GpsForm = 'standard' | 'dashcam' | 'bare'
+
+/**
+ * The GPS block (see GpsForm). Course/status word: bit 13 differential (1) / real-time (0) GPS,
+ * bit 12 positioned, bit 11 west longitude (1) / east (0), bit 10 north latitude (1) / south
+ * (0), bits 9..0 course, 0..360 (GT06 doc). Coordinates beyond 90° / 180° or a course beyond 360
+ * are malformed, not a fix.
+ */
+function readGpsBlock(reader: ByteReader, options: Gt06DecodeOptions, form: GpsForm = 'standard'): GpsBlock {
   const { timestamp, fromServer } = readDateTime(reader, options)
-  const gpsInfo = reader.u8()
+  const gpsInfo = form === 'bare' ? 0 : reader.u8()
   const latitudeRaw = reader.u32()
   const longitudeRaw = reader.u32()
-  const speed = reader.u8()
-  const courseStatus = reader.u16()
+  let speed = 0
+  let courseStatus: number
+  if (form === 'standard') {
+    speed = reader.u8()
+    courseStatus = reader.u16()
+  } else {
+    courseStatus = reader.u16()
+    if (form === 'dashcam') speed = reader.u16()
+  }
   const course = courseStatus & 0x03ff
   if (latitudeRaw > 90 * COORDINATE_SCALE || longitudeRaw > 180 * COORDINATE_SCALE) {
     throw new MalformedContent(`coordinates out of range (0x${latitudeRaw.toString(16)}, 0x${longitudeRaw.toString(16)})`)
@@ -489,7 +505,17 @@ function readGpsBlock(reader: ByteReader, options: Gt06DecodeOptions): GpsBlock 
     course,
     positioned: (courseStatus & 0x1000) !== 0,
     differential: (courseStatus & 0x2000) !== 0,
+    empty: latitudeRaw === 0 && longitudeRaw === 0,
   }
+}
+
+/**
+ * The fixes a GPS block gives: one, flagged not valid when the device says "not positioned"
+ * (its last known place); none when the block holds no place at all (coordinates zero and not
+ * positioned: a device without a fix yet).
+ */
+function fixesOf(gps: GpsBlock, fix: DecodedFix): DecodedFix[] {
+  return gps.empty && !gps.positioned ? [] : [fix]
 }
 
 /** 2G packets (GT06 doc): LAC 2 bytes, cell ID 3. 4G packets (VL03 doc): LAC 4, cell ID 8. */
@@ -666,6 +692,17 @@ function tailContext(tail: StatusTail, cell: CellInfo | null): Record<string, un
   return context
 }
 
+/** A driver's card or key as sent (hex, lower case); null when it is all zeros (no card). */
+function driverIdOf(bytes: Uint8Array): string | null {
+  let text = ''
+  let blank = true
+  for (const byte of bytes) {
+    if (byte !== 0) blank = false
+    text += hex2(byte)
+  }
+  return blank ? null : text
+}
+
 function eventCell(cell: CellInfo | null, gsmSignal: number): { mcc: number | null; mnc: number | null; dbm: number | null } {
   return { mcc: cell?.mcc ?? null, mnc: cell?.mnc ?? null, dbm: GT06_GSM_LEVEL_DBM[gsmSignal] ?? null }
 }
@@ -716,7 +753,7 @@ function decodePosition({ frame, uniqueId, options }: DecodeContext): Gt06Messag
     if (reader.remaining >= 4) attributes.odometer = reader.u32()
   }
   const fix = toFix(gps, attributes)
-  return reportMessage(frame, { uniqueId, fixes: [fix], events: [] }, null, status, networkOf(cell ? [cell] : []))
+  return reportMessage(frame, { uniqueId, fixes: fixesOf(gps, fix), events: [] }, null, status, networkOf(cell ? [cell] : []))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -743,16 +780,17 @@ function lacksLbsLength(content: Uint8Array): boolean {
  * firmware counts itself (9 for an 8-byte cell, GT06N doc), some does not (8, a real 0x26 in
  * Traccar's GT06 tests), and some widens the cell ID without changing it. So the packet length
  * decides first: when everything between the length byte and the status tail is exactly one
- * cell, that is the cell. Otherwise the length byte (counting itself) bounds the block, fields a
- * firmware adds inside it are skipped, and bytes after the tail are extra fields. Length 0: no
- * cell at all.
+ * cell, that is the cell. Otherwise the length byte (counting itself, or not: TRX16I / VL103
+ * firmware sends 8 for an 8-byte cell and puts a driver ID after the tail) bounds the block,
+ * fields a firmware adds inside it are skipped, and bytes after the tail are extra fields.
+ * Length 0: no cell at all, whatever fills its place (zeros, or leftovers: a real 0x16 in
+ * Traccar's GT06 tests has one stray byte among 45).
  */
 function readLbsBlock(reader: ByteReader, lbsLength: number, room: number, family: CellFamily): CellInfo | null {
   const content = reader.bytes
   const start = reader.offset
   if (room < 0) throw new MalformedContent(`${content.length} bytes are too few for an alarm packet`)
-  // Length 0: no cell; some firmware still fills its place with zeros
-  if (lbsLength === 0 && content.subarray(start, start + room).every((byte) => byte === 0)) {
+  if (lbsLength === 0) {
     reader.skip(room)
     return null
   }
@@ -766,6 +804,7 @@ function readLbsBlock(reader: ByteReader, lbsLength: number, room: number, famil
       reader.skip(start + declared - reader.offset)
       return cell
     }
+    if (lbsLength <= room && lbsLength === cellBytes(family, mncBytes)) return readCell(reader, family)
   }
   throw new MalformedContent(`LBS length ${lbsLength} does not fit the ${room} byte(s) before the status`)
 }
@@ -798,6 +837,8 @@ function decodeGpsAlarm({ frame, uniqueId, options }: DecodeContext): Gt06Messag
   }
   const fenceByte = hasFence ? reader.u8() : null
   const odometer = reader.remaining === 4 ? reader.u32() : null
+  // language, then an 8-byte RFID card (TRX16I / VL103 with a card reader; zeros: no card)
+  const driverId = reader.remaining === 8 ? driverIdOf(reader.bytesOf(8)) : null
 
   const alarmCode = tailAlarm(tail)
   const fixAttributes: Record<string, unknown> = {
@@ -808,6 +849,7 @@ function decodeGpsAlarm({ frame, uniqueId, options }: DecodeContext): Gt06Messag
   }
   if (tail.externalVoltage !== null) fixAttributes.external_voltage = tail.externalVoltage
   if (odometer !== null) fixAttributes.odometer = odometer
+  if (driverId !== null) fixAttributes.driver_unique_id = driverId
   const fenceNumber = fenceByte !== null && fenceByte !== 0xff ? fenceByte + 1 : null
   if (fenceNumber !== null) fixAttributes.fence_number = fenceNumber
   if (alarmCode) fixAttributes.alarm = alarmCode
