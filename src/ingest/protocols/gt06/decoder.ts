@@ -67,6 +67,8 @@ export const PROTOCOL = {
   alarm4g: 0xa4,
   /** 4G: 0x19 with the wider cell */
   lbsAlarm4g: 0xa5,
+  /** JC100 / JC400 / JC450 dashcams: an alarm or event, with the names of its video files */
+  dashcamAlarm: 0x95,
 } as const
 
 /**
@@ -867,6 +869,77 @@ function decodeGpsAlarm({ frame, uniqueId, options }: DecodeContext): Gt06Messag
 }
 
 // ---------------------------------------------------------------------------------------------
+// Decoding: dashcam alarms and events (0x95)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Event byte of a dashcam's 0x95 → alarm code (JC400 / JC450 alarm list). 0x01 is SOS when the
+ * packet has a place; the 7-byte form (date and event only) uses it for a general alarm.
+ */
+const DASHCAM_ALARM_CODES: Readonly<Record<number, string>> = {
+  0x01: 'sos',
+  0x0e: 'low_battery', // low external power
+  0x80: 'vibration',
+  0x87: 'overspeed',
+  0x88: 'power_cut',
+  0x90: 'harsh_acceleration',
+  0x91: 'harsh_braking',
+  0x92: 'harsh_cornering',
+  0x93: 'collision',
+}
+
+/** the 0x95 of a JC400 / JC450 starts with this marker, then a version byte */
+const DASHCAM_MARKER = 0xffff
+/** date and event byte: the short 0x95 */
+const DASHCAM_SHORT_BYTES = 7
+
+/**
+ * 0x95, three forms told apart by their content. 7 bytes: date (6) and event (1), no place.
+ * Starting FF FF (JC400 / JC450): marker (2), version (1), the `dashcam` GPS block, external
+ * voltage (2, tenths of a volt), event (1), event data (2), then the names of the video files
+ * the event recorded (ASCII, comma-separated). Otherwise (JC100 family): the `bare` GPS block,
+ * event, event data, file names. An event byte the table does not name is the generic alarm
+ * with its byte. Acknowledged with its own protocol number and serial, or the camera sends it
+ * again.
+ */
+function decodeDashcamAlarm({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const { content } = frame
+  const reader = new ByteReader(content, 'content')
+  const ack = buildGt06Ack(frame.protocol, frame.serial)
+  if (content.length === DASHCAM_SHORT_BYTES) {
+    const { timestamp, fromServer } = readDateTime(reader, options)
+    const eventByte = reader.u8()
+    const code = eventByte === 0x01 ? GENERIC_ALARM_CODE : dashcamAlarmCode(eventByte)
+    const context: Record<string, unknown> = { event: eventByte }
+    if (code === GENERIC_ALARM_CODE) context[RAW_ALARM_KEY] = `0x${hex2(eventByte)}`
+    if (fromServer) context.time_source = 'server'
+    const event = eventWithoutFix(code, timestamp, { mcc: null, mnc: null, dbm: null }, context)
+    return reportMessage(frame, { uniqueId, fixes: [], events: [event] }, ack)
+  }
+  const jc400 = content.length >= 3 && ((content[0] << 8) | content[1]) === DASHCAM_MARKER
+  if (jc400) reader.skip(3)
+  const gps = readGpsBlock(reader, options, jc400 ? 'dashcam' : 'bare')
+  const attributes = gpsAttributes(gps, null)
+  const status: Gt06DeviceStatus = {}
+  if (jc400) attributes.external_voltage = status.external_voltage = reader.u16() / 10
+  const eventByte = reader.u8()
+  attributes.event = eventByte
+  attributes.event_data = reader.u16()
+  if (reader.remaining > 0) attributes.event_files = asciiOf(reader.bytesOf(reader.remaining))
+  const fix = toFix(gps, attributes)
+  const code = dashcamAlarmCode(eventByte)
+  const context: Record<string, unknown> = { event: eventByte }
+  if (code === GENERIC_ALARM_CODE) context[RAW_ALARM_KEY] = `0x${hex2(eventByte)}`
+  if (attributes.event_files) context.event_files = attributes.event_files
+  const events = [eventAtFix(code, fix, { mcc: null, mnc: null, dbm: null }, context)]
+  return reportMessage(frame, { uniqueId, fixes: gps.positioned ? [fix] : [], events }, ack, status)
+}
+
+function dashcamAlarmCode(eventByte: number): string {
+  return DASHCAM_ALARM_CODES[eventByte] ?? GENERIC_ALARM_CODE
+}
+
+// ---------------------------------------------------------------------------------------------
 // Decoding: alarms without a fix (0x19, 0xA5)
 // ---------------------------------------------------------------------------------------------
 
@@ -1117,6 +1190,7 @@ const HANDLERS: Readonly<Record<number, Handler>> = {
   [PROTOCOL.lbsWifi]: decodeCellList,
   [PROTOCOL.lbsWifi4g]: decodeCellList,
   [PROTOCOL.information]: decodeInformation,
+  [PROTOCOL.dashcamAlarm]: decodeDashcamAlarm,
 }
 
 function hex2(value: number): string {
