@@ -69,6 +69,8 @@ export const PROTOCOL = {
   lbsAlarm4g: 0xa5,
   /** JC100 / JC400 / JC450 dashcams: an alarm or event, with the names of its video files */
   dashcamAlarm: 0x95,
+  /** VL103 / VL802 information in modules (0x7979): position, events, battery, ICCID, cell */
+  modular: 0x70,
 } as const
 
 /**
@@ -940,6 +942,111 @@ function dashcamAlarmCode(eventByte: number): string {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Decoding: modular information (0x70)
+// ---------------------------------------------------------------------------------------------
+
+/** Event byte of a 0x70 event module → alarm code (VL103 event list); other events are kept as the fix's `event` only. */
+const MODULE_EVENT_CODES: Readonly<Record<number, string>> = {
+  0x10: 'door',
+  0x12: 'tamper', // removed from the vehicle
+  0x14: 'geofence_enter',
+  0x15: 'geofence_exit',
+  0x1a: 'low_battery',
+  0x1b: 'overspeed',
+  0x1d: 'power_off',
+  0x20: 'vibration',
+  0x21: 'power_cut',
+  0x23: 'tamper',
+}
+
+/** Module numbers of a 0x70 packet this decoder reads. */
+const MODULE = {
+  iccid: 0x0003,
+  cell: 0x0011,
+  batteryVoltage: 0x0018,
+  position: 0x0033,
+  event: 0x0034,
+} as const
+
+/** the position module: time (4), satellites (1), altitude (2), latitude (4), longitude (4), speed (1), course/status (2) */
+const MODULE_POSITION_BYTES = 18
+
+/**
+ * 0x70 (VL103 / VL802 in 0x7979 frames): modules of type (2), length (2), value. Kept: 0x33 the
+ * position (Unix time, satellites, altitude in metres, then coordinates, speed and course/status
+ * as in the GPS block), 0x34 an event (event byte, time, text), 0x18 the battery voltage
+ * (hundredths of a volt), 0x03 the ICCID, 0x11 the serving cell (MCC 2, MNC 2, LAC 2, cell ID 3,
+ * signal 1). Other modules are skipped by their length. A position module of zeros is no place.
+ * Answered with a 0x7878 frame of protocol 0x70 and the packet's serial, as the devices wait for.
+ */
+function decodeModular({ frame, uniqueId }: DecodeContext): Gt06Message {
+  const { content } = frame
+  const status: Gt06DeviceStatus = {}
+  const attributes: Record<string, unknown> = {}
+  let positionAt = -1
+  let eventByte: number | null = null
+  let cell: CellInfo | null = null
+  for (let at = 0; at + 4 <= content.length; ) {
+    const type = (content[at] << 8) | content[at + 1]
+    const length = (content[at + 2] << 8) | content[at + 3]
+    const value = at + 4
+    if (value + length > content.length) throw new MalformedContent(`module 0x${hex4(type)} runs past the packet`)
+    if (type === MODULE.position && length >= MODULE_POSITION_BYTES) positionAt = value
+    else if (type === MODULE.event && length >= 1) eventByte = content[value]
+    else if (type === MODULE.batteryVoltage && length >= 2) status.battery_voltage = ((content[value] << 8) | content[value + 1]) / 100
+    else if (type === MODULE.iccid && length === 10) {
+      const iccid = digitsOf(content.subarray(value, value + 10))
+      if (iccid !== null) status.iccid = iccid
+    } else if (type === MODULE.cell && length >= 9) {
+      const reader = new ByteReader(content.subarray(value, value + 9), 'cell module')
+      cell = { mcc: reader.u16(), mnc: reader.u16(), lac: reader.u16(), cellId: reader.u24() }
+    }
+    at = value + length
+  }
+  const fixes: DecodedFix[] = []
+  const events: DecodedEvent[] = []
+  let fix: DecodedFix | null = null
+  if (positionAt >= 0) {
+    const reader = new ByteReader(content.subarray(positionAt, positionAt + MODULE_POSITION_BYTES), 'position module')
+    const timestamp = reader.u32()
+    const satellites = reader.u8()
+    const altitude = reader.i16()
+    const latitudeRaw = reader.u32()
+    const longitudeRaw = reader.u32()
+    const speed = reader.u8()
+    const courseStatus = reader.u16()
+    const course = courseStatus & 0x03ff
+    const positioned = (courseStatus & 0x1000) !== 0
+    if (latitudeRaw > 90 * COORDINATE_SCALE || longitudeRaw > 180 * COORDINATE_SCALE || course > 360) {
+      throw new MalformedContent('position module out of range')
+    }
+    if (timestamp > 0 && (positioned || latitudeRaw !== 0 || longitudeRaw !== 0)) {
+      const fixAttributes: Record<string, unknown> = { ...attributes }
+      if (cell && isRealCell(cell)) Object.assign(fixAttributes, { mcc: cell.mcc, mnc: cell.mnc, lac: cell.lac, cell_id: cell.cellId })
+      if (eventByte !== null) fixAttributes.event = eventByte
+      Object.assign(fixAttributes, status)
+      fix = {
+        timestamp,
+        latitude: ((courseStatus & 0x0400) !== 0 ? 1 : -1) * (latitudeRaw / COORDINATE_SCALE),
+        longitude: ((courseStatus & 0x0800) !== 0 ? -1 : 1) * (longitudeRaw / COORDINATE_SCALE),
+        speed,
+        course,
+        altitude,
+        satellites,
+        valid: positioned,
+        attributes: fixAttributes,
+      }
+      fixes.push(fix)
+    }
+  }
+  // an event is raised at the packet's position (it is its time); without one it stays unraised
+  const code = eventByte === null ? undefined : MODULE_EVENT_CODES[eventByte]
+  if (code && fix) events.push(eventAtFix(code, fix, { mcc: cell?.mcc ?? null, mnc: cell?.mnc ?? null, dbm: null }, { event: eventByte }))
+  const ack = buildGt06Ack(frame.protocol, frame.serial)
+  return reportMessage(frame, { uniqueId, fixes, events }, ack, status, cell && isRealCell(cell) ? networkOf([cell]) : undefined)
+}
+
+// ---------------------------------------------------------------------------------------------
 // Decoding: alarms without a fix (0x19, 0xA5)
 // ---------------------------------------------------------------------------------------------
 
@@ -1191,6 +1298,7 @@ const HANDLERS: Readonly<Record<number, Handler>> = {
   [PROTOCOL.lbsWifi4g]: decodeCellList,
   [PROTOCOL.information]: decodeInformation,
   [PROTOCOL.dashcamAlarm]: decodeDashcamAlarm,
+  [PROTOCOL.modular]: decodeModular,
 }
 
 function hex2(value: number): string {
