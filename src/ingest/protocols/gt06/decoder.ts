@@ -28,8 +28,8 @@
 import type { DecodedEvent, DecodedFix, DecodedReport } from '../../types'
 import { ByteReader, OutOfBytes } from '../bytes'
 import { eventAtFix, eventWithoutFix, GENERIC_ALARM_CODE, RAW_ALARM_KEY } from '../events'
-import { TERMINAL_ID_BYTES, type Gt06Frame } from './framing'
-import { buildGt06Ack, buildGt06TimeResponse } from './replies'
+import { isBcd, TERMINAL_ID_BYTES, type Gt06Frame } from './framing'
+import { buildGt06Ack, buildGt06LongAck, buildGt06TimeResponse } from './replies'
 
 // ---------------------------------------------------------------------------------------------
 // Decoding: tables
@@ -71,6 +71,34 @@ export const PROTOCOL = {
   dashcamAlarm: 0x95,
   /** VL103 / VL802 information in modules (0x7979): position, events, battery, ICCID, cell */
   modular: 0x70,
+  /** GK310: GPS block only */
+  gps: 0x10,
+  /** 0x22 with a driver's card (XT40 / NT series) */
+  locationDriver: 0x25,
+  /** GPS and a driver's RFID card (0x28-byte frames), else Wi-Fi */
+  locationRfid: 0x17,
+  /** SR411 mini: GPS, cell, ignition, voltages (0x2E-byte frames); else a cell list */
+  locationPower: 0x24,
+  /** JI09: GPS, then cells */
+  locationCells: 0x1e,
+  /** GK310 address request: GPS, then a phone number */
+  addressRequest: 0x2a,
+  /** SL4X: GPS, cell, ignition, event, odometer, altitude */
+  locationAltitude: 0x31,
+  /** SL4X: GPS, cell, status, altitude; AZ735 (0x7979): GPS with a length byte */
+  statusAltitude: 0x32,
+  /** AZ735 (0x7979): an alarm with an optional GPS block */
+  alarmAz735: 0x33,
+  /** X1: data word, GPS, odometer, cell, driver, voltages (SL4X sends a cell list under it) */
+  locationX1: 0x34,
+  /** TRX16I / VL103: GPS, cell, odometer, voltages, engine hours, RFID card */
+  locationRfid4: 0x36,
+  /** GPS, cell, ignition, then modules (odometer, accuracy) */
+  locationModules: 0x37,
+  /** GPS, upload mode, cell with its type */
+  locationCellType: 0x38,
+  /** iButton: IMEI, GPS, cell, driver key */
+  locationIbutton: 0x61,
 } as const
 
 /**
@@ -741,8 +769,15 @@ function reportMessage(
  * mode (1), real-time / re-upload (1) and an optional 4-byte mileage. None is acknowledged: the
  * documents say "no server response packet required".
  */
-function decodePosition({ frame, uniqueId, options }: DecodeContext): Gt06Message {
-  const reader = new ByteReader(frame.content, 'content')
+function decodePosition(context: DecodeContext): Gt06Message {
+  const { frame, uniqueId, options } = context
+  const { content } = frame
+  if (frame.protocol === PROTOCOL.locationUtc && isNtForm(content)) return decodeNtPosition(context)
+  const reader = new ByteReader(content, 'content')
+  // QH302R puts its IMEI before the GPS block of its 0x12: BCD where the date would be
+  if (frame.protocol === PROTOCOL.location && !hasDateAt(content, 0) && isBcd(content, 0, TERMINAL_ID_BYTES) && hasDateAt(content, TERMINAL_ID_BYTES)) {
+    reader.skip(TERMINAL_ID_BYTES)
+  }
   const family: CellFamily = frame.protocol === PROTOCOL.location4g ? '4g' : '2g'
   const gps = readGpsBlock(reader, options)
   const cell = frame.protocol === PROTOCOL.location && reader.remaining === 0 ? null : readCell(reader, family)
@@ -758,6 +793,317 @@ function decodePosition({ frame, uniqueId, options }: DecodeContext): Gt06Messag
   }
   const fix = toFix(gps, attributes)
   return reportMessage(frame, { uniqueId, fixes: fixesOf(gps, fix), events: [] }, null, status, networkOf(cell ? [cell] : []))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding: the model-specific positions (0x10, 0x11, 0x17, 0x1E, 0x24, 0x25, 0x2A, 0x31..0x38,
+// 0x61, 0xA2; 0x12 and 0x22 of the NT / XT40 / QH302R models)
+// ---------------------------------------------------------------------------------------------
+//
+// Chinese GT06 firmware reuses the protocol numbers: the same number means different layouts on
+// different models. Every case here is told apart by the packet's own length and content (a
+// valid date where the GPS block must start, BCD where an IMEI must be), never by a device
+// setting; when neither fits, the packet is kept as what the documents say, or as nothing.
+
+/** A cell read with explicit widths (the model forms do not announce theirs). */
+function readCellOf(reader: ByteReader, mncBytes: 1 | 2, lacBytes: 2 | 4, cellIdBytes: number): CellInfo {
+  const mcc = reader.u16() & 0x7fff
+  const mnc = mncBytes === 2 ? reader.u16() : reader.u8()
+  const lac = lacBytes === 4 ? reader.u32() : reader.u16()
+  return { mcc, mnc, lac, cellId: reader.uint(cellIdBytes) }
+}
+
+/** Whether a valid GPS date starts at `at` (the test that tells a GPS-led layout from another). */
+function hasDateAt(content: Uint8Array, at: number): boolean {
+  return content.length >= at + GPS_BLOCK_BYTES && isValidDate(content.subarray(at, at + 6)) !== null
+}
+
+/** The report of a GPS-led packet: its fix (none for an empty block), its cell as network data. */
+function gpsReport(
+  frame: Gt06Frame,
+  uniqueId: string,
+  gps: GpsBlock,
+  cell: CellInfo | null,
+  extra: Record<string, unknown>,
+  status: Gt06DeviceStatus = {},
+  ack: Uint8Array | null = null,
+): Gt06Message {
+  const fix = toFix(gps, { ...gpsAttributes(gps, cell), ...extra })
+  return reportMessage(frame, { uniqueId, fixes: fixesOf(gps, fix), events: [] }, ack, status, networkOf(cell && isRealCell(cell) ? [cell] : []))
+}
+
+/**
+ * 0x10 (GK310), 0x1E (JI09), 0x2A (GK310 address request), 0x38: the GPS block first; what
+ * follows (2 status bytes, a cell list, a phone number asking for an address, an upload mode and
+ * a typed cell) is not kept. The address request is not answered: the server has no addresses.
+ */
+function decodeGpsFirst({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const reader = new ByteReader(frame.content, 'content')
+  const gps = readGpsBlock(reader, options)
+  return gpsReport(frame, uniqueId, gps, null, {})
+}
+
+/**
+ * 0x11: the GT03 documents' LBS packet (date, one cell), or, 26 bytes and more starting with a
+ * GPS block, the GK310's GPS packet: GPS block, MCC (2), MNC (2), LAC (2), cell ID (4).
+ */
+function decodeLbsOrGps(context: DecodeContext): Gt06Message {
+  const { frame, uniqueId, options } = context
+  const { content } = frame
+  if (content.length < GPS_BLOCK_BYTES + 10 || !hasDateAt(content, 0)) return decodeSingleCell(context)
+  const reader = new ByteReader(content, 'content')
+  const gps = readGpsBlock(reader, options)
+  return gpsReport(frame, uniqueId, gps, readCellOf(reader, 2, 2, 4), {})
+}
+
+/** the RFID form of 0x17: GPS block, 2G cell (8), card (8), card validity (1) */
+const RFID_POSITION_BYTES = GPS_BLOCK_BYTES + 8 + 8 + 1
+
+/**
+ * 0x17, 35 bytes starting with a GPS block: GPS, cell, the driver's RFID card (8, hex), its
+ * validity. Other 0x17 packets (Wi-Fi lists in BCD dates) carry no place and are not kept.
+ */
+function decodeRfidPosition({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const { content } = frame
+  if (content.length !== RFID_POSITION_BYTES || !hasDateAt(content, 0)) return { kind: 'other', protocol: frame.protocol, ack: null }
+  const reader = new ByteReader(content, 'content')
+  const gps = readGpsBlock(reader, options)
+  const cell = readCellOf(reader, 1, 2, 3)
+  const extra: Record<string, unknown> = {}
+  const driverId = driverIdOf(reader.bytesOf(8))
+  if (driverId !== null) extra.driver_unique_id = driverId
+  return gpsReport(frame, uniqueId, gps, cell, extra)
+}
+
+/**
+ * 0x24 starting with a GPS block (SR411 mini): GPS, 2G cell, ignition (1), external voltage
+ * (2), battery voltage (2), hundredths of a volt. Other 0x24 packets (cell lists) keep nothing.
+ */
+function decodePowerPosition({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const { content } = frame
+  if (content.length < GPS_BLOCK_BYTES + 13 || !hasDateAt(content, 0)) return { kind: 'other', protocol: frame.protocol, ack: null }
+  const reader = new ByteReader(content, 'content')
+  const gps = readGpsBlock(reader, options)
+  const cell = readCellOf(reader, 1, 2, 3)
+  const status: Gt06DeviceStatus = { ignition: reader.u8() > 0, external_voltage: reader.u16() / 100, battery_voltage: reader.u16() / 100 }
+  return gpsReport(frame, uniqueId, gps, cell, { ...status }, status)
+}
+
+/**
+ * 0x31 (SL4X): GPS, cell (MCC 2, MNC 2, LAC 2, cell ID 4), ignition (1), event (1), re-upload
+ * (1), [odometer (4, metres)], altitude (2, metres, signed).
+ */
+function decodeAltitudePosition({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const reader = new ByteReader(frame.content, 'content')
+  const gps = readGpsBlock(reader, options)
+  const cell = readCellOf(reader, 2, 2, 4)
+  const ignition = reader.u8() > 0
+  const extra: Record<string, unknown> = { ignition, event: reader.u8(), reupload: reader.u8() > 0 }
+  if (reader.remaining >= 6) extra.odometer = reader.u32()
+  const fixAltitude = reader.remaining >= 2 ? reader.i16() : null
+  const message = gpsReport(frame, uniqueId, gps, cell, extra, { ignition })
+  if (message.kind === 'report' && fixAltitude !== null) for (const fix of message.report.fixes) fix.altitude = fixAltitude
+  return message
+}
+
+/**
+ * 0x32. In a 0x7878 frame (SL4X): GPS, LBS length (1, not counting itself), cell (MCC 2, MNC 2,
+ * LAC 2, cell ID 4), terminal info, level, GSM, alarm, language, and (when 2 bytes are left)
+ * the altitude; the alarm byte is raised. In a 0x7979 frame (AZ735), and 0x33 (AZ735 alarm):
+ * date, GPS length (0: no GPS) and the GPS block without its date; the rest (cells, Wi-Fi,
+ * status) is not kept. The 0x7979 forms are answered in a 0x7979 frame.
+ */
+function decodeSl4xOrAz735(context: DecodeContext): Gt06Message {
+  const { frame, uniqueId, options } = context
+  const reader = new ByteReader(frame.content, 'content')
+  if (frame.longFrame) {
+    const ack = buildGt06LongAck(frame.protocol, frame.serial)
+    const { timestamp, fromServer } = readDateTime(reader, options)
+    if (reader.u8() === 0) return reportMessage(frame, { uniqueId, fixes: [], events: [] }, ack)
+    const rest = readGpsBlock(new ByteReader(datedGpsBlock(frame.content, reader.offset), 'GPS block'), options)
+    const gps = { ...rest, timestamp, timeFromServer: fromServer }
+    return gpsReport(frame, uniqueId, gps, null, {}, {}, ack)
+  }
+  if (frame.protocol !== PROTOCOL.statusAltitude) return { kind: 'other', protocol: frame.protocol, ack: null }
+  const gps = readGpsBlock(reader, options)
+  const lbsLength = reader.u8()
+  const start = reader.offset
+  const cell = lbsLength >= 10 ? readCellOf(reader, 2, 2, 4) : null
+  reader.skip(start + lbsLength - reader.offset)
+  const tail = readStatusTail(reader)
+  const extra: Record<string, unknown> = { ...tail.terminal, ...tail.level, gsm_signal: tail.gsmSignal }
+  const altitude = reader.remaining >= 2 ? reader.i16() : null
+  const alarmCode = tailAlarm(tail)
+  const fix = toFix(gps, { ...gpsAttributes(gps, cell), ...extra })
+  fix.altitude = altitude
+  const events = alarmCode ? [eventAtFix(alarmCode, fix, eventCell(cell, tail.gsmSignal), tailContext(tail, cell))] : []
+  return reportMessage(frame, { uniqueId, fixes: fixesOf(gps, fix), events }, null, tailStatus(tail), networkOf(cell ? [cell] : []))
+}
+
+/** A GPS block whose date sits before a length byte, put back together (6 + 12 bytes). */
+function datedGpsBlock(content: Uint8Array, gpsAt: number): Uint8Array {
+  const block = new Uint8Array(GPS_BLOCK_BYTES)
+  block.set(content.subarray(0, 6), 0)
+  block.set(content.subarray(gpsAt, gpsAt + GPS_BLOCK_BYTES - 6), 6)
+  return block
+}
+
+/**
+ * 0x34 with a GPS block after a 4-byte data/alarm word (X1): GPS, terminal info (2), odometer
+ * (4, metres), cell (MCC 2, MNC 1, LAC 2, cell ID 4), driver ID (4, 0 none), battery and
+ * external voltage (2 each, hundredths of a volt). SL4X sends a cell list under 0x34: no place.
+ */
+function decodeX1Position({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const { content } = frame
+  if (!hasDateAt(content, 4)) return { kind: 'other', protocol: frame.protocol, ack: null }
+  const reader = new ByteReader(content, 'content')
+  reader.skip(4)
+  const gps = readGpsBlock(reader, options)
+  reader.skip(2)
+  const extra: Record<string, unknown> = { odometer: reader.u32() }
+  const cell = readCellOf(reader, 1, 2, 4)
+  const driver = reader.u32()
+  if (driver > 0) extra.driver_unique_id = String(driver)
+  const status: Gt06DeviceStatus = { battery_voltage: reader.u16() / 100, external_voltage: reader.u16() / 100 }
+  return gpsReport(frame, uniqueId, gps, cell, { ...extra, ...status }, status)
+}
+
+/** the TRX16I / VL103 0x36: GPS, cell (9), ignition, upload mode, re-upload, odometer (4), power (2), battery (1), hours (3), card (8) */
+const RFID4_POSITION_BYTES = GPS_BLOCK_BYTES + 9 + 3 + 4 + 2 + 1 + 3 + 8
+
+/**
+ * 0x36 of 48 bytes starting with a GPS block (TRX16I, VL103 with a card reader): GPS, cell (MCC
+ * 2, MNC 1, LAC 2, cell ID 4), ignition, upload mode, re-upload, odometer (4), external voltage
+ * (2, hundredths), battery voltage (1, tenths), engine hours (3, minutes), RFID card (8). Shorter
+ * 0x36 packets (Jimi IoT status modules) keep nothing.
+ */
+function decodeRfid4Position({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const { content } = frame
+  if (content.length !== RFID4_POSITION_BYTES || !hasDateAt(content, 0)) return { kind: 'other', protocol: frame.protocol, ack: null }
+  const reader = new ByteReader(content, 'content')
+  const gps = readGpsBlock(reader, options)
+  const cell = readCellOf(reader, 1, 2, 4)
+  const ignition = reader.u8() > 0
+  const extra: Record<string, unknown> = { ignition, upload_mode: reader.u8(), reupload: reader.u8() > 0, odometer: reader.u32() }
+  const status: Gt06DeviceStatus = { ignition, external_voltage: reader.u16() / 100, battery_voltage: reader.u8() / 10 }
+  extra.engine_hours_ms = reader.u24() * 60_000
+  const driverId = driverIdOf(reader.bytesOf(8))
+  if (driverId !== null) extra.driver_unique_id = driverId
+  return gpsReport(frame, uniqueId, gps, cell, { ...extra, ...status }, status)
+}
+
+/**
+ * 0x37: GPS, cell (MCC 2, MNC 1, LAC 2, cell ID 3), ignition, event, re-upload, then modules of
+ * type (2), length (1), value: 0x2E odometer (4, metres) kept, others skipped.
+ */
+function decodeModulePosition({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const reader = new ByteReader(frame.content, 'content')
+  const gps = readGpsBlock(reader, options)
+  const cell = readCellOf(reader, 1, 2, 3)
+  const ignition = reader.u8() > 0
+  const extra: Record<string, unknown> = { ignition, event: reader.u8(), reupload: reader.u8() > 0 }
+  while (reader.remaining >= 3) {
+    const type = reader.u16()
+    const length = reader.u8()
+    if (type === 0x002e && length === 4) extra.odometer = reader.u32()
+    else reader.skip(length)
+  }
+  return gpsReport(frame, uniqueId, gps, cell, extra, { ignition })
+}
+
+/**
+ * 0x61 (iButton): IMEI (8), GPS, cell (MCC 2, MNC 1, LAC 2, cell ID 4), the driver's key (6, a
+ * number).
+ */
+function decodeIbuttonPosition({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const reader = new ByteReader(frame.content, 'content')
+  reader.skip(TERMINAL_ID_BYTES)
+  const gps = readGpsBlock(reader, options)
+  const cell = readCellOf(reader, 1, 2, 4)
+  const key = reader.uint(6)
+  return gpsReport(frame, uniqueId, gps, cell, key ? { driver_unique_id: String(key) } : {})
+}
+
+/** 0xA2 under this many bytes is the LW4G position, not the Wi-Fi list (7 cells alone take more) */
+const WIFI_LIST_MIN_BYTES = 100
+
+/**
+ * 0xA2 of fewer than 100 bytes starting with a GPS block (LW4G): GPS, 4G cell (MCC 2, MNC 1 or
+ * 2, LAC 4, cell ID 8), network type (1), terminal info, external voltage (2, hundredths),
+ * battery level, GSM level, alarm, language, odometer (4), engine hours (4, seconds); the alarm
+ * byte is raised. Else the 4G cell and Wi-Fi list of the VL03 documents.
+ */
+function decodeWifiOrLw4g(context: DecodeContext): Gt06Message {
+  const { frame, uniqueId, options } = context
+  const { content } = frame
+  if (content.length >= WIFI_LIST_MIN_BYTES || !hasDateAt(content, 0)) return decodeCellList(context)
+  const reader = new ByteReader(content, 'content')
+  const gps = readGpsBlock(reader, options)
+  const cell = readCell(reader, '4g')
+  reader.skip(1) // network type
+  const terminal = decodeTerminalInfo(reader.u8())
+  const externalVoltage = reader.u16() / 100
+  const tail: StatusTail = {
+    terminal,
+    level: levelAttributes(reader.u8()),
+    externalVoltage,
+    gsmSignal: reader.u8(),
+    alarmByte: reader.u8(),
+    language: reader.u8(),
+  }
+  const extra: Record<string, unknown> = { ...terminal, ...tail.level, gsm_signal: tail.gsmSignal, external_voltage: externalVoltage }
+  if (reader.remaining >= 8) {
+    extra.odometer = reader.u32()
+    extra.engine_hours_ms = reader.u32() * 1000
+  }
+  const fix = toFix(gps, { ...gpsAttributes(gps, cell), ...extra })
+  const alarmCode = tailAlarm(tail)
+  const events = alarmCode ? [eventAtFix(alarmCode, fix, eventCell(cell, tail.gsmSignal), tailContext(tail, cell))] : []
+  return reportMessage(frame, { uniqueId, fixes: fixesOf(gps, fix), events }, null, tailStatus(tail), networkOf([cell]))
+}
+
+/**
+ * The NT series and XT40 0x22 / 0x25: location source (1), IMEI (8, BCD), the device's date (6),
+ * then the GPS block, LBS length + cell, terminal info, external voltage (2, hundredths),
+ * battery voltage (1, tenths), GSM level, alarm, language, odometer (3), engine hours (3,
+ * minutes); 0x25 then the driver's card: length (1, with its type byte), type (1), ID (hex).
+ * Told from the plain 0x22 by its content: no date at the start, but BCD after the first byte
+ * and a date after the IMEI. The alarm byte is raised.
+ */
+function isNtForm(content: Uint8Array): boolean {
+  return content.length >= 15 + GPS_BLOCK_BYTES + 1 && !hasDateAt(content, 0) && isBcd(content, 1, TERMINAL_ID_BYTES) && hasDateAt(content, 15)
+}
+
+function decodeNtPosition({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const { content } = frame
+  const reader = new ByteReader(content, 'content')
+  reader.skip(1 + TERMINAL_ID_BYTES + 6)
+  const gps = readGpsBlock(reader, options)
+  // LBS length counting itself: 9 for a cell with a 3-byte ID, 10 for a 4-byte one (XT40)
+  const room = Math.max(0, reader.u8() - 1)
+  const start = reader.offset
+  const cell = room >= 8 ? readCellOf(reader, 1, 2, room >= 9 ? 4 : 3) : null
+  reader.skip(start + room - reader.offset)
+  const terminal = decodeTerminalInfo(reader.u8())
+  const externalVoltage = reader.u16() / 100
+  const batteryVoltage = reader.u8() / 10
+  const tail: StatusTail = { terminal, level: {}, externalVoltage, gsmSignal: reader.u8(), alarmByte: reader.u8(), language: reader.u8() }
+  const extra: Record<string, unknown> = { ...terminal, gsm_signal: tail.gsmSignal, external_voltage: externalVoltage, battery_voltage: batteryVoltage }
+  extra.odometer = reader.u24()
+  extra.engine_hours_ms = reader.u24() * 60_000
+  if (frame.protocol === PROTOCOL.locationDriver && reader.remaining >= 1) {
+    const length = reader.u8()
+    if (length > 1 && reader.remaining >= length) {
+      reader.skip(1)
+      const driverId = driverIdOf(reader.bytesOf(length - 1))
+      if (driverId !== null) extra.driver_unique_id = driverId
+    }
+  }
+  const fix = toFix(gps, { ...gpsAttributes(gps, cell), ...extra })
+  const alarmCode = tailAlarm(tail)
+  const events = alarmCode ? [eventAtFix(alarmCode, fix, eventCell(cell, tail.gsmSignal), tailContext(tail, cell))] : []
+  const status: Gt06DeviceStatus = { ...tailStatus(tail), battery_voltage: batteryVoltage }
+  return reportMessage(frame, { uniqueId, fixes: fixesOf(gps, fix), events }, null, status, networkOf(cell ? [cell] : []))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1280,7 +1626,7 @@ function decodeCellList({ frame, uniqueId }: DecodeContext): Gt06Message {
 }
 
 const HANDLERS: Readonly<Record<number, Handler>> = {
-  [PROTOCOL.lbs]: decodeSingleCell,
+  [PROTOCOL.lbs]: decodeLbsOrGps,
   [PROTOCOL.location]: decodePosition,
   [PROTOCOL.locationUtc]: decodePosition,
   [PROTOCOL.location4g]: decodePosition,
@@ -1295,10 +1641,24 @@ const HANDLERS: Readonly<Record<number, Handler>> = {
   [PROTOCOL.lbsMulti]: decodeCellList,
   [PROTOCOL.lbsMulti4g]: decodeCellList,
   [PROTOCOL.lbsWifi]: decodeCellList,
-  [PROTOCOL.lbsWifi4g]: decodeCellList,
+  [PROTOCOL.lbsWifi4g]: decodeWifiOrLw4g,
   [PROTOCOL.information]: decodeInformation,
   [PROTOCOL.dashcamAlarm]: decodeDashcamAlarm,
   [PROTOCOL.modular]: decodeModular,
+  [PROTOCOL.gps]: decodeGpsFirst,
+  [PROTOCOL.locationCells]: decodeGpsFirst,
+  [PROTOCOL.addressRequest]: decodeGpsFirst,
+  [PROTOCOL.locationCellType]: decodeGpsFirst,
+  [PROTOCOL.locationRfid]: decodeRfidPosition,
+  [PROTOCOL.locationPower]: decodePowerPosition,
+  [PROTOCOL.locationDriver]: (context) => (isNtForm(context.frame.content) ? decodeNtPosition(context) : { kind: 'other', protocol: context.frame.protocol, ack: null }),
+  [PROTOCOL.locationAltitude]: decodeAltitudePosition,
+  [PROTOCOL.statusAltitude]: decodeSl4xOrAz735,
+  [PROTOCOL.alarmAz735]: decodeSl4xOrAz735,
+  [PROTOCOL.locationX1]: decodeX1Position,
+  [PROTOCOL.locationRfid4]: decodeRfid4Position,
+  [PROTOCOL.locationModules]: decodeModulePosition,
+  [PROTOCOL.locationIbutton]: decodeIbuttonPosition,
 }
 
 function hex2(value: number): string {
