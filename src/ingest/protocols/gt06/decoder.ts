@@ -1314,6 +1314,9 @@ const MODULE = {
   event: 0x0034,
 } as const
 
+/** 2000-01-01 UTC, Unix seconds: the earliest time a position module may carry */
+const MODULE_EARLIEST_TIME = 946_684_800
+
 /** the position module: time (4), satellites (1), altitude (2), latitude (4), longitude (4), speed (1), course/status (2) */
 const MODULE_POSITION_BYTES = 18
 
@@ -1366,7 +1369,8 @@ function decodeModular({ frame, uniqueId }: DecodeContext): Gt06Message {
     if (latitudeRaw > 90 * COORDINATE_SCALE || longitudeRaw > 180 * COORDINATE_SCALE || course > 360) {
       throw new MalformedContent('position module out of range')
     }
-    if (timestamp > 0 && (positioned || latitudeRaw !== 0 || longitudeRaw !== 0)) {
+    // a time before 2000 is no time (zeros when the device has none yet)
+    if (timestamp >= MODULE_EARLIEST_TIME && (positioned || latitudeRaw !== 0 || longitudeRaw !== 0)) {
       const fixAttributes: Record<string, unknown> = { ...attributes }
       if (cell && isRealCell(cell)) Object.assign(fixAttributes, { mcc: cell.mcc, mnc: cell.mnc, lac: cell.lac, cell_id: cell.cellId })
       if (eventByte !== null) fixAttributes.event = eventByte
