@@ -950,8 +950,9 @@ function datedGpsBlock(content: Uint8Array, gpsAt: number): Uint8Array {
 
 /**
  * 0x34 with a GPS block after a 4-byte data/alarm word (X1): GPS, terminal info (2), odometer
- * (4, metres), cell (MCC 2, MNC 1, LAC 2, cell ID 4), driver ID (4, 0 none), battery and
- * external voltage (2 each, hundredths of a volt). SL4X sends a cell list under 0x34: no place.
+ * (4, metres), cell (MCC 2, MNC 1, LAC 2, cell ID 4), driver ID (4, 0 none), two voltages (2
+ * each, hundredths of a volt): the external one first, then the battery (a capture reads 14.28 V
+ * then 4.19 V). SL4X sends a cell list under 0x34: no place.
  */
 function decodeX1Position({ frame, uniqueId, options }: DecodeContext): Gt06Message {
   const { content } = frame
@@ -964,7 +965,7 @@ function decodeX1Position({ frame, uniqueId, options }: DecodeContext): Gt06Mess
   const cell = readCellOf(reader, 1, 2, 4)
   const driver = reader.u32()
   if (driver > 0) extra.driver_unique_id = String(driver)
-  const status: Gt06DeviceStatus = { battery_voltage: reader.u16() / 100, external_voltage: reader.u16() / 100 }
+  const status: Gt06DeviceStatus = { external_voltage: reader.u16() / 100, battery_voltage: reader.u16() / 100 }
   return gpsReport(frame, uniqueId, gps, cell, { ...extra, ...status }, status)
 }
 
@@ -1064,7 +1065,7 @@ function decodeWifiOrLw4g(context: DecodeContext): Gt06Message {
 
 /**
  * The NT series and XT40 0x22 / 0x25: location source (1), IMEI (8, BCD), the device's date (6),
- * then the GPS block, LBS length + cell, terminal info, external voltage (2, hundredths),
+ * then the GPS block, LBS length + cell (its ID 3 bytes, or 4 when the block has room for it), terminal info, external voltage (2, hundredths),
  * battery voltage (1, tenths), GSM level, alarm, language, odometer (3), engine hours (3,
  * minutes); 0x25 then the driver's card: length (1, with its type byte), type (1), ID (hex).
  * Told from the plain 0x22 by its content: no date at the start, but BCD after the first byte
@@ -1079,8 +1080,10 @@ function decodeNtPosition({ frame, uniqueId, options }: DecodeContext): Gt06Mess
   const reader = new ByteReader(content, 'content')
   reader.skip(1 + TERMINAL_ID_BYTES + 6)
   const gps = readGpsBlock(reader, options)
-  // LBS length counting itself: 9 for a cell with a 3-byte ID, 10 for a 4-byte one (XT40)
-  const room = Math.max(0, reader.u8() - 1)
+  // LBS length: counting itself in the 0x22 (9: a cell with a 3-byte ID), not in the 0x25 (10:
+  // a cell with a 4-byte ID and one byte more), as the captures of both have it
+  const lbsLength = reader.u8()
+  const room = frame.protocol === PROTOCOL.locationDriver ? lbsLength : Math.max(0, lbsLength - 1)
   const start = reader.offset
   const cell = room >= 8 ? readCellOf(reader, 1, 2, room >= 9 ? 4 : 3) : null
   reader.skip(start + room - reader.offset)
