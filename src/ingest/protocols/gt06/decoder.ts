@@ -775,7 +775,14 @@ function decodePosition(context: DecodeContext): Gt06Message {
   if (frame.protocol === PROTOCOL.locationUtc && isNtForm(content)) return decodeNtPosition(context)
   const reader = new ByteReader(content, 'content')
   // QH302R puts its IMEI before the GPS block of its 0x12: BCD where the date would be
-  if (frame.protocol === PROTOCOL.location && !hasDateAt(content, 0) && isBcd(content, 0, TERMINAL_ID_BYTES) && hasDateAt(content, TERMINAL_ID_BYTES)) {
+  if (
+    frame.protocol === PROTOCOL.location &&
+    content[0] < 0x10 && // an IMEI's leading 0 digit; a date's year byte is 0x10 and more since 2016
+    content.length >= TERMINAL_ID_BYTES + GPS_BLOCK_BYTES &&
+    isBcd(content, 0, TERMINAL_ID_BYTES) &&
+    !hasDateAt(content, 0) &&
+    hasDateAt(content, TERMINAL_ID_BYTES)
+  ) {
     reader.skip(TERMINAL_ID_BYTES)
   }
   const family: CellFamily = frame.protocol === PROTOCOL.location4g ? '4g' : '2g'
@@ -1072,7 +1079,16 @@ function decodeWifiOrLw4g(context: DecodeContext): Gt06Message {
  * and a date after the IMEI. The alarm byte is raised.
  */
 function isNtForm(content: Uint8Array): boolean {
-  return content.length >= 15 + GPS_BLOCK_BYTES + 1 && !hasDateAt(content, 0) && isBcd(content, 1, TERMINAL_ID_BYTES) && hasDateAt(content, 15)
+  // cheap tests first: a location source byte, then an IMEI's leading 0 digit (a date's month
+  // byte is rarely under 0x0A together with a year byte under 0x10)
+  return (
+    content.length >= 15 + GPS_BLOCK_BYTES + 1 &&
+    content[0] < 0x10 &&
+    content[1] < 0x10 &&
+    isBcd(content, 1, TERMINAL_ID_BYTES) &&
+    !hasDateAt(content, 0) &&
+    hasDateAt(content, 15)
+  )
 }
 
 function decodeNtPosition({ frame, uniqueId, options }: DecodeContext): Gt06Message {
