@@ -7,6 +7,7 @@
 import { describe, expect, test } from 'bun:test'
 import { crc16X25 } from '../../../../src/ingest/protocols/crc'
 import { decodeGt06Frame, type Gt06Message } from '../../../../src/ingest/protocols/gt06/decoder'
+import { gt06 } from '../../../../src/ingest/protocols/gt06/descriptor'
 import { createGt06Parser } from '../../../../src/ingest/protocols/gt06/framing'
 import type { DecodedFix } from '../../../../src/ingest/types'
 import { TRACCAR_GT06_FRAMES } from '../../../fixtures/gt06/frames'
@@ -267,5 +268,16 @@ describe('GT06 positions of other models', () => {
 
   test('0x22 with an empty GPS block (not positioned, zeros): no fix', () => {
     expect(decodeLine(330).report.fixes).toEqual([])
+  })
+
+  test('0x21 command answer that spells out a position: the answer, and a fix', () => {
+    const entry = TRACCAR_GT06_FRAMES.find((frame) => frame.id === 'Gt06ProtocolDecoderTest:444')!
+    const items = createGt06Parser().push(hex(entry.hex))
+    if (items[0].kind !== 'frame') throw new Error('no frame')
+    const step = gt06.decoder()(items[0].frame, { now: NOW, uniqueId: IMEI })
+    if (step.kind !== 'report') throw new Error(`expected a report, got ${JSON.stringify(step)}`)
+    expect(step.commandAnswer?.text).toStartWith('Current position!Lat:N54.739332')
+    expect(step.reply).toBeNull()
+    expectFix(step.report.fixes[0], { time: '2017-05-26T10:27:47.000Z', latitude: 54.739332, longitude: 25.27327, speed: 0, course: 126.53 })
   })
 })
