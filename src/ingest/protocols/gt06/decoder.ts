@@ -508,6 +508,11 @@ type GpsForm = 'standard' | 'dashcam' | 'bare'
  */
 function readGpsBlock(reader: ByteReader, options: Gt06DecodeOptions, form: GpsForm = 'standard'): GpsBlock {
   const { timestamp, fromServer } = readDateTime(reader, options)
+  return readGpsAfterDate(reader, timestamp, fromServer, form)
+}
+
+/** The GPS block after its date (AZ735 puts a length byte between the two). */
+function readGpsAfterDate(reader: ByteReader, timestamp: number, fromServer: boolean, form: GpsForm): GpsBlock {
   const gpsInfo = form === 'bare' ? 0 : reader.u8()
   const latitudeRaw = reader.u32()
   const longitudeRaw = reader.u32()
@@ -834,8 +839,10 @@ function gpsReport(
   extra: Record<string, unknown>,
   status: Gt06DeviceStatus = {},
   ack: Uint8Array | null = null,
+  altitude: number | null = null,
 ): Gt06Message {
   const fix = toFix(gps, { ...gpsAttributes(gps, cell), ...extra })
+  fix.altitude = altitude
   return reportMessage(frame, { uniqueId, fixes: fixesOf(gps, fix), events: [] }, ack, status, networkOf(cell && isRealCell(cell) ? [cell] : []))
 }
 
@@ -907,10 +914,8 @@ function decodeAltitudePosition({ frame, uniqueId, options }: DecodeContext): Gt
   const ignition = reader.u8() > 0
   const extra: Record<string, unknown> = { ignition, event: reader.u8(), reupload: reader.u8() > 0 }
   if (reader.remaining >= 6) extra.odometer = reader.u32()
-  const fixAltitude = reader.remaining >= 2 ? reader.i16() : null
-  const message = gpsReport(frame, uniqueId, gps, cell, extra, { ignition })
-  if (message.kind === 'report' && fixAltitude !== null) for (const fix of message.report.fixes) fix.altitude = fixAltitude
-  return message
+  const altitude = reader.remaining >= 2 ? reader.i16() : null
+  return gpsReport(frame, uniqueId, gps, cell, extra, { ignition }, null, altitude)
 }
 
 /**
@@ -927,9 +932,7 @@ function decodeSl4xOrAz735(context: DecodeContext): Gt06Message {
     const ack = buildGt06LongAck(frame.protocol, frame.serial)
     const { timestamp, fromServer } = readDateTime(reader, options)
     if (reader.u8() === 0) return reportMessage(frame, { uniqueId, fixes: [], events: [] }, ack)
-    const rest = readGpsBlock(new ByteReader(datedGpsBlock(frame.content, reader.offset), 'GPS block'), options)
-    const gps = { ...rest, timestamp, timeFromServer: fromServer }
-    return gpsReport(frame, uniqueId, gps, null, {}, {}, ack)
+    return gpsReport(frame, uniqueId, readGpsAfterDate(reader, timestamp, fromServer, 'standard'), null, {}, {}, ack)
   }
   if (frame.protocol !== PROTOCOL.statusAltitude) return { kind: 'other', protocol: frame.protocol, ack: null }
   const gps = readGpsBlock(reader, options)
@@ -945,14 +948,6 @@ function decodeSl4xOrAz735(context: DecodeContext): Gt06Message {
   fix.altitude = altitude
   const events = alarmCode ? [eventAtFix(alarmCode, fix, eventCell(cell, tail.gsmSignal), tailContext(tail, cell))] : []
   return reportMessage(frame, { uniqueId, fixes: fixesOf(gps, fix), events }, null, tailStatus(tail), networkOf(cell ? [cell] : []))
-}
-
-/** A GPS block whose date sits before a length byte, put back together (6 + 12 bytes). */
-function datedGpsBlock(content: Uint8Array, gpsAt: number): Uint8Array {
-  const block = new Uint8Array(GPS_BLOCK_BYTES)
-  block.set(content.subarray(0, 6), 0)
-  block.set(content.subarray(gpsAt, gpsAt + GPS_BLOCK_BYTES - 6), 6)
-  return block
 }
 
 /**
