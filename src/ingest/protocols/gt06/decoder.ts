@@ -18,6 +18,10 @@
  *   0x26 / 0x27, 0x28, 0x8A, 0x94 information types, and the 4G packets 0xA0 / 0xA1 / 0xA4
  *   ("MNC 1 or 2 bytes as MCC bit 15 says, LAC 4 bytes, cell ID 8 bytes"), with example frames.
  * - "GT03A/B Communication protocol", Concox, V1.82: 0x11 LBS and 0x19 LBS + status packets.
+ * - For what no Concox document describes (dashcam 0x95, VL103 0x70, the model variants of 0x10,
+ *   0x11, 0x16, 0x17, 0x22, 0x24, 0x25, 0x31..0x38, 0x61, 0xA2): the frames real devices sent,
+ *   collected with their sources in test/fixtures/gt06/frames.ts, each layout checked against
+ *   them (docs/protocols.md, GT06 section, says how the variants are told apart).
  *
  * Split of responsibilities: framing.ts turns arbitrary TCP chunks into CRC-checked frames (or
  * errors the listener can log or close on); `decodeGt06Frame()` here turns one frame into a
@@ -306,9 +310,11 @@ export type Gt06Message =
       language?: number
     }
   /**
-   * Fixes and events to store, then send `ack` (null: none due): 0x12 / 0x22 / 0xA0 positions,
-   * 0x16 / 0x26 / 0x27 / 0xA4 alarms, 0x19 / 0xA5 alarms without a fix, and (with nothing in
-   * the report, `keepAlive`) the cell and Wi-Fi packets 0x11 / 0x28 / 0x2C / 0xA1 / 0xA2.
+   * Fixes and events to store, then send `ack` (null: none due): 0x12 / 0x22 / 0xA0 positions
+   * and the model-specific ones (0x10, 0x11, 0x17, 0x1E, 0x24, 0x25, 0x2A, 0x31..0x38, 0x61,
+   * 0xA2), 0x16 / 0x26 / 0x27 / 0xA4 alarms, 0x95 dashcam alarms, 0x70 information modules,
+   * 0x19 / 0xA5 alarms without a fix, and (with nothing in the report, `keepAlive`) the cell and
+   * Wi-Fi packets 0x11 / 0x28 / 0x2C / 0xA1 / 0xA2.
    */
   | ({ kind: 'report'; protocol: number; report: DecodedReport; ack: Uint8Array | null } & Gt06Extras)
   /**
