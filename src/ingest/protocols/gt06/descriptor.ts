@@ -2,8 +2,9 @@
  * GT06 / Concox / Jimi and their clones, 2G and 4G, as a unit: TCP on GT06_PORT (default 5023).
  *
  *   login 0x01          the connection's device (accept: the ACK; unknown: closed)
- *   positions, alarms   stored, then ACKed where the documents ask (alarms, status); positions
- *                       and cell packets need none
+ *   positions, alarms   stored, then ACKed where the devices wait for it (alarms, 0x95 dashcam
+ *                       alarms, 0x70 modules, AZ735's 0x7979 packets); positions and cell
+ *                       packets need none
  *   0x13/0x23/0x94      what they say of the device (battery, power, signal, ignition, ICCID, …)
  *                       kept as its status, their alarm byte as an event; ACKed after the commit
  *   cell / Wi-Fi        keep the device alive; their cells and access points kept in its status
