@@ -16,6 +16,7 @@
  *   0x15  command length (1) | server flag (4) | answer (length − 4, ASCII) | [language (2)]
  *   0x21  server flag (4) | encoding (1: 0x01 ASCII, 0x02 UTF-16BE) | answer (to the serial)
  */
+import type { DecodedFix } from '../../types'
 import type { CommandAnswer, EncodedCommand } from '../protocol'
 import type { Gt06Frame } from './framing'
 import { MIN_LENGTH_FIELD } from './framing'
@@ -93,4 +94,39 @@ function textOf(bytes: Uint8Array, encoding: 'ascii' | 'utf-16be'): string {
     text = new TextDecoder('utf-8', { fatal: false }).decode(bytes)
   }
   return text.replace(/\u0000+$/, '')
+}
+
+/**
+ * "Current position!Lat:N54.739332,Lon:E25.273270,Course:126.53,Speed:0.0000,DateTime:2017-05-26
+ * 10:27:47": the answer some models give to a position request (WHERE, in a 0x21 capture of
+ * Traccar's GT06 tests). Degrees with their hemisphere, course, speed (km/h, the protocol's
+ * unit), the date and time in UTC as the GPS block has them.
+ */
+const ANSWER_POSITION =
+  /^Current position!Lat:([NS])(\d{1,2}(?:\.\d+)?),Lon:([EW])(\d{1,3}(?:\.\d+)?),Course:(\d+(?:\.\d+)?),Speed:(\d+(?:\.\d+)?),DateTime:(\d{4})-(\d{2})-(\d{2}) +(\d{2}):(\d{2}):(\d{2})/
+
+/** The position a command answer spells out, as a fix; null when it spells out none (or one out of range). */
+export function positionOfGt06Answer(text: string): DecodedFix | null {
+  const match = ANSWER_POSITION.exec(text)
+  if (!match) return null
+  const latitude = Number(match[2]) * (match[1] === 'S' ? -1 : 1)
+  const longitude = Number(match[4]) * (match[3] === 'W' ? -1 : 1)
+  const course = Number(match[5])
+  const [year, month, day, hour, minute, second] = match.slice(7, 13).map(Number)
+  const millis = Date.UTC(year, month - 1, day, hour, minute, second)
+  const date = new Date(millis)
+  if (Math.abs(latitude) > 90 || Math.abs(longitude) > 180 || course > 360 || date.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) {
+    return null
+  }
+  return {
+    timestamp: millis / 1000,
+    latitude,
+    longitude,
+    speed: Number(match[6]),
+    course,
+    altitude: null,
+    satellites: null,
+    valid: true,
+    attributes: { source: 'command_answer' },
+  }
 }

@@ -18,6 +18,10 @@
  *   0x26 / 0x27, 0x28, 0x8A, 0x94 information types, and the 4G packets 0xA0 / 0xA1 / 0xA4
  *   ("MNC 1 or 2 bytes as MCC bit 15 says, LAC 4 bytes, cell ID 8 bytes"), with example frames.
  * - "GT03A/B Communication protocol", Concox, V1.82: 0x11 LBS and 0x19 LBS + status packets.
+ * - For what no Concox document describes (dashcam 0x95, VL103 0x70, the model variants of 0x10,
+ *   0x11, 0x16, 0x17, 0x22, 0x24, 0x25, 0x31..0x38, 0x61, 0xA2): the frames real devices sent,
+ *   collected with their sources in test/fixtures/gt06/frames.ts, each layout checked against
+ *   them (docs/protocols.md, GT06 section, says how the variants are told apart).
  *
  * Split of responsibilities: framing.ts turns arbitrary TCP chunks into CRC-checked frames (or
  * errors the listener can log or close on); `decodeGt06Frame()` here turns one frame into a
@@ -28,8 +32,8 @@
 import type { DecodedEvent, DecodedFix, DecodedReport } from '../../types'
 import { ByteReader, OutOfBytes } from '../bytes'
 import { eventAtFix, eventWithoutFix, GENERIC_ALARM_CODE, RAW_ALARM_KEY } from '../events'
-import { TERMINAL_ID_BYTES, type Gt06Frame } from './framing'
-import { buildGt06Ack, buildGt06TimeResponse } from './replies'
+import { isBcd, TERMINAL_ID_BYTES, type Gt06Frame } from './framing'
+import { buildGt06Ack, buildGt06LongAck, buildGt06TimeResponse } from './replies'
 
 // ---------------------------------------------------------------------------------------------
 // Decoding: tables
@@ -67,6 +71,38 @@ export const PROTOCOL = {
   alarm4g: 0xa4,
   /** 4G: 0x19 with the wider cell */
   lbsAlarm4g: 0xa5,
+  /** JC100 / JC400 / JC450 dashcams: an alarm or event, with the names of its video files */
+  dashcamAlarm: 0x95,
+  /** VL103 / VL802 information in modules (0x7979): position, events, battery, ICCID, cell */
+  modular: 0x70,
+  /** GK310: GPS block only */
+  gps: 0x10,
+  /** 0x22 with a driver's card (XT40 / NT series) */
+  locationDriver: 0x25,
+  /** GPS and a driver's RFID card (0x28-byte frames), else Wi-Fi */
+  locationRfid: 0x17,
+  /** SR411 mini: GPS, cell, ignition, voltages (0x2E-byte frames); else a cell list */
+  locationPower: 0x24,
+  /** JI09: GPS, then cells */
+  locationCells: 0x1e,
+  /** GK310 address request: GPS, then a phone number */
+  addressRequest: 0x2a,
+  /** SL4X: GPS, cell, ignition, event, odometer, altitude */
+  locationAltitude: 0x31,
+  /** SL4X: GPS, cell, status, altitude; AZ735 (0x7979): GPS with a length byte */
+  statusAltitude: 0x32,
+  /** AZ735 (0x7979): an alarm with an optional GPS block */
+  alarmAz735: 0x33,
+  /** X1: data word, GPS, odometer, cell, driver, voltages (SL4X sends a cell list under it) */
+  locationX1: 0x34,
+  /** TRX16I / VL103: GPS, cell, odometer, voltages, engine hours, RFID card */
+  locationRfid4: 0x36,
+  /** GPS, cell, ignition, then modules (odometer, accuracy) */
+  locationModules: 0x37,
+  /** GPS, upload mode, cell with its type */
+  locationCellType: 0x38,
+  /** iButton: IMEI, GPS, cell, driver key */
+  locationIbutton: 0x61,
 } as const
 
 /**
@@ -274,9 +310,11 @@ export type Gt06Message =
       language?: number
     }
   /**
-   * Fixes and events to store, then send `ack` (null: none due): 0x12 / 0x22 / 0xA0 positions,
-   * 0x16 / 0x26 / 0x27 / 0xA4 alarms, 0x19 / 0xA5 alarms without a fix, and (with nothing in
-   * the report, `keepAlive`) the cell and Wi-Fi packets 0x11 / 0x28 / 0x2C / 0xA1 / 0xA2.
+   * Fixes and events to store, then send `ack` (null: none due): 0x12 / 0x22 / 0xA0 positions
+   * and the model-specific ones (0x10, 0x11, 0x17, 0x1E, 0x24, 0x25, 0x2A, 0x31..0x38, 0x61,
+   * 0xA2), 0x16 / 0x26 / 0x27 / 0xA4 alarms, 0x95 dashcam alarms, 0x70 information modules,
+   * 0x19 / 0xA5 alarms without a fix, and (with nothing in the report, `keepAlive`) the cell and
+   * Wi-Fi packets 0x11 / 0x28 / 0x2C / 0xA1 / 0xA2.
    */
   | ({ kind: 'report'; protocol: number; report: DecodedReport; ack: Uint8Array | null } & Gt06Extras)
   /**
@@ -428,6 +466,8 @@ interface GpsBlock {
   course: number
   positioned: boolean
   differential: boolean
+  /** latitude and longitude both zero */
+  empty: boolean
 }
 
 function isValidDate(fields: Uint8Array): number | null {
@@ -459,19 +499,38 @@ function readOptionalDate(reader: ByteReader): number | undefined {
 }
 
 /**
- * Date/time (6), GPS info length + satellites (1), latitude (4), longitude (4), speed (1),
- * course/status (2). Course/status word: bit 13 differential (1) / real-time (0) GPS, bit 12
- * positioned, bit 11 west longitude (1) / east (0), bit 10 north latitude (1) / south (0), bits
- * 9..0 course, 0..360 (GT06 doc). Coordinates beyond 90° / 180° or a course beyond 360 are
- * malformed, not a fix.
+ * How a packet lays out its GPS block. `standard` (GT06 doc): date/time (6), GPS info length +
+ * satellites (1), latitude (4), longitude (4), speed (1), course/status (2). `dashcam` (JC400 /
+ * JC450 0x95): the course/status word before a 2-byte speed. `bare` (0x95 of the older dashcams):
+ * date, latitude, longitude, course/status; no satellites, no speed.
  */
-function readGpsBlock(reader: ByteReader, options: Gt06DecodeOptions): GpsBlock {
+type GpsForm = 'standard' | 'dashcam' | 'bare'
+
+/**
+ * The GPS block (see GpsForm). Course/status word: bit 13 differential (1) / real-time (0) GPS,
+ * bit 12 positioned, bit 11 west longitude (1) / east (0), bit 10 north latitude (1) / south
+ * (0), bits 9..0 course, 0..360 (GT06 doc). Coordinates beyond 90° / 180° or a course beyond 360
+ * are malformed, not a fix.
+ */
+function readGpsBlock(reader: ByteReader, options: Gt06DecodeOptions, form: GpsForm = 'standard'): GpsBlock {
   const { timestamp, fromServer } = readDateTime(reader, options)
-  const gpsInfo = reader.u8()
+  return readGpsAfterDate(reader, timestamp, fromServer, form)
+}
+
+/** The GPS block after its date (AZ735 puts a length byte between the two). */
+function readGpsAfterDate(reader: ByteReader, timestamp: number, fromServer: boolean, form: GpsForm): GpsBlock {
+  const gpsInfo = form === 'bare' ? 0 : reader.u8()
   const latitudeRaw = reader.u32()
   const longitudeRaw = reader.u32()
-  const speed = reader.u8()
-  const courseStatus = reader.u16()
+  let speed = 0
+  let courseStatus: number
+  if (form === 'standard') {
+    speed = reader.u8()
+    courseStatus = reader.u16()
+  } else {
+    courseStatus = reader.u16()
+    if (form === 'dashcam') speed = reader.u16()
+  }
   const course = courseStatus & 0x03ff
   if (latitudeRaw > 90 * COORDINATE_SCALE || longitudeRaw > 180 * COORDINATE_SCALE) {
     throw new MalformedContent(`coordinates out of range (0x${latitudeRaw.toString(16)}, 0x${longitudeRaw.toString(16)})`)
@@ -489,7 +548,17 @@ function readGpsBlock(reader: ByteReader, options: Gt06DecodeOptions): GpsBlock 
     course,
     positioned: (courseStatus & 0x1000) !== 0,
     differential: (courseStatus & 0x2000) !== 0,
+    empty: latitudeRaw === 0 && longitudeRaw === 0,
   }
+}
+
+/**
+ * The fixes a GPS block gives: one, flagged not valid when the device says "not positioned"
+ * (its last known place); none when the block holds no place at all (coordinates zero and not
+ * positioned: a device without a fix yet).
+ */
+function fixesOf(gps: GpsBlock, fix: DecodedFix): DecodedFix[] {
+  return gps.empty && !gps.positioned ? [] : [fix]
 }
 
 /** 2G packets (GT06 doc): LAC 2 bytes, cell ID 3. 4G packets (VL03 doc): LAC 4, cell ID 8. */
@@ -666,6 +735,17 @@ function tailContext(tail: StatusTail, cell: CellInfo | null): Record<string, un
   return context
 }
 
+/** A driver's card or key as sent (hex, lower case); null when it is all zeros (no card). */
+function driverIdOf(bytes: Uint8Array): string | null {
+  let text = ''
+  let blank = true
+  for (const byte of bytes) {
+    if (byte !== 0) blank = false
+    text += hex2(byte)
+  }
+  return blank ? null : text
+}
+
 function eventCell(cell: CellInfo | null, gsmSignal: number): { mcc: number | null; mnc: number | null; dbm: number | null } {
   return { mcc: cell?.mcc ?? null, mnc: cell?.mnc ?? null, dbm: GT06_GSM_LEVEL_DBM[gsmSignal] ?? null }
 }
@@ -700,8 +780,22 @@ function reportMessage(
  * mode (1), real-time / re-upload (1) and an optional 4-byte mileage. None is acknowledged: the
  * documents say "no server response packet required".
  */
-function decodePosition({ frame, uniqueId, options }: DecodeContext): Gt06Message {
-  const reader = new ByteReader(frame.content, 'content')
+function decodePosition(context: DecodeContext): Gt06Message {
+  const { frame, uniqueId, options } = context
+  const { content } = frame
+  if (frame.protocol === PROTOCOL.locationUtc && isNtForm(content)) return decodeNtPosition(context)
+  const reader = new ByteReader(content, 'content')
+  // QH302R puts its IMEI before the GPS block of its 0x12: BCD where the date would be
+  if (
+    frame.protocol === PROTOCOL.location &&
+    content[0] < 0x10 && // an IMEI's leading 0 digit; a date's year byte is 0x10 and more since 2016
+    content.length >= TERMINAL_ID_BYTES + GPS_BLOCK_BYTES &&
+    isBcd(content, 0, TERMINAL_ID_BYTES) &&
+    !hasDateAt(content, 0) &&
+    hasDateAt(content, TERMINAL_ID_BYTES)
+  ) {
+    reader.skip(TERMINAL_ID_BYTES)
+  }
   const family: CellFamily = frame.protocol === PROTOCOL.location4g ? '4g' : '2g'
   const gps = readGpsBlock(reader, options)
   const cell = frame.protocol === PROTOCOL.location && reader.remaining === 0 ? null : readCell(reader, family)
@@ -716,7 +810,320 @@ function decodePosition({ frame, uniqueId, options }: DecodeContext): Gt06Messag
     if (reader.remaining >= 4) attributes.odometer = reader.u32()
   }
   const fix = toFix(gps, attributes)
-  return reportMessage(frame, { uniqueId, fixes: [fix], events: [] }, null, status, networkOf(cell ? [cell] : []))
+  return reportMessage(frame, { uniqueId, fixes: fixesOf(gps, fix), events: [] }, null, status, networkOf(cell ? [cell] : []))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding: the model-specific positions (0x10, 0x11, 0x17, 0x1E, 0x24, 0x25, 0x2A, 0x31..0x38,
+// 0x61, 0xA2; 0x12 and 0x22 of the NT / XT40 / QH302R models)
+// ---------------------------------------------------------------------------------------------
+//
+// Chinese GT06 firmware reuses the protocol numbers: the same number means different layouts on
+// different models. Every case here is told apart by the packet's own length and content (a
+// valid date where the GPS block must start, BCD where an IMEI must be), never by a device
+// setting; when neither fits, the packet is kept as what the documents say, or as nothing.
+
+/** A cell read with explicit widths (the model forms do not announce theirs). */
+function readCellOf(reader: ByteReader, mncBytes: 1 | 2, lacBytes: 2 | 4, cellIdBytes: number): CellInfo {
+  const mcc = reader.u16() & 0x7fff
+  const mnc = mncBytes === 2 ? reader.u16() : reader.u8()
+  const lac = lacBytes === 4 ? reader.u32() : reader.u16()
+  return { mcc, mnc, lac, cellId: reader.uint(cellIdBytes) }
+}
+
+/** Whether a valid GPS date starts at `at` (the test that tells a GPS-led layout from another). */
+function hasDateAt(content: Uint8Array, at: number): boolean {
+  return content.length >= at + GPS_BLOCK_BYTES && isValidDate(content.subarray(at, at + 6)) !== null
+}
+
+/** The report of a GPS-led packet: its fix (none for an empty block), its cell as network data. */
+function gpsReport(
+  frame: Gt06Frame,
+  uniqueId: string,
+  gps: GpsBlock,
+  cell: CellInfo | null,
+  extra: Record<string, unknown>,
+  status: Gt06DeviceStatus = {},
+  ack: Uint8Array | null = null,
+  altitude: number | null = null,
+): Gt06Message {
+  const fix = toFix(gps, { ...gpsAttributes(gps, cell), ...extra })
+  fix.altitude = altitude
+  return reportMessage(frame, { uniqueId, fixes: fixesOf(gps, fix), events: [] }, ack, status, networkOf(cell && isRealCell(cell) ? [cell] : []))
+}
+
+/**
+ * 0x10 (GK310), 0x1E (JI09), 0x2A (GK310 address request), 0x38: the GPS block first; what
+ * follows (2 status bytes, a cell list, a phone number asking for an address, an upload mode and
+ * a typed cell) is not kept. The address request is not answered: the server has no addresses.
+ */
+function decodeGpsFirst({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const reader = new ByteReader(frame.content, 'content')
+  const gps = readGpsBlock(reader, options)
+  return gpsReport(frame, uniqueId, gps, null, {})
+}
+
+/**
+ * 0x11: the GT03 documents' LBS packet (date, one cell), or, 26 bytes and more starting with a
+ * GPS block, the GK310's GPS packet: GPS block, MCC (2), MNC (2), LAC (2), cell ID (4).
+ */
+function decodeLbsOrGps(context: DecodeContext): Gt06Message {
+  const { frame, uniqueId, options } = context
+  const { content } = frame
+  if (content.length < GPS_BLOCK_BYTES + 10 || !hasDateAt(content, 0)) return decodeSingleCell(context)
+  const reader = new ByteReader(content, 'content')
+  const gps = readGpsBlock(reader, options)
+  return gpsReport(frame, uniqueId, gps, readCellOf(reader, 2, 2, 4), {})
+}
+
+/** the RFID form of 0x17: GPS block, 2G cell (8), card (8), card validity (1) */
+const RFID_POSITION_BYTES = GPS_BLOCK_BYTES + 8 + 8 + 1
+
+/**
+ * 0x17, 35 bytes starting with a GPS block: GPS, cell, the driver's RFID card (8, hex), its
+ * validity. Other 0x17 packets (Wi-Fi lists in BCD dates) carry no place and are not kept.
+ */
+function decodeRfidPosition({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const { content } = frame
+  if (content.length !== RFID_POSITION_BYTES || !hasDateAt(content, 0)) return { kind: 'other', protocol: frame.protocol, ack: null }
+  const reader = new ByteReader(content, 'content')
+  const gps = readGpsBlock(reader, options)
+  const cell = readCellOf(reader, 1, 2, 3)
+  const extra: Record<string, unknown> = {}
+  const driverId = driverIdOf(reader.bytesOf(8))
+  if (driverId !== null) extra.driver_unique_id = driverId
+  return gpsReport(frame, uniqueId, gps, cell, extra)
+}
+
+/**
+ * 0x24 starting with a GPS block (SR411 mini): GPS, 2G cell, ignition (1), external voltage
+ * (2), battery voltage (2), hundredths of a volt. Other 0x24 packets (cell lists) keep nothing.
+ */
+function decodePowerPosition({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const { content } = frame
+  if (content.length < GPS_BLOCK_BYTES + 13 || !hasDateAt(content, 0)) return { kind: 'other', protocol: frame.protocol, ack: null }
+  const reader = new ByteReader(content, 'content')
+  const gps = readGpsBlock(reader, options)
+  const cell = readCellOf(reader, 1, 2, 3)
+  const status: Gt06DeviceStatus = { ignition: reader.u8() > 0, external_voltage: reader.u16() / 100, battery_voltage: reader.u16() / 100 }
+  return gpsReport(frame, uniqueId, gps, cell, { ...status }, status)
+}
+
+/**
+ * 0x31 (SL4X): GPS, cell (MCC 2, MNC 2, LAC 2, cell ID 4), ignition (1), event (1), re-upload
+ * (1), [odometer (4, metres)], altitude (2, metres, signed).
+ */
+function decodeAltitudePosition({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const reader = new ByteReader(frame.content, 'content')
+  const gps = readGpsBlock(reader, options)
+  const cell = readCellOf(reader, 2, 2, 4)
+  const ignition = reader.u8() > 0
+  const extra: Record<string, unknown> = { ignition, event: reader.u8(), reupload: reader.u8() > 0 }
+  if (reader.remaining >= 6) extra.odometer = reader.u32()
+  const altitude = reader.remaining >= 2 ? reader.i16() : null
+  return gpsReport(frame, uniqueId, gps, cell, extra, { ignition }, null, altitude)
+}
+
+/**
+ * 0x32. In a 0x7878 frame (SL4X): GPS, LBS length (1, not counting itself), cell (MCC 2, MNC 2,
+ * LAC 2, cell ID 4), terminal info, level, GSM, alarm, language, and (when 2 bytes are left)
+ * the altitude; the alarm byte is raised. In a 0x7979 frame (AZ735), and 0x33 (AZ735 alarm):
+ * date, GPS length (0: no GPS) and the GPS block without its date; the rest (cells, Wi-Fi,
+ * status) is not kept. The 0x7979 forms are answered in a 0x7979 frame.
+ */
+function decodeSl4xOrAz735(context: DecodeContext): Gt06Message {
+  const { frame, uniqueId, options } = context
+  const reader = new ByteReader(frame.content, 'content')
+  if (frame.longFrame) {
+    const ack = buildGt06LongAck(frame.protocol, frame.serial)
+    const { timestamp, fromServer } = readDateTime(reader, options)
+    if (reader.u8() === 0) return reportMessage(frame, { uniqueId, fixes: [], events: [] }, ack)
+    return gpsReport(frame, uniqueId, readGpsAfterDate(reader, timestamp, fromServer, 'standard'), null, {}, {}, ack)
+  }
+  if (frame.protocol !== PROTOCOL.statusAltitude) return { kind: 'other', protocol: frame.protocol, ack: null }
+  const gps = readGpsBlock(reader, options)
+  const lbsLength = reader.u8()
+  const start = reader.offset
+  const cell = lbsLength >= 10 ? readCellOf(reader, 2, 2, 4) : null
+  reader.skip(start + lbsLength - reader.offset)
+  const tail = readStatusTail(reader)
+  const extra: Record<string, unknown> = { ...tail.terminal, ...tail.level, gsm_signal: tail.gsmSignal }
+  const altitude = reader.remaining >= 2 ? reader.i16() : null
+  const alarmCode = tailAlarm(tail)
+  const fix = toFix(gps, { ...gpsAttributes(gps, cell), ...extra })
+  fix.altitude = altitude
+  const events = alarmCode ? [eventAtFix(alarmCode, fix, eventCell(cell, tail.gsmSignal), tailContext(tail, cell))] : []
+  return reportMessage(frame, { uniqueId, fixes: fixesOf(gps, fix), events }, null, tailStatus(tail), networkOf(cell ? [cell] : []))
+}
+
+/**
+ * 0x34 with a GPS block after a 4-byte data/alarm word (X1): GPS, terminal info (2), odometer
+ * (4, metres), cell (MCC 2, MNC 1, LAC 2, cell ID 4), driver ID (4, 0 none), two voltages (2
+ * each, hundredths of a volt): the external one first, then the battery (a capture reads 14.28 V
+ * then 4.19 V). SL4X sends a cell list under 0x34: no place.
+ */
+function decodeX1Position({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const { content } = frame
+  if (!hasDateAt(content, 4)) return { kind: 'other', protocol: frame.protocol, ack: null }
+  const reader = new ByteReader(content, 'content')
+  reader.skip(4)
+  const gps = readGpsBlock(reader, options)
+  reader.skip(2)
+  const extra: Record<string, unknown> = { odometer: reader.u32() }
+  const cell = readCellOf(reader, 1, 2, 4)
+  const driver = reader.u32()
+  if (driver > 0) extra.driver_unique_id = String(driver)
+  const status: Gt06DeviceStatus = { external_voltage: reader.u16() / 100, battery_voltage: reader.u16() / 100 }
+  return gpsReport(frame, uniqueId, gps, cell, { ...extra, ...status }, status)
+}
+
+/** the TRX16I / VL103 0x36: GPS, cell (9), ignition, upload mode, re-upload, odometer (4), power (2), battery (1), hours (3), card (8) */
+const RFID4_POSITION_BYTES = GPS_BLOCK_BYTES + 9 + 3 + 4 + 2 + 1 + 3 + 8
+
+/**
+ * 0x36 of 48 bytes starting with a GPS block (TRX16I, VL103 with a card reader): GPS, cell (MCC
+ * 2, MNC 1, LAC 2, cell ID 4), ignition, upload mode, re-upload, odometer (4), external voltage
+ * (2, hundredths), battery voltage (1, tenths), engine hours (3, minutes), RFID card (8). Shorter
+ * 0x36 packets (Jimi IoT status modules) keep nothing.
+ */
+function decodeRfid4Position({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const { content } = frame
+  if (content.length !== RFID4_POSITION_BYTES || !hasDateAt(content, 0)) return { kind: 'other', protocol: frame.protocol, ack: null }
+  const reader = new ByteReader(content, 'content')
+  const gps = readGpsBlock(reader, options)
+  const cell = readCellOf(reader, 1, 2, 4)
+  const ignition = reader.u8() > 0
+  const extra: Record<string, unknown> = { ignition, upload_mode: reader.u8(), reupload: reader.u8() > 0, odometer: reader.u32() }
+  const status: Gt06DeviceStatus = { ignition, external_voltage: reader.u16() / 100, battery_voltage: reader.u8() / 10 }
+  extra.engine_hours_ms = reader.u24() * 60_000
+  const driverId = driverIdOf(reader.bytesOf(8))
+  if (driverId !== null) extra.driver_unique_id = driverId
+  return gpsReport(frame, uniqueId, gps, cell, { ...extra, ...status }, status)
+}
+
+/**
+ * 0x37: GPS, cell (MCC 2, MNC 1, LAC 2, cell ID 3), ignition, event, re-upload, then modules of
+ * type (2), length (1), value: 0x2E odometer (4, metres) kept, others skipped.
+ */
+function decodeModulePosition({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const reader = new ByteReader(frame.content, 'content')
+  const gps = readGpsBlock(reader, options)
+  const cell = readCellOf(reader, 1, 2, 3)
+  const ignition = reader.u8() > 0
+  const extra: Record<string, unknown> = { ignition, event: reader.u8(), reupload: reader.u8() > 0 }
+  while (reader.remaining >= 3) {
+    const type = reader.u16()
+    const length = reader.u8()
+    if (type === 0x002e && length === 4) extra.odometer = reader.u32()
+    else reader.skip(length)
+  }
+  return gpsReport(frame, uniqueId, gps, cell, extra, { ignition })
+}
+
+/**
+ * 0x61 (iButton): IMEI (8), GPS, cell (MCC 2, MNC 1, LAC 2, cell ID 4), the driver's key (6, a
+ * number).
+ */
+function decodeIbuttonPosition({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const reader = new ByteReader(frame.content, 'content')
+  reader.skip(TERMINAL_ID_BYTES)
+  const gps = readGpsBlock(reader, options)
+  const cell = readCellOf(reader, 1, 2, 4)
+  const key = reader.uint(6)
+  return gpsReport(frame, uniqueId, gps, cell, key ? { driver_unique_id: String(key) } : {})
+}
+
+/** 0xA2 under this many bytes is the LW4G position, not the Wi-Fi list (7 cells alone take more) */
+const WIFI_LIST_MIN_BYTES = 100
+
+/**
+ * 0xA2 of fewer than 100 bytes starting with a GPS block (LW4G): GPS, 4G cell (MCC 2, MNC 1 or
+ * 2, LAC 4, cell ID 8), network type (1), terminal info, external voltage (2, hundredths),
+ * battery level, GSM level, alarm, language, odometer (4), engine hours (4, seconds); the alarm
+ * byte is raised. Else the 4G cell and Wi-Fi list of the VL03 documents.
+ */
+function decodeWifiOrLw4g(context: DecodeContext): Gt06Message {
+  const { frame, uniqueId, options } = context
+  const { content } = frame
+  if (content.length >= WIFI_LIST_MIN_BYTES || !hasDateAt(content, 0)) return decodeCellList(context)
+  const reader = new ByteReader(content, 'content')
+  const gps = readGpsBlock(reader, options)
+  const cell = readCell(reader, '4g')
+  reader.skip(1) // network type
+  const terminal = decodeTerminalInfo(reader.u8())
+  const externalVoltage = reader.u16() / 100
+  const tail: StatusTail = {
+    terminal,
+    level: levelAttributes(reader.u8()),
+    externalVoltage,
+    gsmSignal: reader.u8(),
+    alarmByte: reader.u8(),
+    language: reader.u8(),
+  }
+  const extra: Record<string, unknown> = { ...terminal, ...tail.level, gsm_signal: tail.gsmSignal, external_voltage: externalVoltage }
+  if (reader.remaining >= 8) {
+    extra.odometer = reader.u32()
+    extra.engine_hours_ms = reader.u32() * 1000
+  }
+  const fix = toFix(gps, { ...gpsAttributes(gps, cell), ...extra })
+  const alarmCode = tailAlarm(tail)
+  const events = alarmCode ? [eventAtFix(alarmCode, fix, eventCell(cell, tail.gsmSignal), tailContext(tail, cell))] : []
+  return reportMessage(frame, { uniqueId, fixes: fixesOf(gps, fix), events }, null, tailStatus(tail), networkOf([cell]))
+}
+
+/**
+ * The NT series and XT40 0x22 / 0x25: location source (1), IMEI (8, BCD), the device's date (6),
+ * then the GPS block, LBS length + cell (its ID 3 bytes, or 4 when the block has room for it), terminal info, external voltage (2, hundredths),
+ * battery voltage (1, tenths), GSM level, alarm, language, odometer (3), engine hours (3,
+ * minutes); 0x25 then the driver's card: length (1, with its type byte), type (1), ID (hex).
+ * Told from the plain 0x22 by its content: no date at the start, but BCD after the first byte
+ * and a date after the IMEI. The alarm byte is raised.
+ */
+function isNtForm(content: Uint8Array): boolean {
+  // cheap tests first: a location source byte, then an IMEI's leading 0 digit (a date's month
+  // byte is rarely under 0x0A together with a year byte under 0x10)
+  return (
+    content.length >= 15 + GPS_BLOCK_BYTES + 1 &&
+    content[0] < 0x10 &&
+    content[1] < 0x10 &&
+    isBcd(content, 1, TERMINAL_ID_BYTES) &&
+    !hasDateAt(content, 0) &&
+    hasDateAt(content, 15)
+  )
+}
+
+function decodeNtPosition({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const { content } = frame
+  const reader = new ByteReader(content, 'content')
+  reader.skip(1 + TERMINAL_ID_BYTES + 6)
+  const gps = readGpsBlock(reader, options)
+  // LBS length: counting itself in the 0x22 (9: a cell with a 3-byte ID), not in the 0x25 (10:
+  // a cell with a 4-byte ID and one byte more), as the captures of both have it
+  const lbsLength = reader.u8()
+  const room = frame.protocol === PROTOCOL.locationDriver ? lbsLength : Math.max(0, lbsLength - 1)
+  const start = reader.offset
+  const cell = room >= 8 ? readCellOf(reader, 1, 2, room >= 9 ? 4 : 3) : null
+  reader.skip(start + room - reader.offset)
+  const terminal = decodeTerminalInfo(reader.u8())
+  const externalVoltage = reader.u16() / 100
+  const batteryVoltage = reader.u8() / 10
+  const tail: StatusTail = { terminal, level: {}, externalVoltage, gsmSignal: reader.u8(), alarmByte: reader.u8(), language: reader.u8() }
+  const extra: Record<string, unknown> = { ...terminal, gsm_signal: tail.gsmSignal, external_voltage: externalVoltage, battery_voltage: batteryVoltage }
+  extra.odometer = reader.u24()
+  extra.engine_hours_ms = reader.u24() * 60_000
+  if (frame.protocol === PROTOCOL.locationDriver && reader.remaining >= 1) {
+    const length = reader.u8()
+    if (length > 1 && reader.remaining >= length) {
+      reader.skip(1)
+      const driverId = driverIdOf(reader.bytesOf(length - 1))
+      if (driverId !== null) extra.driver_unique_id = driverId
+    }
+  }
+  const fix = toFix(gps, { ...gpsAttributes(gps, cell), ...extra })
+  const alarmCode = tailAlarm(tail)
+  const events = alarmCode ? [eventAtFix(alarmCode, fix, eventCell(cell, tail.gsmSignal), tailContext(tail, cell))] : []
+  const status: Gt06DeviceStatus = { ...tailStatus(tail), battery_voltage: batteryVoltage }
+  return reportMessage(frame, { uniqueId, fixes: fixesOf(gps, fix), events }, null, status, networkOf(cell ? [cell] : []))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -743,16 +1150,17 @@ function lacksLbsLength(content: Uint8Array): boolean {
  * firmware counts itself (9 for an 8-byte cell, GT06N doc), some does not (8, a real 0x26 in
  * Traccar's GT06 tests), and some widens the cell ID without changing it. So the packet length
  * decides first: when everything between the length byte and the status tail is exactly one
- * cell, that is the cell. Otherwise the length byte (counting itself) bounds the block, fields a
- * firmware adds inside it are skipped, and bytes after the tail are extra fields. Length 0: no
- * cell at all.
+ * cell, that is the cell. Otherwise the length byte (counting itself, or not: TRX16I / VL103
+ * firmware sends 8 for an 8-byte cell and puts a driver ID after the tail) bounds the block,
+ * fields a firmware adds inside it are skipped, and bytes after the tail are extra fields.
+ * Length 0: no cell at all, whatever fills its place (zeros, or leftovers: a real 0x16 in
+ * Traccar's GT06 tests has one stray byte among 45).
  */
 function readLbsBlock(reader: ByteReader, lbsLength: number, room: number, family: CellFamily): CellInfo | null {
   const content = reader.bytes
   const start = reader.offset
   if (room < 0) throw new MalformedContent(`${content.length} bytes are too few for an alarm packet`)
-  // Length 0: no cell; some firmware still fills its place with zeros
-  if (lbsLength === 0 && content.subarray(start, start + room).every((byte) => byte === 0)) {
+  if (lbsLength === 0) {
     reader.skip(room)
     return null
   }
@@ -766,6 +1174,7 @@ function readLbsBlock(reader: ByteReader, lbsLength: number, room: number, famil
       reader.skip(start + declared - reader.offset)
       return cell
     }
+    if (lbsLength <= room && lbsLength === cellBytes(family, mncBytes)) return readCell(reader, family)
   }
   throw new MalformedContent(`LBS length ${lbsLength} does not fit the ${room} byte(s) before the status`)
 }
@@ -798,6 +1207,8 @@ function decodeGpsAlarm({ frame, uniqueId, options }: DecodeContext): Gt06Messag
   }
   const fenceByte = hasFence ? reader.u8() : null
   const odometer = reader.remaining === 4 ? reader.u32() : null
+  // language, then an 8-byte RFID card (TRX16I / VL103 with a card reader; zeros: no card)
+  const driverId = reader.remaining === 8 ? driverIdOf(reader.bytesOf(8)) : null
 
   const alarmCode = tailAlarm(tail)
   const fixAttributes: Record<string, unknown> = {
@@ -808,6 +1219,7 @@ function decodeGpsAlarm({ frame, uniqueId, options }: DecodeContext): Gt06Messag
   }
   if (tail.externalVoltage !== null) fixAttributes.external_voltage = tail.externalVoltage
   if (odometer !== null) fixAttributes.odometer = odometer
+  if (driverId !== null) fixAttributes.driver_unique_id = driverId
   const fenceNumber = fenceByte !== null && fenceByte !== 0xff ? fenceByte + 1 : null
   if (fenceNumber !== null) fixAttributes.fence_number = fenceNumber
   if (alarmCode) fixAttributes.alarm = alarmCode
@@ -822,6 +1234,186 @@ function decodeGpsAlarm({ frame, uniqueId, options }: DecodeContext): Gt06Messag
   }
   const report = { uniqueId, fixes: gps.positioned ? [fix] : [], events }
   return reportMessage(frame, report, buildGt06Ack(protocol, frame.serial), tailStatus(tail), networkOf(cell ? [cell] : []))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding: dashcam alarms and events (0x95)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Event byte of a dashcam's 0x95 → alarm code (JC400 / JC450 alarm list). 0x01 is SOS when the
+ * packet has a place; the 7-byte form (date and event only) uses it for a general alarm.
+ */
+const DASHCAM_ALARM_CODES: Readonly<Record<number, string>> = {
+  0x01: 'sos',
+  0x0e: 'low_battery', // low external power
+  0x80: 'vibration',
+  0x87: 'overspeed',
+  0x88: 'power_cut',
+  0x90: 'harsh_acceleration',
+  0x91: 'harsh_braking',
+  0x92: 'harsh_cornering',
+  0x93: 'collision',
+}
+
+/** the 0x95 of a JC400 / JC450 starts with this marker, then a version byte */
+const DASHCAM_MARKER = 0xffff
+/** date and event byte: the short 0x95 */
+const DASHCAM_SHORT_BYTES = 7
+
+/**
+ * 0x95, three forms told apart by their content. 7 bytes: date (6) and event (1), no place.
+ * Starting FF FF (JC400 / JC450): marker (2), version (1), the `dashcam` GPS block, external
+ * voltage (2, tenths of a volt), event (1), event data (2), then the names of the video files
+ * the event recorded (ASCII, comma-separated). Otherwise (JC100 family): the `bare` GPS block,
+ * event, event data, file names. An event byte the table does not name is the generic alarm
+ * with its byte. Acknowledged with its own protocol number and serial, or the camera sends it
+ * again.
+ */
+function decodeDashcamAlarm({ frame, uniqueId, options }: DecodeContext): Gt06Message {
+  const { content } = frame
+  const reader = new ByteReader(content, 'content')
+  const ack = buildGt06Ack(frame.protocol, frame.serial)
+  if (content.length === DASHCAM_SHORT_BYTES) {
+    const { timestamp, fromServer } = readDateTime(reader, options)
+    const eventByte = reader.u8()
+    const code = eventByte === 0x01 ? GENERIC_ALARM_CODE : dashcamAlarmCode(eventByte)
+    const context: Record<string, unknown> = { event: eventByte }
+    if (code === GENERIC_ALARM_CODE) context[RAW_ALARM_KEY] = `0x${hex2(eventByte)}`
+    if (fromServer) context.time_source = 'server'
+    const event = eventWithoutFix(code, timestamp, { mcc: null, mnc: null, dbm: null }, context)
+    return reportMessage(frame, { uniqueId, fixes: [], events: [event] }, ack)
+  }
+  const jc400 = content.length >= 3 && ((content[0] << 8) | content[1]) === DASHCAM_MARKER
+  if (jc400) reader.skip(3)
+  const gps = readGpsBlock(reader, options, jc400 ? 'dashcam' : 'bare')
+  const attributes = gpsAttributes(gps, null)
+  const status: Gt06DeviceStatus = {}
+  if (jc400) attributes.external_voltage = status.external_voltage = reader.u16() / 10
+  const eventByte = reader.u8()
+  attributes.event = eventByte
+  attributes.event_data = reader.u16()
+  if (reader.remaining > 0) attributes.event_files = asciiOf(reader.bytesOf(reader.remaining))
+  const fix = toFix(gps, attributes)
+  const code = dashcamAlarmCode(eventByte)
+  const context: Record<string, unknown> = { event: eventByte }
+  if (code === GENERIC_ALARM_CODE) context[RAW_ALARM_KEY] = `0x${hex2(eventByte)}`
+  if (attributes.event_files) context.event_files = attributes.event_files
+  const events = [eventAtFix(code, fix, { mcc: null, mnc: null, dbm: null }, context)]
+  return reportMessage(frame, { uniqueId, fixes: gps.positioned ? [fix] : [], events }, ack, status)
+}
+
+function dashcamAlarmCode(eventByte: number): string {
+  return DASHCAM_ALARM_CODES[eventByte] ?? GENERIC_ALARM_CODE
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding: modular information (0x70)
+// ---------------------------------------------------------------------------------------------
+
+/** Event byte of a 0x70 event module → alarm code (VL103 event list); other events are kept as the fix's `event` only. */
+const MODULE_EVENT_CODES: Readonly<Record<number, string>> = {
+  0x10: 'door',
+  0x12: 'tamper', // removed from the vehicle
+  0x14: 'geofence_enter',
+  0x15: 'geofence_exit',
+  0x1a: 'low_battery',
+  0x1b: 'overspeed',
+  0x1d: 'power_off',
+  0x20: 'vibration',
+  0x21: 'power_cut',
+  0x23: 'tamper',
+}
+
+/** Module numbers of a 0x70 packet this decoder reads. */
+const MODULE = {
+  iccid: 0x0003,
+  cell: 0x0011,
+  batteryVoltage: 0x0018,
+  position: 0x0033,
+  event: 0x0034,
+} as const
+
+/** 2000-01-01 UTC, Unix seconds: the earliest time a position module may carry */
+const MODULE_EARLIEST_TIME = 946_684_800
+
+/** the position module: time (4), satellites (1), altitude (2), latitude (4), longitude (4), speed (1), course/status (2) */
+const MODULE_POSITION_BYTES = 18
+
+/**
+ * 0x70 (VL103 / VL802 in 0x7979 frames): modules of type (2), length (2), value. Kept: 0x33 the
+ * position (Unix time, satellites, altitude in metres, then coordinates, speed and course/status
+ * as in the GPS block), 0x34 an event (event byte, time, text), 0x18 the battery voltage
+ * (hundredths of a volt), 0x03 the ICCID, 0x11 the serving cell (MCC 2, MNC 2, LAC 2, cell ID 3,
+ * signal 1). Other modules are skipped by their length. A position module of zeros is no place.
+ * Answered with a 0x7878 frame of protocol 0x70 and the packet's serial, as the devices wait for.
+ */
+function decodeModular({ frame, uniqueId }: DecodeContext): Gt06Message {
+  const { content } = frame
+  const status: Gt06DeviceStatus = {}
+  const attributes: Record<string, unknown> = {}
+  let positionAt = -1
+  let eventByte: number | null = null
+  let cell: CellInfo | null = null
+  for (let at = 0; at + 4 <= content.length; ) {
+    const type = (content[at] << 8) | content[at + 1]
+    const length = (content[at + 2] << 8) | content[at + 3]
+    const value = at + 4
+    if (value + length > content.length) throw new MalformedContent(`module 0x${hex4(type)} runs past the packet`)
+    if (type === MODULE.position && length >= MODULE_POSITION_BYTES) positionAt = value
+    else if (type === MODULE.event && length >= 1) eventByte = content[value]
+    else if (type === MODULE.batteryVoltage && length >= 2) status.battery_voltage = ((content[value] << 8) | content[value + 1]) / 100
+    else if (type === MODULE.iccid && length === 10) {
+      const iccid = digitsOf(content.subarray(value, value + 10))
+      if (iccid !== null) status.iccid = iccid
+    } else if (type === MODULE.cell && length >= 9) {
+      const reader = new ByteReader(content.subarray(value, value + 9), 'cell module')
+      cell = { mcc: reader.u16(), mnc: reader.u16(), lac: reader.u16(), cellId: reader.u24() }
+    }
+    at = value + length
+  }
+  const fixes: DecodedFix[] = []
+  const events: DecodedEvent[] = []
+  let fix: DecodedFix | null = null
+  if (positionAt >= 0) {
+    const reader = new ByteReader(content.subarray(positionAt, positionAt + MODULE_POSITION_BYTES), 'position module')
+    const timestamp = reader.u32()
+    const satellites = reader.u8()
+    const altitude = reader.i16()
+    const latitudeRaw = reader.u32()
+    const longitudeRaw = reader.u32()
+    const speed = reader.u8()
+    const courseStatus = reader.u16()
+    const course = courseStatus & 0x03ff
+    const positioned = (courseStatus & 0x1000) !== 0
+    if (latitudeRaw > 90 * COORDINATE_SCALE || longitudeRaw > 180 * COORDINATE_SCALE || course > 360) {
+      throw new MalformedContent('position module out of range')
+    }
+    // a time before 2000 is no time (zeros when the device has none yet)
+    if (timestamp >= MODULE_EARLIEST_TIME && (positioned || latitudeRaw !== 0 || longitudeRaw !== 0)) {
+      const fixAttributes: Record<string, unknown> = { ...attributes }
+      if (cell && isRealCell(cell)) Object.assign(fixAttributes, { mcc: cell.mcc, mnc: cell.mnc, lac: cell.lac, cell_id: cell.cellId })
+      if (eventByte !== null) fixAttributes.event = eventByte
+      Object.assign(fixAttributes, status)
+      fix = {
+        timestamp,
+        latitude: ((courseStatus & 0x0400) !== 0 ? 1 : -1) * (latitudeRaw / COORDINATE_SCALE),
+        longitude: ((courseStatus & 0x0800) !== 0 ? -1 : 1) * (longitudeRaw / COORDINATE_SCALE),
+        speed,
+        course,
+        altitude,
+        satellites,
+        valid: positioned,
+        attributes: fixAttributes,
+      }
+      fixes.push(fix)
+    }
+  }
+  // an event is raised at the packet's position (it is its time); without one it stays unraised
+  const code = eventByte === null ? undefined : MODULE_EVENT_CODES[eventByte]
+  if (code && fix) events.push(eventAtFix(code, fix, { mcc: cell?.mcc ?? null, mnc: cell?.mnc ?? null, dbm: null }, { event: eventByte }))
+  const ack = buildGt06Ack(frame.protocol, frame.serial)
+  return reportMessage(frame, { uniqueId, fixes, events }, ack, status, cell && isRealCell(cell) ? networkOf([cell]) : undefined)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1058,7 +1650,7 @@ function decodeCellList({ frame, uniqueId }: DecodeContext): Gt06Message {
 }
 
 const HANDLERS: Readonly<Record<number, Handler>> = {
-  [PROTOCOL.lbs]: decodeSingleCell,
+  [PROTOCOL.lbs]: decodeLbsOrGps,
   [PROTOCOL.location]: decodePosition,
   [PROTOCOL.locationUtc]: decodePosition,
   [PROTOCOL.location4g]: decodePosition,
@@ -1073,8 +1665,24 @@ const HANDLERS: Readonly<Record<number, Handler>> = {
   [PROTOCOL.lbsMulti]: decodeCellList,
   [PROTOCOL.lbsMulti4g]: decodeCellList,
   [PROTOCOL.lbsWifi]: decodeCellList,
-  [PROTOCOL.lbsWifi4g]: decodeCellList,
+  [PROTOCOL.lbsWifi4g]: decodeWifiOrLw4g,
   [PROTOCOL.information]: decodeInformation,
+  [PROTOCOL.dashcamAlarm]: decodeDashcamAlarm,
+  [PROTOCOL.modular]: decodeModular,
+  [PROTOCOL.gps]: decodeGpsFirst,
+  [PROTOCOL.locationCells]: decodeGpsFirst,
+  [PROTOCOL.addressRequest]: decodeGpsFirst,
+  [PROTOCOL.locationCellType]: decodeGpsFirst,
+  [PROTOCOL.locationRfid]: decodeRfidPosition,
+  [PROTOCOL.locationPower]: decodePowerPosition,
+  [PROTOCOL.locationDriver]: (context) => (isNtForm(context.frame.content) ? decodeNtPosition(context) : { kind: 'other', protocol: context.frame.protocol, ack: null }),
+  [PROTOCOL.locationAltitude]: decodeAltitudePosition,
+  [PROTOCOL.statusAltitude]: decodeSl4xOrAz735,
+  [PROTOCOL.alarmAz735]: decodeSl4xOrAz735,
+  [PROTOCOL.locationX1]: decodeX1Position,
+  [PROTOCOL.locationRfid4]: decodeRfid4Position,
+  [PROTOCOL.locationModules]: decodeModulePosition,
+  [PROTOCOL.locationIbutton]: decodeIbuttonPosition,
 }
 
 function hex2(value: number): string {

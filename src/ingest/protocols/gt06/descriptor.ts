@@ -2,13 +2,15 @@
  * GT06 / Concox / Jimi and their clones, 2G and 4G, as a unit: TCP on GT06_PORT (default 5023).
  *
  *   login 0x01          the connection's device (accept: the ACK; unknown: closed)
- *   positions, alarms   stored, then ACKed where the documents ask (alarms, status); positions
- *                       and cell packets need none
+ *   positions, alarms   stored, then ACKed where the devices wait for it (alarms, 0x95 dashcam
+ *                       alarms, 0x70 modules, AZ735's 0x7979 packets); positions and cell
+ *                       packets need none
  *   0x13/0x23/0x94      what they say of the device (battery, power, signal, ignition, ICCID, …)
  *                       kept as its status, their alarm byte as an event; ACKed after the commit
  *   cell / Wi-Fi        keep the device alive; their cells and access points kept in its status
  *   0x8A time request   answered at once with the server's time
- *   0x15/0x21 answers   a command's answer (command.ts), matched to it by the server flag it echoes
+ *   0x15/0x21 answers   a command's answer (command.ts), matched to it by the server flag it echoes;
+ *                       one that spells out a position (to WHERE) is also stored as a fix
  *   anything before a login closes the connection.
  *
  * Commands go out as online commands (0x80): printable ASCII, at most 243 characters.
@@ -16,7 +18,7 @@
 import type { DecodedReport } from '../../types'
 import { networkStatus } from '../network'
 import type { Step, TcpProtocol } from '../protocol'
-import { decodeGt06Answer, encodeGt06Command, GT06_COMMAND_SEPARATORS, isGt06Answer } from './command'
+import { decodeGt06Answer, encodeGt06Command, GT06_COMMAND_SEPARATORS, isGt06Answer, positionOfGt06Answer } from './command'
 import { decodeGt06Frame, type Gt06Message } from './decoder'
 import { gt06FrameReader, type Gt06Frame } from './framing'
 import { gt06Model } from './model'
@@ -44,6 +46,9 @@ function answerStep(frame: Gt06Frame, uniqueId: string | null): Step {
   if (uniqueId === null) return { kind: 'drop', reason: 'command answer before a login' }
   const answer = decodeGt06Answer(frame)
   if (answer === null) return { kind: 'drop', reason: `GT06 command answer (0x${frame.protocol.toString(16)}) that does not add up` }
+  // an answer that spells out a position (to WHERE) is also a fix
+  const fix = positionOfGt06Answer(answer.text)
+  if (fix) return { kind: 'report', report: { uniqueId, fixes: [fix], events: [] }, reply: null, commandAnswer: answer }
   return { kind: 'answer', reply: null, commandAnswer: answer }
 }
 

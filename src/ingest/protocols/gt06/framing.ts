@@ -118,7 +118,8 @@ function hasCompleteFrameAfter(buffer: Uint8Array, from: number, maxBytes: numbe
   return false
 }
 
-function isBcd(buffer: Uint8Array, from: number, count: number): boolean {
+/** Whether `count` bytes from `from` are all BCD digits (a terminal ID, an IMEI). */
+export function isBcd(buffer: Uint8Array, from: number, count: number): boolean {
   for (let i = from; i < from + count; i++) if (buffer[i] >> 4 > 9 || (buffer[i] & 0x0f) > 9) return false
   return true
 }

@@ -4,7 +4,7 @@
  * after what the packet carried is committed.
  */
 import { crc16X25 } from '../crc'
-import { MIN_LENGTH_FIELD, SHORT_START, STOP_1, STOP_2 } from './framing'
+import { LONG_START, MIN_LENGTH_FIELD, SHORT_START, STOP_1, STOP_2 } from './framing'
 
 /** 0x8A, the time calibration request (GT06N doc) and its answer */
 const TIME_REQUEST_PROTOCOL = 0x8a
@@ -27,6 +27,15 @@ export function buildGt06Frame(protocol: number, content: Uint8Array, serial: nu
   frame[serialOffset + 3] = crc & 0xff
   frame[serialOffset + 4] = STOP_1
   frame[serialOffset + 5] = STOP_2
+  return frame
+}
+
+/** The standard response in a 0x7979 frame (2-byte length), for the packets that come in one and want their answer so. */
+export function buildGt06LongAck(protocol: number, serial: number): Uint8Array {
+  const frame = new Uint8Array(11)
+  frame.set([LONG_START, LONG_START, 0x00, MIN_LENGTH_FIELD, protocol, (serial >> 8) & 0xff, serial & 0xff])
+  const crc = crc16X25(frame, 2, 7)
+  frame.set([crc >> 8, crc & 0xff, STOP_1, STOP_2], 7)
   return frame
 }
 

@@ -472,7 +472,7 @@ describe('GT06 other protocol numbers', () => {
   })
 
   test('unhandled protocol numbers are ignored without an ACK', () => {
-    for (const protocol of [0x15, 0x1a, 0x21, 0x2a, 0x80, 0x8c]) {
+    for (const protocol of [0x15, 0x1a, 0x21, 0x80, 0x8c]) {
       expect(decodeBytes(buildGt06Frame(protocol, hex('01 02 03'), 1))).toEqual({ kind: 'other', protocol, ack: null })
     }
   })

@@ -9,6 +9,7 @@ import type { DecodedFix } from '../../../../src/ingest/types'
 import { decodeGt06Frame, PROTOCOL, type Gt06Message } from '../../../../src/ingest/protocols/gt06/decoder'
 import { createGt06Parser, GT06_DEFAULT_MAX_BUFFERED_BYTES } from '../../../../src/ingest/protocols/gt06/framing'
 import { buildGt06Frame } from '../../../../src/ingest/protocols/gt06/replies'
+import { TRACCAR_GT06_FRAMES } from '../../../fixtures/gt06/frames'
 import * as F from './captures'
 import { concat, hex, seededRandom } from '../helpers'
 
@@ -16,10 +17,15 @@ const SESSION = { imei: '123456789012345' }
 const NOW = Date.UTC(2024, 2, 15, 8, 30, 5) / 1000
 const KINDS = ['login', 'report', 'status', 'other', 'invalid']
 
-/** every capture that is a single frame */
-const CAPTURES = Object.entries(F)
-  .filter(([name, value]) => typeof value === 'string' && !name.endsWith('_RESPONSE') && !name.endsWith('_REPLY') && name !== 'ISSUE_1532_STREAM')
-  .map(([, value]) => hex(value))
+/** every capture that is a single frame, and every frame of Traccar's public GT06 tests published with its right CRC */
+const CAPTURES = [
+  ...Object.entries(F)
+    .filter(([name, value]) => typeof value === 'string' && !name.endsWith('_RESPONSE') && !name.endsWith('_REPLY') && name !== 'ISSUE_1532_STREAM')
+    .map(([, value]) => hex(value)),
+  ...TRACCAR_GT06_FRAMES.filter((entry) => !entry.crcWrong)
+    .map((entry) => hex(entry.hex))
+    .filter((bytes) => createGt06Parser().push(bytes).filter((item) => item.kind === 'frame').length === 1),
+]
 
 /** Split `bytes` into random chunks, feed them to a fresh parser, decode every frame. */
 function run(bytes: Uint8Array, random: () => number): { messages: Gt06Message[]; maxBuffered: number; failed: boolean } {
