@@ -157,6 +157,8 @@ export interface EngineWorld {
   engine: 'sqlite' | 'postgres'
   /** SQLite's file and connection, for the few tests of SQLite itself; null on PostgreSQL */
   sqlite: Pick<World, 'dir' | 'database'> | null
+  /** the variables that point a command (`tracker import`, …) or another server at the world's database: DATABASE_PATH or DATABASE_URL */
+  env: Record<string, string>
   /** the stores the app is made over */
   stores: Stores
   clock: ReturnType<typeof manualClock>
@@ -185,6 +187,12 @@ export interface EngineWorld {
    * resolved once the world's node has heard its announcement: within 1 s, as the contract says)
    */
   executeElsewhere(query: SQL): Promise<void>
+  /**
+   * Runs `work` that changes the database from another process (`tracker import`, a command of
+   * the CLI) and resolves once the world's node has been told of it: at once on SQLite; on
+   * PostgreSQL once its announcement arrived, within 1 s as the contract says.
+   */
+  elsewhere(work: () => unknown): Promise<void>
   /** how many rows a table holds (optionally: a WHERE condition as a `sql` template) */
   count(table: string, where?: SQL): Promise<number>
   /** a device's internal key (what live fixes and ingest name it by) */
@@ -235,6 +243,7 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
     return {
       engine: 'sqlite',
       sqlite: { dir, database },
+      env: { DATABASE_PATH: join(dir, 'tracker.db') },
       stores,
       clock,
       app,
@@ -247,6 +256,8 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
       },
       importMore: async (document, options) => importNow(database, document, options),
       execute,
+      // SQLite: every request reads the file's version, so another process's commit is seen by the next one
+      elsewhere: async (work) => void (await work()),
       async executeElsewhere(query) {
         const other = new Database(join(dir, 'tracker.db'))
         try {
@@ -279,11 +290,25 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
           handle.versions.changed()
         }
       }
+      const elsewhere: EngineWorld['elsewhere'] = async (work) => {
+        // another node's change reaches this one within 1 s (its trigger's announcement): the
+        // work is done once the world's node has been told, or that second has passed
+        let told: () => void = () => {}
+        const announced = new Promise<void>((resolve) => (told = resolve))
+        const stopListening = handle.versions.onChange(() => told())
+        try {
+          await work()
+          await Promise.race([announced, Bun.sleep(ANNOUNCEMENT_BOUND_MS)])
+        } finally {
+          stopListening()
+        }
+      }
       const others: PostgresHandle[] = []
       const app = createApp({ stores, clock, ...deps })
       return {
         engine: 'postgres',
         sqlite: null,
+        env: { DATABASE_URL: fresh.url },
         stores,
         clock,
         app,
@@ -296,18 +321,12 @@ export async function openWorld(dataset: object = baseDataset(), deps: Partial<A
         },
         importMore: (document, options) => importDataset(createPostgresStores(handle).dataset, document, options),
         execute,
+        elsewhere,
         async executeElsewhere(query) {
-          // another node's change reaches this one within 1 s (its trigger's announcement): the
-          // write is done once the world's node has been told, or that second has passed
-          let told: () => void = () => {}
-          const announced = new Promise<void>((resolve) => (told = resolve))
-          const stopListening = handle.versions.onChange(() => told())
           const other = postgres(fresh.url, { max: 1, onnotice: () => {} })
           try {
-            await drizzlePostgres(other).execute(query)
-            await Promise.race([announced, Bun.sleep(ANNOUNCEMENT_BOUND_MS)])
+            await elsewhere(() => drizzlePostgres(other).execute(query))
           } finally {
-            stopListening()
             await other.end({ timeout: 5 })
           }
         },
