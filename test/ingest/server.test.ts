@@ -202,6 +202,6 @@ test('port 0 turns a listener off', async () => {
   const stored = await database('b')
   const config = loadConfig({ ...devicePortsOff(), ...stored.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent' })
   const server = await startServer(config, { log: silentLogger })
-  expect(server.ports).toEqual({ osmand: null, gt06: null, teltonika: null, h02: null })
+  expect(server.ports).toEqual(Object.fromEntries(PROTOCOLS.map((protocol) => [protocol.name, null])))
   await server.stop()
 })
