@@ -119,6 +119,7 @@ const POSTGRES_SUITE = [
   'test/ingest/protocols/gps103/commands.test.ts',
   'test/ingest/protocols/gl200/tcp.test.ts',
   'test/ingest/protocols/jt808/tcp.test.ts',
+  'test/ingest/protocols/meitrack/tcp.test.ts',
   // (end of the protocol units)
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
