@@ -82,7 +82,7 @@ test('a V1 frame is stored as a fix of the device its serial names; an alarm bit
   // 09°56.3869' N, 084°06.7068' W; 10 knots = 18.52 km/h
   expect(stored).toMatchObject({ ts: now - 60, lat: Math.round((9 + 56.3869 / 60) * 1e7), lon: Math.round(-(84 + 6.7068 / 60) * 1e7), speed: 185, course: 90, flags: 0 })
   expect(JSON.parse(stored.attributes as string)).toMatchObject({ status_word: 'FFFFFBFF', ignition: false, mcc: 712 })
-  expect((await deviceRow(db, SERIAL_DEVICE))).toMatchObject({ connected: 1, state: 'moving' })
+  expect(await deviceRow(db, SERIAL_DEVICE)).toMatchObject({ connected: 1, state: 'moving' })
 
   // bit 1 of the status word at 0: SOS, once; the same word again raises nothing more
   client.send(v1(SERIAL_ID, now - 50, 'FFFFFBFD'))

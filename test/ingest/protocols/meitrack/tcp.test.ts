@@ -107,7 +107,7 @@ describe('reports', () => {
     expect(stored[0]).toMatchObject({ ts: now - 60, lat: 184_595_750, lon: -699_471_610, speed: 100, course: 300, flags: 0 })
     expect(JSON.parse(stored[0].attributes as string)).toMatchObject({ event: 35, mcc: 370, lac: 0x5337, gsm_signal: 15, inputs: 1, odometer: 3989 })
     expect(await rows(db, sql`SELECT alarm_code, ts, latitude FROM events`)).toEqual([{ alarm_code: 'sos', ts: now - 50, latitude: 18.459575 }])
-    expect((await deviceRow(db, DEVICE))).toMatchObject({ connected: 1 })
+    expect(await deviceRow(db, DEVICE)).toMatchObject({ connected: 1 })
     const status = (await db.stores.statuses.latest((await deviceRow(db, DEVICE)).key))!
     expect(status.attributes).toMatchObject({ gsm_signal: 15, inputs: 1, outputs: 0 })
     await pipeline.afterCommit()
