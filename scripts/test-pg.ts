@@ -109,6 +109,18 @@ const POSTGRES_SUITE = [
   'test/db/versions.test.ts',
   'test/ops/metrics.test.ts',
   // (end of the second batch)
+  // protocol units over real TCP
+  'test/ingest/protocols/gps103/tcp.test.ts',
+  'test/ingest/protocols/gt06/tcp.test.ts',
+  'test/ingest/protocols/h02/tcp.test.ts',
+  'test/ingest/protocols/watch/tcp.test.ts',
+  'test/ingest/protocols/teltonika/tcp.test.ts',
+  'test/ingest/protocols/teltonika/keepalive.test.ts',
+  'test/ingest/protocols/gps103/commands.test.ts',
+  'test/ingest/protocols/gl200/tcp.test.ts',
+  'test/ingest/protocols/jt808/tcp.test.ts',
+  'test/ingest/protocols/meitrack/tcp.test.ts',
+  // (end of the protocol units)
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
   // two real nodes on one database

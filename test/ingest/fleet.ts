@@ -1,9 +1,9 @@
-/** Test helpers for ingest: a temp database with a small fleet, and fix/report builders. */
-import { mkdtempSync, rmSync } from 'node:fs'
+/** Test helpers for ingest: a small fleet on the run's engine, and fix/report builders. */
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openDatabase, type DatabaseHandle } from '../../db/client'
-import { importNow } from '../support/import'
+import { type SQL, sql } from 'drizzle-orm'
+import { type EngineWorld, openWorld } from '../support/world'
 import type { DecodedEvent, DecodedFix } from '../../src/ingest/types'
 
 export const ACCOUNT = '00000000-0000-4000-8000-000000000001'
@@ -19,13 +19,6 @@ export const DEVICES = {
   /** the OsmAnd-style device, known by a serial that is not an IMEI */
   phone: { id: '00000000-0000-4000-8000-0000000000a6', imei: '', serial: 'phone-42', state: 'new' },
 } as const
-
-export interface TempDb {
-  dir: string
-  path: string
-  database: DatabaseHandle
-  cleanup(): void
-}
 
 export function tempDir(prefix = 'ingest-'): string {
   return mkdtempSync(join(tmpdir(), prefix))
@@ -46,23 +39,9 @@ export function fleetDataset(extra: { imei: string; serial?: string; alias?: str
   return { accounts: [{ id: ACCOUNT, name: 'Test' }], models: [{ id: MODEL, name: 'Tracker', protocol: 'gt06' }], devices }
 }
 
-/** A fresh database file in a temp dir, with the test fleet imported. */
-export function tempFleetDb(extra: { imei: string; serial?: string }[] = []): TempDb {
-  const dir = tempDir()
-  const path = join(dir, 'tracker.db')
-  const database = openDatabase(path)
-  importNow(database, fleetDataset(extra))
-  return {
-    dir,
-    path,
-    database,
-    cleanup() {
-      try {
-        database.close()
-      } catch {}
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
+/** The test fleet (and `extra` devices) in a world on the run's engine (TRACKER_TEST_ENGINE). */
+export function openFleet(extra: { imei: string; serial?: string }[] = []): Promise<EngineWorld> {
+  return openWorld(fleetDataset(extra))
 }
 
 export function fix(timestamp: number, overrides: Partial<DecodedFix> = {}): DecodedFix {
@@ -95,17 +74,35 @@ export interface DeviceRowView {
   updated_at: number
 }
 
-export function deviceRow(database: DatabaseHandle, id: string): DeviceRowView {
-  return database.sqlite
-    .query<DeviceRowView, [string]>('SELECT key, state, latitude, longitude, connected, connected_at, disconnected_at, updated_at FROM devices WHERE id = ?')
-    .get(id)!
+type Readable = Pick<EngineWorld, 'execute'>
+
+/** rows read on either engine, each value as SQLite answers it (a boolean as 0/1, a bigint or an integer string as a number) */
+export async function rows<Row = Record<string, unknown>>(world: Readable, query: SQL): Promise<Row[]> {
+  const asSqlite = (value: unknown) =>
+    typeof value === 'boolean' || typeof value === 'bigint' ? Number(value) : typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value
+  return (await world.execute<Record<string, unknown>>(query)).map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, asSqlite(value)]))) as Row[]
 }
 
-export function positionCount(database: DatabaseHandle, deviceId?: string): number {
-  if (!deviceId) return database.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM positions').get()!.n
-  return database.sqlite
-    .query<{ n: number }, [string]>('SELECT count(*) AS n FROM positions WHERE device = (SELECT key FROM devices WHERE id = ?)')
-    .get(deviceId)!.n
+/** the first row of `rows`, or null */
+export async function firstRow<Row = Record<string, unknown>>(world: Readable, query: SQL): Promise<Row | null> {
+  return (await rows<Row>(world, query))[0] ?? null
+}
+
+export async function deviceRow(world: Readable, id: string): Promise<DeviceRowView> {
+  return (await firstRow<DeviceRowView>(world, sql`SELECT key, state, latitude, longitude, connected, connected_at, disconnected_at, updated_at FROM devices WHERE id = ${id}`))!
+}
+
+export function positionCount(world: Pick<EngineWorld, 'count'>, deviceId?: string): Promise<number> {
+  return deviceId ? world.count('positions', sql`device = (SELECT key FROM devices WHERE id = ${deviceId})`) : world.count('positions')
+}
+
+/** until, for a condition read from the database */
+export async function untilRead(predicate: () => Promise<boolean>, timeoutMs = 2000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await Bun.sleep(5)
+  }
 }
 
 /** Resolves when `predicate` holds, polling every few ms; rejects after `timeoutMs`. */

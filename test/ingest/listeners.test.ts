@@ -8,8 +8,8 @@ import { teltonika } from '../../src/ingest/protocols/teltonika/descriptor'
 import { createConnectionGate, startTcpListener, type TcpListener } from '../../src/ingest/tcp'
 import { createLogger, silentLogger } from '../../src/log'
 import { type SQL, sql } from 'drizzle-orm'
-import { type EngineWorld, openWorld } from '../support/world'
-import { DEVICES, type DeviceRowView, fleetDataset, until } from './fleet'
+import type { EngineWorld } from '../support/world'
+import { DEVICES, deviceRow, firstRow, openFleet, positionCount, rows, until, untilRead } from './fleet'
 import {
   connectClient,
   gt06Alarm,
@@ -30,28 +30,8 @@ let db: EngineWorld
 let clock: ReturnType<typeof manualClock>
 let pipeline: IngestPipeline
 
-/** the fleet's world on the run's engine (TRACKER_TEST_ENGINE) */
-const tempFleetDb = (extra: { imei: string; serial?: string }[] = []) => openWorld(fleetDataset(extra))
-
-/** rows read on either engine, each value as SQLite answers it (a boolean as 0/1, a bigint as a number) */
-async function rows<Row = Record<string, unknown>>(query: SQL): Promise<Row[]> {
-  const asSqlite = (value: unknown) => (typeof value === 'boolean' || typeof value === 'bigint' ? Number(value) : typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value)
-  return (await db.execute<Record<string, unknown>>(query)).map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, asSqlite(value)]))) as Row[]
-}
-const read = rows
-const first = async <Row = Record<string, unknown>>(query: SQL) => (await rows<Row>(query))[0] ?? null
-const deviceRow = async (_: unknown, id: string) =>
-  (await first<DeviceRowView>(sql`SELECT key, state, latitude, longitude, connected, connected_at, disconnected_at, updated_at FROM devices WHERE id = ${id}`))!
-const positionCount = async (_: unknown, deviceId?: string) =>
-  deviceId ? db.count('positions', sql`device = (SELECT key FROM devices WHERE id = ${deviceId})`) : db.count('positions')
-/** until, for a condition read from the database */
-async function untilRead(predicate: () => Promise<boolean>, timeoutMs: number, what: string) {
-  const deadline = Date.now() + timeoutMs
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await Bun.sleep(5)
-  }
-}
+const read = <Row = Record<string, unknown>>(query: SQL) => rows<Row>(db, query)
+const first = <Row = Record<string, unknown>>(query: SQL) => firstRow<Row>(db, query)
 
 function newPipeline(options: Partial<PipelineOptions> = {}) {
   return createIngestPipeline({ stores: db.stores, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0, ...options })
@@ -63,7 +43,7 @@ const UNKNOWN_IMEI = '111111111111111'
 describe('GT06', () => {
   let listener: TcpListener
   beforeEach(async () => {
-    db = await tempFleetDb()
+    db = await openFleet()
     clock = manualClock(START)
     pipeline = newPipeline()
     listener = startTcpListener(gt06, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS })
@@ -350,7 +330,7 @@ describe('GT06', () => {
 describe('Teltonika', () => {
   let listener: TcpListener
   beforeEach(async () => {
-    db = await tempFleetDb()
+    db = await openFleet()
     clock = manualClock(START)
     pipeline = newPipeline()
     listener = startTcpListener(teltonika, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS })
@@ -440,7 +420,7 @@ describe('Teltonika', () => {
     const [fresh] = records(1)
     client.send(teltonikaPacket([{ ...fresh, timestampMs: 0 }, fresh]))
     expect(hex(await client.read(4))).toBe('00 00 00 02')
-    expect(await rows(sql`SELECT ts FROM positions`)).toEqual([{ ts: fresh.timestampMs / 1000 }])
+    expect(await read(sql`SELECT ts FROM positions`)).toEqual([{ ts: fresh.timestampMs / 1000 }])
     client.end()
   })
 
@@ -449,7 +429,7 @@ describe('Teltonika', () => {
     const [record] = records(1)
     client.send(teltonikaPacket([{ ...record, eventIoId: 252, io1: { ...record.io1, 252: 1 } }], 0x8e))
     expect(hex(await client.read(4))).toBe('00 00 00 01')
-    expect(await rows(sql`SELECT alarm_code FROM events`)).toEqual([{ alarm_code: 'power_cut' }])
+    expect(await read(sql`SELECT alarm_code FROM events`)).toEqual([{ alarm_code: 'power_cut' }])
     client.end()
   })
 
@@ -520,7 +500,7 @@ describe('Teltonika', () => {
     await listener.stop()
     await pipeline.stop()
     await db.close()
-    db = await tempFleetDb(extra)
+    db = await openFleet(extra)
     pipeline = newPipeline()
     listener = startTcpListener(teltonika, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1' })
     await Promise.all(
@@ -544,7 +524,7 @@ describe('OsmAnd', () => {
   let stopListener: () => Promise<void>
   beforeAll(() => {})
   beforeEach(async () => {
-    db = await tempFleetDb()
+    db = await openFleet()
     clock = manualClock(START)
     pipeline = newPipeline()
     const listener = startOsmandListener({ pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', maxBodyBytes: 4096 })
@@ -628,7 +608,7 @@ describe('OsmAnd', () => {
     const at = (ts: number) => fetch(`http://127.0.0.1:${listener.port}/?id=${DEVICES.phone.serial}&lat=52&lon=-8&timestamp=${ts}`)
     expect((await at(T - 31 * 86_400)).status).toBe(400)
     expect((await at(T - 29 * 86_400)).status).toBe(200)
-    expect(await rows(sql`SELECT ts FROM positions`)).toEqual([{ ts: T - 29 * 86_400 }])
+    expect(await read(sql`SELECT ts FROM positions`)).toEqual([{ ts: T - 29 * 86_400 }])
   })
 
   test('past its ration of unknown identifiers an address gets 200 for the next ones, stores nothing, and one log line for the burst; its known phones are served', async () => {
@@ -650,7 +630,7 @@ describe('OsmAnd', () => {
     const known = await report(DEVICES.phone.serial)
     // the same answer, byte for byte
     expect({ status: known.status, type: known.headers.get('content-type'), body: await known.text() }).toEqual(answers[11])
-    expect(await rows(sql`SELECT device FROM positions`)).toEqual([{ device: (await deviceRow(db, DEVICES.phone.id)).key }])
+    expect(await read(sql`SELECT device FROM positions`)).toEqual([{ device: (await deviceRow(db, DEVICES.phone.id)).key }])
 
     // the first unknown identifier at once; the rest of the burst is one line when its window ends
     const refusals = () => lines.filter((l) => l.msg === 'device refused' || String(l.msg).startsWith('unknown device identifiers'))

@@ -12,8 +12,17 @@ import {
 } from '../../src/ingest/pipeline'
 import { createLogger } from '../../src/log'
 import { FLAG_UNLOCATABLE } from '../../src/store/positions'
-import { type EngineWorld, openWorld, testEngine } from '../support/world'
-import { DEVICES, type DeviceRowView, event, fix, fleetDataset } from './fleet'
+import { type EngineWorld, testEngine } from '../support/world'
+import {
+  DEVICES,
+  deviceRow as fleetDeviceRow,
+  event,
+  firstRow as fleetFirstRow,
+  fix,
+  openFleet,
+  positionCount as fleetPositionCount,
+  rows as fleetRows,
+} from './fleet'
 
 const START = Date.UTC(2026, 10, 25, 12, 0, 0)
 const T = START / 1000
@@ -37,16 +46,11 @@ function build(options: Partial<PipelineOptions> = {}) {
   })
 }
 
-/** rows read on either engine, each value as SQLite answers it (a boolean as 0/1, a bigint as a number) */
-async function rows<Row = Record<string, unknown>>(query: SQL): Promise<Row[]> {
-  const asSqlite = (value: unknown) => (typeof value === 'boolean' || typeof value === 'bigint' ? Number(value) : typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value)
-  return (await db.execute<Record<string, unknown>>(query)).map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, asSqlite(value)]))) as Row[]
-}
-const firstRow = async <Row = Record<string, unknown>>(query: SQL) => (await rows<Row>(query))[0] ?? null
-const deviceRow = async (id: string) =>
-  (await firstRow<DeviceRowView>(sql`SELECT key, state, latitude, longitude, connected, connected_at, disconnected_at, updated_at FROM devices WHERE id = ${id}`))!
-const positionCount = (deviceId?: string) =>
-  deviceId ? db.count('positions', sql`device = (SELECT key FROM devices WHERE id = ${deviceId})`) : db.count('positions')
+// the shared readers (./fleet), over this test's world
+const rows = <Row = Record<string, unknown>>(query: SQL) => fleetRows<Row>(db, query)
+const firstRow = <Row = Record<string, unknown>>(query: SQL) => fleetFirstRow<Row>(db, query)
+const deviceRow = (id: string) => fleetDeviceRow(db, id)
+const positionCount = (deviceId?: string) => fleetPositionCount(db, deviceId)
 /** flush, and wait for its commit (on PostgreSQL a commit is round trips away) */
 async function flushed() {
   pipeline.flush()
@@ -54,7 +58,7 @@ async function flushed() {
 }
 
 beforeEach(async () => {
-  db = await openWorld(fleetDataset())
+  db = await openFleet()
   clock = manualClock(START)
   live = new LivePositions()
   logLines = []

@@ -8,10 +8,6 @@
  * the @Track document, not by the server's encoders.
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { openDatabase, type DatabaseHandle } from '../../../../db/client'
 import { createApp } from '../../../../src/app'
 import { manualClock } from '../../../../src/clock'
 import { createCommandQueue, type CommandQueue } from '../../../../src/commands/queue'
@@ -22,10 +18,8 @@ import { PROTOCOLS } from '../../../../src/ingest/protocols'
 import type { Protocol } from '../../../../src/ingest/protocols/protocol'
 import { startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
 import { silentLogger } from '../../../../src/log'
-import { createCommandStore } from '../../../../src/store/commands'
 import { commandDataset } from '../../../commands/support'
-import { importNow } from '../../../support/import'
-import { ids, keys } from '../../../support/world'
+import { type EngineWorld, ids, keys, openWorld } from '../../../support/world'
 import { connectClient, type TestClient } from '../../frames'
 
 const IMEI = '862894020180553'
@@ -36,8 +30,7 @@ const START = Date.UTC(2026, 10, 25, 12, 0, 0)
 
 const gl200: Protocol = PROTOCOLS.find((protocol) => protocol.name === 'gl200')!
 
-let dir: string
-let database: DatabaseHandle
+let world: EngineWorld
 let clock: ReturnType<typeof manualClock>
 let queue: CommandQueue
 let app: ReturnType<typeof createApp>
@@ -65,16 +58,17 @@ function dataset() {
   return data
 }
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'tracker-gl200-tcp-'))
-  database = openDatabase(join(dir, 'tracker.db'))
-  importNow(database, dataset())
-  clock = manualClock(START)
+beforeEach(async () => {
+  // the world on the run's engine (TRACKER_TEST_ENGINE), with this file's own queue and app over its stores
+  world = await openWorld(dataset())
+  const { stores } = world
+  clock = world.clock
+  clock.set(START)
   const live = new LivePositions()
   const config = loadConfig({})
-  queue = createCommandQueue({ commands: createCommandStore(database, { clock }), clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
-  app = createApp({ database, config, clock, live, commandQueue: queue })
-  pipeline = createIngestPipeline({ database, clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+  queue = createCommandQueue({ commands: stores.commands, clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
+  app = createApp({ stores, config, clock, live, commandQueue: queue })
+  pipeline = createIngestPipeline({ stores, clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
   if (gl200.transport !== 'tcp') throw new Error('@Track is a TCP protocol')
   listener = startTcpListener(gl200, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', commands: queue })
 })
@@ -84,8 +78,7 @@ afterEach(async () => {
   await listener.stop()
   await pipeline.stop()
   queue.stop()
-  database.close()
-  rmSync(dir, { recursive: true, force: true })
+  await world.close()
 })
 
 async function connect(): Promise<TestClient> {

@@ -5,12 +5,7 @@
  * for a watch, answers by echoing the command.
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { openDatabase, type DatabaseHandle } from '../../../../db/client'
 import { createApp } from '../../../../src/app'
-import { manualClock } from '../../../../src/clock'
 import { createCommandQueue, type CommandQueue } from '../../../../src/commands/queue'
 import { loadConfig } from '../../../../src/config'
 import { LivePositions } from '../../../../src/ingest/live'
@@ -19,10 +14,8 @@ import { gps103 } from '../../../../src/ingest/protocols/gps103/descriptor'
 import { watch } from '../../../../src/ingest/protocols/watch/descriptor'
 import { startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
 import { silentLogger } from '../../../../src/log'
-import { createCommandStore } from '../../../../src/store/commands'
 import { commandDataset } from '../../../commands/support'
-import { importNow } from '../../../support/import'
-import { ids, keys } from '../../../support/world'
+import { type EngineWorld, ids, keys, openWorld } from '../../../support/world'
 import { connectClient, type TestClient } from '../../frames'
 
 const COBAN_MODEL = '0d000000-0000-4000-8000-0000000001a1'
@@ -56,24 +49,22 @@ function dataset() {
   return data
 }
 
-let dir: string
-let database: DatabaseHandle
+let world: EngineWorld
 let queue: CommandQueue
 let app: ReturnType<typeof createApp>
 let pipeline: IngestPipeline
 let listeners: TcpListener[]
 const clients: TestClient[] = []
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'tracker-gps103-watch-commands-'))
-  database = openDatabase(join(dir, 'tracker.db'))
-  importNow(database, dataset())
-  const clock = manualClock()
+beforeEach(async () => {
+  // the world on the run's engine (TRACKER_TEST_ENGINE), with this file's own queue and app over its stores
+  world = await openWorld(dataset())
+  const { stores, clock } = world
   const live = new LivePositions()
   const config = loadConfig({})
-  queue = createCommandQueue({ commands: createCommandStore(database, { clock }), clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
-  app = createApp({ database, config, clock, live, commandQueue: queue })
-  pipeline = createIngestPipeline({ database, clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+  queue = createCommandQueue({ commands: stores.commands, clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
+  app = createApp({ stores, config, clock, live, commandQueue: queue })
+  pipeline = createIngestPipeline({ stores, clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
   const options = { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', commands: queue }
   listeners = [startTcpListener(gps103, options), startTcpListener(watch, options)]
 })
@@ -83,8 +74,7 @@ afterEach(async () => {
   await Promise.all(listeners.map((listener) => listener.stop()))
   await pipeline.stop()
   queue.stop()
-  database.close()
-  rmSync(dir, { recursive: true, force: true })
+  await world.close()
 })
 
 interface Sent {

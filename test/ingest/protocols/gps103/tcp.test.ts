@@ -13,14 +13,16 @@ import { PROTOCOLS } from '../../../../src/ingest/protocols'
 import type { Protocol } from '../../../../src/ingest/protocols/protocol'
 import { createConnectionGate, startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
 import { silentLogger } from '../../../../src/log'
-import { deviceRow, positionCount, tempFleetDb, until, type TempDb } from '../../fleet'
+import { sql } from 'drizzle-orm'
+import type { EngineWorld } from '../../../support/world'
+import { deviceRow, firstRow, openFleet, positionCount, rows, untilRead } from '../../fleet'
 import { connectClient } from '../../frames'
 
 const START = Date.UTC(2026, 10, 25, 12, 0, 0)
 const IMEI = '359586015829802'
 const DEVICE = '00000000-0000-4000-9000-000000000000'
 
-let db: TempDb
+let db: EngineWorld
 let pipeline: IngestPipeline
 let listener: TcpListener
 
@@ -40,10 +42,10 @@ function report(keyword: string, unixSeconds: number): Uint8Array {
   return ascii(`imei:${IMEI},${keyword},${localField},13554900601,F,${gpsTime},A,2234.4026,N,11354.3277,E,10.00,90;`)
 }
 
-beforeEach(() => {
-  db = tempFleetDb([{ imei: IMEI }])
+beforeEach(async () => {
+  db = await openFleet([{ imei: IMEI }])
   const clock = manualClock(START)
-  pipeline = createIngestPipeline({ database: db.database, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+  pipeline = createIngestPipeline({ stores: db.stores, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
   if (gps103.transport !== 'tcp') throw new Error('GPS103 is a TCP protocol')
   listener = startTcpListener(gps103, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate: createConnectionGate() })
 })
@@ -51,7 +53,7 @@ beforeEach(() => {
 afterEach(async () => {
   await listener.stop()
   await pipeline.stop()
-  db.cleanup()
+  await db.close()
 })
 
 test('GPS103 is on the protocol list with its port variable and default port', () => {
@@ -67,28 +69,28 @@ test('log on is answered LOAD and the heartbeat ON; a tracker report is a fix at
   expect(new TextDecoder().decode(await client.read(2))).toBe('ON')
 
   client.send(report('tracker', now - 60))
-  await until(() => positionCount(db.database, DEVICE) === 1, 2000, 'the fix')
-  const stored = db.database.sqlite.query('SELECT ts, lat, lon, speed, course FROM positions').get()
+  await untilRead(async () => (await positionCount(db, DEVICE)) === 1, 2000, 'the fix')
+  const stored = await firstRow(db, sql`SELECT ts, lat, lon, speed, course FROM positions`)
   // 22°34.4026' N, 113°54.3277' E; 10 knots = 18.52 km/h
   expect(stored).toEqual({ ts: now - 60, lat: Math.round((22 + 34.4026 / 60) * 1e7), lon: Math.round((113 + 54.3277 / 60) * 1e7), speed: 185, course: 90 })
-  expect(deviceRow(db.database, DEVICE).connected).toBe(1)
+  expect((await deviceRow(db, DEVICE)).connected).toBe(1)
   expect(client.pending).toBe(0)
 
   client.send(report('help me', now - 30))
   expect(new TextDecoder().decode(await client.read(`**,imei:${IMEI},E;`.length))).toBe(`**,imei:${IMEI},E;`)
-  expect(db.database.sqlite.query('SELECT alarm_code, ts FROM events').all()).toEqual([{ alarm_code: 'sos', ts: now - 30 }])
-  expect(positionCount(db.database, DEVICE)).toBe(2)
+  expect(await rows(db, sql`SELECT alarm_code, ts FROM events`)).toEqual([{ alarm_code: 'sos', ts: now - 30 }])
+  expect(await positionCount(db, DEVICE)).toBe(2)
   client.end()
 })
 
 test('a report on a connection that never logged on opens the device by the IMEI it names; an unknown IMEI closes the connection', async () => {
   const client = await connectClient(listener.port)
   client.send(report('tracker', START / 1000 - 10))
-  await until(() => positionCount(db.database, DEVICE) === 1, 2000, 'the fix')
+  await untilRead(async () => (await positionCount(db, DEVICE)) === 1, 2000, 'the fix')
   client.end()
   const stranger = await connectClient(listener.port)
   stranger.send(ascii('##,imei:999999999999999,A;'))
   await stranger.closed
   expect(stranger.pending).toBe(0)
-  expect(positionCount(db.database)).toBe(1)
+  expect(await positionCount(db)).toBe(1)
 })

@@ -16,7 +16,9 @@ import { buildGt06Ack, buildGt06Frame } from '../../../../src/ingest/protocols/g
 import { createConnectionGate, startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
 import { silentLogger } from '../../../../src/log'
 import { TRACCAR_GT06_FRAMES } from '../../../fixtures/gt06/frames'
-import { positionCount, tempFleetDb, until, type TempDb } from '../../fleet'
+import { sql } from 'drizzle-orm'
+import type { EngineWorld } from '../../../support/world'
+import { openFleet, positionCount, rows, untilRead } from '../../fleet'
 import { connectClient, gt06Login } from '../../frames'
 import { hex, toHex } from '../helpers'
 
@@ -24,7 +26,7 @@ const START = Date.UTC(2026, 10, 25, 12, 0, 0)
 const IMEI = '862798052429087'
 const DEVICE = '00000000-0000-4000-9000-000000000000'
 
-let db: TempDb
+let db: EngineWorld
 let pipeline: IngestPipeline
 let listener: TcpListener
 
@@ -50,9 +52,9 @@ function longFrame(protocol: number, content: Uint8Array, serial: number): Uint8
   return frame
 }
 
-beforeEach(() => {
-  db = tempFleetDb([{ imei: IMEI }])
-  pipeline = createIngestPipeline({ database: db.database, clock: manualClock(START), log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+beforeEach(async () => {
+  db = await openFleet([{ imei: IMEI }])
+  pipeline = createIngestPipeline({ stores: db.stores, clock: manualClock(START), log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
   if (gt06.transport !== 'tcp') throw new Error('GT06 is a TCP protocol')
   listener = startTcpListener(gt06, { pipeline, clock: manualClock(START), log: silentLogger, port: 0, hostname: '127.0.0.1', gate: createConnectionGate() })
 })
@@ -60,7 +62,7 @@ beforeEach(() => {
 afterEach(async () => {
   await listener.stop()
   await pipeline.stop()
-  db.cleanup()
+  await db.close()
 })
 
 test('a JC400 0x95 harsh cornering and a VL103 0x70 removal: stored with their place, answered with the exact bytes', async () => {
@@ -86,13 +88,13 @@ test('a JC400 0x95 harsh cornering and a VL103 0x70 removal: stored with their p
   client.send(longFrame(0x70, modules, 5))
   expect(toHex(await client.read(10))).toBe(toHex(hex('78 78 05 70 00 05 45 FC 0D 0A')))
 
-  await until(() => positionCount(db.database, DEVICE) === 2, 2000, 'both fixes')
-  const positions = db.database.sqlite.query('SELECT ts, lat, lon, speed FROM positions ORDER BY ts').all()
+  await untilRead(async () => (await positionCount(db, DEVICE)) === 2, 2000, 'both fixes')
+  const positions = await rows(db, sql`SELECT ts, lat, lon, speed FROM positions ORDER BY ts`)
   expect(positions).toEqual([
     { ts: now - 60, lat: Math.round(43.897038333 * 1e7), lon: Math.round(-79.27096 * 1e7), speed: 440 },
     { ts: now - 30, lat: Math.round(43.894466111 * 1e7), lon: Math.round(-79.27285 * 1e7), speed: 0 },
   ])
-  expect(db.database.sqlite.query('SELECT alarm_code, ts FROM events ORDER BY ts').all()).toEqual([
+  expect(await rows(db, sql`SELECT alarm_code, ts FROM events ORDER BY ts`)).toEqual([
     { alarm_code: 'harsh_cornering', ts: now - 60 },
     { alarm_code: 'tamper', ts: now - 30 },
   ])

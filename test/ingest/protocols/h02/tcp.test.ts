@@ -13,8 +13,9 @@ import { PROTOCOLS } from '../../../../src/ingest/protocols'
 import type { Protocol } from '../../../../src/ingest/protocols/protocol'
 import { createConnectionGate, startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
 import { silentLogger } from '../../../../src/log'
-import { createStatusStore } from '../../../../src/store/status'
-import { deviceRow, positionCount, tempFleetDb, until, type TempDb } from '../../fleet'
+import { type SQL, sql } from 'drizzle-orm'
+import type { EngineWorld } from '../../../support/world'
+import { deviceRow, firstRow, openFleet, positionCount, rows, untilRead } from '../../fleet'
 import { connectClient } from '../../frames'
 
 const START = Date.UTC(2026, 10, 25, 12, 0, 0)
@@ -24,7 +25,7 @@ const IMEI_ID = '359710049011111'
 const SERIAL_DEVICE = '00000000-0000-4000-9000-000000000000'
 const IMEI_DEVICE = '00000000-0000-4000-9000-000000000001'
 
-let db: TempDb
+let db: EngineWorld
 let clock: ReturnType<typeof manualClock>
 let pipeline: IngestPipeline
 let listener: TcpListener
@@ -52,10 +53,10 @@ function link(id: string, unixSeconds: number): Uint8Array {
   return new TextEncoder().encode(`*HQ,${id},LINK,${time},20,8,67,0,0,${date},FFFFFBFF#`)
 }
 
-beforeEach(() => {
-  db = tempFleetDb([{ imei: '', serial: SERIAL_ID }, { imei: IMEI_ID }])
+beforeEach(async () => {
+  db = await openFleet([{ imei: '', serial: SERIAL_ID }, { imei: IMEI_ID }])
   clock = manualClock(START)
-  pipeline = createIngestPipeline({ database: db.database, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+  pipeline = createIngestPipeline({ stores: db.stores, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
   if (h02.transport !== 'tcp') throw new Error('H02 is a TCP protocol')
   listener = startTcpListener(h02, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate: createConnectionGate() })
 })
@@ -63,10 +64,10 @@ beforeEach(() => {
 afterEach(async () => {
   await listener.stop()
   await pipeline.stop()
-  db.cleanup()
+  await db.close()
 })
 
-const count = (sql: string) => db.database.sqlite.query<{ n: number }, []>(sql).get()!.n
+const count = async (query: SQL) => Number((await firstRow<{ n: number }>(db, query))!.n)
 
 test('H02 is on the protocol list with its port variable and default port', () => {
   expect(h02).toMatchObject({ name: 'h02', transport: 'tcp', portVariable: 'H02_PORT', defaultPort: 5013 })
@@ -76,41 +77,41 @@ test('a V1 frame is stored as a fix of the device its serial names; an alarm bit
   const now = START / 1000
   const client = await connectClient(listener.port)
   client.send(v1(SERIAL_ID, now - 60))
-  await until(() => positionCount(db.database, SERIAL_DEVICE) === 1, 2000, 'the fix')
-  const stored = db.database.sqlite.query('SELECT ts, lat, lon, speed, course, flags, attributes FROM positions').get() as Record<string, unknown>
+  await untilRead(async () => (await positionCount(db, SERIAL_DEVICE)) === 1, 2000, 'the fix')
+  const stored = await firstRow(db, sql`SELECT ts, lat, lon, speed, course, flags, attributes FROM positions`) as Record<string, unknown>
   // 09°56.3869' N, 084°06.7068' W; 10 knots = 18.52 km/h
   expect(stored).toMatchObject({ ts: now - 60, lat: Math.round((9 + 56.3869 / 60) * 1e7), lon: Math.round(-(84 + 6.7068 / 60) * 1e7), speed: 185, course: 90, flags: 0 })
   expect(JSON.parse(stored.attributes as string)).toMatchObject({ status_word: 'FFFFFBFF', ignition: false, mcc: 712 })
-  expect(deviceRow(db.database, SERIAL_DEVICE)).toMatchObject({ connected: 1, state: 'moving' })
+  expect(await deviceRow(db, SERIAL_DEVICE)).toMatchObject({ connected: 1, state: 'moving' })
 
   // bit 1 of the status word at 0: SOS, once; the same word again raises nothing more
   client.send(v1(SERIAL_ID, now - 50, 'FFFFFBFD'))
   client.send(v1(SERIAL_ID, now - 40, 'FFFFFBFD'))
-  await until(() => positionCount(db.database, SERIAL_DEVICE) === 3, 2000, 'the alarm fixes')
-  expect(db.database.sqlite.query('SELECT alarm_code, ts, latitude FROM events').all()).toEqual([{ alarm_code: 'sos', ts: now - 50, latitude: 9 + 56.3869 / 60 }])
+  await untilRead(async () => (await positionCount(db, SERIAL_DEVICE)) === 3, 2000, 'the alarm fixes')
+  expect(await rows(db, sql`SELECT alarm_code, ts, latitude FROM events`)).toEqual([{ alarm_code: 'sos', ts: now - 50, latitude: 9 + 56.3869 / 60 }])
   // H02 answers nothing by default
   expect(client.pending).toBe(0)
   client.end()
-  await until(() => deviceRow(db.database, SERIAL_DEVICE).connected === 0, 2000, 'the disconnection')
+  await untilRead(async () => (await deviceRow(db, SERIAL_DEVICE)).connected === 0, 2000, 'the disconnection')
 })
 
 test('the device is found by IMEI too; NBR keeps it connected and keeps its cells, LINK its battery and signal', async () => {
   const now = START / 1000
   const client = await connectClient(listener.port)
   client.send(v1(IMEI_ID, now - 10))
-  await until(() => positionCount(db.database, IMEI_DEVICE) === 1, 2000, 'the fix')
-  const key = deviceRow(db.database, IMEI_DEVICE).key
+  await untilRead(async () => (await positionCount(db, IMEI_DEVICE)) === 1, 2000, 'the fix')
+  const key = (await deviceRow(db, IMEI_DEVICE)).key
 
   // quiet for most of OFFLINE_AFTER, then cell towers and a heartbeat: not a fix, but a sign of life
   clock.advance(500_000)
   client.send(nbr(IMEI_ID, now + 490))
   client.send(link(IMEI_ID, now + 495))
-  await until(() => (createStatusStore(db.database.sqlite).latest(key)?.attributes.battery_level ?? null) === 67, 2000, 'the status')
+  await untilRead(async () => ((await db.stores.statuses.latest(key))?.attributes.battery_level ?? null) === 67, 2000, 'the status')
   clock.advance(200_000)
   expect(pipeline.sweep()).toBe(0)
-  expect(deviceRow(db.database, IMEI_DEVICE).connected).toBe(1)
-  expect(positionCount(db.database, IMEI_DEVICE)).toBe(1)
-  const status = createStatusStore(db.database.sqlite).latest(key)!
+  expect((await deviceRow(db, IMEI_DEVICE)).connected).toBe(1)
+  expect(await positionCount(db, IMEI_DEVICE)).toBe(1)
+  const status = (await db.stores.statuses.latest(key))!
   expect(status.attributes).toMatchObject({
     cells: [
       { mcc: 234, mnc: 10, lac: 21580, cell_id: 27766, signal: -67 },
@@ -132,13 +133,13 @@ test('an unknown id closes the connection; nothing is stored', async () => {
   const client = await connectClient(listener.port)
   client.send(v1('9999999999', START / 1000 - 10))
   await client.closed
-  expect(count('SELECT count(*) AS n FROM positions')).toBe(0)
+  expect(await count(sql`SELECT count(*) AS n FROM positions`)).toBe(0)
 })
 
 test("past the address's ration an unknown id keeps its connection, as a device's, and stores nothing; the address's known devices are served", async () => {
   await listener.stop()
   await pipeline.stop()
-  pipeline = createIngestPipeline({ database: db.database, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0, unknownIdentifiers: { perSource: 1 } })
+  pipeline = createIngestPipeline({ stores: db.stores, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0, unknownIdentifiers: { perSource: 1 } })
   if (h02.transport !== 'tcp') throw new Error('H02 is a TCP protocol')
   listener = startTcpListener(h02, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate: createConnectionGate() })
   const told = await connectClient(listener.port)
@@ -149,16 +150,16 @@ test("past the address's ration an unknown id keeps its connection, as a device'
   masked.send(link('9999999998', START / 1000 - 5))
   const known = await connectClient(listener.port)
   known.send(v1(SERIAL_ID, START / 1000 - 10))
-  await until(() => positionCount(db.database, SERIAL_DEVICE) === 1, 2000, 'the known fix')
+  await untilRead(async () => (await positionCount(db, SERIAL_DEVICE)) === 1, 2000, 'the known fix')
   // the masked connection's frames went the way of the known one's (a frame sent after them is in), and it is still open
   masked.send(v1('9999999998', START / 1000 - 3))
   known.send(v1(SERIAL_ID, START / 1000 - 4))
-  await until(() => positionCount(db.database, SERIAL_DEVICE) === 2, 2000, 'the second known fix')
+  await untilRead(async () => (await positionCount(db, SERIAL_DEVICE)) === 2, 2000, 'the second known fix')
   await pipeline.afterCommit()
   expect(masked.isClosed()).toBe(false)
-  expect(positionCount(db.database)).toBe(2)
+  expect(await positionCount(db)).toBe(2)
   // the known device's status only
-  expect(count('SELECT count(*) AS n FROM device_status')).toBe(1)
+  expect(await count(sql`SELECT count(*) AS n FROM device_status`)).toBe(1)
   masked.end()
   known.end()
 })

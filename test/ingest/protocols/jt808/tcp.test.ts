@@ -18,16 +18,13 @@ import { jt808Model } from '../../../../src/ingest/protocols/jt808/model'
 import type { Protocol } from '../../../../src/ingest/protocols/protocol'
 import { createConnectionGate, startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
 import { silentLogger } from '../../../../src/log'
-import { createCommandStore } from '../../../../src/store/commands'
 import { connectClient, type TestClient } from '../../frames'
 import { baseDataset, ids, keys, type World } from '../../../support/world'
-import { importNow } from '../../../support/import'
+import { serverDatabase, type ServerDatabase } from '../../../support/server-database'
+import { importDataset } from '../../../../src/dataset/service'
 import { createApp } from '../../../../src/app'
 import { manualClock } from '../../../../src/clock'
-import { openProductDatabase } from '../../../../src/database'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { openProduct, type ProductDatabase } from '../../../../src/database'
 import { hex, toHex } from '../helpers'
 
 const START = Date.UTC(2026, 10, 25, 12, 0, 0)
@@ -36,7 +33,9 @@ const DEVICE = '0f000000-0000-4000-8000-0000000008a1'
 const REBOOT = jt808Model.commands.find((command) => command.name === 'Reboot')!.id
 
 const jt808: Protocol = PROTOCOLS.find((protocol) => protocol.name === 'jt808')!
-let world: World
+let database: ServerDatabase
+let product: ProductDatabase
+let world: Pick<World, 'clock' | 'call'>
 let queue: CommandQueue
 let pipeline: IngestPipeline
 let listener: TcpListener
@@ -66,23 +65,21 @@ function location(unixSeconds: number, serial: number, alarmFlags = 0): Uint8Arr
 /** 0x8001 to `serial`'s message `messageId`, result 0, as the terminal must receive it */
 const generalResponse = (serial: number, messageId: number, result = 0) => toHex(framed(header(0x8001, 5, serial) + hex4(serial) + hex4(messageId) + two(result)))
 
-beforeEach(() => {
+beforeEach(async () => {
   const dataset = baseDataset() as ReturnType<typeof baseDataset> & { devices: unknown[] }
   dataset.devices.push({ id: DEVICE, account: ids.acme, model: jt808Model.id, groups: [ids.trucks], alias: 'Truck J', serial: PHONE, imei: '', state: 'off' })
   const live = new LivePositions()
-  const config = loadConfig({})
-  // the product's database: the built-in models are there before the import names one
-  const dir = mkdtempSync(join(tmpdir(), 'tracker-jt808-'))
-  const database = openProductDatabase(join(dir, 'tracker.db'), { nowMs: START })
-  importNow(database, dataset)
   const clock = manualClock(START)
-  queue = createCommandQueue({ commands: createCommandStore(database, { clock }), clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
-  const app = createApp({ database, clock, live, config, commandQueue: queue })
+  // the product's database on the run's engine (TRACKER_TEST_ENGINE): opened as the server opens
+  // it, so the built-in models are there before the import names one
+  database = await serverDatabase('tracker-jt808')
+  const config = loadConfig(database.env)
+  product = await openProduct(config, { purpose: 'server', clock })
+  await importDataset(product.stores.dataset, dataset)
+  queue = createCommandQueue({ commands: product.stores.commands, clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
+  const app = createApp({ stores: product.stores, clock, live, config, commandQueue: queue })
   world = {
-    dir,
-    database,
     clock,
-    app,
     call: (method, path, { token, body } = {}) =>
       app.handle(
         new Request(`http://localhost${path}`, {
@@ -91,12 +88,8 @@ beforeEach(() => {
           body: body === undefined ? undefined : JSON.stringify(body),
         }),
       ),
-    close() {
-      database.close()
-      rmSync(dir, { recursive: true, force: true })
-    },
   }
-  pipeline = createIngestPipeline({ database: world.database, clock: world.clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+  pipeline = createIngestPipeline({ stores: product.stores, clock: world.clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
   if (jt808.transport !== 'tcp') throw new Error('JT808 is a TCP protocol')
   listener = startTcpListener(jt808, { pipeline, clock: world.clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate: createConnectionGate(), commands: queue })
 })
@@ -106,7 +99,8 @@ afterEach(async () => {
   await listener.stop()
   await pipeline.stop()
   queue.stop()
-  world.close()
+  await product.close()
+  await database.close()
 })
 
 async function connect(): Promise<TestClient> {
@@ -117,6 +111,20 @@ async function connect(): Promise<TestClient> {
 
 async function readFrame(client: TestClient, expected: string): Promise<void> {
   expect(toHex(await client.read(hex(expected).length))).toBe(expected)
+}
+
+/** one frame as it arrives, at least `minimumBytes` long, through its closing 7E flag */
+async function readWholeFrame(client: TestClient, minimumBytes: number): Promise<Uint8Array> {
+  let bytes = await client.read(minimumBytes)
+  while (bytes[bytes.length - 1] !== 0x7e) bytes = Uint8Array.from([...bytes, ...(await client.read(1))])
+  return bytes
+}
+
+/** a frame with 7D 02 and 7D 01 read back as 7E and 7D (its fields at their places) */
+function unescaped(frame: Uint8Array): Uint8Array {
+  const bytes: number[] = []
+  for (let i = 0; i < frame.length; i++) bytes.push(frame[i] === 0x7d ? (frame[++i] === 0x02 ? 0x7e : 0x7d) : frame[i]!)
+  return Uint8Array.from(bytes)
 }
 
 const api = (path: string, method = 'GET', body?: unknown) => world.call(method, path, { token: keys.alice, body })
@@ -157,7 +165,7 @@ test('an unknown terminal registering is answered result 4 (no such terminal) an
   client.send(framed(header(0x0100, hex(registration).length, 1, stranger) + registration))
   await readFrame(client, toHex(framed(header(0x8100, 3, 1, stranger) + '0001' + '04')))
   await client.closed
-  const count = world.database.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM positions').get()!.n
+  const count = await database.count('positions')
   expect(count).toBe(0)
 })
 
@@ -168,13 +176,15 @@ test("a command of the built-in model goes out as 0x8105; the terminal's 0x0001 
   const response = await api(`/devices/${DEVICE}/commands/${REBOOT}`, 'POST', {})
   expect(response.status).toBe(202)
   const sent = (await response.json()) as { id: string }
-  // 0x8105, one byte of body (command word 4: reset), the serial the server chose
-  const command = await client.read(2 + 12 + 1 + 1)
+  // 0x8105, one byte of body (command word 4: reset), the serial the server chose; read through
+  // its closing flag: a serial or check code of 7E or 7D goes out escaped, a byte longer
+  const frame = await readWholeFrame(client, 2 + 12 + 1 + 1)
+  const command = unescaped(frame)
   expect(toHex(command.subarray(0, 5))).toBe(toHex(hex('7e 81 05 00 01')))
   expect(toHex(command.subarray(5, 11))).toBe(toHex(hex(PHONE)))
   expect(command[13]).toBe(0x04)
   const serial = hex4((command[11] << 8) | command[12])
-  expect(toHex(command)).toBe(toHex(framed(`8105 0001 ${PHONE} ${serial} 04`)))
+  expect(toHex(frame)).toBe(toHex(framed(`8105 0001 ${PHONE} ${serial} 04`)))
   // the terminal's general response: the command's serial, 0x8105, result 0
   client.send(framed(header(0x0001, 5, 2) + serial + '8105' + '00'))
   let answered: Record<string, unknown> = {}

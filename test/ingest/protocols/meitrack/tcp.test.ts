@@ -8,10 +8,6 @@
  * old); lengths and checksums are computed here from the document's rule, not by the server's code.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { openDatabase, type DatabaseHandle } from '../../../../db/client'
 import { createApp } from '../../../../src/app'
 import { manualClock } from '../../../../src/clock'
 import { createCommandQueue, type CommandQueue } from '../../../../src/commands/queue'
@@ -22,12 +18,10 @@ import { PROTOCOLS } from '../../../../src/ingest/protocols'
 import type { Protocol } from '../../../../src/ingest/protocols/protocol'
 import { createConnectionGate, startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
 import { silentLogger } from '../../../../src/log'
-import { createCommandStore } from '../../../../src/store/commands'
-import { createStatusStore } from '../../../../src/store/status'
-import { importNow } from '../../../support/import'
-import { ids, keys } from '../../../support/world'
+import { type EngineWorld, ids, keys, openWorld } from '../../../support/world'
 import { commandDataset } from '../../../commands/support'
-import { deviceRow, positionCount, tempFleetDb, until, type TempDb } from '../../fleet'
+import { sql } from 'drizzle-orm'
+import { deviceRow, firstRow, openFleet, positionCount, rows, untilRead } from '../../fleet'
 import { connectClient, type TestClient } from '../../frames'
 
 const START = Date.UTC(2026, 10, 25, 12, 0, 0)
@@ -79,15 +73,15 @@ function cce(imei: string, unixSeconds: number, flag = 'A'): Uint8Array {
 }
 
 describe('reports', () => {
-  let db: TempDb
+  let db: EngineWorld
   let clock: ReturnType<typeof manualClock>
   let pipeline: IngestPipeline
   let listener: TcpListener
 
-  beforeEach(() => {
-    db = tempFleetDb([{ imei: IMEI }])
+  beforeEach(async () => {
+    db = await openFleet([{ imei: IMEI }])
     clock = manualClock(START)
-    pipeline = createIngestPipeline({ database: db.database, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+    pipeline = createIngestPipeline({ stores: db.stores, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
     if (meitrack.transport !== 'tcp') throw new Error('Meitrack is a TCP protocol')
     listener = startTcpListener(meitrack, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate: createConnectionGate() })
   })
@@ -95,7 +89,7 @@ describe('reports', () => {
   afterEach(async () => {
     await listener.stop()
     await pipeline.stop()
-    db.cleanup()
+    await db.close()
   })
 
   test('Meitrack is on the protocol list with its port variable and default port', () => {
@@ -107,14 +101,14 @@ describe('reports', () => {
     const client = await connectClient(listener.port)
     client.send(aaa(IMEI, now - 60, 35))
     client.send(aaa(IMEI, now - 50, 1))
-    await until(() => positionCount(db.database, DEVICE) === 2, 2000, 'the fixes')
-    const stored = db.database.sqlite.query('SELECT ts, lat, lon, speed, course, flags, attributes FROM positions ORDER BY ts').all() as Record<string, unknown>[]
+    await untilRead(async () => (await positionCount(db, DEVICE)) === 2, 2000, 'the fixes')
+    const stored = await rows(db, sql`SELECT ts, lat, lon, speed, course, flags, attributes FROM positions ORDER BY ts`) as Record<string, unknown>[]
     // speed 10 km/h (stored in tenths), course 300
     expect(stored[0]).toMatchObject({ ts: now - 60, lat: 184_595_750, lon: -699_471_610, speed: 100, course: 300, flags: 0 })
     expect(JSON.parse(stored[0].attributes as string)).toMatchObject({ event: 35, mcc: 370, lac: 0x5337, gsm_signal: 15, inputs: 1, odometer: 3989 })
-    expect(db.database.sqlite.query('SELECT alarm_code, ts, latitude FROM events').all()).toEqual([{ alarm_code: 'sos', ts: now - 50, latitude: 18.459575 }])
-    expect(deviceRow(db.database, DEVICE)).toMatchObject({ connected: 1 })
-    const status = createStatusStore(db.database.sqlite).latest(deviceRow(db.database, DEVICE).key)!
+    expect(await rows(db, sql`SELECT alarm_code, ts, latitude FROM events`)).toEqual([{ alarm_code: 'sos', ts: now - 50, latitude: 18.459575 }])
+    expect(await deviceRow(db, DEVICE)).toMatchObject({ connected: 1 })
+    const status = (await db.stores.statuses.latest((await deviceRow(db, DEVICE)).key))!
     expect(status.attributes).toMatchObject({ gsm_signal: 15, inputs: 1, outputs: 0 })
     await pipeline.afterCommit()
     expect(client.pending).toBe(0)
@@ -128,8 +122,8 @@ describe('reports', () => {
     const expected = seal('@@', 'k', `,${IMEI},CCE,1`)
     expect(textOf(await client.read(expected.length))).toBe(expected)
     // the answer comes once the batch is committed
-    expect(positionCount(db.database, DEVICE)).toBe(1)
-    const stored = db.database.sqlite.query('SELECT ts, lat, lon, speed, course, flags FROM positions').get()
+    expect(await positionCount(db, DEVICE)).toBe(1)
+    const stored = await firstRow(db, sql`SELECT ts, lat, lon, speed, course, flags FROM positions`)
     expect(stored).toEqual({ ts: now - 30, lat: 13_562_000, lon: 1_037_397_150, speed: 280, course: 313, flags: 0 })
     client.end()
   })
@@ -138,7 +132,7 @@ describe('reports', () => {
     const client = await connectClient(listener.port)
     client.send(aaa('999999999999999', START / 1000 - 10, 35))
     await client.closed
-    expect(positionCount(db.database)).toBe(0)
+    expect(await positionCount(db)).toBe(0)
   })
 })
 
@@ -147,8 +141,7 @@ describe('commands', () => {
   const TRUCK = '0f000000-0000-4000-8000-0000000000a1'
   const STOP = '0e000000-0000-4000-8000-0000000000a1'
   const LOCATE = '0e000000-0000-4000-8000-0000000000a2'
-  let dir: string
-  let database: DatabaseHandle
+  let world: EngineWorld
   let clock: ReturnType<typeof manualClock>
   let queue: CommandQueue
   let app: ReturnType<typeof createApp>
@@ -157,8 +150,6 @@ describe('commands', () => {
   let client: TestClient
 
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'tracker-meitrack-commands-'))
-    database = openDatabase(join(dir, 'tracker.db'))
     const data = commandDataset() as ReturnType<typeof commandDataset> & { models: unknown[]; devices: unknown[] }
     const button = (label: string) => ({ type: 'button', label, confirm: false })
     data.models.push({
@@ -171,13 +162,16 @@ describe('commands', () => {
       ],
     })
     data.devices.push({ id: TRUCK, account: ids.acme, model: MODEL, groups: [ids.trucks], alias: 'Truck M', serial: 'S-TM', imei: IMEI, state: 'off' })
-    importNow(database, data)
-    clock = manualClock(START)
+    // the world on the run's engine (TRACKER_TEST_ENGINE), with this file's own queue and app over its stores
+    world = await openWorld(data)
+    const { stores } = world
+    clock = world.clock
+    clock.set(START)
     const live = new LivePositions()
     const config = loadConfig({})
-    queue = createCommandQueue({ commands: createCommandStore(database, { clock }), clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
-    app = createApp({ database, config, clock, live, commandQueue: queue })
-    pipeline = createIngestPipeline({ database, clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+    queue = createCommandQueue({ commands: stores.commands, clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
+    app = createApp({ stores, config, clock, live, commandQueue: queue })
+    pipeline = createIngestPipeline({ stores, clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
     if (meitrack.transport !== 'tcp') throw new Error('Meitrack is a TCP protocol')
     listener = startTcpListener(meitrack, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', commands: queue })
     client = await connectClient(listener.port)
@@ -188,8 +182,7 @@ describe('commands', () => {
     await listener.stop()
     await pipeline.stop()
     queue.stop()
-    database.close()
-    rmSync(dir, { recursive: true, force: true })
+    await world.close()
   })
 
   async function call(method: string, path: string): Promise<Response> {
@@ -229,6 +222,6 @@ describe('commands', () => {
     expect(ask).toBe(seal('@@', ask[2], `,${IMEI},A10`))
     client.send(aaa(IMEI, START / 1000 - 5, 34, ask[2]))
     expect(String((await once(locate.id, 'answered')).response).startsWith('AAA,34,18.459575,-69.947161,')).toBe(true)
-    await until(() => positionCount(database, TRUCK) === 2, 2000, 'the two fixes')
+    await untilRead(async () => (await positionCount(world, TRUCK)) === 2, 2000, 'the two fixes')
   })
 })

@@ -10,7 +10,8 @@ import { createIngestPipeline, type IngestPipeline } from '../../../../src/inges
 import { teltonika } from '../../../../src/ingest/protocols/teltonika/descriptor'
 import { startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
 import { silentLogger } from '../../../../src/log'
-import { DEVICES, deviceRow, positionCount, tempFleetDb, type TempDb } from '../../fleet'
+import type { EngineWorld } from '../../../support/world'
+import { DEVICES, deviceRow, openFleet, positionCount } from '../../fleet'
 import { connectClient, hex, teltonikaImei, teltonikaPacket, type AvlRecordInput } from '../../frames'
 
 const START = Date.UTC(2026, 10, 25, 12, 0, 0)
@@ -18,21 +19,21 @@ const IDLE_MS = 120_000
 const KEEPALIVE = Uint8Array.of(0xff)
 
 describe('Teltonika keep-alive (0xFF) over TCP', () => {
-  let db: TempDb
+  let db: EngineWorld
   let clock: ReturnType<typeof manualClock>
   let pipeline: IngestPipeline
   let listener: TcpListener
 
-  beforeEach(() => {
-    db = tempFleetDb()
+  beforeEach(async () => {
+    db = await openFleet()
     clock = manualClock(START)
-    pipeline = createIngestPipeline({ database: db.database, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+    pipeline = createIngestPipeline({ stores: db.stores, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
     listener = startTcpListener(teltonika, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', idleTimeoutMs: IDLE_MS })
   })
   afterEach(async () => {
     await listener.stop()
     await pipeline.stop()
-    db.cleanup()
+    await db.close()
   })
 
   const record = (secondsAgo: number): AvlRecordInput => ({
@@ -49,7 +50,7 @@ describe('Teltonika keep-alive (0xFF) over TCP', () => {
     client.send(KEEPALIVE)
     client.send(teltonikaImei(DEVICES.parked.imei))
     expect(hex(await client.read(1))).toBe('01')
-    expect(deviceRow(db.database, DEVICES.parked.id).connected).toBe(1)
+    expect((await deviceRow(db, DEVICES.parked.id)).connected).toBe(1)
 
     client.send(teltonikaPacket([record(60)]))
     expect(hex(await client.read(4))).toBe('00 00 00 01')
@@ -57,7 +58,7 @@ describe('Teltonika keep-alive (0xFF) over TCP', () => {
     client.send(Uint8Array.of(0xff, 0xff))
     client.send(teltonikaPacket([record(30), record(20)]))
     expect(hex(await client.read(4))).toBe('00 00 00 02')
-    expect(positionCount(db.database)).toBe(3)
+    expect(await positionCount(db)).toBe(3)
     expect(client.pending).toBe(0) // a keep-alive is not answered
     expect(client.isClosed()).toBe(false)
     client.end()

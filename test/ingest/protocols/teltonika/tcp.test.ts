@@ -13,9 +13,10 @@ import { PROTOCOLS } from '../../../../src/ingest/protocols'
 import type { Protocol } from '../../../../src/ingest/protocols/protocol'
 import { createConnectionGate, startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
 import { silentLogger } from '../../../../src/log'
-import { createStatusStore } from '../../../../src/store/status'
 import { TRACCAR_FRAMES } from '../../../fixtures/teltonika/traccar'
-import { DEVICES, deviceRow, positionCount, tempFleetDb, until, type TempDb } from '../../fleet'
+import { sql } from 'drizzle-orm'
+import type { EngineWorld } from '../../../support/world'
+import { DEVICES, deviceRow, openFleet, positionCount, rows, untilRead } from '../../fleet'
 import { connectClient, hex as toHex, teltonikaFrame, teltonikaImei } from '../../frames'
 import { hex } from '../helpers'
 
@@ -24,14 +25,14 @@ const GH3000_EPOCH_S = Date.UTC(2007, 0, 1) / 1000
 /** where each of the frame's 4 records starts in its data field (sizes 8, 22, 22, 29 bytes) */
 const RECORD_OFFSETS = [2, 10, 32, 54]
 
-let db: TempDb
+let db: EngineWorld
 let pipeline: IngestPipeline
 let listener: TcpListener
 
-beforeEach(() => {
-  db = tempFleetDb()
+beforeEach(async () => {
+  db = await openFleet()
   const clock = manualClock(START)
-  pipeline = createIngestPipeline({ database: db.database, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+  pipeline = createIngestPipeline({ stores: db.stores, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
   const teltonika: Protocol = PROTOCOLS.find((protocol) => protocol.name === 'teltonika')!
   if (teltonika.transport !== 'tcp') throw new Error('Teltonika is a TCP protocol')
   listener = startTcpListener(teltonika, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate: createConnectionGate() })
@@ -40,7 +41,7 @@ beforeEach(() => {
 afterEach(async () => {
   await listener.stop()
   await pipeline.stop()
-  db.cleanup()
+  await db.close()
 })
 
 /** Traccar's Codec 7 frame, record i dated `secondsAgo[i]` before the test's clock, its priority bits kept. */
@@ -63,14 +64,14 @@ test('Codec 7: two fixes stored, the cell record kept as status, ACK 4 after the
 
   client.send(gh3000Packet([240, 180, 120, 60]))
   expect(toHex(await client.read(4))).toBe('00 00 00 04')
-  await until(() => positionCount(db.database, DEVICES.parked.id) === 2, 2000, 'the fixes')
-  const stored = db.database.sqlite.query('SELECT ts, lat, lon, speed, course, altitude, satellites, flags FROM positions ORDER BY ts').all()
+  await untilRead(async () => (await positionCount(db, DEVICES.parked.id)) === 2, 2000, 'the fixes')
+  const stored = await rows(db, sql`SELECT ts, lat, lon, speed, course, altitude, satellites, flags FROM positions ORDER BY ts`)
   // floats 42332A4C / 4193D68C and 423383F5 / 4193624F, as stored (degrees × 1e7, rounded)
   expect(stored).toEqual([
     { ts: now - 180, lat: 447913055, lon: 184797592, speed: 20, course: 0, altitude: 141, satellites: 9, flags: 0 },
     { ts: now - 120, lat: 448788643, lon: 184230022, speed: 0, course: 0, altitude: 157, satellites: 10, flags: 0 },
   ])
-  const status = createStatusStore(db.database.sqlite).latest(deviceRow(db.database, DEVICES.parked.id).key)!
+  const status = (await db.stores.statuses.latest((await deviceRow(db, DEVICES.parked.id)).key))!
   expect(status.attributes).toMatchObject({ battery_level: 100, battery_voltage: 4.108, operator: 21803, signal_quality: 26, roaming: false })
   client.end()
 })

@@ -13,15 +13,16 @@ import { PROTOCOLS } from '../../../../src/ingest/protocols'
 import type { Protocol } from '../../../../src/ingest/protocols/protocol'
 import { createConnectionGate, startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
 import { silentLogger } from '../../../../src/log'
-import { createStatusStore } from '../../../../src/store/status'
-import { deviceRow, positionCount, tempFleetDb, until, type TempDb } from '../../fleet'
+import { sql } from 'drizzle-orm'
+import type { EngineWorld } from '../../../support/world'
+import { deviceRow, firstRow, openFleet, positionCount, rows, untilRead } from '../../fleet'
 import { connectClient } from '../../frames'
 
 const START = Date.UTC(2026, 10, 25, 12, 0, 0)
 const WATCH_ID = '8800000015'
 const DEVICE = '00000000-0000-4000-9000-000000000000'
 
-let db: TempDb
+let db: EngineWorld
 let pipeline: IngestPipeline
 let listener: TcpListener
 
@@ -43,10 +44,10 @@ function position(type: string, unixSeconds: number, status = '00000000'): Uint8
   return frame(`${type},${date},${time},A,22.571707,N,113.8613968,E,12.5,90.0,100,7,60,90,1000,50,${status},4,1,460,0,9360,4082,131,9360,4092,148,9360,4091,143,9360,4153,141`)
 }
 
-beforeEach(() => {
-  db = tempFleetDb([{ imei: '', serial: WATCH_ID }])
+beforeEach(async () => {
+  db = await openFleet([{ imei: '', serial: WATCH_ID }])
   const clock = manualClock(START)
-  pipeline = createIngestPipeline({ database: db.database, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
+  pipeline = createIngestPipeline({ stores: db.stores, clock, log: silentLogger, live: new LivePositions(), offlineAfterSeconds: 600, sweepIntervalMs: 0 })
   if (watch.transport !== 'tcp') throw new Error('the watch protocol is TCP')
   listener = startTcpListener(watch, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate: createConnectionGate() })
 })
@@ -54,7 +55,7 @@ beforeEach(() => {
 afterEach(async () => {
   await listener.stop()
   await pipeline.stop()
-  db.cleanup()
+  await db.close()
 })
 
 test('the watch protocol is on the protocol list with its port variable and default port', () => {
@@ -66,27 +67,27 @@ test('LK is answered [SG*id*0002*LK] and keeps the battery; UD is a fix of the w
   const client = await connectClient(listener.port)
   client.send(frame('LK,1200,3,87'))
   expect(decode(await client.read(`[SG*${WATCH_ID}*0002*LK]`.length))).toBe(`[SG*${WATCH_ID}*0002*LK]`)
-  const key = deviceRow(db.database, DEVICE).key
-  await until(() => createStatusStore(db.database.sqlite).latest(key)?.attributes.battery_level === 87, 2000, 'the status')
-  expect(createStatusStore(db.database.sqlite).latest(key)!.attributes).toMatchObject({ steps: 1200, turnovers: 3, battery_level: 87 })
+  const key = (await deviceRow(db, DEVICE)).key
+  await untilRead(async () => (await db.stores.statuses.latest(key))?.attributes.battery_level === 87, 2000, 'the status')
+  expect((await db.stores.statuses.latest(key))!.attributes).toMatchObject({ steps: 1200, turnovers: 3, battery_level: 87 })
 
   client.send(position('UD', now - 60))
-  await until(() => positionCount(db.database, DEVICE) === 1, 2000, 'the fix')
-  expect(db.database.sqlite.query('SELECT ts, lat, lon, speed, course FROM positions').get()).toEqual({
+  await untilRead(async () => (await positionCount(db, DEVICE)) === 1, 2000, 'the fix')
+  expect(await firstRow(db, sql`SELECT ts, lat, lon, speed, course FROM positions`)).toEqual({
     ts: now - 60,
     lat: Math.round(22.571707 * 1e7),
     lon: Math.round(113.8613968 * 1e7),
     speed: 125,
     course: 90,
   })
-  expect(deviceRow(db.database, DEVICE).connected).toBe(1)
+  expect((await deviceRow(db, DEVICE)).connected).toBe(1)
   expect(client.pending).toBe(0)
 
   // status bit 16: SOS
   client.send(position('AL', now - 30, '00010000'))
   expect(decode(await client.read(`[SG*${WATCH_ID}*0002*AL]`.length))).toBe(`[SG*${WATCH_ID}*0002*AL]`)
-  expect(db.database.sqlite.query('SELECT alarm_code, ts FROM events').all()).toEqual([{ alarm_code: 'sos', ts: now - 30 }])
-  expect(positionCount(db.database, DEVICE)).toBe(2)
+  expect(await rows(db, sql`SELECT alarm_code, ts FROM events`)).toEqual([{ alarm_code: 'sos', ts: now - 30 }])
+  expect(await positionCount(db, DEVICE)).toBe(2)
   client.end()
 })
 
@@ -95,5 +96,5 @@ test('an unknown watch id closes the connection; nothing is stored, nothing answ
   client.send(ascii('[SG*9999999999*0002*LK]'))
   await client.closed
   expect(client.pending).toBe(0)
-  expect(positionCount(db.database)).toBe(0)
+  expect(await positionCount(db)).toBe(0)
 })
