@@ -5,14 +5,14 @@
  * read names its device and a range of `ts`, so a window is read from the months it spans only,
  * through each partition's (device, ts) primary key.
  */
-import { and, asc, between, count, desc, eq, sql } from 'drizzle-orm'
+import { and, between, count, desc, eq, sql } from 'drizzle-orm'
 import type { PostgresHandle } from '../../../db/postgres/client'
 import { positions } from '../../../db/postgres/schema'
 import { decodeNewestFix, type EncodedFixRow, FLAG_UNLOCATABLE, type PositionReads } from '../positions'
 
 const locatable = sql`(${positions.flags} & ${sql.raw(String(FLAG_UNLOCATABLE))}) = 0`
 
-export function createPostgresPositionReads(database: Pick<PostgresHandle, 'db'>): PositionReads {
+export function createPostgresPositionReads(database: Pick<PostgresHandle, 'db' | 'sql'>): PositionReads {
   const { db } = database
   const inWindow = (deviceKey: number, from: number, to: number) => and(eq(positions.device, deviceKey), between(positions.ts, from, to))
   return {
@@ -26,13 +26,13 @@ export function createPostgresPositionReads(database: Pick<PostgresHandle, 'db'>
       return row ? decodeNewestFix(row) : null
     },
     async fixesIn(deviceKey, from, to, limit) {
-      const rows = await db
-        .select({ ts: positions.ts, lat: positions.lat, lon: positions.lon, speed: positions.speed, flags: positions.flags })
-        .from(positions)
-        .where(inWindow(deviceKey, from, to))
-        .orderBy(asc(positions.ts))
-        .limit(limit)
-      return rows.map((row): EncodedFixRow => [row.ts, row.lat, row.lon, row.speed, row.flags])
+      // the history's bulk read: a week at 1 Hz is 37 of these. Rows as arrays straight from the
+      // driver, in EncodedFixRow's order (no object a row), by a statement prepared once a connection
+      const rows = await database.sql`
+        SELECT ts, lat, lon, speed, flags FROM positions
+        WHERE device = ${deviceKey} AND ts BETWEEN ${from} AND ${to}
+        ORDER BY ts LIMIT ${limit}`.values()
+      return rows as unknown as EncodedFixRow[]
     },
     async countIn(deviceKey, from, to) {
       const [row] = await db.select({ n: count() }).from(positions).where(inWindow(deviceKey, from, to))
