@@ -5,8 +5,8 @@
  * the columns' titles, frozen; typed cells: `time` a date cell holding the local time in the
  * report's zone (spreadsheets have no zones) formatted `yyyy-mm-dd hh:mm:ss`, `day` a date cell
  * `yyyy-mm-dd`, numbers as numbers, a location as two number columns (latitude, longitude),
- * `json` as JSON text; strings are written as strings, never as formulas; the totals row last,
- * its first cell `Total`, in bold.
+ * `json` as JSON text; a text is cut at Excel's 32,767 characters a cell; strings are written as
+ * strings, never as formulas; the totals row last, its first cell `Total`, in bold.
  */
 
 import { once } from 'node:events'
@@ -28,6 +28,15 @@ interface SheetColumn {
   width: number
   numFmt?: string
   value(row: ReportRow): ExcelJS.CellValue
+}
+
+/** Excel refuses (offers to "repair") a cell of more characters */
+const CELL_CHARACTERS = 32_767
+function cellText(text: string): string {
+  if (text.length <= CELL_CHARACTERS) return text
+  // never half a surrogate pair
+  const end = /[\ud800-\udbff]/.test(text[CELL_CHARACTERS - 1]) ? CELL_CHARACTERS - 1 : CELL_CHARACTERS
+  return text.slice(0, end)
 }
 
 const finite = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null)
@@ -78,7 +87,7 @@ function sheetColumns(columns: readonly ReportColumn[], clock: LocalClock): Shee
           {
             title,
             width: 30,
-            value: (row) => (row[key] === null || row[key] === undefined ? null : JSON.stringify(row[key])),
+            value: (row) => (row[key] === null || row[key] === undefined ? null : cellText(JSON.stringify(row[key]))),
           },
         ]
       case 'text':
@@ -86,7 +95,7 @@ function sheetColumns(columns: readonly ReportColumn[], clock: LocalClock): Shee
           {
             title,
             width: Math.max(12, title.length + 2),
-            value: (row) => (row[key] === null || row[key] === undefined ? null : String(row[key])),
+            value: (row) => (row[key] === null || row[key] === undefined ? null : cellText(String(row[key]))),
           },
         ]
     }

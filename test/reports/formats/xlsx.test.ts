@@ -77,18 +77,24 @@ describe('XLSX report files', () => {
     expect(totals.getCell(3).type).toBe(ExcelJS.ValueType.Null)
   })
 
-  test('days are date cells, JSON is text, no totals row when the kind has none', async () => {
+  test('days are date cells, JSON is text, long text cut at Excel\'s limit, no totals row when the kind has none', async () => {
     const summary = document({
       kind: 'summary',
       tz: 'UTC',
       columns: [column('device', 'text', 'Device'), column('day', 'day', 'Day'), column('context', 'json', 'Context')],
-      rows: [{ device: 'd1', day: '2026-11-02', context: { a: [1, 'b'] } }],
+      rows: [
+        { device: 'd1', day: '2026-11-02', context: { a: [1, 'b'] } },
+        { device: `${'x'.repeat(32_766)}😀tail`, day: null, context: null },
+      ],
     })
     const sheet = (await workbookOf(renderReport(summary, 'xlsx').body)).getWorksheet('summary')!
-    expect(sheet.rowCount).toBe(2)
+    expect(sheet.rowCount).toBe(3)
     expect(sheet.getCell('B2').type).toBe(ExcelJS.ValueType.Date)
     expect(sheet.getCell('B2').value).toEqual(wall(2026, 11, 2))
     expect(sheet.getCell('B2').numFmt).toBe('yyyy-mm-dd')
     expect(sheet.getCell('C2').value).toBe('{"a":[1,"b"]}')
+    // Excel's limit is 32,767 characters a cell: longer text is cut there, never inside a surrogate pair
+    expect(sheet.getCell('A3').value).toBe('x'.repeat(32_766))
+    expect(sheet.getCell('B3').type).toBe(ExcelJS.ValueType.Null)
   })
 })
