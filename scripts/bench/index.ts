@@ -14,6 +14,7 @@ const benches: Record<string, string> = {
   ingest: './ingest.ts',
   'pg-drivers': './pg-drivers.ts',
   pg: './pg.ts',
+  'report-files': './report-files.ts',
   versions: './versions.ts',
 }
 
