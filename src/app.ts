@@ -161,6 +161,7 @@ export function createApp(deps: AppDeps) {
     maxInFlight: config.geocoderMaxInFlight,
   })
   const positionReads = stores.positions
+  const me = { people, access, linkExpiresAt: shares.expiresAt }
   const eventReads = stores.events
   const devices = createDeviceService({ positions: positionReads, statuses: stores.statuses, access, live, geocoder })
   const history = createHistoryService({ positions: positionReads, events: eventReads, access, geocoder, memoryBytes: config.historyMemoryMb * 1024 * 1024, maxWaitMs: deps.historyMaxWaitMs })
@@ -213,13 +214,13 @@ export function createApp(deps: AppDeps) {
     .use(streamRoutes(auth, streams))
     .use(unknownDeviceRoutes(auth, createUnknownIdentifiers({ store: stores.unknownIdentifiers, clock, recent: deps.recentUnknowns ?? null })))
     .use(devicesRoutes(auth, devices))
-    .use(adminRoutes(auth, { clock, access, keyUsage, keys, people, auditLog: stores.audit, me: { people, access, linkExpiresAt: shares.expiresAt } }))
+    .use(adminRoutes(auth, { clock, access, keyUsage, keys, people, auditLog: stores.audit, me }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices }))
     .use(modelRoutes(auth, { models: modelAdmin }))
     .use(geofenceRoutes(auth, { geofences }))
     .use(notificationRoutes(auth, { store: notificationStore, clock, allowPrivate: config.webhookAllowPrivate, messaging: deps.messaging ?? messagingOf(config) }))
     .use(emailAlertRoutes(auth, { store: notificationStore, clock, smtpConfigured: config.smtpUrl !== null }))
-    .use(sessionRoutes(auth, sessions, { guard: passwordGuard, clientAddress, requestOrigin, appUrl: config.appUrl, appUrlSet: config.appUrlSet }))
+    .use(sessionRoutes(auth, sessions, { guard: passwordGuard, clientAddress, requestOrigin, appUrl: config.appUrl, appUrlSet: config.appUrlSet, me }))
     .use(setupRoutes({ people, firstRun: deps.firstRun ?? createFirstRun(people), sessions, clock, appUrl: config.appUrl, requestOrigin }))
     // share-link views still in memory are written before the server closes the database
     .onStop(() => {
