@@ -29,6 +29,8 @@ import { createEventsService } from './events/service'
 import { createSqliteStores, type Stores } from './store'
 import { historyRoutes } from './history'
 import { createHistoryService } from './history/service'
+import { reportRoutes } from './reports'
+import { createReportService } from './reports/service'
 import { API_DESCRIPTION } from './http/description'
 import { apiDocs } from './http/docs'
 import { authPlugin } from './http/auth'
@@ -208,6 +210,7 @@ export function createApp(deps: AppDeps) {
     .use(commandsRoutes(auth, commands))
     .use(historyRoutes(auth, history))
     .use(eventsRoutes(auth, createEventsService({ access, store: eventReads, clock, geocoder })))
+    .use(reportRoutes(auth, createReportService({ positions: positionReads, events: eventReads, reports: stores.reports, access, people, geocoder, clock })))
     .use(shareRoutes(auth, shares))
     .use(sharePageRoutes(shares, { tileUrl: config.tileUrl, appUrl: config.appUrl }))
     .use(consoleRoutes({ tileUrl: config.tileUrl }))
