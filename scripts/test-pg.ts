@@ -109,6 +109,9 @@ const POSTGRES_SUITE = [
   'test/db/versions.test.ts',
   'test/ops/metrics.test.ts',
   // (end of the second batch)
+  // reports (issue 24): GET /reports/{kind} and the user's time zone, through openWorld
+  'test/reports/reports.test.ts',
+  'test/reports/timezone.test.ts',
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
   // two real nodes on one database
