@@ -112,6 +112,7 @@ const POSTGRES_SUITE = [
   // reports (issue 24): GET /reports/{kind} and the user's time zone, through openWorld
   'test/reports/reports.test.ts',
   'test/reports/timezone.test.ts',
+  'test/reports/limits.test.ts',
   // the command line with DATABASE_URL
   'test/cli/postgres.test.ts',
   // two real nodes on one database
