@@ -210,7 +210,7 @@ export function createApp(deps: AppDeps) {
     .use(commandsRoutes(auth, commands))
     .use(historyRoutes(auth, history))
     .use(eventsRoutes(auth, createEventsService({ access, store: eventReads, clock, geocoder })))
-    .use(reportRoutes(auth, createReportService({ positions: positionReads, events: eventReads, reports: stores.reports, access, people, geocoder, clock })))
+    .use(reportRoutes(auth, createReportService({ history, events: eventReads, reports: stores.reports, access, people, geocoder, clock })))
     .use(shareRoutes(auth, shares))
     .use(sharePageRoutes(shares, { tileUrl: config.tileUrl, appUrl: config.appUrl }))
     .use(consoleRoutes({ tileUrl: config.tileUrl }))

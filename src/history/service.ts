@@ -20,7 +20,7 @@ import { allocateColumns, analyseTrackInPasses, fillMissingSpeedColumn, selectCo
 import { BYTES_PER_FIX_IN_FLIGHT, createInFlightLimit, createMemoryBudget } from './limit'
 import { MAX_RANGE_SECONDS, type EventBody, type TravelBody } from './model'
 import { nextTurn, routeBody } from './route-body'
-import { createStepTurns, type StepTurns } from './turns'
+import { createStepTurns } from './turns'
 
 export interface HistoryServiceDeps {
   positions: Pick<PositionReads, 'fixesIn' | 'countIn'>
@@ -75,13 +75,38 @@ function checkRange({ from, to }: Range): void {
   if (to - from > MAX_RANGE_SECONDS) throw Invalid.field('/to', `the window may span at most 31 days (${MAX_RANGE_SECONDS} s); got ${to - from} s`)
 }
 
-/**
- * A device's stored track over a window, read and analysed as the history API does: its fixes
- * counted, read in chunks into columns, and handed to track/ (the fixes the device itself called
- * invalid are listed but not analysed). The reports read trips, stops and summaries through this
- * same reader, so their figures are the history API's. Each step waits its turn (`turns`).
- */
-export function createTrackReader(positions: Pick<PositionReads, 'fixesIn' | 'countIn'>, turns: Pick<StepTurns, 'next'>) {
+export function createHistoryService({ positions, events, access, geocoder, memoryBytes = DEFAULT_HISTORY_MEMORY_BYTES, maxWaitMs = MAX_HISTORY_WAIT_MS }: HistoryServiceDeps) {
+  const limit = createInFlightLimit(HISTORY_REQUESTS_PER_PRINCIPAL)
+  const memory = createMemoryBudget({ maxBytes: memoryBytes, maxWaiting: MAX_HISTORY_WAITING, maxWaitMs })
+  const turns = createStepTurns()
+
+  /**
+   * Takes one of the principal's slots (429 when they are taken), counts the window's fixes and
+   * waits for the memory they will cost (503 when too many wait). The release gives both back.
+   */
+  async function admit(principal: Principal, deviceKey: number, range: Range, signal?: AbortSignal): Promise<{ fixes: number; release: () => void }> {
+    const releaseSlot = limit.acquire(principal)
+    try {
+      const fixes = await countFixes(deviceKey, range)
+      const releaseMemory = await memory.reserve(fixes * BYTES_PER_FIX_IN_FLIGHT, signal)
+      let released = false
+      return {
+        fixes,
+        release: () => {
+          if (released) return
+          released = true
+          releaseMemory()
+          releaseSlot()
+          // a large window leaves tens of MB of garbage: collected soon, on a turn of its own
+          turns.sent(fixes * BYTES_PER_FIX_IN_FLIGHT)
+        },
+      }
+    } catch (error) {
+      releaseSlot()
+      throw error
+    }
+  }
+
   /**
    * How many fixes the window holds, counted a day at a time with a turn of the event loop
    * between: a 31-day count is 10–90 ms, and eight arriving at once were a 100 ms stall.
@@ -157,43 +182,6 @@ export function createTrackReader(positions: Pick<PositionReads, 'fixesIn' | 'co
       if (stepwise) await turns.next()
     }
   }
-  return { countFixes, analyse }
-}
-
-export type TrackReader = ReturnType<typeof createTrackReader>
-
-export function createHistoryService({ positions, events, access, geocoder, memoryBytes = DEFAULT_HISTORY_MEMORY_BYTES, maxWaitMs = MAX_HISTORY_WAIT_MS }: HistoryServiceDeps) {
-  const limit = createInFlightLimit(HISTORY_REQUESTS_PER_PRINCIPAL)
-  const memory = createMemoryBudget({ maxBytes: memoryBytes, maxWaiting: MAX_HISTORY_WAITING, maxWaitMs })
-  const turns = createStepTurns()
-  const { countFixes, analyse } = createTrackReader(positions, turns)
-
-  /**
-   * Takes one of the principal's slots (429 when they are taken), counts the window's fixes and
-   * waits for the memory they will cost (503 when too many wait). The release gives both back.
-   */
-  async function admit(principal: Principal, deviceKey: number, range: Range, signal?: AbortSignal): Promise<{ fixes: number; release: () => void }> {
-    const releaseSlot = limit.acquire(principal)
-    try {
-      const fixes = await countFixes(deviceKey, range)
-      const releaseMemory = await memory.reserve(fixes * BYTES_PER_FIX_IN_FLIGHT, signal)
-      let released = false
-      return {
-        fixes,
-        release: () => {
-          if (released) return
-          released = true
-          releaseMemory()
-          releaseSlot()
-          // a large window leaves tens of MB of garbage: collected soon, on a turn of its own
-          turns.sent(fixes * BYTES_PER_FIX_IN_FLIGHT)
-        },
-      }
-    } catch (error) {
-      releaseSlot()
-      throw error
-    }
-  }
 
   /**
    * Distances and speeds are not rounded: the travels' distances add up to total_distance
@@ -249,6 +237,21 @@ export function createHistoryService({ positions, events, access, geocoder, memo
           total_distance: analysis.totalDistance,
           total_duration: travels.reduce((sum, travel) => sum + travel.duration, 0),
         }
+      } finally {
+        release()
+      }
+    },
+
+    /**
+     * One device's window read and analysed as route and travels do, for the reports (the device
+     * already decided by their caller through the access function): admitted as one of the
+     * principal's history requests (a slot, and the memory budget), given back once analysed.
+     */
+    async analysedWindow(principal: Principal, deviceKey: number, range: Range, thresholds: Thresholds, signal?: AbortSignal): Promise<{ points: TrackColumns; analysis: TrackAnalysis }> {
+      checkRange(range)
+      const { fixes, release } = await admit(principal, deviceKey, range, signal)
+      try {
+        return await analyse(deviceKey, range, fixes, thresholds)
       } finally {
         release()
       }

@@ -136,7 +136,7 @@ export function reportRoutes(auth: ReturnType<typeof authPlugin>, reports: Repor
         stopThresholdSeconds: query.stop_threshold_time,
         daily: query.daily === 'true',
         codes: listOf(query.codes, '/codes'),
-      })
+      }, request.signal)
       if (format === 'json') return jsonAnswer(document)
       throw new Error(`unreachable: format ${format}`)
     },
@@ -162,8 +162,10 @@ export function reportRoutes(auth: ReturnType<typeof authPlugin>, reports: Repor
           `\`events\` (${fieldsOf('events')}): \`codes\` keeps those codes; addresses are the offline "City, CC", as GET /events. ` +
           `\`route\` (${fieldsOf('route')}): every stored fix that may be a location (not those the device itself called invalid), at most ${MAX_ROUTE_ROWS.toLocaleString('en')} rows, ` +
           'else 400 with the count. `totals` (same keys, null where a total means nothing) for trips, stops and summary; null for events and route. ' +
+          'Each device\'s window is read as one of your history requests: it takes one of your slots (2 in flight with route and travels, else 429) and its share of ' +
+          'HISTORY_MEMORY_MB (a wait, then 503), given back once that device is analysed. ' +
           'Only `format=json` is served yet (the default, and what any Accept without a file format gets); any other format is 400 naming it.',
-        responses: responses({ 200: { schema: ReportAnswer, description: 'The report' } }, 400, 401, 403, 404, 429),
+        responses: responses({ 200: { schema: ReportAnswer, description: 'The report' } }, 400, 401, 403, 404, 429, 503),
       },
     },
   )

@@ -3,19 +3,19 @@
  * one access function), its period and zone, and its rows — trips and stops by the history API's
  * own reader and track/ analysis (createTrackReader), so that a device's distances, durations and
  * counts are the history API's for the same period; events and the route from their stores.
- * Devices are read one at a time, in the report's order: a report holds one device's track at once.
+ * Devices are read one at a time, in the report's order: a report holds one device's track at once,
+ * each admitted as one of the user's history requests (their in-flight slots, the memory budget).
  */
 import type { Clock } from '../clock'
 import type { DeviceAccess } from '../devices/access'
 import { isAccountAdmin } from '../devices/access'
 import { Forbidden, Invalid, NotFound } from '../errors'
 import type { Geocoder } from '../geocode'
-import { createTrackReader, type Range, type Thresholds } from '../history/service'
-import { createStepTurns } from '../history/turns'
+import type { HistoryService, Range, Thresholds } from '../history/service'
 import type { Principal, UserPrincipal } from '../principal'
 import type { EventReads } from '../store/events'
 import type { PeopleStore } from '../store/people'
-import { COORDINATE_SCALE, SPEED_SCALE, type PositionReads } from '../store/positions'
+import { COORDINATE_SCALE, SPEED_SCALE } from '../store/positions'
 import type { ReportReads } from '../store/reports'
 import { checkZone, localDay, nextDay, startOfLocalDay } from '../timezone'
 import { DEFAULT_GAP_THRESHOLD_SECONDS, DEFAULT_STOP_THRESHOLD_SECONDS } from '../track'
@@ -49,7 +49,8 @@ export interface ReportQuery {
 }
 
 export interface ReportServiceDeps {
-  positions: Pick<PositionReads, 'fixesIn' | 'countIn'>
+  /** each device's window, read and analysed by the history service (its budget and its track/ analysis) */
+  history: Pick<HistoryService, 'analysedWindow'>
   events: Pick<EventReads, 'ofDevice'>
   reports: ReportReads
   access: DeviceAccess
@@ -64,6 +65,9 @@ interface ReportDevice {
   id: string
   alias: string
 }
+
+/** A device's window read and analysed as the history API does (HistoryService.analysedWindow). */
+type Analyse = (device: ReportDevice, window: Range) => ReturnType<HistoryService['analysedWindow']>
 
 const column = (key: string, type: ReportColumn['type'], title: string): ReportColumn => ({ key, type, title })
 const DEVICE_COLUMNS = [column('device', 'text', 'Device id'), column('alias', 'text', 'Device')]
@@ -144,9 +148,7 @@ function checkPeriod({ from, to }: Range): void {
   if (to - from > MAX_REPORT_SECONDS) throw Invalid.field('/to', `the period may span at most 31 days (${MAX_REPORT_SECONDS} s); got ${to - from} s`)
 }
 
-export function createReportService({ positions, events, reports, access, people, geocoder, clock }: ReportServiceDeps) {
-  // steps take turns with one another as history's do, so a large report leaves the server answering
-  const reader = createTrackReader(positions, createStepTurns())
+export function createReportService({ history, events, reports, access, people, geocoder, clock }: ReportServiceDeps) {
 
   /** The devices named (by id, by group), or every device reached; 404 for anything named out of reach. */
   async function devicesOf(user: UserPrincipal, query: ReportQuery): Promise<ReportDevice[]> {
@@ -184,17 +186,14 @@ export function createReportService({ positions, events, reports, access, people
     return (await people.timezoneOf(user.userId))?.timezone ?? 'UTC'
   }
 
-  async function analysed(device: ReportDevice, range: Range, thresholds: Thresholds) {
-    return reader.analyse(device.key, range, await reader.countFixes(device.key, range), thresholds)
-  }
 
-  async function trips(devices: ReportDevice[], range: Range, thresholds: Thresholds) {
+  async function trips(devices: ReportDevice[], range: Range, analysed: Analyse) {
     const rows: ReportRow[] = []
     let distance = 0
     let duration = 0
     let maxSpeed: number | null = null
     for (const device of devices) {
-      const { analysis } = await analysed(device, range, thresholds)
+      const { analysis } = await analysed(device, range)
       const addresses = await geocoder.addresses(analysis.travels.flatMap((travel) => [travel.start, travel.end]))
       analysis.travels.forEach((travel, i) => {
         distance += travel.distance
@@ -220,11 +219,11 @@ export function createReportService({ positions, events, reports, access, people
     return { rows, totals }
   }
 
-  async function stops(devices: ReportDevice[], range: Range, thresholds: Thresholds) {
+  async function stops(devices: ReportDevice[], range: Range, analysed: Analyse) {
     const rows: ReportRow[] = []
     let duration = 0
     for (const device of devices) {
-      const { analysis } = await analysed(device, range, thresholds)
+      const { analysis } = await analysed(device, range)
       const addresses = await geocoder.addresses(analysis.stops)
       analysis.stops.forEach((stop, i) => {
         duration += stop.duration
@@ -243,8 +242,8 @@ export function createReportService({ positions, events, reports, access, people
   }
 
   /** One summary row: what the history API's travels and route say of the window, and its events. */
-  async function summaryOf(device: ReportDevice, range: Range, thresholds: Thresholds): Promise<ReportRow> {
-    const { points, analysis } = await analysed(device, range, thresholds)
+  async function summaryOf(device: ReportDevice, range: Range, analysed: Analyse): Promise<ReportRow> {
+    const { points, analysis } = await analysed(device, range)
     const driving = analysis.travels.reduce((sum, travel) => sum + travel.duration, 0)
     const eventCount = (await events.ofDevice(device.key, range.from, range.to)).length
     return {
@@ -263,18 +262,18 @@ export function createReportService({ positions, events, reports, access, people
     }
   }
 
-  async function summary(devices: ReportDevice[], range: Range, thresholds: Thresholds, daily: boolean, tz: string) {
+  async function summary(devices: ReportDevice[], range: Range, analysed: Analyse, daily: boolean, tz: string) {
     const rows: ReportRow[] = []
     for (const device of devices) {
       if (!daily) {
-        rows.push(await summaryOf(device, range, thresholds))
+        rows.push(await summaryOf(device, range, analysed))
         continue
       }
       // each local day of the period on its own, as the history API would answer for that day
       const lastDay = localDay(range.to, tz)
       for (let day = localDay(range.from, tz); ; day = nextDay(day)) {
         const window = { from: Math.max(range.from, startOfLocalDay(day, tz)), to: Math.min(range.to, startOfLocalDay(nextDay(day), tz) - 1) }
-        const { device: id, alias, ...figures } = await summaryOf(device, window, thresholds)
+        const { device: id, alias, ...figures } = await summaryOf(device, window, analysed)
         rows.push({ device: id, alias, day, ...figures })
         if (day >= lastDay) break
       }
@@ -356,21 +355,22 @@ export function createReportService({ positions, events, reports, access, people
 
   return {
     /** The report the query asks for, or the domain error that refuses it (400, 403, 404). */
-    async report(principal: Principal, query: ReportQuery): Promise<ReportDocument> {
+    async report(principal: Principal, query: ReportQuery, signal?: AbortSignal): Promise<ReportDocument> {
       const user = requireUser(principal)
       const range = { from: query.from, to: query.to }
       checkPeriod(range)
       const tz = await zoneOf(user, query.tz)
       const devices = await devicesOf(user, query)
-      const thresholds = { stopThresholdSeconds: query.stopThresholdSeconds ?? DEFAULT_STOP_THRESHOLD_SECONDS, gapThresholdSeconds: DEFAULT_GAP_THRESHOLD_SECONDS }
+      const thresholds: Thresholds = { stopThresholdSeconds: query.stopThresholdSeconds ?? DEFAULT_STOP_THRESHOLD_SECONDS, gapThresholdSeconds: DEFAULT_GAP_THRESHOLD_SECONDS }
+      const analysed: Analyse = (device, window) => history.analysedWindow(user, device.key, window, thresholds, signal)
       const generatedAt = Math.floor(clock.now() / 1000)
       const made =
         query.kind === 'trips'
-          ? await trips(devices, range, thresholds)
+          ? await trips(devices, range, analysed)
           : query.kind === 'stops'
-            ? await stops(devices, range, thresholds)
+            ? await stops(devices, range, analysed)
             : query.kind === 'summary'
-              ? await summary(devices, range, thresholds, query.daily ?? false, tz)
+              ? await summary(devices, range, analysed, query.daily ?? false, tz)
               : query.kind === 'events'
                 ? await eventRows(devices, range, query.codes)
                 : await route(devices, range)

@@ -46,6 +46,17 @@ describe('report bounds', () => {
     expect(refused.detail).toContain('100000')
   })
 
+  test("a report's reads count among the user's history requests in flight: with two routes held, 429; another user is served; once read, served", async () => {
+    const trips = (token: string) => get(`/reports/trips?from=${T0}&to=${TO}&devices=${ids.truck2}`, token)
+    const held = await Promise.all([0, 1].map(() => get(`/devices/${ids.truck1}/history/route?from=${T0}&to=${TO}`)))
+    for (const res of held) expect(res.status).toBe(200)
+    const refused = await problem(await trips(keys.alice), 429)
+    expect(refused.detail).toContain('history requests')
+    expect((await trips(keys.bob)).status).toBe(200)
+    for (const res of held) await res.arrayBuffer()
+    expect((await trips(keys.alice)).status).toBe(200)
+  })
+
   test('at most 1,000 devices: a fleet of 1,001 named by nothing or by its group is 400; 400 named by id (what 16 KiB of request line holds) are answered', async () => {
     expect((await problem(await get(`/reports/summary?from=${T0}&to=${T0 + 60}`, keys.erin), 400)).detail).toContain('1001')
     await problem(await get(`/reports/summary?from=${T0}&to=${T0 + 60}&groups=${ids.globexGroup}`, keys.erin), 400)
