@@ -69,8 +69,34 @@ export function startOfLocalDay(day: string, zone: string): number {
   return at
 }
 
-/** The day after `YYYY-MM-DD`. */
+/** The day after `YYYY-MM-DD` (years past 9999 written with their digits, as localDay writes them). */
 export function nextDay(day: string): string {
   const [year, month, date] = day.split('-').map(Number) as [number, number, number]
-  return new Date(Date.UTC(year, month - 1, date + 1)).toISOString().slice(0, 10)
+  const next = new Date(Date.UTC(year, month - 1, date + 1))
+  return `${String(next.getUTCFullYear()).padStart(4, '0')}-${String(next.getUTCMonth() + 1).padStart(2, '0')}-${String(next.getUTCDate()).padStart(2, '0')}`
+}
+
+/** One local day of a period: its date and its part of the period (Unix seconds, inclusive). */
+export interface LocalDaySpan {
+  day: string
+  from: number
+  to: number
+}
+
+/**
+ * The local days of `zone` that the period [from, to] touches, each clipped to the period, in
+ * order. At most `maxDays` (a 31-day period touches 32): the walk always moves on, whatever the
+ * zone or the year.
+ */
+export function localDaysOf(from: number, to: number, zone: string, maxDays = 40): LocalDaySpan[] {
+  const days: LocalDaySpan[] = []
+  let at = from
+  while (at <= to && days.length < maxDays) {
+    const day = localDay(at, zone)
+    const next = startOfLocalDay(nextDay(day), zone)
+    const end = Number.isFinite(next) && next > at ? Math.min(to, next - 1) : to
+    days.push({ day, from: at, to: end })
+    at = end + 1
+  }
+  return days
 }

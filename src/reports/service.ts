@@ -17,7 +17,7 @@ import type { EventReads } from '../store/events'
 import type { PeopleStore } from '../store/people'
 import { COORDINATE_SCALE, SPEED_SCALE } from '../store/positions'
 import type { ReportReads } from '../store/reports'
-import { checkZone, localDay, nextDay, startOfLocalDay } from '../timezone'
+import { checkZone, localDaysOf } from '../timezone'
 import { DEFAULT_GAP_THRESHOLD_SECONDS, DEFAULT_STOP_THRESHOLD_SECONDS } from '../track'
 import type { ReportColumn, ReportDocument, ReportKind, ReportRow } from './types'
 
@@ -270,12 +270,9 @@ export function createReportService({ history, events, reports, access, people, 
         continue
       }
       // each local day of the period on its own, as the history API would answer for that day
-      const lastDay = localDay(range.to, tz)
-      for (let day = localDay(range.from, tz); ; day = nextDay(day)) {
-        const window = { from: Math.max(range.from, startOfLocalDay(day, tz)), to: Math.min(range.to, startOfLocalDay(nextDay(day), tz) - 1) }
-        const { device: id, alias, ...figures } = await summaryOf(device, window, analysed)
+      for (const { day, from, to } of localDaysOf(range.from, range.to, tz)) {
+        const { device: id, alias, ...figures } = await summaryOf(device, { from, to }, analysed)
         rows.push({ device: id, alias, day, ...figures })
-        if (day >= lastDay) break
       }
     }
     const sum = (key: string) => rows.reduce((total, row) => total + (row[key] as number), 0)

@@ -247,6 +247,26 @@ describe('GET /reports: time zones', () => {
   })
 })
 
+describe('GET /reports: local days at the edges', () => {
+  test('a day of 23 or 25 hours where the zone changes its clocks, and the last day of year 9999 ahead of UTC, answer in bounded rows', async () => {
+    // Europe/Dublin left summer time at 2025-10-26 02:00 local (01:00 UTC): that day lasts 25 hours, so the
+    // 72 hours from its midnight on the 25th (23:00 UTC the day before) end at 23:00 on the 27th: three local days, four in UTC
+    const from = Date.UTC(2025, 9, 25, 0, 0, 0) / 1000 - 3600
+    const days = async (tz: string) => {
+      const res = await get(`/reports/summary?from=${from}&to=${from + 3 * 86400}&devices=${ids.truck1}&daily=true&tz=${tz}`)
+      expect(res.status).toBe(200)
+      return ((await res.json()) as Answer).rows.map((row) => row.day)
+    }
+    expect(await days('Europe/Dublin')).toEqual(['2025-10-25', '2025-10-26', '2025-10-27'])
+    expect(await days('UTC')).toEqual(['2025-10-24', '2025-10-25', '2025-10-26', '2025-10-27'])
+    // the latest second accepted, seen from UTC+14: the local day is in year 10000
+    const last = 253_402_300_799
+    const edge = await get(`/reports/summary?from=${last - 86400}&to=${last}&devices=${ids.truck1}&daily=true&tz=Pacific/Kiritimati`)
+    expect(edge.status).toBe(200)
+    expect(((await edge.json()) as Answer).rows.map((row) => row.day)).toEqual(['9999-12-31', '10000-01-01'])
+  })
+})
+
 describe('GET /reports/events and /route', () => {
   test('events: every event of the devices, by alias then time, codes to keep some; addresses offline', async () => {
     const all = await report('events')
