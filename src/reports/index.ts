@@ -141,7 +141,7 @@ export function reportRoutes(auth: ReturnType<typeof authPlugin>, reports: Repor
       throw new Error(`unreachable: format ${format}`)
     },
     {
-      auth: 'any',
+      auth: 'user',
       params: KindParams,
       query: ReportQuery,
       detail: {

@@ -185,6 +185,8 @@ describe('GET /reports: devices, order, the answer', () => {
     await problem(await get(`/reports/summary?from=${FROM}&to=${TO}&devices=not-a-device`), 404)
     const link = (await (await world.call('POST', '/devices/share', { token: keys.alice, body: { devices: [ids.truck1], ttl: 3600 } })).json()) as { token: string }
     await problem(await get(`/reports/trips?from=${FROM}&to=${TO}&devices=${ids.truck1}`, link.token), 403)
+    // who is asking is decided before anything else is read
+    await problem(await get('/reports/trips?format=csv&tz=Mars', link.token), 403)
     await problem(await world.call('GET', `/reports/trips?from=${FROM}&to=${TO}`), 401)
   })
 
