@@ -1,14 +1,14 @@
 /**
  * Reports over many devices (contracts/reports.md): which devices a report covers (through the
- * one access function), its period and zone, and its rows — trips and stops by the history API's
- * own reader and track/ analysis (createTrackReader), so that a device's distances, durations and
- * counts are the history API's for the same period; events and the route from their stores.
+ * one access function), its period and zone, and its rows — trips and stops read and analysed by
+ * the history service itself (analysedWindow: its reader, its track/ analysis), so that a device's
+ * distances, durations and counts are the history API's for the same period; events and the route
+ * from their stores.
  * Devices are read one at a time, in the report's order: a report holds one device's track at once,
  * each admitted as one of the user's history requests (their in-flight slots, the memory budget).
  */
 import type { Clock } from '../clock'
-import type { DeviceAccess } from '../devices/access'
-import { isAccountAdmin } from '../devices/access'
+import { type DeviceAccess, isAccountAdmin } from '../devices/access'
 import { Forbidden, Invalid, NotFound } from '../errors'
 import type { Geocoder } from '../geocode'
 import type { HistoryService, Range, Thresholds } from '../history/service'
