@@ -38,6 +38,8 @@ export const users = sqliteTable(
     role: text('role').notNull().default('member'),
     /** Bun.password (argon2id); null: no password, no sign-in */
     passwordHash: text('password_hash'),
+    /** an IANA zone for the user's reports' day boundaries and local times (PATCH /me); null: UTC */
+    timezone: text('timezone'),
     createdAt: createdAt(),
   },
   (t) => [index('users_account').on(t.accountId), uniqueIndex('users_name').on(sql`lower(${t.name})`).where(sql`${t.name} <> ''`)],

@@ -29,6 +29,8 @@ import { createEventsService } from './events/service'
 import { createSqliteStores, type Stores } from './store'
 import { historyRoutes } from './history'
 import { createHistoryService } from './history/service'
+import { reportRoutes } from './reports'
+import { createReportService } from './reports/service'
 import { API_DESCRIPTION } from './http/description'
 import { apiDocs } from './http/docs'
 import { authPlugin } from './http/auth'
@@ -161,6 +163,7 @@ export function createApp(deps: AppDeps) {
     maxInFlight: config.geocoderMaxInFlight,
   })
   const positionReads = stores.positions
+  const me = { people, access, linkExpiresAt: shares.expiresAt }
   const eventReads = stores.events
   const devices = createDeviceService({ positions: positionReads, statuses: stores.statuses, access, live, geocoder })
   const history = createHistoryService({ positions: positionReads, events: eventReads, access, geocoder, memoryBytes: config.historyMemoryMb * 1024 * 1024, maxWaitMs: deps.historyMaxWaitMs })
@@ -207,19 +210,20 @@ export function createApp(deps: AppDeps) {
     .use(commandsRoutes(auth, commands))
     .use(historyRoutes(auth, history))
     .use(eventsRoutes(auth, createEventsService({ access, store: eventReads, clock, geocoder })))
+    .use(reportRoutes(auth, createReportService({ history, events: eventReads, reports: stores.reports, access, people, geocoder, clock })))
     .use(shareRoutes(auth, shares))
     .use(sharePageRoutes(shares, { tileUrl: config.tileUrl, appUrl: config.appUrl }))
     .use(consoleRoutes({ tileUrl: config.tileUrl }))
     .use(streamRoutes(auth, streams))
     .use(unknownDeviceRoutes(auth, createUnknownIdentifiers({ store: stores.unknownIdentifiers, clock, recent: deps.recentUnknowns ?? null })))
     .use(devicesRoutes(auth, devices))
-    .use(adminRoutes(auth, { clock, access, keyUsage, keys, people, auditLog: stores.audit, me: { people, access, linkExpiresAt: shares.expiresAt } }))
+    .use(adminRoutes(auth, { clock, access, keyUsage, keys, people, auditLog: stores.audit, me }))
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices }))
     .use(modelRoutes(auth, { models: modelAdmin }))
     .use(geofenceRoutes(auth, { geofences }))
     .use(notificationRoutes(auth, { store: notificationStore, clock, allowPrivate: config.webhookAllowPrivate, messaging: deps.messaging ?? messagingOf(config) }))
     .use(emailAlertRoutes(auth, { store: notificationStore, clock, smtpConfigured: config.smtpUrl !== null }))
-    .use(sessionRoutes(auth, sessions, { guard: passwordGuard, clientAddress, requestOrigin, appUrl: config.appUrl, appUrlSet: config.appUrlSet }))
+    .use(sessionRoutes(auth, sessions, { guard: passwordGuard, clientAddress, requestOrigin, appUrl: config.appUrl, appUrlSet: config.appUrlSet, me }))
     .use(setupRoutes({ people, firstRun: deps.firstRun ?? createFirstRun(people), sessions, clock, appUrl: config.appUrl, requestOrigin }))
     // share-link views still in memory are written before the server closes the database
     .onStop(() => {

@@ -23,6 +23,7 @@ import eventsSeq from './0014_events_seq.sql' with { type: 'text' }
 import shareLinksEndWithCreator from './0015_share_links_end_with_creator.sql' with { type: 'text' }
 import devicesModelOptional from './0017_devices_model_optional.sql' with { type: 'text' }
 import userEmailAlerts from './0018_user_email_alerts.sql' with { type: 'text' }
+import userTimezone from './0019_user_timezone.sql' with { type: 'text' }
 
 export const migrationFiles: Record<string, string> = {
   '0000_init': init,
@@ -44,6 +45,7 @@ export const migrationFiles: Record<string, string> = {
   '0015_share_links_end_with_creator': shareLinksEndWithCreator,
   '0017_devices_model_optional': devicesModelOptional,
   '0018_user_email_alerts': userEmailAlerts,
+  '0019_user_timezone': userTimezone,
 }
 
 export const migrationJournal: { entries: { idx: number; when: number; tag: string; breakpoints: boolean }[] } = journal

@@ -43,6 +43,7 @@ export const users = pgTable(
     name: text('name').notNull(),
     role: text('role').notNull().default('member'),
     passwordHash: text('password_hash'),
+    timezone: text('timezone'),
     createdAt: createdAt(),
   },
   (t) => [index('users_account').on(t.accountId), uniqueIndex('users_name').on(sql`lower(${t.name})`).where(sql`${t.name} <> ''`)],

@@ -14,7 +14,7 @@ import type { MeBody } from './model'
 const MAX_LINK_DEVICES = 1000
 
 export interface MeDeps {
-  people: Pick<PeopleStore, 'userWithAccount'>
+  people: Pick<PeopleStore, 'userWithAccount' | 'timezoneOf'>
   access: DeviceAccess
   /** when a share link expires (Unix ms), null when there is no such link */
   linkExpiresAt(linkId: string): number | null | Promise<number | null>
@@ -28,8 +28,8 @@ export async function describePrincipal(deps: MeDeps, principal: Principal): Pro
     if (expiresAt === null) throw new NotFound('No such share link')
     return { kind: 'share', devices: devices.map((d) => d.id), expires_at: iso(expiresAt), acl: [...principal.acl] }
   }
-  const user = await deps.people.userWithAccount(principal.userId)
+  const [user, zone] = await Promise.all([deps.people.userWithAccount(principal.userId), deps.people.timezoneOf(principal.userId)])
   // deleted by another process after authentication
   if (!user) throw new NotFound('No such user')
-  return { kind: 'user', ...user }
+  return { kind: 'user', ...user, timezone: zone?.timezone ?? null }
 }

@@ -134,6 +134,7 @@ export const Me = t.Union(
         name: t.String(),
         role: role('Your role'),
         account: t.Object({ id: Uuid, name: t.String() }),
+        timezone: t.Union([t.String(), t.Null()], { description: 'Your IANA time zone (PATCH /me), the default `tz` of your reports; null: none set (UTC)' }),
       },
       { additionalProperties: false },
     ),

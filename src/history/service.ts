@@ -242,6 +242,21 @@ export function createHistoryService({ positions, events, access, geocoder, memo
       }
     },
 
+    /**
+     * One device's window read and analysed as route and travels do, for the reports (the device
+     * already decided by their caller through the access function): admitted as one of the
+     * principal's history requests (a slot, and the memory budget), given back once analysed.
+     */
+    async analysedWindow(principal: Principal, deviceKey: number, range: Range, thresholds: Thresholds, signal?: AbortSignal): Promise<{ points: TrackColumns; analysis: TrackAnalysis }> {
+      checkRange(range)
+      const { fixes, release } = await admit(principal, deviceKey, range, signal)
+      try {
+        return await analyse(deviceKey, range, fixes, thresholds)
+      } finally {
+        release()
+      }
+    },
+
     async events(principal: Principal, deviceId: string, range: Range): Promise<EventBody[]> {
       checkRange(range)
       const device = await requireDevice(access, principal, deviceId)

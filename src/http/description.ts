@@ -70,6 +70,13 @@ until its body has been sent. More are 429 with \`Retry-After: 1\`. The server h
 \`HISTORY_MEMORY_MB\` (64 MiB) of them, reckoned from each window's fixes: more wait their turn (at
 most 5 s, at most 64 waiting), then 503 with \`Retry-After: 1\`. A long route's body is sent in chunks (chunked transfer, no Content-Length).
 
+**Reports.** \`GET /reports/{trips|stops|summary|events|route}\`: many devices (\`devices\`, \`groups\`;
+neither: every device you reach, at most 1,000) over up to 31 days, in JSON \`{ rows, totals,
+generated_at, period, tz }\`. Trips and stops are the history API's travels and stops, by the same
+analysis: their distances, durations and counts equal its answers. \`tz\` is an IANA zone (default your
+\`timezone\`, set with PATCH /me; else UTC). Users only: a share token gets 403. Files (\`format=\`
+csv, xlsx, gpx, kml) are not served yet: 400.
+
 **Share links.** \`devices\` holds 1–1,000 distinct ids you can reach (else 404); \`ttl\` is an
 integer from 60 to 31,536,000 seconds; the token is 256 random bits, base64url. \`acl\` holds ids
 from a fixed permission table: \`a3c1f6d0-2b7e-4f5a-8c9d-000000000001\` location (device list,

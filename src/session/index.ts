@@ -4,6 +4,7 @@
  */
 import { Elysia, t } from 'elysia'
 import type { Clock } from '../clock'
+import { describePrincipal, type MeDeps } from '../admin/me'
 import { Me } from '../admin/model'
 import { Conflict, Forbidden, Invalid, Unauthorized } from '../errors'
 import { asUser, crossOrigin, SESSION_COOKIE, sessionCookie, type authPlugin } from '../http/auth'
@@ -18,6 +19,7 @@ import { hashPassword } from './passwords'
 import { SESSION_LIFETIME_MS, type SessionService } from './service'
 import type { PeopleStore } from '../store/people'
 import { type FirstRun, setupFirstAccount } from './setup'
+import { checkZone } from '../timezone'
 
 /** `Set-Cookie` for a session; Max-Age 0 ends it in the browser */
 export function sessionCookieHeader(sessionId: string, secure: boolean, maxAgeSeconds = SESSION_LIFETIME_MS / 1000): string {
@@ -41,6 +43,8 @@ export interface SessionRouteOptions {
   /** APP_URL: https makes the cookie Secure; when set, a browser may sign in from its origin too */
   appUrl: string
   appUrlSet: boolean
+  /** what GET /me reads: PATCH /me answers as it does */
+  me: MeDeps
 }
 
 /** said wherever the rule applies (OpenAPI text) */
@@ -48,7 +52,7 @@ const ORIGIN_RULE =
   'an Origin (or Referer) of the address the request was sent to (its scheme and Host, as the browser shows it; behind TRUSTED_PROXIES, ' +
   'their X-Forwarded-Proto and X-Forwarded-Host), or of APP_URL when APP_URL is set'
 
-export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: SessionService, { guard, clientAddress, requestOrigin, appUrl, appUrlSet }: SessionRouteOptions) {
+export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: SessionService, { guard, clientAddress, requestOrigin, appUrl, appUrlSet, me }: SessionRouteOptions) {
   // Secure when APP_URL is https or the request came over https, or the browser reached the server over https (a TLS proxy named in TRUSTED_PROXIES)
   const secure = secureCookie(appUrl, requestOrigin)
   const appOrigin = appUrlSet ? new URL(appUrl).origin : null
@@ -98,28 +102,40 @@ export function sessionRoutes(auth: ReturnType<typeof authPlugin>, sessions: Ses
       '/me',
       async ({ principal, body, request, server, set }) => {
         const user = asUser(principal)
-        const stored = await sessions.credentialsOf(user.userId)
-        if (stored === null) throw new Unauthorized('The signed-in user no longer exists', false)
-        if (stored.passwordHash === null) throw new Forbidden('You have no password to change: an admin of your account sets the first one (PATCH /users/{id})')
-        const expectedHash = stored.passwordHash
-        const client = clientAddress(request, server as PeerSource | null)
-        // a guess at the current password is a guess like a sign-in's: the same throttle, the user's name as the name tried
-        const newHash = await guard.attempt(client, stored.name, async () =>
-          (await sessions.checkPassword(body.current_password, expectedHash)) ? hashPassword(body.password) : null,
-        )
-        if (newHash === null) throw new Forbidden('current_password is not your current password; nothing was changed')
-        const keep = user.via === 'session' ? sessionCookie(request) : null
-        await sessions.changePassword(user.userId, expectedHash, newHash, keep, loggedRequestId(set))
+        // everything is checked before anything changes
+        const timezone = body.timezone === undefined || body.timezone === null ? body.timezone : checkZone(body.timezone, '/timezone')
+        const changesPassword = body.current_password !== undefined || body.password !== undefined
+        if (changesPassword && body.current_password === undefined) throw Invalid.field('/current_password', 'is required to change your password')
+        if (changesPassword && body.password === undefined) throw Invalid.field('/password', 'is required with current_password')
+        if (!changesPassword && timezone === undefined) throw new Invalid('Nothing to change: send current_password and password, or timezone')
+        if (changesPassword) {
+          const stored = await sessions.credentialsOf(user.userId)
+          if (stored === null) throw new Unauthorized('The signed-in user no longer exists', false)
+          if (stored.passwordHash === null) throw new Forbidden('You have no password to change: an admin of your account sets the first one (PATCH /users/{id})')
+          const expectedHash = stored.passwordHash
+          const client = clientAddress(request, server as PeerSource | null)
+          // a guess at the current password is a guess like a sign-in's: the same throttle, the user's name as the name tried
+          const newHash = await guard.attempt(client, stored.name, async () =>
+            (await sessions.checkPassword(body.current_password!, expectedHash)) ? hashPassword(body.password!) : null,
+          )
+          if (newHash === null) throw new Forbidden('current_password is not your current password; nothing was changed')
+          const keep = user.via === 'session' ? sessionCookie(request) : null
+          await sessions.changePassword(user.userId, expectedHash, newHash, keep, loggedRequestId(set))
+        }
+        if (timezone !== undefined) await sessions.setTimezone(user, timezone)
         Object.assign(set.headers, noStore)
-        return { kind: 'user' as const, ...(await sessions.userOf(user)) }
+        return describePrincipal(me, principal)
       },
       {
         auth: 'user',
         body: ChangePasswordBody,
         detail: {
           tags: ['Administration'],
-          summary: 'Change your own password',
+          summary: 'Change your own password or time zone',
           description:
+            '`timezone` (an IANA zone such as `Europe/Dublin`, else 400 naming `/timezone`; null clears it) sets the default `tz` of your reports ' +
+            '(GET /reports/…; without one they are in UTC); it may come alone or with a password change, and a refused request changes neither. ' +
+            'An empty body is 400. `current_password` and `password` go together (either alone is 400). ' +
             'Any user (a member or an admin; by API key or session cookie) changes their own password: `current_password` must be ' +
             'the password they have, `password` the new one (10 to 1024 characters, else 400 naming `/password`). A wrong ' +
             '`current_password` is **403** and changes nothing; it counts as a failed sign-in (the same throttle, against the client ' +

@@ -37,13 +37,21 @@ export const SetupBody = t.Object(
 
 export const ChangePasswordBody = t.Object(
   {
-    current_password: t.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH, description: 'The password you have now', examples: ['correct horse battery'] }),
-    password: t.String({
-      minLength: MIN_PASSWORD_LENGTH,
-      maxLength: MAX_PASSWORD_LENGTH,
-      description: `The new one: ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters, stored as an argon2id hash`,
-      examples: ['a brand new passphrase'],
-    }),
+    current_password: t.Optional(t.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH, description: 'The password you have now (with `password`)', examples: ['correct horse battery'] })),
+    password: t.Optional(
+      t.String({
+        minLength: MIN_PASSWORD_LENGTH,
+        maxLength: MAX_PASSWORD_LENGTH,
+        description: `The new one: ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters, stored as an argon2id hash (with \`current_password\`)`,
+        examples: ['a brand new passphrase'],
+      }),
+    ),
+    timezone: t.Optional(
+      t.Union([t.String({ maxLength: 200 }), t.Null()], {
+        description: 'Your IANA time zone (e.g. `Europe/Dublin`): the default `tz` of your reports; null clears it (reports then default to UTC)',
+        examples: ['Europe/Dublin'],
+      }),
+    ),
   },
   closed,
 )

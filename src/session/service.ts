@@ -11,7 +11,7 @@
 import { timingSafeEqual } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { type Clock, systemClock } from '../clock'
-import { Conflict, NotFound } from '../errors'
+import { Conflict, NotFound, Unauthorized } from '../errors'
 import { type Logger, silentLogger } from '../log'
 import type { Role, UserPrincipal } from '../principal'
 import type { PeopleStore } from '../store/people'
@@ -215,6 +215,11 @@ export function createSessionService({ people, clock = systemClock, log = silent
     /** who the principal is, as /session shows it */
     userOf(principal: UserPrincipal): Promise<SessionUser> {
       return userBody(principal.userId)
+    },
+
+    /** sets (null: clears) the user's own time zone, already checked (src/timezone.ts) */
+    async setTimezone(principal: UserPrincipal, timezone: string | null): Promise<void> {
+      if (!(await people.setTimezone(principal.userId, timezone))) throw new Unauthorized('The signed-in user no longer exists', false)
     },
 
     /** ends the session: its row goes (the trigger moves the credentials version, so every process forgets it) */

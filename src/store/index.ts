@@ -29,6 +29,7 @@ import { createDeliveryStore, createNotificationStore, type DeliveryStore, type 
 import { createOperatorNameStore, type OperatorNameStore } from './operator-names'
 import { createPeopleStore, type PeopleStore } from './people'
 import { createPositionReads, type PositionReads } from './positions'
+import { createReportReads, type ReportReads } from './reports'
 import { createRetentionStore, type RetentionStore } from './retention'
 import { createShareLinkStore, type ShareLinkStore } from './shareLinks'
 import { createStatusReads, type StatusReads } from './status'
@@ -55,6 +56,8 @@ export interface Stores {
   operatorNames: OperatorNameStore
   people: PeopleStore
   positions: PositionReads
+  /** the reports' own reads (the route report's fixes) */
+  reports: ReportReads
   retention: RetentionStore
   ruleStates: RuleStateStore
   shareLinks: ShareLinkStore
@@ -107,6 +110,7 @@ export function createSqliteStores(database: DatabaseHandle, { clock = systemClo
     operatorNames: () => createOperatorNameStore(database),
     people: () => createPeopleStore(database, { clock, retryWhileBusy }),
     positions: () => createPositionReads(database),
+    reports: () => createReportReads(database),
     retention: () => createRetentionStore(database, clock),
     ruleStates: () => createRuleStateStore(database),
     shareLinks: () => createShareLinkStore(database, { clock }),

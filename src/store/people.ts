@@ -201,6 +201,10 @@ export interface PeopleStore {
   userWithAccount(userId: string): Promise<UserWithAccount | null>
   /** the user's sign-in name and password hash (null: none), or null when the user is gone */
   credentialsOf(userId: string): Promise<{ name: string; passwordHash: string | null } | null>
+  /** the user's own IANA zone (`{ timezone: null }`: none set), or null when the user is gone */
+  timezoneOf(userId: string): Promise<{ timezone: string | null } | null>
+  /** sets (null: clears) the user's zone; false when the user is gone */
+  setTimezone(userId: string, timezone: string | null): Promise<boolean>
   /** the user who signs in with `name` (any case; never the empty name), with their hash */
   userByName(name: string): Promise<{ id: string; passwordHash: string | null } | null>
   /** the user, their groups and audit row in one unit of work */
@@ -533,6 +537,12 @@ export function createPeopleStore(database: Pick<DatabaseHandle, 'db' | 'sqlite'
     },
     async credentialsOf(userId) {
       return credentials.get({ id: userId }) ?? null
+    },
+    async timezoneOf(userId) {
+      return db.select({ timezone: users.timezone }).from(users).where(eq(users.id, userId)).get() ?? null
+    },
+    setTimezone(userId, timezone) {
+      return unit((tx) => tx.update(users).set({ timezone }).where(eq(users.id, userId)).returning({ id: users.id }).all().length > 0)
     },
     async userByName(name) {
       return byName.get({ name }) ?? null

@@ -13,8 +13,8 @@ describe('GET /me', () => {
   test('a user: id, name, role and account', async () => {
     const res = await world.call('GET', '/me', { token: keys.alice })
     expect(res.status).toBe(200)
-    expect(await res.json()).toEqual({ kind: 'user', id: ids.alice, name: 'alice', role: 'member', account: { id: ids.acme, name: 'Acme Logistics' } })
-    expect(await (await world.call('GET', '/me', { token: keys.erin })).json()).toEqual({ kind: 'user', id: ids.erin, name: 'erin', role: 'admin', account: { id: ids.globex, name: 'Globex' } })
+    expect(await res.json()).toEqual({ kind: 'user', id: ids.alice, name: 'alice', role: 'member', account: { id: ids.acme, name: 'Acme Logistics' }, timezone: null })
+    expect(await (await world.call('GET', '/me', { token: keys.erin })).json()).toEqual({ kind: 'user', id: ids.erin, name: 'erin', role: 'admin', account: { id: ids.globex, name: 'Globex' }, timezone: null })
   })
 
   test('a change of name or role shows on the next request', async () => {

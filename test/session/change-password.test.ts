@@ -37,7 +37,7 @@ describe('PATCH /me', () => {
 
     const res = await change({ cookie: current }, { current_password: PASSWORD, password: NEW_PASSWORD }, { 'x-request-id': 'req-change-password' })
     expect(res.status).toBe(200)
-    expect(await res.json()).toEqual({ kind: 'user', id: ids.alice, name: 'alice', role: 'member', account: { id: ids.acme, name: 'Acme Logistics' } })
+    expect(await res.json()).toEqual({ kind: 'user', id: ids.alice, name: 'alice', role: 'member', account: { id: ids.acme, name: 'Acme Logistics' }, timezone: null })
 
     expect((await world.call('GET', '/session', { headers: { cookie: current } })).status).toBe(200)
     await problem(await world.call('GET', '/devices', { headers: { cookie: other } }), 401)

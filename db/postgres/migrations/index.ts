@@ -6,9 +6,11 @@
  */
 import journal from './meta/_journal.json'
 import init from './0000_init.sql' with { type: 'text' }
+import userTimezone from './0001_user_timezone.sql' with { type: 'text' }
 
 export const migrationFiles: Record<string, string> = {
   '0000_init': init,
+  '0001_user_timezone': userTimezone,
 }
 
 export const migrationJournal: { entries: { idx: number; when: number; tag: string; breakpoints: boolean }[] } = journal

@@ -20,6 +20,7 @@ import { createPostgresModelStore } from './models'
 import { createPostgresOperatorNameStore } from './operator-names'
 import { createPostgresPeopleStore } from './people'
 import { createPostgresPositionReads } from './positions'
+import { createPostgresReportReads } from './reports'
 import { createPostgresRetentionStore } from './retention'
 import { createPostgresShareLinkStore } from './shareLinks'
 import { createPostgresStatusReads } from './status'
@@ -56,6 +57,7 @@ export function createPostgresStores(database: PostgresHandle, { clock = systemC
     operatorNames: () => createPostgresOperatorNameStore(database),
     people: () => createPostgresPeopleStore(database, { clock }),
     positions: () => createPostgresPositionReads(database),
+    reports: () => createPostgresReportReads(database),
     retention: () => createPostgresRetentionStore(database),
     // the rules' state is answered from ingest's batch being written (src/store/postgres/ingest.ts)
     ruleStates: () => ingestStore().ruleStates(),

@@ -345,6 +345,13 @@ export function createPostgresPeopleStore(database: PostgresHandle, _options: Pe
       const [row] = await db.select({ name: users.name, passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId))
       return row ?? null
     },
+    async timezoneOf(userId) {
+      const [row] = await db.select({ timezone: users.timezone }).from(users).where(eq(users.id, userId))
+      return row ?? null
+    },
+    setTimezone(userId, timezone) {
+      return unit(async (tx) => (await tx.update(users).set({ timezone }).where(eq(users.id, userId)).returning({ id: users.id })).length > 0)
+    },
     async userByName(name) {
       // the partial unique index on lower(name) serves this only with its own condition (name <> '')
       const [row] = await db

@@ -1,0 +1,385 @@
+/**
+ * Reports over many devices (contracts/reports.md): which devices a report covers (through the
+ * one access function), its period and zone, and its rows — trips and stops read and analysed by
+ * the history service itself (analysedWindow: its reader, its track/ analysis), so that a device's
+ * distances, durations and counts are the history API's for the same period; events and the route
+ * from their stores.
+ * Devices are read one at a time, in the report's order: a report holds one device's track at once,
+ * each admitted as one of the user's history requests (their in-flight slots, the memory budget).
+ */
+import type { Clock } from '../clock'
+import { type DeviceAccess, isAccountAdmin } from '../devices/access'
+import { Forbidden, Invalid, NotFound } from '../errors'
+import type { Geocoder } from '../geocode'
+import type { HistoryService, Range, Thresholds } from '../history/service'
+import type { Principal, UserPrincipal } from '../principal'
+import type { EventReads } from '../store/events'
+import type { PeopleStore } from '../store/people'
+import { COORDINATE_SCALE, SPEED_SCALE } from '../store/positions'
+import type { ReportReads } from '../store/reports'
+import { checkZone, localDaysOf } from '../timezone'
+import { DEFAULT_GAP_THRESHOLD_SECONDS, DEFAULT_STOP_THRESHOLD_SECONDS } from '../track'
+import type { ReportColumn, ReportDocument, ReportKind, ReportRow } from './types'
+
+/** The longest period of one report: 31 days. */
+export const MAX_REPORT_SECONDS = 31 * 86_400
+/** The most devices one report covers. */
+export const MAX_REPORT_DEVICES = 1000
+/** The most rows of a route report. */
+export const MAX_ROUTE_ROWS = 100_000
+/** Fixes of a route report read by one statement. */
+const ROUTE_ROWS_PER_READ = 5000
+
+export interface ReportQuery {
+  kind: ReportKind
+  /** device ids; none (with no groups): every device the principal reaches */
+  devices: readonly string[]
+  groups: readonly string[]
+  /** Unix seconds, both inclusive */
+  from: number
+  to: number
+  /** an IANA zone; undefined: the user's own, else UTC */
+  tz?: string
+  /** stops and trips: the shortest stop, seconds */
+  stopThresholdSeconds?: number
+  /** summary: a row per device and local day */
+  daily?: boolean
+  /** events: only these codes */
+  codes?: readonly string[]
+}
+
+export interface ReportServiceDeps {
+  /** each device's window, read and analysed by the history service (its budget and its track/ analysis) */
+  history: Pick<HistoryService, 'analysedWindow'>
+  events: Pick<EventReads, 'ofDevice'>
+  reports: ReportReads
+  access: DeviceAccess
+  people: Pick<PeopleStore, 'findGroup' | 'timezoneOf'>
+  /** trips' and stops' addresses as the history API's travels name them; events' offline, as GET /events */
+  geocoder: Pick<Geocoder, 'addresses' | 'reverseOffline'>
+  clock: Clock
+}
+
+interface ReportDevice {
+  key: number
+  id: string
+  alias: string
+}
+
+/** A device's window read and analysed as the history API does (HistoryService.analysedWindow). */
+type Analyse = (device: ReportDevice, window: Range) => ReturnType<HistoryService['analysedWindow']>
+
+const column = (key: string, type: ReportColumn['type'], title: string): ReportColumn => ({ key, type, title })
+const DEVICE_COLUMNS = [column('device', 'text', 'Device id'), column('alias', 'text', 'Device')]
+
+/** The columns of each kind, as contracts/reports.md names them, in its order. */
+export const REPORT_COLUMNS: Record<ReportKind, readonly ReportColumn[]> = {
+  trips: [
+    ...DEVICE_COLUMNS,
+    column('start', 'time', 'Start'),
+    column('end', 'time', 'End'),
+    column('duration_s', 'integer', 'Duration (s)'),
+    column('distance_m', 'number', 'Distance (m)'),
+    column('max_speed_kmh', 'number', 'Max speed (km/h)'),
+    column('avg_speed_kmh', 'number', 'Average speed (km/h)'),
+    column('start_address', 'text', 'Start address'),
+    column('end_address', 'text', 'End address'),
+    column('start_location', 'location', 'Start location'),
+    column('end_location', 'location', 'End location'),
+  ],
+  stops: [
+    ...DEVICE_COLUMNS,
+    column('start', 'time', 'Start'),
+    column('end', 'time', 'End'),
+    column('duration_s', 'integer', 'Duration (s)'),
+    column('location', 'location', 'Location'),
+    column('address', 'text', 'Address'),
+  ],
+  summary: [
+    ...DEVICE_COLUMNS,
+    column('distance_m', 'number', 'Distance (m)'),
+    column('driving_s', 'integer', 'Driving (s)'),
+    column('stopped_s', 'integer', 'Stopped (s)'),
+    column('max_speed_kmh', 'number', 'Max speed (km/h)'),
+    column('avg_speed_kmh', 'number', 'Average speed (km/h)'),
+    column('trips', 'integer', 'Trips'),
+    column('stops', 'integer', 'Stops'),
+    column('events', 'integer', 'Events'),
+    column('first_fix', 'time', 'First fix'),
+    column('last_fix', 'time', 'Last fix'),
+  ],
+  events: [
+    ...DEVICE_COLUMNS,
+    column('timestamp', 'time', 'Time'),
+    column('code', 'text', 'Event'),
+    column('location', 'location', 'Location'),
+    column('address', 'text', 'Address'),
+    column('context', 'json', 'Details'),
+  ],
+  route: [
+    ...DEVICE_COLUMNS,
+    column('timestamp', 'time', 'Time'),
+    column('latitude', 'number', 'Latitude'),
+    column('longitude', 'number', 'Longitude'),
+    column('speed_kmh', 'number', 'Speed (km/h)'),
+    column('course', 'integer', 'Course (°)'),
+    column('altitude_m', 'integer', 'Altitude (m)'),
+    column('satellites', 'integer', 'Satellites'),
+    column('attributes', 'json', 'Attributes'),
+  ],
+}
+
+/** The summary's `day` column, after alias, with `daily=true`. */
+const DAY_COLUMN = column('day', 'day', 'Day')
+
+/** km/h from metres over seconds, 0 without time (as track/'s travels reckon avg_speed) */
+const kmh = (metres: number, seconds: number): number => (seconds > 0 ? (metres / seconds) * 3.6 : 0)
+
+/** UTF-16 order of text: device aliases, then ids, as the device list orders them */
+const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+function requireUser(principal: Principal): UserPrincipal {
+  if (principal.kind === 'share') throw new Forbidden('Reports are for users: a share token cannot read them')
+  return principal
+}
+
+function checkPeriod({ from, to }: Range): void {
+  if (from > to) throw Invalid.field('/from', `must not be after to (${from} > ${to})`)
+  if (to - from > MAX_REPORT_SECONDS) throw Invalid.field('/to', `the period may span at most 31 days (${MAX_REPORT_SECONDS} s); got ${to - from} s`)
+}
+
+export function createReportService({ history, events, reports, access, people, geocoder, clock }: ReportServiceDeps) {
+
+  /** The devices named (by id, by group), or every device reached; 404 for anything named out of reach. */
+  async function devicesOf(user: UserPrincipal, query: ReportQuery): Promise<ReportDevice[]> {
+    const reachable = await access.reachableDevices(user)
+    const byId = new Map(reachable.map((d) => [d.id, d]))
+    let chosen: ReportDevice[]
+    if (query.devices.length === 0 && query.groups.length === 0) {
+      chosen = reachable
+    } else {
+      const picked = new Map<number, ReportDevice>()
+      for (const id of query.devices) {
+        const device = byId.get(id.toLowerCase())
+        if (!device) throw new NotFound(`No device ${id}`)
+        picked.set(device.key, device)
+      }
+      const viewer = { accountId: user.accountId, userId: user.userId, admin: isAccountAdmin(user) }
+      for (const id of query.groups) {
+        const group = await people.findGroup(viewer, id.toLowerCase())
+        if (!group) throw new NotFound(`No group ${id}`)
+        for (const deviceId of group.devices) {
+          const device = byId.get(deviceId)
+          if (device) picked.set(device.key, device)
+        }
+      }
+      chosen = [...picked.values()]
+    }
+    if (chosen.length > MAX_REPORT_DEVICES) {
+      throw new Invalid(`A report covers at most ${MAX_REPORT_DEVICES} devices; these ${chosen.length}: name fewer with devices or groups`)
+    }
+    return chosen.sort((a, b) => compareText(a.alias, b.alias) || compareText(a.id, b.id))
+  }
+
+  async function zoneOf(user: UserPrincipal, tz: string | undefined): Promise<string> {
+    if (tz !== undefined) return checkZone(tz, '/tz')
+    return (await people.timezoneOf(user.userId))?.timezone ?? 'UTC'
+  }
+
+
+  async function trips(devices: ReportDevice[], range: Range, analysed: Analyse) {
+    const rows: ReportRow[] = []
+    let distance = 0
+    let duration = 0
+    let maxSpeed: number | null = null
+    for (const device of devices) {
+      const { analysis } = await analysed(device, range)
+      const addresses = await geocoder.addresses(analysis.travels.flatMap((travel) => [travel.start, travel.end]))
+      analysis.travels.forEach((travel, i) => {
+        distance += travel.distance
+        duration += travel.duration
+        maxSpeed = Math.max(maxSpeed ?? 0, travel.max_speed)
+        rows.push({
+          device: device.id,
+          alias: device.alias,
+          start: travel.start.timestamp,
+          end: travel.end.timestamp,
+          duration_s: travel.duration,
+          distance_m: travel.distance,
+          max_speed_kmh: travel.max_speed,
+          avg_speed_kmh: travel.avg_speed,
+          start_address: addresses[2 * i],
+          end_address: addresses[2 * i + 1],
+          start_location: [travel.start.latitude, travel.start.longitude],
+          end_location: [travel.end.latitude, travel.end.longitude],
+        })
+      })
+    }
+    const totals = { ...emptyRow('trips'), duration_s: duration, distance_m: distance, max_speed_kmh: maxSpeed, avg_speed_kmh: kmh(distance, duration) }
+    return { rows, totals }
+  }
+
+  async function stops(devices: ReportDevice[], range: Range, analysed: Analyse) {
+    const rows: ReportRow[] = []
+    let duration = 0
+    for (const device of devices) {
+      const { analysis } = await analysed(device, range)
+      const addresses = await geocoder.addresses(analysis.stops)
+      analysis.stops.forEach((stop, i) => {
+        duration += stop.duration
+        rows.push({
+          device: device.id,
+          alias: device.alias,
+          start: stop.start,
+          end: stop.end,
+          duration_s: stop.duration,
+          location: [stop.latitude, stop.longitude],
+          address: addresses[i],
+        })
+      })
+    }
+    return { rows, totals: { ...emptyRow('stops'), duration_s: duration } }
+  }
+
+  /** One summary row: what the history API's travels and route say of the window, and its events. */
+  async function summaryOf(device: ReportDevice, range: Range, analysed: Analyse): Promise<ReportRow> {
+    const { points, analysis } = await analysed(device, range)
+    const driving = analysis.travels.reduce((sum, travel) => sum + travel.duration, 0)
+    const eventCount = (await events.ofDevice(device.key, range.from, range.to)).length
+    return {
+      device: device.id,
+      alias: device.alias,
+      distance_m: analysis.totalDistance,
+      driving_s: driving,
+      stopped_s: analysis.stops.reduce((sum, stop) => sum + stop.duration, 0),
+      max_speed_kmh: analysis.travels.length === 0 ? null : Math.max(...analysis.travels.map((travel) => travel.max_speed)),
+      avg_speed_kmh: kmh(analysis.totalDistance, driving),
+      trips: analysis.travels.length,
+      stops: analysis.stops.length,
+      events: eventCount,
+      first_fix: points.length > 0 ? points.timestamp[0] : null,
+      last_fix: points.length > 0 ? points.timestamp[points.length - 1] : null,
+    }
+  }
+
+  async function summary(devices: ReportDevice[], range: Range, analysed: Analyse, daily: boolean, tz: string) {
+    const rows: ReportRow[] = []
+    for (const device of devices) {
+      if (!daily) {
+        rows.push(await summaryOf(device, range, analysed))
+        continue
+      }
+      // each local day of the period on its own, as the history API would answer for that day
+      for (const { day, from, to } of localDaysOf(range.from, range.to, tz)) {
+        const { device: id, alias, ...figures } = await summaryOf(device, { from, to }, analysed)
+        rows.push({ device: id, alias, day, ...figures })
+      }
+    }
+    const sum = (key: string) => rows.reduce((total, row) => total + (row[key] as number), 0)
+    const extreme = (key: string, pick: (a: number, b: number) => number) =>
+      rows.reduce<number | null>((found, row) => (row[key] === null ? found : found === null ? (row[key] as number) : pick(found, row[key] as number)), null)
+    const totals: Record<string, unknown> = {
+      ...emptyRow('summary'),
+      distance_m: sum('distance_m'),
+      driving_s: sum('driving_s'),
+      stopped_s: sum('stopped_s'),
+      max_speed_kmh: extreme('max_speed_kmh', Math.max),
+      avg_speed_kmh: kmh(sum('distance_m'), sum('driving_s')),
+      trips: sum('trips'),
+      stops: sum('stops'),
+      events: sum('events'),
+      first_fix: extreme('first_fix', Math.min),
+      last_fix: extreme('last_fix', Math.max),
+    }
+    if (daily) totals.day = null
+    return { rows, totals }
+  }
+
+  async function eventRows(devices: ReportDevice[], range: Range, codes: readonly string[] | undefined) {
+    const wanted = codes && codes.length > 0 ? new Set(codes) : null
+    const rows: ReportRow[] = []
+    for (const device of devices) {
+      for (const event of await events.ofDevice(device.key, range.from, range.to)) {
+        if (wanted && !wanted.has(event.alarm_code)) continue
+        const located = event.latitude !== null && event.longitude !== null
+        rows.push({
+          device: device.id,
+          alias: device.alias,
+          timestamp: event.ts,
+          code: event.alarm_code,
+          location: located ? [event.latitude, event.longitude] : null,
+          address: located ? geocoder.reverseOffline(event.latitude!, event.longitude!) : null,
+          context: JSON.parse(event.context),
+        })
+      }
+    }
+    return { rows, totals: null }
+  }
+
+  /** The route's rows, read a chunk at a time as they are written: up to MAX_ROUTE_ROWS, counted first. */
+  async function route(devices: ReportDevice[], range: Range) {
+    let total = 0
+    for (const device of devices) total += await reports.locatableCountIn(device.key, range.from, range.to)
+    if (total > MAX_ROUTE_ROWS) {
+      throw new Invalid(`A route report holds at most ${MAX_ROUTE_ROWS} fixes; this one would hold ${total}: choose a shorter period or fewer devices`)
+    }
+    async function* rows(): AsyncGenerator<ReportRow> {
+      for (const device of devices) {
+        let from = range.from
+        for (;;) {
+          const chunk = await reports.locatableFixesIn(device.key, from, range.to, ROUTE_ROWS_PER_READ)
+          for (const fix of chunk) {
+            yield {
+              device: device.id,
+              alias: device.alias,
+              timestamp: fix.ts,
+              latitude: fix.lat / COORDINATE_SCALE,
+              longitude: fix.lon / COORDINATE_SCALE,
+              speed_kmh: fix.speed === null ? null : fix.speed / SPEED_SCALE,
+              course: fix.course,
+              altitude_m: fix.altitude,
+              satellites: fix.satellites,
+              attributes: fix.attributes === null ? null : JSON.parse(fix.attributes),
+            }
+          }
+          if (chunk.length < ROUTE_ROWS_PER_READ) break
+          from = chunk[chunk.length - 1]!.ts + 1
+        }
+      }
+    }
+    return { rows: rows(), totals: null }
+  }
+
+  return {
+    /** The report the query asks for, or the domain error that refuses it (400, 403, 404). */
+    async report(principal: Principal, query: ReportQuery, signal?: AbortSignal): Promise<ReportDocument> {
+      const user = requireUser(principal)
+      const range = { from: query.from, to: query.to }
+      checkPeriod(range)
+      const tz = await zoneOf(user, query.tz)
+      const devices = await devicesOf(user, query)
+      const thresholds: Thresholds = { stopThresholdSeconds: query.stopThresholdSeconds ?? DEFAULT_STOP_THRESHOLD_SECONDS, gapThresholdSeconds: DEFAULT_GAP_THRESHOLD_SECONDS }
+      const analysed: Analyse = (device, window) => history.analysedWindow(user, device.key, window, thresholds, signal)
+      const generatedAt = Math.floor(clock.now() / 1000)
+      const made =
+        query.kind === 'trips'
+          ? await trips(devices, range, analysed)
+          : query.kind === 'stops'
+            ? await stops(devices, range, analysed)
+            : query.kind === 'summary'
+              ? await summary(devices, range, analysed, query.daily ?? false, tz)
+              : query.kind === 'events'
+                ? await eventRows(devices, range, query.codes)
+                : await route(devices, range)
+      const columns = query.kind === 'summary' && query.daily ? [...DEVICE_COLUMNS, DAY_COLUMN, ...REPORT_COLUMNS.summary.slice(2)] : REPORT_COLUMNS[query.kind]
+      return { kind: query.kind, columns, rows: made.rows, totals: made.totals, period: range, tz, generatedAt }
+    },
+  }
+}
+
+/** A row of the kind's columns, every value null: the start of a totals row. */
+function emptyRow(kind: ReportKind): Record<string, unknown> {
+  return Object.fromEntries(REPORT_COLUMNS[kind].map((c) => [c.key, null]))
+}
+
+export type ReportService = ReturnType<typeof createReportService>

@@ -1,0 +1,19 @@
+/** src/store/reports.ts's reads on PostgreSQL (each names its device and a range of `ts`: only the months spanned are read). */
+import { and, asc, between, count, eq, sql } from 'drizzle-orm'
+import type { PostgresHandle } from '../../../db/postgres/client'
+import { positions } from '../../../db/postgres/schema'
+import { FLAG_UNLOCATABLE } from '../positions'
+import { reportFixColumns, type ReportReads } from '../reports'
+
+export function createPostgresReportReads(database: Pick<PostgresHandle, 'db'>): ReportReads {
+  const { db } = database
+  const where = (device: number, from: number, to: number) =>
+    and(eq(positions.device, device), between(positions.ts, from, to), sql`(${positions.flags} & ${sql.raw(String(FLAG_UNLOCATABLE))}) = 0`)
+  return {
+    locatableFixesIn: (device, from, to, limit) => db.select(reportFixColumns(positions)).from(positions).where(where(device, from, to)).orderBy(asc(positions.ts)).limit(limit),
+    async locatableCountIn(device, from, to) {
+      const [row] = await db.select({ n: count() }).from(positions).where(where(device, from, to))
+      return row?.n ?? 0
+    },
+  }
+}
