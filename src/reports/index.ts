@@ -1,7 +1,8 @@
 /**
  * GET /reports/{kind}: parses the query, asks the report service for the document, and writes it
  * in the format chosen (chooseFormat, the one place where a format is picked). JSON is this
- * module's own, streamed a batch of rows at a time; the file formats are not wired in yet.
+ * module's own, streamed a batch of rows at a time; the files (CSV, XLSX, GPX, KML) are written by
+ * src/reports/formats/.
  */
 import { Elysia, t } from 'elysia'
 import { Invalid } from '../errors'
@@ -9,6 +10,7 @@ import { MIN_GAP_THRESHOLD_SECONDS, RangeQuery } from '../history/model'
 import type { authPlugin } from '../http/auth'
 import { responses } from '../http/model'
 import { DEFAULT_GAP_THRESHOLD_SECONDS, DEFAULT_STOP_THRESHOLD_SECONDS } from '../track'
+import { formatsOf, renderReport } from './formats'
 import { MAX_REPORT_DEVICES, MAX_ROUTE_ROWS, REPORT_COLUMNS, type ReportService } from './service'
 import { REPORT_FORMATS, REPORT_KINDS, type ReportDocument, type ReportFormat, type ReportKind, type ReportRow } from './types'
 
@@ -30,7 +32,7 @@ export const ReportQuery = t.Object(
     ),
     daily: t.Optional(t.Union([t.Literal('true'), t.Literal('false')], { title: 'daily', description: 'summary: a row per device and local day (in `tz`) instead of one per device' })),
     codes: t.Optional(t.String({ title: 'codes', maxLength: 4000, description: 'events: only these codes, comma-separated (e.g. `sos,geofence_enter`)' })),
-    format: t.Optional(t.String({ title: 'format', maxLength: 20, description: `One of ${REPORT_FORMATS.join(', ')} (default json, or what Accept asks); only json is served yet: any other is 400` })),
+    format: t.Optional(t.String({ title: 'format', maxLength: 20, description: `One of ${REPORT_FORMATS.join(', ')} (default json, or what Accept asks); gpx and kml for route only` })),
   },
   { additionalProperties: true },
 )
@@ -56,10 +58,10 @@ const ACCEPTED: Record<string, ReportFormat> = {
 
 /**
  * The format of the answer: `format=` if given, else the first media type of Accept that names
- * one, else JSON. The one place a format is chosen and refused: only JSON is written in this
- * build; the file writers (src/reports/formats/) plug in here.
+ * one, else JSON. The one place a format is chosen and refused, before any row is read: a format
+ * the kind is not written in (GPX and KML are for routes) is 400.
  */
-function chooseFormat(format: string | undefined, accept: string | null): ReportFormat {
+function chooseFormat(kind: ReportKind, format: string | undefined, accept: string | null): ReportFormat {
   let chosen: string = 'json'
   if (format !== undefined) chosen = format.toLowerCase()
   else if (accept) {
@@ -71,11 +73,21 @@ function chooseFormat(format: string | undefined, accept: string | null): Report
       }
     }
   }
-  if (chosen !== 'json') {
+  if (chosen === 'json') return 'json'
+  const files: readonly string[] = formatsOf(kind)
+  if (!files.includes(chosen)) {
     const known = (REPORT_FORMATS as readonly string[]).includes(chosen)
-    throw Invalid.field('/format', known ? `${chosen} files are not served yet: only json is` : `must be json (the only format served yet); got ${JSON.stringify(format ?? chosen)}`)
+    throw Invalid.field('/format', known ? `a ${kind} report is written as json, ${files.join(', ')}; ${chosen} is for routes only` : `must be one of json, ${files.join(', ')}; got ${JSON.stringify(format ?? chosen)}`)
   }
-  return 'json'
+  return chosen as ReportFormat
+}
+
+/** A report as the file it asks for: downloaded (Content-Disposition: attachment) under its name. */
+function fileAnswer(document: ReportDocument, format: Exclude<ReportFormat, 'json'>): Response {
+  const file = renderReport(document, format)
+  return new Response(file.body, {
+    headers: { 'content-type': file.contentType, 'content-disposition': `attachment; filename="${file.filename}"` },
+  })
 }
 
 const list = (value: string | undefined): string[] => (value === undefined ? [] : value.split(',').map((part) => part.trim()).filter((part) => part.length > 0))
@@ -125,7 +137,7 @@ export function reportRoutes(auth: ReturnType<typeof authPlugin>, reports: Repor
     '/reports/:kind',
     async ({ principal, params, query, request }) => {
       // the format is checked first: a request for a file not served yet costs nothing
-      const format = chooseFormat(query.format, request.headers.get('accept'))
+      const format = chooseFormat(params.kind as ReportKind, query.format, request.headers.get('accept'))
       const document = await reports.report(principal, {
         kind: params.kind as ReportKind,
         devices: listOf(query.devices, '/devices'),
@@ -137,8 +149,7 @@ export function reportRoutes(auth: ReturnType<typeof authPlugin>, reports: Repor
         daily: query.daily === 'true',
         codes: listOf(query.codes, '/codes'),
       }, request.signal)
-      if (format === 'json') return jsonAnswer(document)
-      throw new Error(`unreachable: format ${format}`)
+      return format === 'json' ? jsonAnswer(document) : fileAnswer(document, format)
     },
     {
       auth: 'user',
@@ -164,7 +175,9 @@ export function reportRoutes(auth: ReturnType<typeof authPlugin>, reports: Repor
           'else 400 with the count. `totals` (same keys, null where a total means nothing) for trips, stops and summary; null for events and route. ' +
           'Each device\'s window is read as one of your history requests: it takes one of your slots (2 in flight with route and travels, else 429) and its share of ' +
           'HISTORY_MEMORY_MB (a wait, then 503), given back once that device is analysed. ' +
-          'Only `format=json` is served yet (the default, and what any Accept without a file format gets); any other format is 400 naming it.',
+          '`format` (or Accept: text/csv, the XLSX type, application/gpx+xml, application/vnd.google-earth.kml+xml) chooses a file instead of JSON: csv or xlsx for every kind, ' +
+          'gpx and kml for route only (else 400 naming `/format`), as an attachment named `<kind>-<first day>-<last day>.<ext>` in the report\'s zone, streamed ' +
+          '(README, Report files: local times with their offset in CSV, date cells in local time in XLSX, a totals row last).',
         responses: responses({ 200: { schema: ReportAnswer, description: 'The report' } }, 400, 401, 403, 404, 429, 503),
       },
     },

@@ -199,7 +199,7 @@ describe('GET /reports: devices, order, the answer', () => {
     ['tz is an offset', 'summary', `from=${FROM}&to=${TO}&tz=%2B01:00`],
     ['stop_threshold_time is negative', 'stops', `from=${FROM}&to=${TO}&stop_threshold_time=-1`],
     ['daily is not a boolean', 'summary', `from=${FROM}&to=${TO}&daily=yes`],
-    ['the format is a file not served yet', 'trips', `from=${FROM}&to=${TO}&format=xlsx`],
+    ['gpx is asked of a trips report (routes only)', 'trips', `from=${FROM}&to=${TO}&format=gpx`],
     ['the format is unknown', 'trips', `from=${FROM}&to=${TO}&format=pdf`],
   ]
   test.each(invalid)('400 when %s', async (_name, kind, query) => {
@@ -207,11 +207,60 @@ describe('GET /reports: devices, order, the answer', () => {
     expect(body.detail.length).toBeGreaterThan(0)
   })
 
-  test('the format is named in the 400, by format= or by Accept; exactly 31 days is allowed', async () => {
-    expect((await problem(await get(`/reports/trips?from=${FROM}&to=${TO}&format=csv`), 400)).detail).toContain('csv')
-    expect((await problem(await get(`/reports/trips?from=${FROM}&to=${TO}`, keys.alice, { accept: 'text/csv' }), 400)).detail).toContain('csv')
+  test('a format a kind is not written in is named in the 400, by format= or by Accept; exactly 31 days is allowed', async () => {
+    expect((await problem(await get(`/reports/trips?from=${FROM}&to=${TO}&format=kml`), 400)).detail).toContain('kml')
+    expect((await problem(await get(`/reports/stops?from=${FROM}&to=${TO}`, keys.alice, { accept: 'application/gpx+xml' }), 400)).detail).toContain('gpx')
     expect((await get(`/reports/trips?from=${FROM}&to=${TO}&format=json`, keys.alice, { accept: 'text/csv' })).status).toBe(200)
     expect((await get(`/reports/trips?from=${FROM}&to=${FROM + 31 * 86400}`)).status).toBe(200)
+  })
+})
+
+describe('GET /reports: files', () => {
+  const period = `from=${FROM}&to=${TO}&tz=Europe/Paris`
+
+  test('CSV by format= or by Accept: the JSON rows as an attachment named by kind and local days', async () => {
+    const json = await report('trips', '&tz=Europe/Paris')
+    for (const [query, headers] of [[`&format=csv`, {}], ['', { accept: 'text/csv' }]] as const) {
+      const res = await get(`/reports/trips?${period}${query}`, keys.alice, headers)
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8')
+      expect(res.headers.get('content-disposition')).toBe('attachment; filename="trips-2025-11-24-2025-11-24.csv"')
+      const lines = (await res.text()).trimEnd().split('\r\n')
+      expect(lines[0]!.split(',').slice(0, 4)).toEqual(['device', 'alias', 'start', 'end'])
+      // a row a trip, then the totals
+      expect(lines.length).toBe(1 + json.rows.length + 1)
+      expect(json.rows.length).toBeGreaterThan(0)
+      // local times in the report's zone, with their offset
+      expect(lines[1]).toContain('+01:00')
+      expect(lines.at(-1)!.startsWith('total')).toBe(true)
+    }
+  })
+
+  test('XLSX: a sheet of the trips, with its header and the totals', async () => {
+    const json = await report('trips', '&tz=Europe/Paris')
+    const res = await get(`/reports/trips?${period}&format=xlsx`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-disposition')).toBe('attachment; filename="trips-2025-11-24-2025-11-24.xlsx"')
+    const { default: ExcelJS } = await import('exceljs')
+    const workbook = new ExcelJS.Workbook()
+    await workbook.xlsx.load(await res.arrayBuffer())
+    const sheet = workbook.getWorksheet('trips')!
+    expect(sheet.rowCount).toBe(1 + json.rows.length + 1)
+    expect(sheet.getRow(2).getCell(5).value).toBe(json.rows[0]!.duration_s)
+  })
+
+  test('GPX and KML of a route: a track a device, a point a fix', async () => {
+    const json = await report('route')
+    const gpx = await get(`/reports/route?${period}&format=gpx`)
+    expect(gpx.status).toBe(200)
+    expect(gpx.headers.get('content-type')).toBe('application/gpx+xml')
+    const gpxText = await gpx.text()
+    expect(gpxText.match(/<trkpt /g)?.length).toBe(json.rows.length)
+    expect(gpxText.match(/<trk>/g)?.length).toBe(new Set(json.rows.map((row) => row.device)).size)
+    const kml = await get(`/reports/route?${period}`, keys.alice, { accept: 'application/vnd.google-earth.kml+xml' })
+    expect(kml.status).toBe(200)
+    expect(kml.headers.get('content-disposition')).toBe('attachment; filename="route-2025-11-24-2025-11-24.kml"')
+    expect((await kml.text()).match(/<Placemark>/g)?.length).toBe(new Set(json.rows.map((row) => row.device)).size)
   })
 })
 
