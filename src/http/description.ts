@@ -74,8 +74,8 @@ most 5 s, at most 64 waiting), then 503 with \`Retry-After: 1\`. A long route's 
 neither: every device you reach, at most 1,000) over up to 31 days, in JSON \`{ rows, totals,
 generated_at, period, tz }\`. Trips and stops are the history API's travels and stops, by the same
 analysis: their distances, durations and counts equal its answers. \`tz\` is an IANA zone (default your
-\`timezone\`, set with PATCH /me; else UTC). Users only: a share token gets 403. Files (\`format=\`
-csv, xlsx, gpx, kml) are not served yet: 400.
+\`timezone\`, set with PATCH /me; else UTC). Users only: a share token gets 403. Files: \`format=\`
+(or Accept) csv or xlsx for every kind, gpx or kml for routes, as an attachment.
 
 **Share links.** \`devices\` holds 1–1,000 distinct ids you can reach (else 404); \`ttl\` is an
 integer from 60 to 31,536,000 seconds; the token is 256 random bits, base64url. \`acl\` holds ids

@@ -78,7 +78,7 @@ export function correctSchema(schema: unknown): unknown {
 const TAGS: Record<string, string> = {
   Devices: 'The devices you can reach, their commands and their live positions',
   History: "A device's route, travels and events over a time window",
-  Reports: 'Trips, stops, summaries, events and routes of many devices over a period (JSON; files not served yet)',
+  Reports: 'Trips, stops, summaries, events and routes of many devices over a period (JSON, CSV, XLSX; GPX and KML for routes)',
   'Share links': 'Read-only links to some devices, for people without an account',
   Administration: "Who you are (/me); an account's users, groups, API keys, devices and audit log",
   'Sign-in': 'People signing in to the console (a session cookie), and the first-run setup',

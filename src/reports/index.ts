@@ -136,7 +136,7 @@ export function reportRoutes(auth: ReturnType<typeof authPlugin>, reports: Repor
   return new Elysia({ name: 'reports' }).use(auth).get(
     '/reports/:kind',
     async ({ principal, params, query, request }) => {
-      // the format is checked first: a request for a file not served yet costs nothing
+      // the format is checked first: a format the kind is not written in costs nothing
       const format = chooseFormat(params.kind as ReportKind, query.format, request.headers.get('accept'))
       const document = await reports.report(principal, {
         kind: params.kind as ReportKind,
