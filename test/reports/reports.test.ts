@@ -246,7 +246,7 @@ describe('GET /reports: files', () => {
     await workbook.xlsx.load(await res.arrayBuffer())
     const sheet = workbook.getWorksheet('trips')!
     expect(sheet.rowCount).toBe(1 + json.rows.length + 1)
-    expect(sheet.getRow(2).getCell(5).value).toBe(json.rows[0]!.duration_s)
+    expect(sheet.getRow(2).getCell(5).value).toBe(json.rows[0]!.duration_s as number)
   })
 
   test('GPX and KML of a route: a track a device, a point a fix', async () => {
