@@ -41,6 +41,7 @@ describe('the command line and DATABASE_URL', () => {
 })
 
 describe.skipIf(!postgresAvailable('the command line on PostgreSQL (test/cli/postgres.test.ts)'))('the command line on PostgreSQL', () => {
+  // seven commands in child processes, each opening a pool: seconds on a busy machine
   test('migrate, init, device add and list, key create, model list and import work against PostgreSQL', async () => {
     const fresh = await freshPostgres()
     dropLater.push(fresh)
@@ -66,5 +67,5 @@ describe.skipIf(!postgresAvailable('the command line on PostgreSQL (test/cli/pos
     expect(imported.code).toBe(0)
     expect(imported.stdout).toMatch(/^imported .*devices/)
     expect(cli(['import', file], { DATABASE_URL: other.url }).code).toBe(2)
-  })
+  }, 30_000)
 })

@@ -190,9 +190,22 @@ describe('migration 0015 on a database from before', () => {
       for (const statement of migration.sql) if (statement.trim()) old.run(statement)
       old.run('INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)', [migration.hash, migration.folderMillis])
     }
+    // the base dataset's people and devices in the columns that release had (the import of today
+    // writes today's columns)
+    const dataset = baseDataset()
+    for (const account of dataset.accounts) old.run('INSERT INTO accounts (id, name) VALUES (?, ?)', [account.id, account.name])
+    for (const group of dataset.groups) old.run('INSERT INTO groups (id, account_id, name) VALUES (?, ?, ?)', [group.id, group.account, group.name])
+    for (const user of dataset.users) {
+      old.run("INSERT INTO users (id, account_id, name, role) VALUES (?, ?, ?, ?)", [user.id, user.account, user.name, user.role ?? 'member'])
+      for (const group of user.groups) old.run('INSERT INTO user_groups (user_id, group_id) VALUES (?, ?)', [user.id, group])
+    }
+    for (const model of dataset.models) old.run('INSERT INTO models (id, name) VALUES (?, ?)', [model.id, model.name])
+    for (const device of dataset.devices) {
+      old.run("INSERT INTO devices (id, account_id, model_id, alias, serial, imei) VALUES (?, ?, ?, ?, ?, ?)", [device.id, device.account, device.model, device.alias, device.serial, device.imei])
+      for (const group of device.groups) old.run('INSERT INTO device_groups (group_id, device_key) VALUES (?, (SELECT key FROM devices WHERE id = ?))', [group, device.id])
+    }
     old.close()
     const before = openDatabase(path, { migrate: false })
-    importNow(before, baseDataset())
     const key = (id: string) => before.sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?').get(id)!.key
     const link = (id: string, createdBy: string | null, devices: string[]) => {
       before.sqlite.run(
