@@ -44,6 +44,8 @@ export const LOOK_EVERY_MS = 30_000
 const RUNS_PER_LOOK = 20
 const MAX_ERROR_LENGTH = 300
 export const SCHEDULER_LEASE = 'report-schedules'
+/** a run asked for by hand is attempted at once by its own node; another node's look waits this long first */
+const MANUAL_HOLD_MS = 10 * 60_000
 
 export interface ReportSchedulerDeps {
   store: ReportScheduleStore
@@ -236,7 +238,9 @@ export function createReportScheduler(deps: ReportSchedulerDeps) {
       serial(async () => {
         const nowMs = clock.now()
         const window = lastEndedPeriod(Math.floor(nowMs / 1000), schedule.period as SchedulePeriod, schedule.at, schedule.tz)
-        const run = newRun(schedule, window, null, nowMs)
+        // written with its next attempt 10 min on, so another node's look leaves it to this attempt
+        // (and takes it over if this node dies before settling it)
+        const run = { ...newRun(schedule, window, null, nowMs), nextAttemptAt: nowMs + MANUAL_HOLD_MS }
         await store.claimRun(run)
         return attempt(run)
       }),

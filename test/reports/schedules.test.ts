@@ -8,11 +8,14 @@
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import ExcelJS from 'exceljs'
 import { simpleParser } from 'mailparser'
+import postgres from 'postgres'
 import { createApp } from '../../src/app'
+import { createLocalLeases, type Leases } from '../../src/store/leases'
+import { createPostgresLeases } from '../../src/store/postgres/leases'
 import { loadConfig } from '../../src/config'
 import type { ReportScheduler } from '../../src/reports/scheduler'
 import { type Smtp, startSmtp } from '../alerts/messaging-receivers'
-import { baseDataset, type EngineWorld, ids, keys, openWorld, problem } from '../support/world'
+import { baseDataset, type EngineWorld, ids, keys, openWorld, problem, testEngine } from '../support/world'
 
 const utc = (iso: string) => Date.parse(iso)
 const unix = (iso: string) => utc(iso) / 1000
@@ -221,6 +224,28 @@ describe('the scheduler', () => {
     world.clock.set(utc('2026-10-27T07:00:00Z'))
     await scheduler.tick()
     expect(smtp.mails).toHaveLength(2)
+  })
+
+  test('two nodes looking at the same moment send a period once: the look runs under a lease', async () => {
+    world.clock.set(utc('2026-10-24T12:00:00Z'))
+    await create(DAILY)
+    world.clock.set(utc('2026-10-25T07:00:00Z'))
+    // PostgreSQL: each node its own pool and advisory lock; SQLite: one process, its own lease
+    const pools = testEngine === 'postgres' ? [postgres(world.env.DATABASE_URL!, { max: 2, onnotice: () => {} }), postgres(world.env.DATABASE_URL!, { max: 2, onnotice: () => {} })] : []
+    const local = createLocalLeases()
+    const leasesOf = (n: number): Leases => (testEngine === 'postgres' ? createPostgresLeases(pools[n]!) : local)
+    const nodes: ReportScheduler[] = []
+    try {
+      for (let n = 0; n < 2; n++) {
+        createApp({ stores: await world.otherStores(), clock: world.clock, config: configOf(), reportSchedules: { leases: leasesOf(n), expose: (s) => nodes.push(s) } })
+      }
+      await Promise.all(nodes.map((node) => node.tick()))
+      await Promise.all(nodes.map((node) => node.tick()))
+      expect(smtp.mails).toHaveLength(1)
+    } finally {
+      for (const node of nodes) await node.stop()
+      for (const pool of pools) await pool.end({ timeout: 5 })
+    }
   })
 
   test('run now mails last week\'s XLSX, produced as the owner: a device they no longer reach is left out; a removed user\'s schedules go with them', async () => {
