@@ -46,7 +46,7 @@ afterEach(async () => {
 })
 
 type Schedule = Record<string, unknown> & { id: string }
-type Run = { id: string; period: { from: number; to: number }; status: string; attempts: number; error: string | null; sent_at: number | null; manual: boolean }
+type Run = { id: string; period: { from: number; to: number }; status: string; attempts: number; error: string | null; created_at: number; sent_at: number | null; next_attempt_at: number | null; manual: boolean }
 
 const DAILY = { name: 'Daily events', kind: 'events', devices: [ids.truck1, ids.van1], period: 'day', at: '07:00', tz: 'Europe/Dublin', format: 'csv', to: ['boss@example.com', 'desk@example.com'] }
 
@@ -292,7 +292,7 @@ describe('the scheduler', () => {
     for (let n = 0; n < 100; n++) smtp.refusals.push([451, 'Mailbox busy, try later'])
     world.clock.set(utc('2026-11-25T07:00:00Z'))
     await scheduler.tick()
-    let [run] = await runs(daily.id)
+    let run: Run | undefined = (await runs(daily.id))[0]
     expect(run).toMatchObject({ status: 'queued', attempts: 1, error: expect.stringContaining('451'), sent_at: null })
     // nothing before the backoff's 10 s
     world.clock.advance(5_000)
