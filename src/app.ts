@@ -217,6 +217,7 @@ export function createApp(deps: AppDeps) {
     store: stores.reportSchedules,
     notifications: notificationStore,
     people,
+    access,
     clock,
     smtpConfigured: messaging.smtpUrl !== null,
     runNow: reportScheduler.runNow,

@@ -83,7 +83,7 @@ export function scheduleRoutes(auth: ReturnType<typeof authPlugin>, service: Sch
           summary: 'Schedule a report',
           description:
             `201 with the schedule and its Location. You are its owner: it is produced with your reach. Every field is checked, every fault a 400 naming its path; ` +
-            'without SMTP_URL on the server, a schedule with addresses in `to` is 400 naming SMTP_URL. `webhook` must be a webhook notification channel of your account ' +
+            'without SMTP_URL on the server, a schedule with addresses in `to` is 400 naming SMTP_URL. Devices and groups named must be ones you reach (404 otherwise). `webhook` must be a webhook notification channel of your account ' +
             `(404 otherwise; an admin makes them with POST /notifications). At most ${MAX_SCHEDULES_PER_ACCOUNT} schedules an account. ${SENDING} ${WHO}`,
           responses: responses({ 201: { schema: Schedule, description: 'The new schedule' } }, 400, 401, 403, 404, 429),
         },

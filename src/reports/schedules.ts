@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import { EMAIL_ADDRESS } from '../alerts/notifications-service'
 import type { Clock } from '../clock'
-import { isAccountAdmin } from '../devices/access'
+import { type DeviceAccess, isAccountAdmin } from '../devices/access'
 import { type FieldError, Invalid, NotFound } from '../errors'
 import type { UserPrincipal } from '../principal'
 import type { NotificationStore } from '../store/notifications'
@@ -98,7 +98,8 @@ export type ScheduleInput = Record<string, unknown>
 export interface ScheduleServiceDeps {
   store: ReportScheduleStore
   notifications: Pick<NotificationStore, 'find'>
-  people: Pick<PeopleStore, 'timezoneOf'>
+  people: Pick<PeopleStore, 'timezoneOf' | 'findGroup'>
+  access: Pick<DeviceAccess, 'reachableKeys'>
   clock: Clock
   /** SMTP_URL is set: without it an email schedule is refused */
   smtpConfigured: boolean
@@ -191,6 +192,18 @@ export function createScheduleService(deps: ScheduleServiceDeps) {
       if (recipients.length > 0 && !deps.smtpConfigured) errors.push({ path: '/to', message: SMTP_NOT_CONFIGURED })
     }
     if (errors.length > 0) throw new Invalid(errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors)
+    // devices and groups newly named must be the user's to name (404, as GET /reports/{kind} answers)
+    const before = { devices: new Set(decodeList(base.devices)), groups: new Set(decodeList(base.groups)) }
+    const newDevices = decodeList(row.devices).filter((id) => !before.devices.has(id))
+    if (newDevices.length > 0) {
+      const reached = await deps.access.reachableKeys(user, newDevices)
+      const missing = newDevices.find((id) => !reached.has(id))
+      if (missing !== undefined) throw new NotFound(`No device ${missing}`)
+    }
+    const viewer = { accountId: user.accountId, userId: user.userId, admin: isAccountAdmin(user) }
+    for (const id of decodeList(row.groups).filter((id) => !before.groups.has(id))) {
+      if (!(await deps.people.findGroup(viewer, id))) throw new NotFound(`No group ${id}`)
+    }
     if (row.webhookId !== null && row.webhookId !== base.webhookId) {
       const channel = await deps.notifications.find(user.accountId, row.webhookId)
       // an account channel of type webhook (not a user's own email alerts, not email or Telegram)

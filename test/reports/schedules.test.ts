@@ -138,6 +138,10 @@ describe('the schedules API', () => {
     expect((await problem(await world.call('POST', '/reports/schedules', { token: keys.alice, body: { ...DAILY, format: 'gpx' } }), 400)).errors).toEqual([{ path: '/format', message: expect.stringContaining('csv or xlsx') }])
     expect((await problem(await world.call('POST', '/reports/schedules', { token: keys.alice, body: { ...DAILY, to: [] } }), 400)).errors!.map((e) => e.path)).toEqual(['/to'])
     await problem(await world.call('POST', '/reports/schedules', { token: keys.alice, body: '[1]' }), 400)
+    // devices and groups the user cannot reach: 404, as the reports answer
+    await problem(await world.call('POST', '/reports/schedules', { token: keys.bob, body: { ...DAILY, devices: [ids.truck1] } }), 404)
+    await problem(await world.call('POST', '/reports/schedules', { token: keys.alice, body: { ...DAILY, devices: [ids.globexCar] } }), 404)
+    await problem(await world.call('POST', '/reports/schedules', { token: keys.bob, body: { ...DAILY, devices: [], groups: [ids.trucks] } }), 404)
     expect(await list(keys.dana)).toEqual([])
 
     // webhooks: an id that is no channel, another account's, an email channel: 404
