@@ -88,6 +88,8 @@ export function createReportScheduler(deps: ReportSchedulerDeps) {
   const guard = deps.guard ?? createWebhookGuard({ allowPrivate: deps.allowPrivate })
   let mailer: Transporter | null = null
   let timer: ReturnType<typeof setInterval> | null = null
+  /** each schedule's period key this scheduler has written (or found written) last */
+  const written = new Map<string, string>()
   /** looks and run-now attempts, one after the other in this process */
   let queue: Promise<unknown> = Promise.resolve()
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
@@ -221,12 +223,19 @@ export function createReportScheduler(deps: ReportSchedulerDeps) {
   async function look(): Promise<void> {
     const nowMs = clock.now()
     const now = Math.floor(nowMs / 1000)
-    for (const schedule of await store.enabled()) {
+    const schedules = await store.enabled()
+    for (const schedule of schedules) {
       const window = lastDuePeriod(now, schedule.period as SchedulePeriod, schedule.at, schedule.tz)
       // a period whose time had passed before the schedule existed is not sent
       if (window.sendAt * 1000 < schedule.createdAt) continue
-      await store.claimRun(newRun(schedule, window, `${schedule.id}/${window.from}`, nowMs))
+      const key = `${schedule.id}/${window.from}`
+      // written once: later looks within the same period skip the write (one per schedule and period, not one a look)
+      if (written.get(schedule.id) === key) continue
+      await store.claimRun(newRun(schedule, window, key, nowMs))
+      written.set(schedule.id, key)
     }
+    // schedules deleted or disabled are forgotten
+    if (written.size > schedules.length) for (const id of [...written.keys()]) if (!schedules.some((s) => s.id === id)) written.delete(id)
     for (const run of await store.dueRuns(nowMs, RUNS_PER_LOOK)) await attempt(run)
   }
 
