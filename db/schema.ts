@@ -484,3 +484,66 @@ export const notificationDeliveries = sqliteTable(
     index('notification_deliveries_status_created').on(t.status, t.createdAt),
   ],
 )
+
+/**
+ * Scheduled reports (issue 24, contracts/reports.md "Scheduled reports"): a report of `kind` over
+ * the owner's devices and groups, for the period just ended (`period`: day, week Monday–Sunday, or
+ * month, in `tz`), produced at `at` (local `HH:MM`) and sent to `recipients` (JSON array of
+ * addresses) by email and/or POSTed to the webhook channel `webhook_id`. Produced as `user_id`
+ * (its reach at the time of sending); it goes with its user.
+ */
+export const reportSchedules = sqliteTable(
+  'report_schedules',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    kind: text('kind').notNull(),
+    /** JSON arrays of ids */
+    devices: text('devices').notNull().default('[]'),
+    groups: text('groups').notNull().default('[]'),
+    period: text('period').notNull(),
+    at: text('at').notNull(),
+    tz: text('tz').notNull(),
+    format: text('format').notNull(),
+    recipients: text('recipients').notNull().default('[]'),
+    webhookId: text('webhook_id').references(() => notifications.id, { onDelete: 'set null' }),
+    enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [index('report_schedules_account_name').on(t.accountId, t.name, t.id), index('report_schedules_user').on(t.userId)],
+)
+
+/**
+ * One report sent (or being sent) for a schedule's period. `period_key` (`<schedule>/<from>`) makes
+ * the scheduled run of a period unique: it is written before the report is sent, so a restart or a
+ * second node never sends it again; a run asked for by hand (POST …/run) has none.
+ */
+export const reportRuns = sqliteTable(
+  'report_runs',
+  {
+    id: text('id').primaryKey(),
+    scheduleId: text('schedule_id')
+      .notNull()
+      .references(() => reportSchedules.id, { onDelete: 'cascade' }),
+    periodKey: text('period_key'),
+    /** Unix seconds: the period's first second and the first second after it */
+    periodFrom: integer('period_from').notNull(),
+    periodTo: integer('period_to').notNull(),
+    /** 'queued', 'sent' or 'failed' */
+    status: text('status').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    error: text('error'),
+    /** Unix ms */
+    nextAttemptAt: integer('next_attempt_at'),
+    createdAt: integer('created_at').notNull(),
+    sentAt: integer('sent_at'),
+  },
+  (t) => [uniqueIndex('report_runs_period').on(t.periodKey), index('report_runs_schedule').on(t.scheduleId, t.createdAt), index('report_runs_due').on(t.status, t.nextAttemptAt)],
+)

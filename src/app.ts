@@ -31,6 +31,10 @@ import { historyRoutes } from './history'
 import { createHistoryService } from './history/service'
 import { reportRoutes } from './reports'
 import { createReportService } from './reports/service'
+import { createReportScheduler, type ReportScheduler } from './reports/scheduler'
+import { createScheduleService } from './reports/schedules'
+import { scheduleRoutes } from './reports/schedules-routes'
+import { createLocalLeases, type Leases } from './store/leases'
 import { API_DESCRIPTION } from './http/description'
 import { apiDocs } from './http/docs'
 import { authPlugin } from './http/auth'
@@ -107,6 +111,12 @@ export interface AppDeps {
   recentUnknowns?: RecentUnknowns
   /** email and Telegram settings, shared with the server's delivery worker; default: the config's */
   messaging?: MessagingSettings
+  /**
+   * scheduled reports: the lease their look runs under (default: this process's own; the server
+   * passes PostgreSQL's), whether the app starts the scheduler's timer (the server does; tests
+   * call tick() and move the clock), and who is handed the scheduler
+   */
+  reportSchedules?: { leases?: Leases; start?: boolean; expose?: (scheduler: ReportScheduler) => void }
 }
 
 export function createApp(deps: AppDeps) {
@@ -187,6 +197,32 @@ export function createApp(deps: AppDeps) {
     maxStreams: config.maxStreams,
   })
 
+  const reportService = createReportService({ history, events: eventReads, reports: stores.reports, access, people, geocoder, clock })
+  const messaging = deps.messaging ?? messagingOf(config)
+  const reportScheduler = createReportScheduler({
+    store: stores.reportSchedules,
+    reports: reportService,
+    access,
+    people,
+    notifications: notificationStore,
+    clock,
+    leases: deps.reportSchedules?.leases ?? createLocalLeases(),
+    log,
+    messaging,
+    allowPrivate: config.webhookAllowPrivate,
+  })
+  if (deps.reportSchedules?.start) reportScheduler.start()
+  deps.reportSchedules?.expose?.(reportScheduler)
+  const schedules = createScheduleService({
+    store: stores.reportSchedules,
+    notifications: notificationStore,
+    people,
+    access,
+    clock,
+    smtpConfigured: messaging.smtpUrl !== null,
+    runNow: reportScheduler.runNow,
+  })
+
   // what the stop hook writes: Elysia calls its stop hooks without awaiting them, and over
   // PostgreSQL the writes are truly asynchronous, so stop() waits for them (below)
   let stopWrites: Promise<unknown> = Promise.resolve()
@@ -210,7 +246,8 @@ export function createApp(deps: AppDeps) {
     .use(commandsRoutes(auth, commands))
     .use(historyRoutes(auth, history))
     .use(eventsRoutes(auth, createEventsService({ access, store: eventReads, clock, geocoder })))
-    .use(reportRoutes(auth, createReportService({ history, events: eventReads, reports: stores.reports, access, people, geocoder, clock })))
+    .use(scheduleRoutes(auth, schedules))
+    .use(reportRoutes(auth, reportService))
     .use(shareRoutes(auth, shares))
     .use(sharePageRoutes(shares, { tileUrl: config.tileUrl, appUrl: config.appUrl }))
     .use(consoleRoutes({ tileUrl: config.tileUrl }))
@@ -221,14 +258,14 @@ export function createApp(deps: AppDeps) {
     .use(deviceAdminRoutes(auth, { admin: deviceAdmin, devices }))
     .use(modelRoutes(auth, { models: modelAdmin }))
     .use(geofenceRoutes(auth, { geofences }))
-    .use(notificationRoutes(auth, { store: notificationStore, clock, allowPrivate: config.webhookAllowPrivate, messaging: deps.messaging ?? messagingOf(config) }))
+    .use(notificationRoutes(auth, { store: notificationStore, clock, allowPrivate: config.webhookAllowPrivate, messaging }))
     .use(emailAlertRoutes(auth, { store: notificationStore, clock, smtpConfigured: config.smtpUrl !== null }))
     .use(sessionRoutes(auth, sessions, { guard: passwordGuard, clientAddress, requestOrigin, appUrl: config.appUrl, appUrlSet: config.appUrlSet, me }))
     .use(setupRoutes({ people, firstRun: deps.firstRun ?? createFirstRun(people), sessions, clock, appUrl: config.appUrl, requestOrigin }))
     // share-link views still in memory are written before the server closes the database
     .onStop(() => {
       commandQueue.stop()
-      stopWrites = Promise.all([shareTokens.flush({ wait: true }), keyUsage.flush({ wait: true }), sessions.flush({ wait: true })])
+      stopWrites = Promise.all([reportScheduler.stop(), shareTokens.flush({ wait: true }), keyUsage.flush({ wait: true }), sessions.flush({ wait: true })])
     })
   const stopServer = app.stop
   app.stop = async (closeActiveConnections) => {

@@ -107,7 +107,8 @@ export async function startServer(config: Config, options: { clock?: Clock; log?
     signals.onCommandQueued((deviceKey) => commandQueue.ready(deviceKey))
     await signals.start()
   }
-  const app = createApp({ stores, config, clock, log, live, metrics, status, firstRun, commandQueue, messaging, onDevicesChanged: () => pipeline.devicesChanged(), recentUnknowns,
+  // scheduled reports: their look runs under the lease, on one node at a time
+  const app = createApp({ stores, config, clock, log, live, metrics, status, firstRun, commandQueue, messaging, reportSchedules: { leases, start: true }, onDevicesChanged: () => pipeline.devicesChanged(), recentUnknowns,
     onGeofencesChanged: (accountId) => alertRules.geofencesChanged(accountId),
   })
 

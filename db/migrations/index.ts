@@ -24,6 +24,7 @@ import shareLinksEndWithCreator from './0015_share_links_end_with_creator.sql' w
 import devicesModelOptional from './0017_devices_model_optional.sql' with { type: 'text' }
 import userEmailAlerts from './0018_user_email_alerts.sql' with { type: 'text' }
 import userTimezone from './0019_user_timezone.sql' with { type: 'text' }
+import reportSchedules from './0020_report_schedules.sql' with { type: 'text' }
 
 export const migrationFiles: Record<string, string> = {
   '0000_init': init,
@@ -46,6 +47,7 @@ export const migrationFiles: Record<string, string> = {
   '0017_devices_model_optional': devicesModelOptional,
   '0018_user_email_alerts': userEmailAlerts,
   '0019_user_timezone': userTimezone,
+  '0020_report_schedules': reportSchedules,
 }
 
 export const migrationJournal: { entries: { idx: number; when: number; tag: string; breakpoints: boolean }[] } = journal

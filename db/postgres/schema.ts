@@ -370,3 +370,50 @@ export const notificationDeliveries = pgTable(
     index('notification_deliveries_status_created').on(t.status, t.createdAt),
   ],
 )
+
+export const reportSchedules = pgTable(
+  'report_schedules',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    kind: text('kind').notNull(),
+    devices: text('devices').notNull().default('[]'),
+    groups: text('groups').notNull().default('[]'),
+    period: text('period').notNull(),
+    at: text('at').notNull(),
+    tz: text('tz').notNull(),
+    format: text('format').notNull(),
+    recipients: text('recipients').notNull().default('[]'),
+    webhookId: text('webhook_id').references(() => notifications.id, { onDelete: 'set null' }),
+    enabled: boolean('enabled').notNull().default(true),
+    createdAt: ms('created_at').notNull(),
+    updatedAt: ms('updated_at').notNull(),
+  },
+  (t) => [index('report_schedules_account_name').on(t.accountId, t.name, t.id), index('report_schedules_user').on(t.userId)],
+)
+
+export const reportRuns = pgTable(
+  'report_runs',
+  {
+    id: text('id').primaryKey(),
+    scheduleId: text('schedule_id')
+      .notNull()
+      .references(() => reportSchedules.id, { onDelete: 'cascade' }),
+    periodKey: text('period_key'),
+    periodFrom: bigint('period_from', { mode: 'number' }).notNull(),
+    periodTo: bigint('period_to', { mode: 'number' }).notNull(),
+    status: text('status').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    error: text('error'),
+    nextAttemptAt: ms('next_attempt_at'),
+    createdAt: ms('created_at').notNull(),
+    sentAt: ms('sent_at'),
+  },
+  (t) => [uniqueIndex('report_runs_period').on(t.periodKey), index('report_runs_schedule').on(t.scheduleId, t.createdAt), index('report_runs_due').on(t.status, t.nextAttemptAt)],
+)

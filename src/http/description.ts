@@ -76,6 +76,10 @@ generated_at, period, tz }\`. Trips and stops are the history API's travels and 
 analysis: their distances, durations and counts equal its answers. \`tz\` is an IANA zone (default your
 \`timezone\`, set with PATCH /me; else UTC). Users only: a share token gets 403. Files: \`format=\`
 (or Accept) csv or xlsx for every kind, gpx or kml for routes, as an attachment.
+\`/reports/schedules\`: a report of the previous day, week (Monday–Sunday) or month in \`tz\`, sent at
+\`at\` (local) once per period (recorded before sending: never twice, across restarts and nodes) as
+the schedule's owner, mailed as an attachment through SMTP_URL and/or POSTed as the file to a webhook
+channel; retried 24 h, then \`failed\` in \`/reports/schedules/{id}/runs\` (README, Scheduled reports).
 
 **Share links.** \`devices\` holds 1–1,000 distinct ids you can reach (else 404); \`ttl\` is an
 integer from 60 to 31,536,000 seconds; the token is 256 random bits, base64url. \`acl\` holds ids

@@ -30,6 +30,7 @@ import { createOperatorNameStore, type OperatorNameStore } from './operator-name
 import { createPeopleStore, type PeopleStore } from './people'
 import { createPositionReads, type PositionReads } from './positions'
 import { createReportReads, type ReportReads } from './reports'
+import { createReportScheduleStore, type ReportScheduleStore } from './reportSchedules'
 import { createRetentionStore, type RetentionStore } from './retention'
 import { createShareLinkStore, type ShareLinkStore } from './shareLinks'
 import { createStatusReads, type StatusReads } from './status'
@@ -58,6 +59,8 @@ export interface Stores {
   positions: PositionReads
   /** the reports' own reads (the route report's fixes) */
   reports: ReportReads
+  /** scheduled reports and their runs */
+  reportSchedules: ReportScheduleStore
   retention: RetentionStore
   ruleStates: RuleStateStore
   shareLinks: ShareLinkStore
@@ -111,6 +114,7 @@ export function createSqliteStores(database: DatabaseHandle, { clock = systemClo
     people: () => createPeopleStore(database, { clock, retryWhileBusy }),
     positions: () => createPositionReads(database),
     reports: () => createReportReads(database),
+    reportSchedules: () => createReportScheduleStore(database),
     retention: () => createRetentionStore(database, clock),
     ruleStates: () => createRuleStateStore(database),
     shareLinks: () => createShareLinkStore(database, { clock }),

@@ -7,10 +7,12 @@
 import journal from './meta/_journal.json'
 import init from './0000_init.sql' with { type: 'text' }
 import userTimezone from './0001_user_timezone.sql' with { type: 'text' }
+import reportSchedules from './0002_report_schedules.sql' with { type: 'text' }
 
 export const migrationFiles: Record<string, string> = {
   '0000_init': init,
   '0001_user_timezone': userTimezone,
+  '0002_report_schedules': reportSchedules,
 }
 
 export const migrationJournal: { entries: { idx: number; when: number; tag: string; breakpoints: boolean }[] } = journal

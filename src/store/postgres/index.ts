@@ -21,6 +21,7 @@ import { createPostgresOperatorNameStore } from './operator-names'
 import { createPostgresPeopleStore } from './people'
 import { createPostgresPositionReads } from './positions'
 import { createPostgresReportReads } from './reports'
+import { createPostgresReportScheduleStore } from './reportSchedules'
 import { createPostgresRetentionStore } from './retention'
 import { createPostgresShareLinkStore } from './shareLinks'
 import { createPostgresStatusReads } from './status'
@@ -58,6 +59,7 @@ export function createPostgresStores(database: PostgresHandle, { clock = systemC
     people: () => createPostgresPeopleStore(database, { clock }),
     positions: () => createPostgresPositionReads(database),
     reports: () => createPostgresReportReads(database),
+    reportSchedules: () => createPostgresReportScheduleStore(database),
     retention: () => createPostgresRetentionStore(database),
     // the rules' state is answered from ingest's batch being written (src/store/postgres/ingest.ts)
     ruleStates: () => ingestStore().ruleStates(),
