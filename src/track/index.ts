@@ -46,7 +46,15 @@ export {
   type Silence,
   type StillSpan,
 } from './distance'
-export { detectStops, STOP_RADIUS_M, BRIEF_EXCURSION_SECONDS, type Stop, type StopOptions } from './stops'
+export {
+  detectStops,
+  STOP_RADIUS_M,
+  BRIEF_EXCURSION_SECONDS,
+  QUEUE_RADIUS_M,
+  QUEUE_GAP_SECONDS,
+  type Stop,
+  type StopOptions,
+} from './stops'
 export {
   buildTravels,
   SPEED_WINDOW_SECONDS,
