@@ -52,6 +52,8 @@ export {
   BRIEF_EXCURSION_SECONDS,
   QUEUE_RADIUS_M,
   QUEUE_GAP_SECONDS,
+  DRIFT_SECONDS,
+  DRIFT_RADIUS_M,
   type Stop,
   type StopOptions,
 } from './stops'

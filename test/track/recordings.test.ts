@@ -184,7 +184,8 @@ describe('Liverpool route 14, eight buses at ~25 s', () => {
         expect(result.rejected).toEqual([])
         // Every fix 25 s apart at bus speed moves far beyond the jitter: distance is the plain sum,
         // less the odd jitter at a stand, plus the ellipsoid's 0.2% over the sphere at 53° N.
-        expect(Math.abs(result.totalDistance / plain - 1)).toBeLessThan(0.01)
+        // 1.5% (was 1%): issue 24 makes a crawl of < 100 m in 2 min a stop, its 25-s zig-zag no distance (bus 4720: -1.29%).
+        expect(Math.abs(result.totalDistance / plain - 1)).toBeLessThan(0.015)
         for (const travel of result.travels) {
           expect(travel.max_speed).toBeLessThan(100) // km/h: no absurd computed speed
           expect(travel.max_speed).toBeGreaterThanOrEqual(travel.avg_speed * 0.999)
