@@ -46,7 +46,17 @@ export {
   type Silence,
   type StillSpan,
 } from './distance'
-export { detectStops, STOP_RADIUS_M, BRIEF_EXCURSION_SECONDS, type Stop, type StopOptions } from './stops'
+export {
+  detectStops,
+  STOP_RADIUS_M,
+  BRIEF_EXCURSION_SECONDS,
+  QUEUE_RADIUS_M,
+  QUEUE_GAP_SECONDS,
+  DRIFT_SECONDS,
+  DRIFT_RADIUS_M,
+  type Stop,
+  type StopOptions,
+} from './stops'
 export {
   buildTravels,
   SPEED_WINDOW_SECONDS,

@@ -71,7 +71,30 @@ export function buildTravels(
     from = endIndex
   }
   if (last > from) addTravel(travels, track, valid, movement, from, last)
+  addCreep(travels, stops)
   return travels
+}
+
+/**
+ * A stop's creep (stops.ts: moving up a queue inside it) is driven distance: it counts in the
+ * travel that ended at the stop, else in the one that leaves it; with neither (the whole window
+ * one stop) in none. Average speeds follow; both lists are in time order.
+ */
+function addCreep(travels: Travel[], stops: readonly Stop[]): void {
+  let t = 0
+  for (const stop of stops) {
+    if (!(stop.creep > 0)) continue
+    while (t < travels.length && travels[t].end.index < stop.startIndex) t++
+    let travel: Travel | undefined
+    if (t > 0 && travels[t - 1].end.index === stop.startIndex) travel = travels[t - 1]
+    else if (t < travels.length && travels[t].start.index === stop.endIndex) travel = travels[t]
+    else if (t < travels.length && travels[t].end.index === stop.startIndex) travel = travels[t]
+    if (travel === undefined) continue
+    travel.distance += stop.creep
+    travel.avg_speed = travel.duration > 0 ? (travel.distance / travel.duration) * 3.6 : 0
+    // The top speed is never below the average (a computed one may have missed the creep).
+    if (travel.max_speed < travel.avg_speed) travel.max_speed = travel.avg_speed
+  }
 }
 
 function addTravel(

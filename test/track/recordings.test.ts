@@ -61,9 +61,10 @@ describe('the recordings load', () => {
 describe('bus 304, Limerick', () => {
   test('short thresholds find the real bus stops', () => {
     const floors: Record<number, { precision: number; recall: number }> = {
-      // measured: 20 s → 30 stops, precision 0.83, recall 0.67; 30 s → 27 stops, 0.81, 0.58
-      20: { precision: 0.75, recall: 0.6 },
-      30: { precision: 0.75, recall: 0.5 },
+      // measured: 20 s → 27 stops, precision 0.93, recall 0.69; 30 s → 23 stops, 0.91, 0.58
+      // (before issue 24's pauses and queues: 30 stops, 0.83, 0.67; 27 stops, 0.81, 0.58)
+      20: { precision: 0.92, recall: 0.69 },
+      30: { precision: 0.9, recall: 0.58 },
     }
     for (const threshold of [20, 30]) {
       const result = analyseTrack(bus, { stopThresholdSeconds: threshold })
@@ -75,6 +76,59 @@ describe('bus 304, Limerick', () => {
       expect(result.rejected).toEqual([])
       expect(precision).toBeGreaterThanOrEqual(floors[threshold].precision)
       expect(recall).toBeGreaterThanOrEqual(floors[threshold].recall)
+    }
+  })
+
+  /**
+   * Where the bus really halted, independently of src/track: runs of consecutive fixes each under
+   * 5 km/h from the one before, lasting at least 10 s (the logger reports rarely while standing).
+   */
+  function halts(): { latitude: number; longitude: number }[][] {
+    const runs: { latitude: number; longitude: number }[][] = []
+    let run: typeof bus = []
+    for (let i = 1; i < bus.length; i++) {
+      const a = bus[i - 1]
+      const b = bus[i]
+      const kmh = (haversine(a.latitude, a.longitude, b.latitude, b.longitude) / (b.timestamp - a.timestamp)) * 3.6
+      if (kmh < 5) {
+        if (run.length === 0) run.push(a)
+        run.push(b)
+        continue
+      }
+      if (run.length > 0 && run[run.length - 1].timestamp - run[0].timestamp >= 10) runs.push(run)
+      run = []
+    }
+    return runs
+  }
+  const served = busStops.filter((place) =>
+    halts().some((run) => run.some((fix) => haversine(fix.latitude, fix.longitude, place.latitude, place.longitude) <= MATCH_METRES)),
+  )
+
+  test('the bus halted at 28 of the 36 stops: it drove past the other 8 (recall over all 36 is at most 0.78)', () => {
+    expect(served.length).toBe(28)
+  })
+
+  test('every stand (threshold 0): precision ≥ 0.93, every stop where the bus halted found (issue 24)', () => {
+    const result = analyseTrack(bus, { stopThresholdSeconds: 0 })
+    expectConsistent(bus, result, 0)
+    const { precision, recall } = score(result.stops)
+    const foundServed = served.filter((place) => result.stops.some((stop) => nearest(stop, [place]) <= MATCH_METRES)).length
+    console.log(
+      `bus 304, threshold 0 s: ${result.stops.length} stops, precision ${precision.toFixed(2)}, recall ${recall.toFixed(2)}, ` +
+        `${foundServed} of the ${served.length} stops where it halted`,
+    )
+    // measured: 30 stops, precision 0.93 (28/30: two halts in traffic 135 m and 208 m from any
+    // stop), recall 0.78; before issue 24: 33 stops, 0.82, 0.72, 26 of the 28
+    expect(precision).toBeGreaterThanOrEqual(0.93)
+    expect(recall).toBeGreaterThanOrEqual(0.77)
+    expect(foundServed).toBe(served.length)
+  })
+
+  test('the one-step pauses at Fairgreen (18 s) and Plassey Park Road (24 s) are stops', () => {
+    const stops = analyseTrack(bus, { stopThresholdSeconds: 0 }).stops
+    for (const name of ['Fairgreen', 'Plassey Park Road']) {
+      const place = busStops.find((stop) => stop.name === name)!
+      expect(stops.some((stop) => nearest(stop, [place]) <= MATCH_METRES)).toBe(true)
     }
   })
 
@@ -130,7 +184,8 @@ describe('Liverpool route 14, eight buses at ~25 s', () => {
         expect(result.rejected).toEqual([])
         // Every fix 25 s apart at bus speed moves far beyond the jitter: distance is the plain sum,
         // less the odd jitter at a stand, plus the ellipsoid's 0.2% over the sphere at 53° N.
-        expect(Math.abs(result.totalDistance / plain - 1)).toBeLessThan(0.01)
+        // 1.5% (was 1%): issue 24 makes a crawl of < 100 m in 2 min a stop, its 25-s zig-zag no distance (bus 4720: -1.29%).
+        expect(Math.abs(result.totalDistance / plain - 1)).toBeLessThan(0.015)
         for (const travel of result.travels) {
           expect(travel.max_speed).toBeLessThan(100) // km/h: no absurd computed speed
           expect(travel.max_speed).toBeGreaterThanOrEqual(travel.avg_speed * 0.999)
