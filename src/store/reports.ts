@@ -29,8 +29,8 @@ export interface ReportReads {
   locatableCountIn(deviceKey: number, from: number, to: number): Promise<number>
   /**
    * The window's fixes (any flag) whose attributes carry a boolean `ignition`, oldest first, as
-   * [Unix seconds, on]: only the readings where the state changed (the first always), so a week of
-   * fixes costs a few pairs. Read only for the stops report.
+   * [Unix seconds, on]: only the readings where the state changed (the first always), chosen in
+   * the database, so a week of fixes costs a few pairs. Read only for the stops report.
    */
   ignitionChangesIn(deviceKey: number, from: number, to: number): Promise<IgnitionChange[]>
   /** The first and the last numeric `odometer` attribute (metres, as the decoders store it) in the window; null when none. */
@@ -43,7 +43,7 @@ export interface IgnitionChange {
   on: boolean
 }
 
-/** Readings oldest first, the repeats dropped (the readers stream them once). */
+/** Readings oldest first, the repeats dropped (what the database left of them: a change at a tie of times). */
 export function ignitionChanges(readings: Iterable<{ ts: number; on: unknown }>): IgnitionChange[] {
   const changes: IgnitionChange[] = []
   for (const { ts, on } of readings) {
@@ -79,11 +79,21 @@ export function createReportReads(database: Pick<DatabaseHandle, 'sqlite'>): Rep
   // JSON booleans and numbers only (json_type names them); PostgreSQL: jsonb_typeof over attributes::jsonb
   const inWindow = and(eq(positions.device, placeholder('device')), between(positions.ts, placeholder('from'), placeholder('to')))
   const ignitionType = sql`json_type(${positions.attributes}, '$.ignition')`
-  const ignition = db
-    .select({ ts: positions.ts, on: sql<number>`${ignitionType} = 'true'` })
+  // each reading beside the one before (lag), so that only the changes leave the database
+  const readings = db
+    .select({
+      ts: positions.ts,
+      on: sql<number>`${ignitionType} = 'true'`.as('reading_on'),
+      before: sql<number | null>`lag(${ignitionType} = 'true') OVER (ORDER BY ${positions.ts})`.as('reading_before'),
+    })
     .from(positions)
     .where(and(inWindow, sql`${positions.attributes} IS NOT NULL`, sql`${ignitionType} IN ('true', 'false')`))
-    .orderBy(asc(positions.ts))
+    .as('readings')
+  const ignition = db
+    .select({ ts: readings.ts, on: readings.on })
+    .from(readings)
+    .where(sql`${readings.before} IS NULL OR ${readings.before} <> ${readings.on}`)
+    .orderBy(asc(readings.ts))
     .prepare()
   const odometerWhere = and(inWindow, sql`${positions.attributes} IS NOT NULL`, sql`json_type(${positions.attributes}, '$.odometer') IN ('integer', 'real')`)
   const odometerValue = { value: sql<number>`json_extract(${positions.attributes}, '$.odometer')` }

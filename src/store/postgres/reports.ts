@@ -17,11 +17,21 @@ export function createPostgresReportReads(database: Pick<PostgresHandle, 'db'>):
     },
     async ignitionChangesIn(device, from, to) {
       const ignition = sql`(${positions.attributes}::jsonb -> 'ignition')`
-      const rows = await db
-        .select({ ts: positions.ts, on: sql<boolean>`${ignition} = 'true'::jsonb` })
+      // each reading beside the one before (lag), so that only the changes leave the database
+      const readings = db
+        .select({
+          ts: positions.ts,
+          on: sql<boolean>`${ignition} = 'true'::jsonb`.as('reading_on'),
+          before: sql<boolean | null>`lag(${ignition} = 'true'::jsonb) OVER (ORDER BY ${positions.ts})`.as('reading_before'),
+        })
         .from(positions)
         .where(and(eq(positions.device, device), between(positions.ts, from, to), sql`jsonb_typeof(${ignition}) = 'boolean'`))
-        .orderBy(asc(positions.ts))
+        .as('readings')
+      const rows = await db
+        .select({ ts: readings.ts, on: readings.on })
+        .from(readings)
+        .where(sql`${readings.before} IS NULL OR ${readings.before} <> ${readings.on}`)
+        .orderBy(asc(readings.ts))
       return ignitionChanges(rows)
     },
     async odometerIn(device, from, to) {
