@@ -38,12 +38,9 @@ const MB = 1024 * 1024
 const uuid = (prefix: string, i: number) => `${prefix}-0000-4000-8000-${String(i).padStart(12, '0')}`
 const KEY = 'bench-key-0123456789abcdef'
 
-function build() {
-  console.log(`building ${DB}: ${DEVICES} devices × ${fmt(FIXES_EACH)} fixes (one every ${STEP_SECONDS} s for ${DAYS} days)…`)
-  const started = performance.now()
-  const database = openDatabase(DB)
+function dataset() {
   const account = uuid('0a000000', 1)
-  importNow(database, {
+  return {
     accounts: [{ id: account, name: 'Bench' }],
     groups: [{ id: uuid('0b000000', 1), account, name: 'All' }],
     users: [{ id: uuid('0c000000', 1), account, name: 'bench', groups: [uuid('0b000000', 1)], api_keys: [KEY] }],
@@ -51,7 +48,14 @@ function build() {
     devices: Array.from({ length: DEVICES }, (_, i) => ({
       id: uuid('0f000000', i), account, model: uuid('0d000000', 1), groups: [uuid('0b000000', 1)], alias: `Van ${String(i).padStart(3, '0')}`, state: 'stopped',
     })),
-  })
+  }
+}
+
+function build() {
+  console.log(`building ${DB}: ${DEVICES} devices × ${fmt(FIXES_EACH)} fixes (one every ${STEP_SECONDS} s for ${DAYS} days)…`)
+  const started = performance.now()
+  const database = openDatabase(DB)
+  importNow(database, dataset())
   const keys = database.sqlite.query('SELECT key FROM devices ORDER BY key').values().map((row) => Number(row[0]))
   const insert = database.sqlite.query('INSERT INTO positions (device, ts, lat, lon, speed, course, altitude, satellites, flags, attributes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)')
   const write = database.sqlite.transaction((rows: (number | string)[][]) => {
@@ -116,8 +120,9 @@ async function measure<T>(work: (sample: () => void) => Promise<T>): Promise<{ m
 }
 
 const app = createApp({ database: openDatabase(DB) })
-async function product(format: 'json' | 'csv' | 'xlsx', sample: () => void, to = TO, kind = 'trips'): Promise<{ bytes: number; trips: number }> {
-  const res = await app.handle(
+type App = ReturnType<typeof createApp>
+async function product(format: 'json' | 'csv' | 'xlsx', sample: () => void, to = TO, kind = 'trips', target: App = app): Promise<{ bytes: number; trips: number }> {
+  const res = await target.handle(
     new Request(`http://localhost/reports/${kind}?from=${FROM}&to=${to}&tz=Europe/Dublin&format=${format}`, { headers: { authorization: `Bearer ${KEY}` } }),
   )
   if (res.status !== 200) throw new Error(`${format}: ${res.status} ${await res.text()}`)
@@ -181,38 +186,43 @@ function floor(): { trips: number; fixes: number } {
   return { trips, fixes }
 }
 
-type Side = { name: string; run: (sample: () => void) => Promise<{ size: string; trips: number }> }
-const sides: Side[] = [
-  { name: 'floor: raw read + analyseTrack', run: async () => { const { trips, fixes } = floor(); return { size: `${fmt(fixes)} fixes`, trips } } },
-  ...(['json', 'csv', 'xlsx'] as const).map((format) => ({
-    name: `GET /reports/trips ${format}`,
-    run: async (sample: () => void) => {
-      const { bytes, trips } = await product(format, sample)
-      return { size: `${(bytes / MB).toFixed(2)} MB`, trips }
-    },
-  })),
-]
+async function race(engine: string, floorRun: () => Promise<{ trips: number; fixes: number }>, target: App): Promise<number> {
+  type Side = { name: string; run: (sample: () => void) => Promise<{ size: string; trips: number }> }
+  const sides: Side[] = [
+    { name: 'floor: raw read + analyseTrack', run: async () => { const { trips, fixes } = await floorRun(); return { size: `${fmt(fixes)} fixes`, trips } } },
+    ...(['json', 'csv', 'xlsx'] as const).map((format) => ({
+      name: `GET /reports/trips ${format}`,
+      run: async (sample: () => void) => {
+        const { bytes, trips } = await product(format, sample, TO, 'trips', target)
+        return { size: `${(bytes / MB).toFixed(2)} MB`, trips }
+      },
+    })),
+  ]
 
-console.log(`\nreports benchmark: a week's trips for ${DEVICES} devices (${fmt(DEVICES * FIXES_EACH)} fixes), SQLite, median of ${REPEAT} runs after a warm-up`)
-// the sides take turns within each round (floor, JSON, CSV, XLSX), so a busy machine's noise
-// falls on all of them alike
-for (const side of sides) await side.run(() => {}) // warm-up: code compiled, the file's pages cached, for the floor and the product alike
-const runs = new Map<Side, Awaited<ReturnType<typeof measure<{ size: string; trips: number }>>>[]>(sides.map((side) => [side, []]))
-for (let round = 0; round < REPEAT; round++) for (const side of sides) runs.get(side)!.push(await measure(side.run))
-const medians: Record<string, { ms: number; aboveIdleMb: number }> = {}
-for (const side of sides) {
-  const sorted = runs.get(side)!.sort((a, b) => a.ms - b.ms)
-  const median = sorted[Math.floor(REPEAT / 2)]!
-  const peak = Math.max(...sorted.map((r) => r.aboveIdleMb))
-  medians[side.name] = { ms: median.ms, aboveIdleMb: peak }
-  const trips = median.result.trips >= 0 ? `${fmt(median.result.trips)} trips` : ''
-  console.log(`  ${side.name.padEnd(32)} ${fmt(median.ms).padStart(7)} ms  ${median.result.size.padStart(16)}  ${trips.padStart(12)}  in-run peak RSS above idle ${peak.toFixed(1)} MB`)
+  console.log(`\nreports benchmark: a week's trips for ${DEVICES} devices (${fmt(DEVICES * FIXES_EACH)} fixes), ${engine}, median of ${REPEAT} runs after a warm-up`)
+  // the sides take turns within each round (floor, JSON, CSV, XLSX), so a busy machine's noise
+  // falls on all of them alike
+  for (const side of sides) await side.run(() => {}) // warm-up: code compiled, the store's pages cached, for the floor and the product alike
+  const runs = new Map<Side, Awaited<ReturnType<typeof measure<{ size: string; trips: number }>>>[]>(sides.map((side) => [side, []]))
+  for (let round = 0; round < REPEAT; round++) for (const side of sides) runs.get(side)!.push(await measure(side.run))
+  const medians: Record<string, { ms: number; aboveIdleMb: number }> = {}
+  for (const side of sides) {
+    const sorted = runs.get(side)!.sort((a, b) => a.ms - b.ms)
+    const median = sorted[Math.floor(REPEAT / 2)]!
+    const peak = Math.max(...sorted.map((r) => r.aboveIdleMb))
+    medians[side.name] = { ms: median.ms, aboveIdleMb: peak }
+    const trips = median.result.trips >= 0 ? `${fmt(median.result.trips)} trips` : ''
+    console.log(`  ${side.name.padEnd(32)} ${fmt(median.ms).padStart(7)} ms  ${median.result.size.padStart(16)}  ${trips.padStart(12)}  in-run peak RSS above idle ${peak.toFixed(1)} MB`)
+  }
+  const [f, json, csv, xlsx] = sides.map((side) => medians[side.name]!)
+  const ratio = json!.ms / f!.ms
+  console.log(`  trips JSON / floor ${ratio.toFixed(2)}× (issue 24: ≤ 1.5×: ${ratio <= 1.5 ? 'within' : 'OVER'}); CSV / floor ${(csv!.ms / f!.ms).toFixed(2)}×`)
+  const filesRatio = xlsx!.ms / csv!.ms
+  console.log(`  XLSX / CSV ${filesRatio.toFixed(2)}× (issue 24: ≤ 2×: ${filesRatio <= 2 ? 'within' : 'OVER'})`)
+  return f!.ms
 }
-const [f, json, csv, xlsx] = sides.map((side) => medians[side.name]!)
-const ratio = json!.ms / f!.ms
-console.log(`  trips JSON / floor ${ratio.toFixed(2)}× (issue 24: ≤ 1.5×: ${ratio <= 1.5 ? 'within' : 'OVER'}); CSV / floor ${(csv!.ms / f!.ms).toFixed(2)}×`)
-const filesRatio = xlsx!.ms / csv!.ms
-console.log(`  XLSX / CSV ${filesRatio.toFixed(2)}× (issue 24: ≤ 2×: ${filesRatio <= 2 ? 'within' : 'OVER'})`)
+
+const floorMs = await race('SQLite', async () => floor(), app)
 // where the product's time goes beyond the floor: one more JSON run, its geocoder and the history
 // service's forced full collections (turns.ts, Bun.gc) timed, and the admission's day-by-day counts
 // (history/service.ts countFixes) replayed on the raw connection
@@ -253,7 +263,7 @@ console.log(`  XLSX / CSV ${filesRatio.toFixed(2)}× (issue 24: ≤ 2×: ${files
   const countMs = performance.now() - countStarted
   console.log(
     `  where the time goes (one more JSON run, ${fmt(totalMs)} ms): addresses ${fmt(geocodeMs)} ms, ${collections} forced full collections ${fmt(collectMs)} ms, ` +
-      `the admission's day-by-day counts ${fmt(countMs)} ms (replayed raw); the rest ${fmt(totalMs - geocodeMs - collectMs - countMs)} ms against the floor's ${fmt(f!.ms)} ms`,
+      `the admission's day-by-day counts ${fmt(countMs)} ms (replayed raw); the rest ${fmt(totalMs - geocodeMs - collectMs - countMs)} ms against the floor's ${fmt(floorMs)} ms`,
   )
 }
 const memory = { json: await memoryOf('json'), csv: await memoryOf('csv'), xlsx: await memoryOf('xlsx'), reads: await memoryOf('csv', 'summary') }
@@ -263,5 +273,59 @@ console.log(
     `(files: ${memoryOk ? 'within' : 'OVER'} ${MEMORY_BOUND_MB} MB); JSON, held whole, ${memory.json.toFixed(1)} MB; ` +
     `the same reads and analysis writing 100 rows (summary CSV) ${memory.reads.toFixed(1)} MB`,
 )
+
+// PostgreSQL, when TEST_DATABASE_URL or DATABASE_URL names a server (a role that may CREATE
+// DATABASE): a scratch database holding the same rows (copied from the SQLite file), the floor
+// (postgres.js's prepared select of the same rows + analyseTrack) and the product on its stores
+const postgresUrl = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL
+if (postgresUrl) {
+  process.env.BENCH_DATABASE_URL = postgresUrl
+  const { scratchDatabase } = await import('./pg-support')
+  const { createPostgresStores } = await import('../../src/store/postgres')
+  const { importDataset } = await import('../../src/dataset/service')
+  const { ensurePartitions } = await import('../../db/postgres/partitions')
+  const scratch = await scratchDatabase('reports', 4)
+  try {
+    const started = performance.now()
+    const { handle } = scratch
+    await importDataset(createPostgresStores(handle).dataset, dataset())
+    await ensurePartitions(handle.sql, [FROM, TO])
+    const pgKeys = new Map((await handle.sql`SELECT id, key FROM devices`).map((row) => [row.id as string, Number(row.key)]))
+    const sqliteIds = new Map(raw.query('SELECT key, id FROM devices').values().map((row) => [Number(row[0]), String(row[1])]))
+    const all = raw.query('SELECT device, ts, lat, lon, speed, course, altitude, satellites, flags, attributes FROM positions WHERE device = ? ORDER BY ts')
+    for (const key of deviceKeys) {
+      const lines = (all.values(key) as unknown[][]).map((r) => [pgKeys.get(sqliteIds.get(key)!), ...r.slice(1)].map((v) => (v === null ? '\\N' : String(v))).join('\t')).join('\n')
+      const copy = await handle.sql`COPY positions (device, ts, lat, lon, speed, course, altitude, satellites, flags, attributes) FROM STDIN`.writable()
+      await new Promise<void>((resolve, reject) => copy.end(`${lines}\n`, (error?: Error | null) => (error ? reject(error) : resolve())))
+    }
+    await handle.sql`ANALYZE positions`
+    const [{ n }] = await handle.sql`SELECT count(*)::int AS n FROM positions`
+    console.log(`\nPostgreSQL: ${fmt(Number(n))} fixes copied into ${scratch.name} in ${fmt((performance.now() - started) / 1000, 1)} s`)
+    const orderedKeys = (await handle.sql`SELECT key FROM devices ORDER BY alias`).map((row) => Number(row.key))
+    const pgFloor = async () => {
+      let trips = 0
+      let fixes = 0
+      for (const key of orderedKeys) {
+        const rows = (await handle.sql`SELECT ts, lat, lon, speed, flags FROM positions WHERE device = ${key} AND ts BETWEEN ${FROM} AND ${TO} ORDER BY ts`.values()) as unknown as [string | number, number, number, number | null, number][]
+        const columns = allocateColumns(rows.length)
+        let k = 0
+        for (const [ts, lat, lon, speed, flags] of rows) {
+          if (flags & FLAG_UNLOCATABLE) continue
+          columns.timestamp[k] = Number(ts)
+          columns.latitude[k] = lat / COORDINATE_SCALE
+          columns.longitude[k] = lon / COORDINATE_SCALE
+          columns.speed[k] = speed === null ? Number.NaN : speed / SPEED_SCALE
+          k++
+        }
+        trips += analyseTrack(truncateColumns(columns, k), { stopThresholdSeconds: DEFAULT_STOP_THRESHOLD_SECONDS, gapThresholdSeconds: DEFAULT_GAP_THRESHOLD_SECONDS }).travels.length
+        fixes += rows.length
+      }
+      return { trips, fixes }
+    }
+    await race('PostgreSQL', pgFloor, createApp({ stores: createPostgresStores(handle) }))
+  } finally {
+    await scratch.drop()
+  }
+}
 raw.close()
 process.exit(0)
