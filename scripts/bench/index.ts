@@ -15,6 +15,7 @@ const benches: Record<string, string> = {
   'pg-drivers': './pg-drivers.ts',
   pg: './pg.ts',
   'report-files': './report-files.ts',
+  reports: './reports.ts',
   versions: './versions.ts',
 }
 

@@ -170,6 +170,9 @@ export function reportRoutes(auth: ReturnType<typeof authPlugin>, reports: Repor
           'so distances, durations and counts equal GET /devices/{id}/history/travels and /route for the same device and period; addresses come from the same geocoder. ' +
           `\`summary\` (${fieldsOf('summary')}; \`day\` after \`alias\` with \`daily=true\`): distance_m is the route's total_distance, driving_s the travels' total_duration, ` +
           'stopped_s the stops\' durations, events the events stored in the window; with `daily=true` each local day is analysed as its own window, so a trip across midnight counts in both days. ' +
+          'From the fixes\' attributes, read for these two kinds only: a stop\'s `engine_on_s` is the seconds of the stop during which the last boolean `ignition` reported ' +
+          '(by any fix of the window) said on, time before the window\'s first reading not counted, null when the device reported none in the window; the summary\'s ' +
+          '`odometer_start_m`/`odometer_end_m` are the first and last numeric `odometer` attribute in the window (metres, as the decoders store it), null when none (null in totals). ' +
           `\`events\` (${fieldsOf('events')}): \`codes\` keeps those codes; addresses are the offline "City, CC", as GET /events. ` +
           `\`route\` (${fieldsOf('route')}): every stored fix that may be a location (not those the device itself called invalid), at most ${MAX_ROUTE_ROWS.toLocaleString('en')} rows, ` +
           'else 400 with the count. `totals` (same keys, null where a total means nothing) for trips, stops and summary; null for events and route. ' +

@@ -16,7 +16,7 @@ import type { Principal, UserPrincipal } from '../principal'
 import type { EventReads } from '../store/events'
 import type { PeopleStore } from '../store/people'
 import { COORDINATE_SCALE, SPEED_SCALE } from '../store/positions'
-import type { ReportReads } from '../store/reports'
+import type { IgnitionChange, ReportReads } from '../store/reports'
 import { checkZone, localDaysOf } from '../timezone'
 import { DEFAULT_GAP_THRESHOLD_SECONDS, DEFAULT_STOP_THRESHOLD_SECONDS } from '../track'
 import type { ReportColumn, ReportDocument, ReportKind, ReportRow } from './types'
@@ -94,6 +94,7 @@ export const REPORT_COLUMNS: Record<ReportKind, readonly ReportColumn[]> = {
     column('duration_s', 'integer', 'Duration (s)'),
     column('location', 'location', 'Location'),
     column('address', 'text', 'Address'),
+    column('engine_on_s', 'integer', 'Engine on (s)'),
   ],
   summary: [
     ...DEVICE_COLUMNS,
@@ -107,6 +108,8 @@ export const REPORT_COLUMNS: Record<ReportKind, readonly ReportColumn[]> = {
     column('events', 'integer', 'Events'),
     column('first_fix', 'time', 'First fix'),
     column('last_fix', 'time', 'Last fix'),
+    column('odometer_start_m', 'number', 'Odometer start (m)'),
+    column('odometer_end_m', 'number', 'Odometer end (m)'),
   ],
   events: [
     ...DEVICE_COLUMNS,
@@ -222,11 +225,15 @@ export function createReportService({ history, events, reports, access, people, 
   async function stops(devices: ReportDevice[], range: Range, analysed: Analyse) {
     const rows: ReportRow[] = []
     let duration = 0
+    let engineOn: number | null = null
     for (const device of devices) {
       const { analysis } = await analysed(device, range)
       const addresses = await geocoder.addresses(analysis.stops)
+      const ignition = analysis.stops.length === 0 ? [] : await reports.ignitionChangesIn(device.key, range.from, range.to)
       analysis.stops.forEach((stop, i) => {
         duration += stop.duration
+        const engineOnSeconds = ignition.length === 0 ? null : secondsOn(ignition, stop.start, stop.end)
+        if (engineOnSeconds !== null) engineOn = (engineOn ?? 0) + engineOnSeconds
         rows.push({
           device: device.id,
           alias: device.alias,
@@ -235,10 +242,11 @@ export function createReportService({ history, events, reports, access, people, 
           duration_s: stop.duration,
           location: [stop.latitude, stop.longitude],
           address: addresses[i],
+          engine_on_s: engineOnSeconds,
         })
       })
     }
-    return { rows, totals: { ...emptyRow('stops'), duration_s: duration } }
+    return { rows, totals: { ...emptyRow('stops'), duration_s: duration, engine_on_s: engineOn } }
   }
 
   /** One summary row: what the history API's travels and route say of the window, and its events. */
@@ -246,6 +254,7 @@ export function createReportService({ history, events, reports, access, people, 
     const { points, analysis } = await analysed(device, range)
     const driving = analysis.travels.reduce((sum, travel) => sum + travel.duration, 0)
     const eventCount = (await events.ofDevice(device.key, range.from, range.to)).length
+    const odometer = await reports.odometerIn(device.key, range.from, range.to)
     return {
       device: device.id,
       alias: device.alias,
@@ -259,6 +268,8 @@ export function createReportService({ history, events, reports, access, people, 
       events: eventCount,
       first_fix: points.length > 0 ? points.timestamp[0] : null,
       last_fix: points.length > 0 ? points.timestamp[points.length - 1] : null,
+      odometer_start_m: odometer.first,
+      odometer_end_m: odometer.last,
     }
   }
 
@@ -375,6 +386,22 @@ export function createReportService({ history, events, reports, access, people, 
       return { kind: query.kind, columns, rows: made.rows, totals: made.totals, period: range, tz, generatedAt }
     },
   }
+}
+
+/**
+ * The seconds of [start, end] during which the ignition was on: each reading holds until the next
+ * one (the last until the end); the time before the window's first reading is unknown and not counted.
+ */
+export function secondsOn(changes: readonly IgnitionChange[], start: number, end: number): number {
+  let seconds = 0
+  for (let i = 0; i < changes.length; i++) {
+    const change = changes[i]!
+    const until = i + 1 < changes.length ? changes[i + 1]!.ts : Number.POSITIVE_INFINITY
+    if (until <= start) continue
+    if (change.ts >= end) break
+    if (change.on) seconds += Math.min(until, end) - Math.max(change.ts, start)
+  }
+  return seconds
 }
 
 /** A row of the kind's columns, every value null: the start of a totals row. */

@@ -147,7 +147,7 @@ describe('GET /reports/trips and /stops: the history API\'s travels and stops', 
     })
     expect(row!.distance_m).toBe(travels.total_distance)
     expect(row!.avg_speed_kmh as number).toBeCloseTo((travels.total_distance / travels.total_duration) * 3.6, 9)
-    expect(Object.keys(row!)).toEqual(['device', 'alias', 'distance_m', 'driving_s', 'stopped_s', 'max_speed_kmh', 'avg_speed_kmh', 'trips', 'stops', 'events', 'first_fix', 'last_fix'])
+    expect(Object.keys(row!)).toEqual(['device', 'alias', 'distance_m', 'driving_s', 'stopped_s', 'max_speed_kmh', 'avg_speed_kmh', 'trips', 'stops', 'events', 'first_fix', 'last_fix', 'odometer_start_m', 'odometer_end_m'])
   })
 })
 
