@@ -121,6 +121,7 @@ describe.skipIf(!hasChromium)('Reports in chromium', () => {
     expect(await page.locator('.report-totals td[data-key="duration_s"]').innerText()).toBe(`${Math.floor(totalMinutes / 60)}:${String(totalMinutes % 60).padStart(2, '0')}`)
     // the files trips have, and none they have not
     expect(await page.locator('.report-downloads a').evaluateAll((links) => links.map((a) => a.getAttribute('data-format')))).toEqual(['csv', 'xlsx'])
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280)
     await shot(page, 'reports-trips-desktop')
 
     // the CSV of the same query, downloaded as a file
@@ -160,10 +161,12 @@ describe.skipIf(!hasChromium)('Reports in chromium', () => {
     expect(refusal).toContain('31 days')
 
     // her own time zone, set in the header, is the report's
-    await page.getByRole('button', { name: `Time zone: ${ZONE}` }).click()
+    expect(await page.locator('#own-zone-open').getAttribute('title')).toBe(`Your time zone: ${ZONE}`)
+    await page.locator('#own-zone-open').click()
     await page.locator('#own-zone').selectOption('America/New_York')
     await page.getByRole('button', { name: 'Save time zone' }).click()
-    await page.getByRole('button', { name: 'Time zone: America/New_York' }).waitFor()
+    await page.getByText('Time zone saved.').waitFor()
+    expect(await page.locator('#own-zone-open').getAttribute('title')).toBe('Your time zone: America/New_York')
     expect(await page.evaluate(async () => (await (await fetch('me')).json()).timezone)).toBe('America/New_York')
     await page.getByText('Days and times in America/New_York.').waitFor()
     await customDay(page, DAY, DAY)
@@ -176,7 +179,7 @@ describe.skipIf(!hasChromium)('Reports in chromium', () => {
     const startNewYork = new Date((newYorkFirst.start as number) * 1000).toLocaleTimeString('en-GB', { timeZone: 'America/New_York', hour: '2-digit', minute: '2-digit' })
     expect(await cell('start')).toContain(startNewYork)
     // back to none of her own: the browser's
-    await page.getByRole('button', { name: 'Time zone: America/New_York' }).click()
+    await page.locator('#own-zone-open').click()
     await page.locator('#own-zone').selectOption('')
     await page.getByRole('button', { name: 'Save time zone' }).click()
     await page.getByText(`Days and times in ${ZONE}.`).waitFor()
@@ -207,6 +210,8 @@ describe.skipIf(!hasChromium)('Reports in chromium', () => {
     const card = (await page.locator('.report-table tbody tr').first().boundingBox())!
     expect(card.width).toBeLessThanOrEqual(390)
     expect(await page.locator('.report-table tbody tr').first().evaluate((tr) => getComputedStyle(tr).display)).toBe('grid')
+    await shot(page, 'reports-form-phone')
+    await page.locator('.report-table').evaluate((table) => table.scrollIntoView())
     await shot(page, 'reports-trips-phone')
     expect(watch.errors).toEqual([])
     expect(watch.leaks).toEqual([])

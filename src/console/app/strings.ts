@@ -53,7 +53,8 @@ export const strings = {
   },
   /** "Time zone" in the header (views/OwnTimeZone.tsx, PATCH /me timezone): the zone of reports' days and times */
   ownZone: {
-    open: (zone: string) => `Time zone: ${zone}`,
+    open: 'Time zone',
+    current: (zone: string) => `Your time zone: ${zone}`,
     title: 'Your time zone',
     note: 'Reports count days and show times in this zone. Without one, the console uses your browser’s.',
     label: 'Time zone',

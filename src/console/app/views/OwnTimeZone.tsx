@@ -23,12 +23,13 @@ export function OwnTimeZone() {
         type="button"
         id="own-zone-open"
         class="quiet"
+        title={s.current(ownZone.value ?? browserZone())}
         onClick={() => {
           saved.value = false
           open.value = true
         }}
       >
-        {s.open(ownZone.value ?? browserZone())}
+        {s.open}
       </button>
       {open.value && (
         <OwnTimeZoneForm

@@ -168,7 +168,7 @@ export function ReportsView({ fleet }: { fleet: Fleet }) {
             </fieldset>
           )}
         </div>
-        <p class="note">{chosenDevices.value.length === 0 && chosenGroups.value.length === 0 ? s.everyDevice : ''}</p>
+        {chosenDevices.value.length === 0 && chosenGroups.value.length === 0 && <p class="note">{s.everyDevice}</p>}
         {formError.value && (
           <p class="alert" role="alert">
             {formError.value}
