@@ -166,7 +166,7 @@ describe.skipIf(!hasChromium)('the console in chromium', () => {
     expect(await page.locator('#nav').isVisible()).toBe(false)
     await page.getByRole('button', { name: 'Menu' }).click()
     await page.locator('#nav').waitFor()
-    expect(await page.getByRole('navigation').getByRole('link').allTextContents()).toEqual(['Live map', 'History', 'Share links', 'Events'])
+    expect(await page.getByRole('navigation').getByRole('link').allTextContents()).toEqual(['Live map', 'History', 'Share links', 'Events', 'Reports'])
     await shot(page, 'console-menu-phone')
 
     // --- sign out: the session ends on the server too
@@ -227,7 +227,7 @@ describe.skipIf(!hasChromium)('the console in chromium', () => {
     expect(await aliases(page)).toEqual(['Truck 2', 'Van 1'])
     expect(await page.locator('#filter-group option').allTextContents()).toEqual(['All groups', 'Vans'])
     // a member sees no Administration
-    expect(await page.getByRole('navigation').getByRole('link').allTextContents()).toEqual(['Live map', 'History', 'Share links', 'Events'])
+    expect(await page.getByRole('navigation').getByRole('link').allTextContents()).toEqual(['Live map', 'History', 'Share links', 'Events', 'Reports'])
     // another view, and back to the map
     await page.getByRole('link', { name: 'History' }).click()
     await page.getByRole('heading', { name: 'History', exact: true }).waitFor()

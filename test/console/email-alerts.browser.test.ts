@@ -70,7 +70,7 @@ describe.skipIf(!hasChromium)('my email alerts in chromium', () => {
     await signIn(page, server.base, 'bob')
     // beside Change password in the header
     const account = page.locator('.account')
-    expect(await account.getByRole('button').allTextContents()).toEqual(['Email alerts', 'Change password', 'Sign out'])
+    expect(await account.getByRole('button').allTextContents()).toEqual(['Time zone', 'Email alerts', 'Change password', 'Sign out'])
 
     let dialog = await openAlerts(page)
     expect(await dialog.locator('.note').textContent()).toContain('Only devices you can see')

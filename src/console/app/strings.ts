@@ -37,6 +37,7 @@ export const strings = {
   navShare: 'Share links',
   navAdmin: 'Administration',
   navEvents: 'Events',
+  navReports: 'Reports',
   signOut: 'Sign out',
   account: (user: string, account: string) => `${user} · ${account}`,
   roleAdmin: 'administrator',
@@ -49,6 +50,17 @@ export const strings = {
     wrongCurrent: 'This is not your current password.',
     save: 'Change password',
     changed: 'Password changed.',
+  },
+  /** "Time zone" in the header (views/OwnTimeZone.tsx, PATCH /me timezone): the zone of reports' days and times */
+  ownZone: {
+    open: 'Time zone',
+    current: (zone: string) => `Your time zone: ${zone}`,
+    title: 'Your time zone',
+    note: 'Reports count days and show times in this zone. Without one, the console uses your browser’s.',
+    label: 'Time zone',
+    browser: (zone: string) => `Your browser’s (${zone})`,
+    save: 'Save time zone',
+    saved: 'Time zone saved.',
   },
   /** "My email alerts" in the header (views/EmailAlerts.tsx, PUT /me/email-alerts) */
   emailAlerts: {
@@ -871,6 +883,79 @@ export const strings = {
     holesDropped: 'This polygon has holes; drawing it again leaves them out.',
   },
   // ---- end of Geofences
+  /** The Reports page (views/ReportsView.tsx, GET /reports/{kind}) */
+  reports: {
+    title: 'Reports',
+    intro: 'What the fleet did over a period: trips, stops, a summary, events or the route, for many vehicles at once.',
+    kind: 'Report',
+    kinds: { trips: 'Trips', stops: 'Stops', summary: 'Summary', events: 'Events', route: 'Route' } as Record<string, string>,
+    daily: 'One row per day',
+    period: 'Period',
+    periods: { today: 'Today', yesterday: 'Yesterday', thisWeek: 'This week', lastWeek: 'Last week', thisMonth: 'This month', custom: 'Custom' } as Record<string, string>,
+    from: 'From',
+    to: 'To',
+    customMissing: 'Choose the first and last day.',
+    customBackwards: 'The last day is before the first.',
+    devices: 'Devices',
+    groups: 'Groups',
+    everyDevice: 'None ticked: every device you can see.',
+    zoneNote: (zone: string) => `Days and times in ${zone}.`,
+    changeZone: 'Change',
+    run: 'Run report',
+    running: 'Running…',
+    caption: (kind: string, from: string, to: string) => (from === to ? `${kind}, ${from}` : `${kind}, ${from} to ${to}`),
+    none: 'Nothing in this period for these devices.',
+    total: 'Total',
+    shownOf: (shown: number, total: number) => `The first ${shown.toLocaleString()} of ${total.toLocaleString()} rows are shown; the files hold them all.`,
+    download: 'Download',
+    downloadAs: (format: string, kind: string) => `Download the ${kind} report as ${format}`,
+    formats: { csv: 'CSV', xlsx: 'Excel (XLSX)', gpx: 'GPX', kml: 'KML' } as Record<string, string>,
+    chartDistance: 'Distance per day',
+    chartDistanceLabel: (days: number) => `Bar chart of the distance driven on each of ${days} days, every device together`,
+    chartSpeed: 'Speed over time',
+    chartSpeedLabel: (alias: string) => `Line chart of ${alias}’s speed over the period`,
+    chartDevice: 'Device in the chart',
+    columns: {
+      alias: 'Device',
+      day: 'Day',
+      start: 'Start',
+      end: 'End',
+      duration_s: 'Duration',
+      distance_m: 'Distance',
+      max_speed_kmh: 'Max speed',
+      avg_speed_kmh: 'Average speed',
+      start_address: 'From',
+      end_address: 'To',
+      address: 'Place',
+      driving_s: 'Driving',
+      stopped_s: 'Stopped',
+      trips: 'Trips',
+      stops: 'Stops',
+      events: 'Events',
+      first_fix: 'First fix',
+      last_fix: 'Last fix',
+      timestamp: 'Time',
+      code: 'Event',
+      latitude: 'Latitude',
+      longitude: 'Longitude',
+      speed_kmh: 'Speed',
+      course: 'Course',
+      altitude_m: 'Altitude',
+      satellites: 'Satellites',
+    } as Record<string, string>,
+    /** the API's refusals, said plainly: its own detail when it gave one */
+    failed: (status: number, detail: string | null) =>
+      status === 400
+        ? `The report cannot be run as asked: ${detail ?? 'the server refused the query.'}`
+        : status === 404
+          ? `${detail ?? 'A device or group is no longer there.'} Choose again.`
+          : status === 429
+            ? 'Another report or history is still being computed for you. Wait for it, then run this one again.'
+            : status === 503
+              ? `The server is busy${detail ? ` (${detail})` : ''}. Try again in a moment.`
+              : `The report failed (HTTP ${status})${detail ? `: ${detail}` : '.'}`,
+    retryIn: (seconds: number) => ` Try again in ${seconds} s.`,
+  },
 }
 
 export type Strings = typeof strings

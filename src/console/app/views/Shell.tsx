@@ -16,6 +16,9 @@ import { ChangePassword } from './ChangePassword'
 import { EmailAlerts } from './EmailAlerts'
 import { NotYet } from './NotYet'
 import { ShareView } from './ShareView'
+import { OwnTimeZone } from './OwnTimeZone'
+import { ReportsView } from './ReportsView'
+import { forgetOwnZone } from '../reports'
 
 /** The views, in the order the navigation shows them; later versions replace NotYet with theirs. */
 const VIEWS = [
@@ -23,6 +26,7 @@ const VIEWS = [
   { view: 'history', href: '#/history', label: strings.navHistory, adminOnly: false },
   { view: 'share', href: '#/share', label: strings.navShare, adminOnly: false },
   { view: 'events', href: '#/events', label: strings.navEvents, adminOnly: false },
+  { view: 'reports', href: '#/reports', label: strings.navReports, adminOnly: false },
   { view: 'admin', href: '#/admin', label: strings.navAdmin, adminOnly: true },
 ] as const
 
@@ -35,6 +39,7 @@ export function Shell({ me }: { me: Me }) {
     return () => {
       fleet.stop()
       forgetFilters()
+      forgetOwnZone()
     }
   }, [fleet])
   // alarms as notices, and the count on Events, for as long as this person is signed in
@@ -92,6 +97,7 @@ export function Shell({ me }: { me: Me }) {
             <span class="who" title={me.role === 'admin' ? `${strings.account(me.name, me.account.name)} (${strings.roleAdmin})` : strings.account(me.name, me.account.name)}>
               {strings.account(me.name, me.account.name)}
             </span>
+            <OwnTimeZone />
             <EmailAlerts />
             <ChangePassword />
             <button type="button" class="quiet" onClick={() => void signOut()}>
@@ -101,7 +107,7 @@ export function Shell({ me }: { me: Me }) {
         </nav>
       </header>
       <Notices board={board} />
-      {current.view === 'map' ? <LiveView fleet={fleet} selected={current.device} isAdmin={me.role === 'admin'} /> : current.view === 'history' ? <HistoryView fleet={fleet} route={current} /> : current.view === 'share' ? <ShareView fleet={fleet} /> : current.view === 'events' ? <EventsView fleet={fleet} board={board} /> : current.view === 'admin' ? <AdminView me={me} fleet={fleet} /> : <NotYet title={title} />}
+      {current.view === 'map' ? <LiveView fleet={fleet} selected={current.device} isAdmin={me.role === 'admin'} /> : current.view === 'history' ? <HistoryView fleet={fleet} route={current} /> : current.view === 'share' ? <ShareView fleet={fleet} /> : current.view === 'events' ? <EventsView fleet={fleet} board={board} /> : current.view === 'reports' ? <ReportsView fleet={fleet} /> : current.view === 'admin' ? <AdminView me={me} fleet={fleet} /> : <NotYet title={title} />}
     </div>
   )
 }
