@@ -54,6 +54,50 @@ export function Dialog({ title, onClose, wide, children }: { title: string; onCl
   )
 }
 
+
+/**
+ * A button of the header's account area (change password, email alerts, time zone): it opens its
+ * form in a dialog, and once the form is saved a short note says so beside the button until it is
+ * opened again.
+ */
+export function AccountAction({ label, savedNote, id, title, form }: {
+  label: string
+  savedNote: string
+  id?: string
+  title?: string
+  /** the form, told to close with whether it saved */
+  form: (onClose: (saved: boolean) => void) => ComponentChildren
+}) {
+  const open = useSignal(false)
+  const saved = useSignal(false)
+  return (
+    <>
+      {saved.value && (
+        <span class="account-note" role="status">
+          {savedNote}
+        </span>
+      )}
+      <button
+        type="button"
+        id={id}
+        class="quiet"
+        title={title}
+        onClick={() => {
+          saved.value = false
+          open.value = true
+        }}
+      >
+        {label}
+      </button>
+      {open.value &&
+        form((done) => {
+          open.value = false
+          saved.value = done
+        })}
+    </>
+  )
+}
+
 /**
  * A form's save: busy while it runs, then the failure (the API's words) if any, with the focus on
  * the first field at fault.

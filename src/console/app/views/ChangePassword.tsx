@@ -1,43 +1,14 @@
-import { useSignal } from '@preact/signals'
 import { useState } from 'preact/hooks'
 import { write } from '../admin'
 import { strings } from '../strings'
-import { Dialog, FormAlert, FormButtons, TextField, useSave } from './AdminParts'
+import { AccountAction, Dialog, FormAlert, FormButtons, TextField, useSave } from './AdminParts'
 
 const s = strings.ownPassword
 const MIN_PASSWORD = 10
 
 /** "Change password" in the header: the signed-in person's own password (PATCH /me), for members and admins alike. */
 export function ChangePassword() {
-  const open = useSignal(false)
-  const changed = useSignal(false)
-  return (
-    <>
-      {changed.value && (
-        <span class="account-note" role="status">
-          {s.changed}
-        </span>
-      )}
-      <button
-        type="button"
-        class="quiet"
-        onClick={() => {
-          changed.value = false
-          open.value = true
-        }}
-      >
-        {s.open}
-      </button>
-      {open.value && (
-        <ChangePasswordForm
-          onClose={(done) => {
-            open.value = false
-            changed.value = done
-          }}
-        />
-      )}
-    </>
-  )
+  return <AccountAction label={s.open} savedNote={s.changed} form={(onClose) => <ChangePasswordForm onClose={onClose} />} />
 }
 
 function ChangePasswordForm({ onClose }: { onClose: (changed: boolean) => void }) {

@@ -1,11 +1,10 @@
-import { useSignal } from '@preact/signals'
 import { useEffect, useState } from 'preact/hooks'
 import { write } from '../admin'
 import { ApiError, getJson } from '../api'
 import { alarmName } from '../eventNames'
 import { knownCodes } from '../notifications'
 import { strings } from '../strings'
-import { Dialog, FormAlert, FormButtons, TextField, useSave } from './AdminParts'
+import { AccountAction, Dialog, FormAlert, FormButtons, TextField, useSave } from './AdminParts'
 
 const s = strings.emailAlerts
 
@@ -23,35 +22,7 @@ const ADDRESS = /^[^\s@,;<>()[\]\\"':]+@[^\s@,;<>]+\.[^\s@,;<>]+$/
 
 /** "My email alerts" in the header, beside "Change password": which events the signed-in person is told of by email (PUT /me/email-alerts). */
 export function EmailAlerts() {
-  const open = useSignal(false)
-  const saved = useSignal(false)
-  return (
-    <>
-      {saved.value && (
-        <span class="account-note" role="status">
-          {s.saved}
-        </span>
-      )}
-      <button
-        type="button"
-        class="quiet"
-        onClick={() => {
-          saved.value = false
-          open.value = true
-        }}
-      >
-        {s.open}
-      </button>
-      {open.value && (
-        <EmailAlertsForm
-          onClose={(done) => {
-            open.value = false
-            saved.value = done
-          }}
-        />
-      )}
-    </>
-  )
+  return <AccountAction label={s.open} savedNote={s.saved} form={(onClose) => <EmailAlertsForm onClose={onClose} />} />
 }
 
 function EmailAlertsForm({ onClose }: { onClose: (saved: boolean) => void }) {

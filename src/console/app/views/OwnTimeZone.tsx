@@ -1,46 +1,15 @@
-import { useSignal } from '@preact/signals'
 import { useEffect, useState } from 'preact/hooks'
 import { write } from '../admin'
 import { browserZone, loadOwnZone, ownZone, zoneNames } from '../reports'
 import { strings } from '../strings'
-import { Dialog, FormAlert, FormButtons, SelectField, useSave } from './AdminParts'
+import { AccountAction, Dialog, FormAlert, FormButtons, SelectField, useSave } from './AdminParts'
 
 const s = strings.ownZone
 
 /** "Time zone" in the header: the signed-in person's own zone (PATCH /me timezone), the zone of their reports' days and times. */
 export function OwnTimeZone() {
-  const open = useSignal(false)
-  const saved = useSignal(false)
   useEffect(() => void loadOwnZone(), [])
-  return (
-    <>
-      {saved.value && (
-        <span class="account-note" role="status">
-          {s.saved}
-        </span>
-      )}
-      <button
-        type="button"
-        id="own-zone-open"
-        class="quiet"
-        title={s.current(ownZone.value ?? browserZone())}
-        onClick={() => {
-          saved.value = false
-          open.value = true
-        }}
-      >
-        {s.open}
-      </button>
-      {open.value && (
-        <OwnTimeZoneForm
-          onClose={(done) => {
-            open.value = false
-            saved.value = done
-          }}
-        />
-      )}
-    </>
-  )
+  return <AccountAction label={s.open} savedNote={s.saved} id="own-zone-open" title={s.current(ownZone.value ?? browserZone())} form={(onClose) => <OwnTimeZoneForm onClose={onClose} />} />
 }
 
 function OwnTimeZoneForm({ onClose }: { onClose: (saved: boolean) => void }) {
