@@ -7,20 +7,10 @@ import { and, asc, between, count, desc, eq, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/bun-sqlite'
 import type { DatabaseHandle } from '../../db/client'
 import { positions } from '../../db/schema'
-import { FLAG_UNLOCATABLE } from './positions'
+import { type EncodedPosition, FLAG_UNLOCATABLE } from './positions'
 
-/** A fix as stored (coordinates and speed encoded with positions.ts's scales). */
-export interface ReportFixRow {
-  ts: number
-  lat: number
-  lon: number
-  speed: number | null
-  course: number | null
-  altitude: number | null
-  satellites: number | null
-  /** JSON text, or null */
-  attributes: string | null
-}
+/** A fix as stored (coordinates and speed encoded with positions.ts's scales), without its flags: a report reads locatable fixes only. */
+export type ReportFixRow = Omit<EncodedPosition, 'flags'>
 
 export interface ReportReads {
   /** Up to `limit` of the device's fixes that may be a location (FLAG_UNLOCATABLE clear) in the window (Unix seconds, both inclusive), oldest first. */
