@@ -95,6 +95,8 @@ describe.skipIf(!hasChromium)('History: a range over 31 days', () => {
       // --- and a shorter range then shows the chosen device's history
       await page.goto(`${server.base}/#/history/${ids.truck2}/${dayBefore(40)}/${dayBefore(0)}`)
       await page.getByRole('alert').filter({ hasText: TOO_LONG }).first().waitFor()
+      // the device list is in before the form is sent (a slower server answers /devices after the alert)
+      await page.locator('#history-device option', { hasText: 'Truck 2' }).waitFor({ state: 'attached' })
       await page.locator('#history-from').fill(dayBefore(1))
       await page.locator('.history-form button[type=submit]').click()
       await page.waitForFunction((id) => location.hash === `#/history/${id}/${new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)}/${new Date().toISOString().slice(0, 10)}`, ids.truck2)
