@@ -3,20 +3,14 @@
  * command queue built outside the app (as the server builds it for its protocol listeners), so a
  * test drives the delivery interface directly, with the world's clock.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { openDatabase, type DatabaseHandle } from '../../db/client'
 import { createApp } from '../../src/app'
-import { manualClock } from '../../src/clock'
+import type { manualClock } from '../../src/clock'
 import { loadConfig } from '../../src/config'
 import { createCommandQueue, type CommandQueue } from '../../src/commands/queue'
-import { createCommandStore } from '../../src/store/commands'
-import { importNow } from '../support/import'
 import { LivePositions } from '../../src/ingest/live'
 import { createLogger, type Logger } from '../../src/log'
 import type { Stores } from '../../src/store'
-import { baseDataset, type EngineWorld, ids, openWorld } from '../support/world'
+import { baseDataset, caller, type EngineWorld, ids, openWorld } from '../support/world'
 
 export const commandIds = {
   reboot: '0e000000-0000-4000-8000-000000000003', // a button without `send`
@@ -42,67 +36,6 @@ export function commandDataset() {
   ] as typeof gt06.commands
   bare.commands = [{ id: commandIds.locate, name: 'Locate', widget: { type: 'button', label: 'Locate', confirm: false }, send: { text: 'WHERE#' } }]
   return data
-}
-
-export interface CommandWorld {
-  dir: string
-  database: DatabaseHandle
-  clock: ReturnType<typeof manualClock>
-  live: LivePositions
-  queue: CommandQueue
-  app: ReturnType<typeof createApp>
-  /** every log line written, as text */
-  logLines: string[]
-  call(method: string, path: string, options?: { token?: string; body?: unknown }): Promise<Response>
-  deviceKey(id: string): number
-  /** the same database file opened again by a new app and queue, as after a restart */
-  restart(): CommandWorld
-  close(): void
-}
-
-function build(dir: string, clock: ReturnType<typeof manualClock>, logLines: string[], seed: boolean, env: Record<string, string>): CommandWorld {
-  const config = loadConfig(env)
-  const database = openDatabase(join(dir, 'tracker.db'))
-  if (seed) importNow(database, commandDataset())
-  const log: Logger = createLogger('debug', (line) => logLines.push(line))
-  const live = new LivePositions()
-  const queue = createCommandQueue({ commands: createCommandStore(database, { clock }), clock, live, log, ttlSeconds: config.commandTtl })
-  const app = createApp({ database, config, clock, live, log, commandQueue: queue })
-  const world: CommandWorld = {
-    dir,
-    database,
-    clock,
-    live,
-    queue,
-    app,
-    logLines,
-    call(method, path, { token, body } = {}) {
-      const headers: Record<string, string> = {}
-      if (token !== undefined) headers.authorization = `Bearer ${token}`
-      if (body !== undefined) headers['content-type'] = 'application/json'
-      const init: RequestInit = { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) }
-      return app.handle(new Request(`http://localhost${path}`, init))
-    },
-    deviceKey(id) {
-      return database.sqlite.query<{ key: number }, [string]>('SELECT key FROM devices WHERE id = ?').get(id)!.key
-    },
-    restart() {
-      queue.stop()
-      database.close()
-      return build(dir, clock, logLines, false, env)
-    },
-    close() {
-      queue.stop()
-      database.close()
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
-  return world
-}
-
-/** `env`: the server's environment (COMMAND_TTL) */
-export function makeCommandWorld(env: Record<string, string> = {}): CommandWorld {
-  return build(mkdtempSync(join(tmpdir(), 'tracker-commands-')), manualClock(), [], true, env)
 }
 
 /** The command world on the run's engine (test/support/world.ts openWorld): what its tests use. */
@@ -139,13 +72,7 @@ function buildOver(world: EngineWorld, stores: Stores, logLines: string[], env: 
     queue,
     app,
     logLines,
-    call(method, path, { token, body } = {}) {
-      const headers: Record<string, string> = {}
-      if (token !== undefined) headers.authorization = `Bearer ${token}`
-      if (body !== undefined) headers['content-type'] = 'application/json'
-      const init: RequestInit = { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) }
-      return app.handle(new Request(`http://localhost${path}`, init))
-    },
+    call: caller(app),
     deviceKey: (id) => world.deviceKey(id),
     async restart() {
       queue.stop()

@@ -134,7 +134,8 @@ export function makeWorld(dataset: object = baseDataset(), deps: Partial<AppDeps
   }
 }
 
-function caller(app: ReturnType<typeof createApp>): World['call'] {
+/** A world's `call`: a request through `app.handle`, with a bearer token and a JSON body when given. */
+export function caller(app: ReturnType<typeof createApp>): World['call'] {
   return (method, path, { token, body, headers = {} } = {}) => {
     const init: RequestInit = { method, headers: { ...headers } }
     if (token !== undefined) (init.headers as Record<string, string>).authorization = `Bearer ${token}`
