@@ -19,15 +19,14 @@ import type { CommandAnswer, EncodedCommand } from '../protocol'
 import type { H02CommandAnswer } from './decoder'
 import { H02_DEFAULT_MAX_FRAME_BYTES } from './framing'
 import { h02ReplyTime } from './replies'
+import { RememberedByDevice } from '../remembered'
 
 const DEFAULT_MAKER = 'HQ'
-/** devices kept in `makers`: only those that name another maker than HQ are, so it stays small */
-const MAX_MAKERS = 10_000
 /**
  * The maker each device last named, when it is not HQ, by its id. The decoder learns it from the
  * frames and the encoder needs it for the same device; a device speaks before it is sent anything.
  */
-const makers = new Map<string, string>()
+const makers = new RememberedByDevice<string>()
 
 /** A device named its maker in a frame. */
 export function rememberH02Maker(uniqueId: string, maker: string): void {
@@ -35,10 +34,8 @@ export function rememberH02Maker(uniqueId: string, maker: string): void {
     makers.delete(uniqueId)
     return
   }
-  if (makers.get(uniqueId) === maker) return
-  makers.delete(uniqueId)
-  makers.set(uniqueId, maker)
-  if (makers.size > MAX_MAKERS) makers.delete(makers.keys().next().value!)
+  // only devices that name another maker than HQ are kept, so it stays small
+  if (makers.get(uniqueId) !== maker) makers.set(uniqueId, maker)
 }
 /**
  * What splits an H02 command text: `,` separates the parameters, `*` opens a frame and `#` closes

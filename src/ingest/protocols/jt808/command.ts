@@ -21,26 +21,18 @@ import type { EncodedCommand } from '../protocol'
 import type { Jt808Answer } from './decoder'
 import type { Jt808Frame } from './framing'
 import { buildJt808Frame, type Jt808Terminal } from './replies'
+import { RememberedByDevice } from '../remembered'
 
 /** the longest body a frame carries unsplit (the properties' 10-bit length) */
 const MAX_BODY_BYTES = 1023
-/** terminals and sent serials kept: bounded like H02's makers, the oldest forgotten first */
-const MAX_REMEMBERED = 10_000
-
 /** the protocol version byte of each 2019 terminal, by identifier (2013 terminals need none) */
-const protocolVersions = new Map<string, number>()
+const protocolVersions = new RememberedByDevice<number>()
 /** `<identifier>/<serial>` → the reference of the command sent under that serial */
-const sentRefs = new Map<string, number>()
-
-function remember<V>(map: Map<string, V>, key: string, value: V): void {
-  map.delete(key)
-  map.set(key, value)
-  if (map.size > MAX_REMEMBERED) map.delete(map.keys().next().value!)
-}
+const sentRefs = new RememberedByDevice<number>()
 
 /** A terminal's frame showed its header form: commands to it use the same. */
 export function rememberJt808Terminal(frame: Jt808Frame): void {
-  if (frame.version2019 && protocolVersions.get(frame.terminalId) !== frame.protocolVersion) remember(protocolVersions, frame.terminalId, frame.protocolVersion)
+  if (frame.version2019 && protocolVersions.get(frame.terminalId) !== frame.protocolVersion) protocolVersions.set(frame.terminalId, frame.protocolVersion)
 }
 
 /** The terminal of `uniqueId`: its phone number's bytes from the identifier's nibbles (12 of a 2013 header, 20 of a 2019 one). */
@@ -99,7 +91,7 @@ export function encodeJt808Command(text: string, uniqueId: string, ref: number):
   if (typeof shaped === 'string') return { kind: 'unfit', reason: shaped }
   if (shaped.body.length > MAX_BODY_BYTES) return { kind: 'unfit', reason: `a body of ${shaped.body.length} bytes, more than the ${MAX_BODY_BYTES} of one frame` }
   const serial = ref & 0xffff
-  remember(sentRefs, `${uniqueId}/${serial}`, ref)
+  sentRefs.set(`${uniqueId}/${serial}`, ref)
   return { kind: 'frame', bytes: buildJt808Frame(shaped.messageId, terminal, serial, shaped.body) }
 }
 

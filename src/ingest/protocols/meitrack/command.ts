@@ -9,6 +9,7 @@
  */
 import type { EncodedCommand } from '../protocol'
 import { buildMeitrackFrame } from './replies'
+import { RememberedByDevice } from '../remembered'
 
 /** What splits a Meitrack command text: `,` between parameters, `*` before the checksum. */
 export const MEITRACK_COMMAND_SEPARATORS = [',', '*'] as const
@@ -17,10 +18,8 @@ const MAX_COMMAND_BYTES = 1024
 /** a command type (three letters or digits), then parameters of printable ASCII without `*` */
 const COMMAND_TEXT = /^([A-Z0-9]{3})(,[\x20-\x29\x2b-\x7e]*)?$/
 const FLAGS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
-/** commands remembered, across devices: the oldest go first */
-const MAX_REMEMBERED = 10_000
 /** `<IMEI> <flag>` → the reference of the command sent under that flag */
-const sentFlags = new Map<string, number>()
+const sentFlags = new RememberedByDevice<number>()
 
 /** The flag of a connection's `sequence`-th command. */
 export function meitrackCommandFlag(sequence: number): string {
@@ -36,17 +35,11 @@ export function encodeMeitrackCommand(text: string, imei: string, sequence: numb
   const flag = meitrackCommandFlag(sequence)
   const bytes = buildMeitrackFrame(flag, imei, text)
   if (bytes.length > MAX_COMMAND_BYTES) return { kind: 'unfit', reason: `a Meitrack frame of ${bytes.length} bytes, more than the ${MAX_COMMAND_BYTES} a command may take` }
-  const key = `${imei} ${flag}`
-  sentFlags.delete(key)
-  sentFlags.set(key, ref)
-  if (sentFlags.size > MAX_REMEMBERED) sentFlags.delete(sentFlags.keys().next().value!)
+  sentFlags.set(`${imei} ${flag}`, ref)
   return { kind: 'frame', bytes }
 }
 
 /** The reference of the command sent to `imei` under `flag`, when one was (and forgets it). */
 export function meitrackAnsweredRef(imei: string, flag: string): number | undefined {
-  const key = `${imei} ${flag}`
-  const ref = sentFlags.get(key)
-  sentFlags.delete(key)
-  return ref
+  return sentFlags.take(`${imei} ${flag}`)
 }

@@ -9,12 +9,12 @@
 import type { CommandAnswer, EncodedCommand } from '../protocol'
 import { watchFrame, type WatchHeader } from './decoder'
 import { WATCH_MAX_FRAME_BYTES } from './framing'
+import { RememberedByDevice } from '../remembered'
 
 const DEFAULT_MAKER = 'SG'
 const COMMAND_INDEX = '0001'
-/** watches kept in `dialects`: only those not speaking the default (SG, no serial number), so it stays small */
-const MAX_DIALECTS = 10_000
-const dialects = new Map<string, { maker: string; indexed: boolean }>()
+/** watches not speaking the default (SG, no serial number): only those are kept, so it stays small */
+const dialects = new RememberedByDevice<{ maker: string; indexed: boolean }>()
 
 /** A watch showed its maker and whether it numbers its frames. */
 export function rememberWatchDialect(header: WatchHeader): void {
@@ -22,7 +22,6 @@ export function rememberWatchDialect(header: WatchHeader): void {
   dialects.delete(header.id)
   if (header.maker === DEFAULT_MAKER && !indexed) return
   dialects.set(header.id, { maker: header.maker, indexed })
-  if (dialects.size > MAX_DIALECTS) dialects.delete(dialects.keys().next().value!)
 }
 
 /** `,` separates parameters; `*`, `[` and `]` are the frame's own. */
