@@ -19,7 +19,7 @@ import { importDataset, type ImportOptions, type ImportSummary } from '../../src
 import { createPostgresStores } from '../../src/store/postgres'
 import { importNow } from './import'
 import { freshPostgres } from './postgres'
-import { testEngine } from './world'
+import { rowCounter, testEngine } from './world'
 
 export interface ServerDatabase {
   engine: 'sqlite' | 'postgres'
@@ -88,7 +88,7 @@ export async function serverDatabase(name: string, dataset?: unknown): Promise<S
         }
       },
       execute,
-      count: counter(execute),
+      count: rowCounter(execute),
       async close() {
         rmSync(dir, { recursive: true, force: true })
       },
@@ -126,7 +126,7 @@ export async function serverDatabase(name: string, dataset?: unknown): Promise<S
     dir,
     importMore: importInto,
     execute,
-    count: counter(execute),
+    count: rowCounter(execute),
     async close() {
       await fresh.drop()
       rmSync(dir, { recursive: true, force: true })
@@ -145,9 +145,3 @@ export async function storedFixes(database: Pick<ServerDatabase, 'execute'>): Pr
   return new Set(rows.flatMap((row) => [row.imei, row.serial].filter((id) => id !== null && id !== '').map((id) => `${id}@${Number(row.ts)}`)))
 }
 
-function counter(execute: ServerDatabase['execute']): ServerDatabase['count'] {
-  return async (table, where) => {
-    const [row] = await execute<{ n: number }>(sql`SELECT count(*) AS n FROM ${sql.raw(table)}${where ? sql` WHERE ${where}` : sql``}`)
-    return Number(row!.n)
-  }
-}

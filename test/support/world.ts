@@ -208,14 +208,19 @@ export interface EngineWorld {
   close(): Promise<void>
 }
 
+/** How many rows a table holds (optionally: a WHERE condition), over a world's or a server database's `execute`: the same statement on both engines. */
+export function rowCounter(execute: <Row>(query: SQL) => Promise<Row[]>): (table: string, where?: SQL) => Promise<number> {
+  return async (table, where) => {
+    const [row] = await execute<{ n: number }>(sql`SELECT count(*) AS n FROM ${sql.raw(table)}${where ? sql` WHERE ${where}` : sql``}`)
+    return Number(row!.n)
+  }
+}
+
 /** count, deviceKey and ingestUnit, over execute and the stores: the same on both engines */
 function readers(execute: EngineWorld['execute'], stores: Stores, clock: Clock): Pick<EngineWorld, 'count' | 'deviceKey' | 'ingestUnit'> {
   return {
     ingestUnit: (deviceKeys, work) => stores.ingest.commit(() => work(), { clock, touches: () => ({ devices: deviceKeys, fixes: [], alarms: [] }) }),
-    async count(table, where) {
-      const [row] = await execute<{ n: number }>(sql`SELECT count(*) AS n FROM ${sql.raw(table)}${where ? sql` WHERE ${where}` : sql``}`)
-      return Number(row!.n)
-    },
+    count: rowCounter(execute),
     async deviceKey(id) {
       const [row] = await execute<{ key: number }>(sql`SELECT key FROM devices WHERE id = ${id}`)
       if (!row) throw new Error(`no device ${id}`)
