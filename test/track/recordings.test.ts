@@ -124,6 +124,16 @@ describe('bus 304, Limerick', () => {
     expect(foundServed).toBe(served.length)
   })
 
+  test('the 2 stops away from any bus stop are real halts in traffic: a detector of halts has precision at most 28/30 here', () => {
+    const away = analyseTrack(bus, { stopThresholdSeconds: 0 }).stops.filter((stop) => nearest(stop, busStops) > MATCH_METRES)
+    expect(away.length).toBe(2)
+    const runs = halts()
+    for (const stop of away) {
+      const halted = runs.some((run) => run.some((fix) => haversine(fix.latitude, fix.longitude, stop.latitude, stop.longitude) <= MATCH_METRES))
+      expect(halted).toBe(true)
+    }
+  })
+
   test('the one-step pauses at Fairgreen (18 s) and Plassey Park Road (24 s) are stops', () => {
     const stops = analyseTrack(bus, { stopThresholdSeconds: 0 }).stops
     for (const name of ['Fairgreen', 'Plassey Park Road']) {
