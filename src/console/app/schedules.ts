@@ -1,0 +1,117 @@
+/**
+ * Scheduled reports as the Reports page holds them (GET/POST /reports/schedules, PATCH/DELETE
+ * /reports/schedules/{id}, GET …/runs, POST …/run): the form's draft, what it sends, and how a
+ * schedule and its runs read. Every check that matters is the API's (a 400 naming its path); the
+ * form checks only what it can say better beside the field before sending.
+ */
+import { addressesOf } from './notifications'
+import { localTime, REPORT_FILES, type ReportKind } from './reports'
+import { strings } from './strings'
+
+const s = strings.schedules
+
+export const SCHEDULE_PERIODS = ['day', 'week', 'month'] as const
+export type SchedulePeriod = (typeof SCHEDULE_PERIODS)[number]
+
+/** an item of GET /reports/schedules */
+export interface Schedule {
+  id: string
+  name: string
+  kind: ReportKind
+  devices: string[]
+  groups: string[]
+  period: SchedulePeriod
+  at: string
+  tz: string
+  format: string
+  to: string[]
+  webhook: string | null
+  enabled: boolean
+  owner: string
+  created_at: number
+  updated_at: number
+}
+
+/** an item of GET /reports/schedules/{id}/runs, and the answer of POST …/run */
+export interface ScheduleRun {
+  id: string
+  /** Unix seconds: the first second of the period and the first second after it */
+  period: { from: number; to: number }
+  status: 'queued' | 'sent' | 'failed' | string
+  attempts: number
+  error: string | null
+  created_at: number
+  sent_at: number | null
+  next_attempt_at: number | null
+  manual: boolean
+}
+
+export interface ScheduleDraft {
+  name: string
+  kind: ReportKind
+  devices: string[]
+  groups: string[]
+  period: SchedulePeriod
+  at: string
+  tz: string
+  format: string
+  /** addresses as typed: commas, spaces or semicolons between them */
+  to: string
+  /** a webhook channel's id, '' for none */
+  webhook: string
+  enabled: boolean
+}
+
+export function draftOf(schedule: Schedule | null, zone: string): ScheduleDraft {
+  if (!schedule) return { name: '', kind: 'trips', devices: [], groups: [], period: 'week', at: '07:00', tz: zone, format: 'xlsx', to: '', webhook: '', enabled: true }
+  return { ...schedule, to: schedule.to.join(', '), webhook: schedule.webhook ?? '' }
+}
+
+/** the files a kind is sent as (gpx and kml for a route only) */
+export const formatsOf = (kind: ReportKind): string[] => REPORT_FILES[kind]
+
+/** a kind chosen: its format stays if that kind has it, else the first it has */
+export const withKind = (draft: ScheduleDraft, kind: ReportKind): ScheduleDraft => ({ ...draft, kind, format: formatsOf(kind).includes(draft.format) ? draft.format : formatsOf(kind)[0] })
+
+const AT = /^([01][0-9]|2[0-3]):[0-5][0-9]$/
+
+/** what the form says before sending (field key → message); the API checks the rest */
+export function checkDraft(draft: ScheduleDraft): Record<string, string> {
+  const errors: Record<string, string> = {}
+  if (!draft.name.trim()) errors.name = s.nameRequired
+  if (!AT.test(draft.at)) errors.at = s.atInvalid
+  if (addressesOf(draft.to).length === 0 && !draft.webhook) errors.to = s.recipientRequired
+  return errors
+}
+
+/** the body of a POST or PATCH: the whole schedule (a PATCH of every field is checked as at creation) */
+export const bodyOf = (draft: ScheduleDraft) => ({
+  name: draft.name.trim(),
+  kind: draft.kind,
+  devices: draft.devices,
+  groups: draft.groups,
+  period: draft.period,
+  at: draft.at,
+  tz: draft.tz,
+  format: draft.format,
+  to: addressesOf(draft.to),
+  webhook: draft.webhook || null,
+  enabled: draft.enabled,
+})
+
+/** "Every week, Monday 07:00 (Europe/Dublin)" */
+export const whenText = (schedule: Pick<Schedule, 'period' | 'at' | 'tz'>) => s.when(schedule.period, schedule.at, schedule.tz)
+
+/** "Trips · Excel (XLSX)" */
+export const whatText = (schedule: Pick<Schedule, 'kind' | 'format'>) => `${strings.reports.kinds[schedule.kind]} · ${strings.reports.formats[schedule.format] ?? schedule.format}`
+
+/** the period a run reported, as local days in the schedule's zone ("18 Feb 2019", or "9 Nov 2026 to 15 Nov 2026") */
+export function runPeriodText(run: ScheduleRun, zone: string): string {
+  const day = (seconds: number) => new Date(seconds * 1000).toLocaleDateString([], { timeZone: zone, dateStyle: 'medium' })
+  const first = day(run.period.from)
+  const last = day(run.period.to - 1)
+  return first === last ? first : s.periodSpan(first, last)
+}
+
+/** a run's time: when it was sent, else when it was written */
+export const runTime = (run: ScheduleRun, zone: string) => localTime(run.sent_at ?? run.created_at, zone)
