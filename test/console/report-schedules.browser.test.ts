@@ -104,7 +104,7 @@ describe.skipIf(!hasChromium)('Scheduled reports in chromium', () => {
     await page.getByText('“Weekly trips to ops” is scheduled.').waitFor()
     const weekly = row(page, 'Weekly trips to ops')
     await weekly.waitFor()
-    expect(await weekly.innerText()).toContain('Trips · Excel (XLSX)')
+    expect(await weekly.locator('.schedule-what').innerText()).toBe('Trips\nExcel (XLSX)')
     expect(await weekly.innerText()).toContain(`Mondays at 07:30 (${ZONE})`)
     expect(await weekly.innerText()).toContain('Webhook: Ops hook')
     expect(await weekly.innerText()).toContain('Not run yet')
@@ -129,7 +129,8 @@ describe.skipIf(!hasChromium)('Scheduled reports in chromium', () => {
     await expect(page.locator('#sf-to-error').count()).resolves.toBe(0)
     await dialog(page).getByRole('button', { name: 'Schedule', exact: true }).click()
     await page.getByText('“Daily events” is scheduled.').waitFor()
-    expect(await row(page, 'Daily events').innerText()).toContain('boss@example.com, desk@example.com')
+    await row(page, 'Daily events').locator('.schedule-to').first().waitFor()
+    expect(await row(page, 'Daily events').locator('.schedule-to').allInnerTexts()).toEqual(['boss@example.com', 'desk@example.com'])
 
     // edit: a new name and time
     await page.getByRole('button', { name: 'Edit Daily events' }).click()
@@ -141,7 +142,7 @@ describe.skipIf(!hasChromium)('Scheduled reports in chromium', () => {
     const daily = row(page, 'Daily events for the desk')
     expect(await daily.innerText()).toContain(`Every day at 06:15 (${ZONE})`)
     const dailySaved = (await apiSchedules(page)).find((s) => s.name === 'Daily events for the desk')!
-    expect(dailySaved).toMatchObject({ kind: 'events', period: 'day', at: '06:15', format: 'csv', to: ['boss@example.com', 'desk@example.com'], webhook: null, enabled: true })
+    expect(dailySaved).toMatchObject({ kind: 'events', period: 'day', at: '06:15', format: 'xlsx', to: ['boss@example.com', 'desk@example.com'], webhook: null, enabled: true })
 
     // disable the webhook one
     await page.getByRole('button', { name: 'Disable Weekly trips to ops' }).click()
@@ -157,7 +158,7 @@ describe.skipIf(!hasChromium)('Scheduled reports in chromium', () => {
     await page.getByText(/“Daily events for the desk” was sent \(/).waitFor()
     expect(smtp.mails.length).toBe(before + 1)
     expect(smtp.mails[before]!.to.sort()).toEqual(['boss@example.com', 'desk@example.com'])
-    expect(await daily.locator('.schedule-last-run').innerText()).toStartWith('Sent, ')
+    expect(await daily.locator('.schedule-last-run .schedule-run-status').innerText()).toBe('Sent')
     await page.getByRole('button', { name: 'Runs of Daily events for the desk' }).click()
     await dialog(page).locator('.schedule-run').first().waitFor()
     const runs = (await page.evaluate(async (id) => (await fetch(`reports/schedules/${id}/runs`)).json(), dailySaved.id)) as { status: string; attempts: number; period: { from: number; to: number }; manual: boolean }[]
@@ -177,9 +178,14 @@ describe.skipIf(!hasChromium)('Scheduled reports in chromium', () => {
     await page.getByRole('button', { name: 'Send Weekly trips to ops now' }).click()
     await page.getByText(/“Weekly trips to ops” was sent \(/).waitFor()
     expect(posted.at(-1)?.filename).toMatch(/^trips-\d{4}-\d{2}-\d{2}-\d{4}-\d{2}-\d{2}\.xlsx$/)
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280)
     await page.locator('.report-schedules').scrollIntoViewIfNeeded()
-    await shot(page, 'report-schedules-list-desktop')
+    await shot(page, 'report-schedules-list-desktop', false)
+    // the page itself never scrolls sideways (the header's own line is the Shell's)
+    const section = (await page.locator('.report-schedules').boundingBox())!
+    const table = (await page.locator('.schedules-table').boundingBox())!
+    expect(section.x + section.width).toBeLessThanOrEqual(1280)
+    expect(table.x + table.width).toBeLessThanOrEqual(section.x + section.width)
+    expect(await page.locator('.reports-page').evaluate((main) => main.scrollWidth <= main.clientWidth)).toBe(true)
 
     // delete, with a confirmation
     await page.getByRole('button', { name: 'Delete Weekly trips to ops' }).click()
@@ -210,6 +216,7 @@ describe.skipIf(!hasChromium)('Scheduled reports in chromium', () => {
     const dialogBox = (await dialog(page).boundingBox())!
     expect(dialogBox.x).toBeGreaterThanOrEqual(0)
     expect(dialogBox.x + dialogBox.width).toBeLessThanOrEqual(390)
+    await dialog(page).locator('.schedule-email-only').scrollIntoViewIfNeeded()
     await shot(page, 'report-schedules-form-phone', false)
     await dialog(page).getByRole('button', { name: 'Schedule', exact: true }).click()
     await page.getByText('“Monthly summary” is scheduled.').waitFor()

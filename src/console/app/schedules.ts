@@ -5,7 +5,7 @@
  * form checks only what it can say better beside the field before sending.
  */
 import { addressesOf } from './notifications'
-import { localTime, REPORT_FILES, type ReportKind } from './reports'
+import { REPORT_FILES, type ReportKind } from './reports'
 import { strings } from './strings'
 
 const s = strings.schedules
@@ -102,8 +102,8 @@ export const bodyOf = (draft: ScheduleDraft) => ({
 /** "Every week, Monday 07:00 (Europe/Dublin)" */
 export const whenText = (schedule: Pick<Schedule, 'period' | 'at' | 'tz'>) => s.when(schedule.period, schedule.at, schedule.tz)
 
-/** "Trips · Excel (XLSX)" */
-export const whatText = (schedule: Pick<Schedule, 'kind' | 'format'>) => `${strings.reports.kinds[schedule.kind]} · ${strings.reports.formats[schedule.format] ?? schedule.format}`
+/** "Trips" and "Excel (XLSX)" */
+export const whatText = (schedule: Pick<Schedule, 'kind' | 'format'>) => ({ kind: strings.reports.kinds[schedule.kind] ?? schedule.kind, format: strings.reports.formats[schedule.format] ?? schedule.format })
 
 /** the period a run reported, as local days in the schedule's zone ("18 Feb 2019", or "9 Nov 2026 to 15 Nov 2026") */
 export function runPeriodText(run: ScheduleRun, zone: string): string {
@@ -113,5 +113,8 @@ export function runPeriodText(run: ScheduleRun, zone: string): string {
   return first === last ? first : s.periodSpan(first, last)
 }
 
+/** a moment in the schedule's zone, as the runs' periods read: "27 Nov 2026, 08:51" */
+export const momentText = (seconds: number, zone: string) => new Date(seconds * 1000).toLocaleString([], { timeZone: zone, dateStyle: 'medium', timeStyle: 'short' })
+
 /** a run's time: when it was sent, else when it was written */
-export const runTime = (run: ScheduleRun, zone: string) => localTime(run.sent_at ?? run.created_at, zone)
+export const runTime = (run: ScheduleRun, zone: string) => momentText(run.sent_at ?? run.created_at, zone)

@@ -113,10 +113,16 @@ export function ReportSchedules({ fleet }: { fleet: Fleet }) {
                   <th scope="row" class="cell-name">
                     {item.name}
                   </th>
-                  <Cell label={s.colReport}>{whatText(item)}</Cell>
+                  <Cell label={s.colReport} class="schedule-what">
+                    <span>{whatText(item).kind}</span> <span class="muted">{whatText(item).format}</span>
+                  </Cell>
                   <Cell label={s.colWhen}>{whenText(item)}</Cell>
                   <Cell label={s.colSendsTo} class="schedule-targets">
-                    {item.to.length > 0 && <span class="schedule-to">{item.to.join(', ')}</span>}
+                    {item.to.map((address) => (
+                      <span key={address} class="schedule-to">
+                        {address}
+                      </span>
+                    ))}
                     {item.webhook && <span class="schedule-webhook">{s.webhookNamed(channelName(item.webhook) ?? s.webhookUnknown)}</span>}
                   </Cell>
                   <Cell label={s.colEnabled}>
@@ -172,12 +178,15 @@ export function ReportSchedules({ fleet }: { fleet: Fleet }) {
   )
 }
 
-/** "Sent, 25/11/2026, 07:00" (failed in red, its error on hover) */
+/** "Sent" over "27 Nov 2026, 07:00" (failed in red, its error on hover) */
 function RunStatus({ run, zone }: { run: ScheduleRun; zone: string }) {
   return (
-    <span class={`schedule-run-status ${run.status}`} title={run.error ?? undefined}>
-      {s.lastRun(s.runStatus[run.status] ?? run.status, runTime(run, zone))}
-    </span>
+    <>
+      <span class="schedule-run-status" data-status={run.status} title={run.error ?? undefined}>
+        {s.runStatus[run.status] ?? run.status}
+      </span>{' '}
+      <span class="schedule-run-time">{runTime(run, zone)}</span>
+    </>
   )
 }
 
@@ -315,7 +324,7 @@ function ScheduleRuns({ schedule, lastRun, onClose }: { schedule: Schedule; last
             {items.map((run) => (
               <li key={run.id} class="schedule-run" data-status={run.status}>
                 <div class="schedule-run-head">
-                  <span class={`schedule-run-status ${run.status}`}>{s.runStatus[run.status] ?? run.status}</span>
+                  <span class="schedule-run-status" data-status={run.status}>{s.runStatus[run.status] ?? run.status}</span>
                   <span>{runTime(run, schedule.tz)}</span>
                 </div>
                 <dl>
