@@ -4,67 +4,31 @@
  * schedule and its runs read. Every check that matters is the API's (a 400 naming its path); the
  * form checks only what it can say better beside the field before sending.
  */
+import type { RunView, ScheduleView } from '../../reports/schedules'
 import { addressesOf } from './notifications'
 import { REPORT_FILES, type ReportKind } from './reports'
 import { strings } from './strings'
 
 const s = strings.schedules
 
-export const SCHEDULE_PERIODS = ['day', 'week', 'month'] as const
-export type SchedulePeriod = (typeof SCHEDULE_PERIODS)[number]
-
-/** an item of GET /reports/schedules */
-export interface Schedule {
-  id: string
-  name: string
-  kind: ReportKind
-  devices: string[]
-  groups: string[]
-  period: SchedulePeriod
-  at: string
-  tz: string
-  format: string
-  to: string[]
-  webhook: string | null
-  enabled: boolean
-  owner: string
-  created_at: number
-  updated_at: number
-}
-
+export { SCHEDULE_PERIODS } from '../../reports/periods'
+/** an item of GET /reports/schedules (the API's own type) */
+export type Schedule = ScheduleView
 /** an item of GET /reports/schedules/{id}/runs, and the answer of POST …/run */
-export interface ScheduleRun {
-  id: string
-  /** Unix seconds: the first second of the period and the first second after it */
-  period: { from: number; to: number }
-  status: 'queued' | 'sent' | 'failed' | string
-  attempts: number
-  error: string | null
-  created_at: number
-  sent_at: number | null
-  next_attempt_at: number | null
-  manual: boolean
-}
+export type ScheduleRun = RunView
 
-export interface ScheduleDraft {
-  name: string
-  kind: ReportKind
-  devices: string[]
-  groups: string[]
-  period: SchedulePeriod
-  at: string
-  tz: string
-  format: string
+/** the form's fields: the schedule's, with the addresses as typed and '' for no webhook */
+export type ScheduleDraft = Omit<Schedule, 'id' | 'owner' | 'created_at' | 'updated_at' | 'to' | 'webhook'> & {
   /** addresses as typed: commas, spaces or semicolons between them */
   to: string
   /** a webhook channel's id, '' for none */
   webhook: string
-  enabled: boolean
 }
 
 export function draftOf(schedule: Schedule | null, zone: string): ScheduleDraft {
   if (!schedule) return { name: '', kind: 'trips', devices: [], groups: [], period: 'week', at: '07:00', tz: zone, format: 'xlsx', to: '', webhook: '', enabled: true }
-  return { ...schedule, to: schedule.to.join(', '), webhook: schedule.webhook ?? '' }
+  const { id: _id, owner: _owner, created_at: _created, updated_at: _updated, ...fields } = schedule
+  return { ...fields, to: schedule.to.join(', '), webhook: schedule.webhook ?? '' }
 }
 
 /** the files a kind is sent as (gpx and kml for a route only) */
