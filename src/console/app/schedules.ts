@@ -82,3 +82,17 @@ export const momentText = (seconds: number, zone: string) => new Date(seconds * 
 
 /** a run's time: when it was sent, else when it was written */
 export const runTime = (run: ScheduleRun, zone: string) => momentText(run.sent_at ?? run.created_at, zone)
+
+/** `work` over every item, at most `limit` at a time (each schedule's last run is a request of its own), answers in order */
+export async function inTurns<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const answers: R[] = new Array(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++
+      answers[index] = await work(items[index])
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return answers
+}

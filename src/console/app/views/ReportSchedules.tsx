@@ -10,7 +10,7 @@ import { ApiError, getJson } from '../api'
 import { describeFailure, listAll, write } from '../admin'
 import type { Fleet } from '../fleet'
 import { zoneNames, REPORT_KINDS, reportZone, type ReportKind } from '../reports'
-import { bodyOf, checkDraft, draftOf, formatsOf, runPeriodText, runTime, SCHEDULE_PERIODS, type Schedule, type ScheduleDraft, type ScheduleRun, whatText, whenText, withKind } from '../schedules'
+import { bodyOf, checkDraft, draftOf, formatsOf, inTurns, runPeriodText, runTime, SCHEDULE_PERIODS, type Schedule, type ScheduleDraft, type ScheduleRun, whatText, whenText, withKind } from '../schedules'
 import { me } from '../session'
 import { strings } from '../strings'
 import type { NotificationChannel } from '../types'
@@ -28,7 +28,8 @@ type Channels = { id: string; name: string }[] | null
 export function ReportSchedules({ fleet }: { fleet: Fleet }) {
   const isAdmin = me.value?.role === 'admin'
   const list = useSignal<ListState<Schedule>>({ status: 'loading' })
-  const lastRuns = useSignal<Record<string, ScheduleRun | null>>({})
+  /** a schedule's last run: null when none yet, undefined when it could not be read */
+  const lastRuns = useSignal<Record<string, ScheduleRun | null | undefined>>({})
   const channels = useSignal<Channels>(null)
   const editing = useSignal<{ schedule: Schedule | null } | null>(null)
   const deleting = useSignal<Schedule | null>(null)
@@ -42,8 +43,8 @@ export function ReportSchedules({ fleet }: { fleet: Fleet }) {
     if (list.value.status !== 'ready') list.value = { status: 'loading' }
     try {
       const value = await getJson<Schedule[]>('reports/schedules')
-      // each one's last run (the list does not carry it): one small request each
-      const runs = await Promise.all(value.map((item) => getJson<ScheduleRun[]>(path(item, '/runs?limit=1')).then((found) => found[0] ?? null, () => null)))
+      // each one's last run (the list does not carry it): one small request each, a few at a time; undefined when it could not be read
+      const runs = await inTurns(value, 4, (item) => getJson<ScheduleRun[]>(path(item, '/runs?limit=1')).then((found) => found[0] ?? null, () => undefined))
       if (ask !== asked.current) return
       lastRuns.value = Object.fromEntries(value.map((item, i) => [item.id, runs[i]]))
       list.value = { status: 'ready', value }
@@ -106,7 +107,7 @@ export function ReportSchedules({ fleet }: { fleet: Fleet }) {
         {(items) => (
           <AdminTable class="schedules-table" columns={[s.colName, s.colReport, s.colWhen, s.colSendsTo, s.colEnabled, s.colLastRun]}>
             {items.map((item) => {
-              const last = lastRuns.value[item.id] ?? null
+              const last = lastRuns.value[item.id]
               const busy = working.value === item.id
               return (
                 <tr key={item.id} data-id={item.id}>
@@ -129,7 +130,7 @@ export function ReportSchedules({ fleet }: { fleet: Fleet }) {
                     <span class={item.enabled ? 'nf-enabled on' : 'nf-enabled off'}>{item.enabled ? s.enabledOn : s.enabledOff}</span>
                   </Cell>
                   <Cell label={s.colLastRun} class="schedule-last-run">
-                    {last ? <RunStatus run={last} zone={item.tz} /> : <span class="muted">{s.neverRun}</span>}
+                    {last ? <RunStatus run={last} zone={item.tz} /> : <span class="muted">{last === null ? s.neverRun : s.lastRunUnknown}</span>}
                   </Cell>
                   <RowActions name={item.name} onEdit={() => (editing.value = { schedule: item })} onDelete={() => (deleting.value = item)}>
                     <button type="button" aria-label={s.sendNowNamed(item.name)} disabled={busy} onClick={() => void sendNow(item)}>
