@@ -5,7 +5,7 @@
  * and an email report through the page, sees a refused address's message beside its field, edits
  * one, disables one, sends one now and finds its run in the runs list and its mail in the mailbox,
  * deletes one. Alice (a member) on a phone is offered email only and is told why; her schedules
- * are cards no wider than the screen. On a server without SMTP_URL the refusal of an email
+ * are cards no wider than the screen; a send the mail server refuses shows its error, queued. On a server without SMTP_URL the refusal of an email
  * schedule says so. Screenshots at 1280×800 and 390×844 in test-output/.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
@@ -208,9 +208,9 @@ describe.skipIf(!hasChromium)('Scheduled reports in chromium', () => {
     await page.getByRole('button', { name: 'Schedule a report' }).click()
     await dialog(page).getByText('Only an administrator can choose a webhook channel: your schedules are sent by email.').waitFor()
     expect(await page.locator('#sf-webhook').count()).toBe(0)
-    await page.locator('#sf-name').fill('Monthly summary')
+    await page.locator('#sf-name').fill('Weekly summary')
     await page.locator('#sf-kind').selectOption('summary')
-    await page.locator('#sf-period').selectOption('month')
+    await page.locator('#sf-period').selectOption('week')
     await page.locator('#sf-to').fill('alice@example.com')
     await dialog(page).getByRole('checkbox', { name: 'Trucks' }).check()
     const dialogBox = (await dialog(page).boundingBox())!
@@ -219,10 +219,10 @@ describe.skipIf(!hasChromium)('Scheduled reports in chromium', () => {
     await dialog(page).locator('.schedule-email-only').scrollIntoViewIfNeeded()
     await shot(page, 'report-schedules-form-phone', false)
     await dialog(page).getByRole('button', { name: 'Schedule', exact: true }).click()
-    await page.getByText('“Monthly summary” is scheduled.').waitFor()
+    await page.getByText('“Weekly summary” is scheduled.').waitFor()
     const [mine] = await apiSchedules(page)
-    expect(mine).toMatchObject({ name: 'Monthly summary', kind: 'summary', period: 'month', groups: [ids.trucks], devices: [], to: ['alice@example.com'], webhook: null, tz: ZONE })
-    const card = row(page, 'Monthly summary')
+    expect(mine).toMatchObject({ name: 'Weekly summary', kind: 'summary', period: 'week', groups: [ids.trucks], devices: [], to: ['alice@example.com'], webhook: null, tz: ZONE })
+    const card = row(page, 'Weekly summary')
     expect(await card.evaluate((tr) => getComputedStyle(tr).display)).toBe('block')
     const cardBox = (await card.boundingBox())!
     expect(cardBox.x + cardBox.width).toBeLessThanOrEqual(390)
@@ -230,6 +230,21 @@ describe.skipIf(!hasChromium)('Scheduled reports in chromium', () => {
     expect(await page.locator('.reports-page').evaluate((main) => main.scrollWidth <= main.clientWidth)).toBe(true)
     await card.scrollIntoViewIfNeeded()
     await shot(page, 'report-schedules-list-phone', false)
+
+    // a send the mail server refuses: said with its error, queued for a retry, in the runs
+    smtp.refusals.push([451, 'Mailbox busy, try later'])
+    await page.getByRole('button', { name: 'Send Weekly summary now' }).click()
+    await page.getByText(/“Weekly summary” could not be sent yet: .*Mailbox busy/).waitFor()
+    expect(await card.locator('.schedule-last-run .schedule-run-status').innerText()).toBe('Queued')
+    await page.getByRole('button', { name: 'Runs of Weekly summary' }).click()
+    const run = dialog(page).locator('.schedule-run').first()
+    await run.waitFor()
+    expect(await run.locator('.schedule-run-status').innerText()).toBe('Queued')
+    expect(await run.locator('.schedule-run-error').innerText()).toContain('Mailbox busy')
+    const runBox = (await run.boundingBox())!
+    expect(runBox.x + runBox.width).toBeLessThanOrEqual(390)
+    await shot(page, 'report-schedules-runs-phone', false)
+    await dialog(page).getByRole('button', { name: 'Close' }).click()
     expect(watch.errors).toEqual([])
     expect(watch.leaks).toEqual([])
   }, 30_000)

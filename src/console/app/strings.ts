@@ -1024,7 +1024,7 @@ export const strings = {
     runsNone: 'Not sent yet.',
     runPeriod: 'Period',
     runAttemptsLabel: 'Attempts',
-    runManual: 'Sent with “Send now”',
+    runManual: 'Asked for with “Send now”',
     runError: 'Error',
     runNext: (time: string) => `Next try ${time}`,
     periodSpan: (first: string, last: string) => `${first} to ${last}`,
