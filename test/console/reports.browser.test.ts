@@ -62,6 +62,10 @@ const apiAnswer = (page: Page, path: string) => page.evaluate(async (p) => (awai
 const drawnValues = (page: Page, selector: string) =>
   page.locator(selector).evaluateAll((rows) => rows.map((row) => Object.fromEntries(Array.from(row.querySelectorAll('td')).map((td) => [td.dataset.key!, JSON.parse(td.dataset.value!)]))))
 
+/** a duration as the page writes it, h:mm:ss, and read back */
+const hms = (seconds: number) => `${Math.floor(seconds / 3600)}:${String(Math.floor(seconds / 60) % 60).padStart(2, '0')}:${String(seconds % 60).padStart(2, '0')}`
+const readHms = (text: string) => text.split(':').map(Number).reduce((total, part) => total * 60 + part, 0)
+
 /** runs the form as it stands and returns the report's query path */
 async function runReport(page: Page): Promise<string> {
   const [request] = await Promise.all([page.waitForRequest((r) => new URL(r.url()).pathname.startsWith('/reports/')), page.getByRole('button', { name: 'Run report' }).click()])
@@ -107,18 +111,19 @@ describe.skipIf(!hasChromium)('Reports in chromium', () => {
     })
     const [totals] = await drawnValues(page, '.report-table tfoot tr')
     for (const key of ['duration_s', 'distance_m', 'max_speed_kmh']) expect(totals[key]).toEqual(answer.totals![key])
-    // readable units: km, h:mm, km/h, local times in Paris
+    // readable units: km, h:mm:ss, km/h, local times in Paris
     const first = answer.rows[0]
     const cell = (key: string) => page.locator(`.report-table tbody tr:first-child td[data-key="${key}"]`).innerText()
     expect(await cell('distance_m')).toBe(`${((first.distance_m as number) / 1000).toFixed(1)} km`)
-    const minutes = Math.round((first.duration_s as number) / 60)
-    expect(await cell('duration_s')).toBe(`${Math.floor(minutes / 60)}:${String(minutes % 60).padStart(2, '0')}`)
+    expect(await cell('duration_s')).toBe(hms(first.duration_s as number))
     expect(await cell('max_speed_kmh')).toBe(`${Math.round(first.max_speed_kmh as number)} km/h`)
     const startParis = new Date((first.start as number) * 1000).toLocaleTimeString('en-GB', { timeZone: ZONE, hour: '2-digit', minute: '2-digit' })
     expect(await cell('start')).toContain(startParis)
     expect(await page.locator('.report-totals td').first().innerText()).toBe('Total')
-    const totalMinutes = Math.round((answer.totals!.duration_s as number) / 60)
-    expect(await page.locator('.report-totals td[data-key="duration_s"]').innerText()).toBe(`${Math.floor(totalMinutes / 60)}:${String(totalMinutes % 60).padStart(2, '0')}`)
+    expect(await page.locator('.report-totals td[data-key="duration_s"]').innerText()).toBe(hms(answer.totals!.duration_s as number))
+    // the durations shown add up to the total shown (to the second)
+    const shownSeconds = (await page.locator('.report-table tbody td[data-key="duration_s"]').allInnerTexts()).map(readHms)
+    expect(shownSeconds.reduce((a, b) => a + b, 0)).toBe(readHms(await page.locator('.report-totals td[data-key="duration_s"]').innerText()))
     // the files trips have, and none they have not
     expect(await page.locator('.report-downloads a').evaluateAll((links) => links.map((a) => a.getAttribute('data-format')))).toEqual(['csv', 'xlsx'])
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280)

@@ -1,6 +1,6 @@
 /**
  * The Reports page's reckoning: the periods in the user's time zone (its `timezone` from GET /me,
- * else the browser's), the query of GET /reports/{kind}, and how each column reads (km, h:mm,
+ * else the browser's), the query of GET /reports/{kind}, and how each column reads (km, h:mm:ss,
  * km/h, local times in the report's zone).
  */
 import { signal } from '@preact/signals'
@@ -158,10 +158,15 @@ const TIME_KEYS = new Set(['start', 'end', 'first_fix', 'last_fix', 'timestamp']
 /** columns whose values are numbers, right-aligned */
 export const isNumeric = (key: string) => /_(m|s|kmh)$/.test(key) || ['trips', 'stops', 'events', 'latitude', 'longitude', 'course', 'satellites'].includes(key)
 
-/** h:mm of a duration in seconds (minutes rounded) */
-export function hoursMinutes(seconds: number): string {
-  const minutes = Math.round(seconds / 60)
-  return `${Math.floor(minutes / 60)}:${String(minutes % 60).padStart(2, '0')}`
+/**
+ * h:mm:ss of a duration in seconds, exactly: the API sums the totals from the rows' seconds, so a
+ * column shown to the second adds up to its total as shown (rounded minutes did not: 1:15 + 1:15
+ * over 2:29), and reads as the files' seconds do.
+ */
+export function hoursMinutesSeconds(seconds: number): string {
+  const whole = Math.round(seconds)
+  const pad = (n: number) => String(n).padStart(2, '0')
+  return `${Math.floor(whole / 3600)}:${pad(Math.floor(whole / 60) % 60)}:${pad(whole % 60)}`
 }
 export const kilometres = (metres: number) => `${(metres / 1000).toLocaleString(undefined, { minimumFractionDigits: 1, maximumFractionDigits: 1 })} km`
 
@@ -190,7 +195,7 @@ export function cellText(key: string, value: unknown, zone: string, row: ReportR
   if (key === 'code') return eventName(value as string, (row.context as Record<string, unknown> | null) ?? undefined)
   if (key === 'distance_m') return kilometres(value as number)
   if (key === 'altitude_m') return `${Math.round(value as number)} m`
-  if (key.endsWith('_s')) return hoursMinutes(value as number)
+  if (key.endsWith('_s')) return hoursMinutesSeconds(value as number)
   if (key.endsWith('_kmh')) return `${Math.round(value as number)} km/h`
   if (key === 'course') return `${value}°`
   if (key === 'latitude' || key === 'longitude') return (value as number).toFixed(5)

@@ -215,7 +215,7 @@ export function TextField({
 }: FieldProps & {
   value: string
   onInput: (value: string) => void
-  type?: 'text' | 'password' | 'email' | 'datetime-local' | 'date'
+  type?: 'text' | 'password' | 'email' | 'datetime-local' | 'date' | 'time'
   required?: boolean
   autocomplete?: string
   inputMode?: 'numeric' | 'text'

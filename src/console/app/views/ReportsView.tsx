@@ -1,14 +1,15 @@
 /**
  * The Reports page (#/reports): choose a kind, devices or groups and a period (days in the user's
  * time zone), run GET /reports/{kind}; the rows and totals as a table (cards on a phone), a chart
- * where it helps, and the files of the same query (`format=`) to download.
+ * where it helps, and the files of the same query (`format=`) to download; under it, the
+ * scheduled reports (ReportSchedules.tsx).
  */
 import 'uplot/dist/uPlot.min.css'
 import { signal, useSignal } from '@preact/signals'
 import { useEffect, useRef } from 'preact/hooks'
 import { ApiError, getJson } from '../api'
 import { eventName } from '../eventNames'
-import { groups, loadGroups } from '../filters'
+import { loadGroups } from '../filters'
 import type { Fleet } from '../fleet'
 import { drawDistanceChart, drawSpeedOverTime, type ReportChart } from '../reportChart'
 import {
@@ -30,6 +31,8 @@ import {
   type ReportQuery,
 } from '../reports'
 import { strings } from '../strings'
+import { ReportPicks } from './ReportPicks'
+import { ReportSchedules } from './ReportSchedules'
 
 const s = strings.reports
 /** rows drawn on the page; a route may have 100,000: the files hold them all */
@@ -55,8 +58,6 @@ function failureText(error: unknown): string {
   const detail = error.problem?.detail ?? null
   return s.failed(error.status, detail) + (error.retryAfterSeconds ? s.retryIn(error.retryAfterSeconds) : '')
 }
-
-const toggle = (list: string[], id: string, on: boolean) => (on ? [...list, id] : list.filter((x) => x !== id))
 
 export function ReportsView({ fleet }: { fleet: Fleet }) {
   fleet.version.value // the device list follows the fleet
@@ -143,30 +144,7 @@ export function ReportsView({ fleet }: { fleet: Fleet }) {
               {s.zoneNote(zone)} <a href="#/reports" onClick={(e) => (e.preventDefault(), document.getElementById('own-zone-open')?.click())}>{s.changeZone}</a>
             </p>
           </div>
-          <fieldset class="report-picks">
-            <legend>{s.devices}</legend>
-            <div class="report-pick-list">
-              {fleet.order.map((d) => (
-                <label key={d.id} class="check">
-                  <input type="checkbox" name="report-device" value={d.id} checked={chosenDevices.value.includes(d.id)} onChange={(e) => (chosenDevices.value = toggle(chosenDevices.value, d.id, e.currentTarget.checked))} />
-                  {d.body.alias}
-                </label>
-              ))}
-            </div>
-          </fieldset>
-          {groups.value.length > 0 && (
-            <fieldset class="report-picks">
-              <legend>{s.groups}</legend>
-              <div class="report-pick-list">
-                {groups.value.map((g) => (
-                  <label key={g.id} class="check">
-                    <input type="checkbox" name="report-group" value={g.id} checked={chosenGroups.value.includes(g.id)} onChange={(e) => (chosenGroups.value = toggle(chosenGroups.value, g.id, e.currentTarget.checked))} />
-                    {g.name}
-                  </label>
-                ))}
-              </div>
-            </fieldset>
-          )}
+          <ReportPicks fleet={fleet} name="report" devices={chosenDevices.value} groups={chosenGroups.value} onDevices={(next) => (chosenDevices.value = next)} onGroups={(next) => (chosenGroups.value = next)} />
         </div>
         {chosenDevices.value.length === 0 && chosenGroups.value.length === 0 && <p class="note">{s.everyDevice}</p>}
         {formError.value && (
@@ -186,7 +164,7 @@ export function ReportsView({ fleet }: { fleet: Fleet }) {
       )}
       {state.status === 'ready' && <ReportResult key={reportPath(state.query)} query={state.query} answer={state.answer} first={state.first} last={state.last} />}
 
-      {/* Schedules: the place of the scheduled reports (GET/POST /reports/schedules), built apart; they go here, under the report */}
+      <ReportSchedules fleet={fleet} />
     </main>
   )
 }
