@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { type Browser, type Page } from 'playwright-core'
 import { sql } from 'drizzle-orm'
-import { chromiumPresent, launchChromium, PASSWORD, shot, signIn, startConsoleServer, watchedPage, type ConsoleServer } from './support'
+import { chromiumPresent, launchChromium, openAccountMenu, PASSWORD, shot, signIn, startConsoleServer, watchedPage, type ConsoleServer } from './support'
 import { baseDataset, ids } from '../support/world'
 
 const hasChromium = chromiumPresent('the console browser test')
@@ -243,6 +243,7 @@ describe.skipIf(!hasChromium)('the console in chromium', () => {
     const newPassword = 'bob has a new passphrase'
     const { context, page, watch } = await watchedPage(browser, base, { viewport: { width: 1280, height: 800 } }, { expectedConsoleErrors: /status of 403/ })
     await signIn(page, base, 'bob')
+    await openAccountMenu(page)
     await page.getByRole('button', { name: 'Change password' }).click()
     const dialog = page.getByRole('dialog', { name: 'Change your password' })
     await dialog.waitFor()

@@ -11,7 +11,7 @@ import { simpleParser } from 'mailparser'
 import type { Browser, Page } from 'playwright-core'
 import { type Smtp, startSmtp } from '../alerts/messaging-receivers'
 import { baseDataset, ids } from '../support/world'
-import { chromiumPresent, type ConsoleServer, launchChromium, shot, signIn, startConsoleServer, watchedPage } from './support'
+import { chromiumPresent, type ConsoleServer, launchChromium, openAccountMenu, shot, signIn, startConsoleServer, watchedPage } from './support'
 
 const hasChromium = chromiumPresent('the email alerts browser test')
 
@@ -57,6 +57,7 @@ async function sos(port: number, imei: string, secondsAgo: number) {
 }
 
 const openAlerts = async (page: Page) => {
+  await openAccountMenu(page)
   await page.getByRole('button', { name: 'Email alerts', exact: true }).click()
   const dialog = page.getByRole('dialog', { name: 'My email alerts' })
   await dialog.waitFor()
@@ -68,9 +69,12 @@ describe.skipIf(!hasChromium)('my email alerts in chromium', () => {
   test('a member picks SOS, gives an address and saves; an SOS of his van arrives by mail, one of a truck he cannot see does not', async () => {
     const { context, page, watch } = await watchedPage(browser, server.base, { viewport: DESKTOP })
     await signIn(page, server.base, 'bob')
-    // beside Change password in the header
+    // in the menu under her name, beside Change password
     const account = page.locator('.account')
-    expect(await account.getByRole('button').allTextContents()).toEqual(['Time zone', 'Email alerts', 'Change password', 'Sign out'])
+    expect(await account.getByRole('button').allTextContents()).toEqual(['bob · Acme Logistics'])
+    await openAccountMenu(page)
+    await shot(page, 'account-menu-desktop')
+    expect(await account.locator('#account-menu').getByRole('button').allTextContents()).toEqual(['Time zone', 'Email alerts', 'Change password', 'Sign out'])
 
     let dialog = await openAlerts(page)
     expect(await dialog.locator('.note').textContent()).toContain('Only devices you can see')
@@ -93,9 +97,13 @@ describe.skipIf(!hasChromium)('my email alerts in chromium', () => {
     await dialog.getByRole('button', { name: 'Save' }).click()
     await dialog.waitFor({ state: 'detached' })
     await account.getByRole('status').getByText('Email alerts saved.').waitFor()
-    // the header's line holds the note and every button: the name gives way, not Sign out
+    // the menu closed with the choice; its note stays, and the header's line holds the name and the menu
+    expect(await page.locator('#account-toggle').getAttribute('aria-expanded')).toBe('false')
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(DESKTOP.width)
+    await openAccountMenu(page)
     const signOut = await page.getByRole('button', { name: 'Sign out' }).boundingBox()
     expect(signOut!.x + signOut!.width).toBeLessThanOrEqual(DESKTOP.width)
+    await page.keyboard.press('Escape')
     await shot(page, 'email-alerts-saved-desktop')
 
     // a truck he cannot see first, then his van: only the van's SOS is mailed, to him

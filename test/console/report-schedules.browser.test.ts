@@ -180,7 +180,10 @@ describe.skipIf(!hasChromium)('Scheduled reports in chromium', () => {
     expect(posted.at(-1)?.filename).toMatch(/^trips-\d{4}-\d{2}-\d{2}-\d{4}-\d{2}-\d{2}\.xlsx$/)
     await page.locator('.report-schedules').scrollIntoViewIfNeeded()
     await shot(page, 'report-schedules-list-desktop', false)
-    // the page itself never scrolls sideways (the header's own line is the Shell's)
+    // nothing scrolls sideways, not even an admin's header (every view, the name and its menu)
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280)
+    const nameInHeader = (await page.locator('#account-toggle').boundingBox())!
+    expect(nameInHeader.x + nameInHeader.width).toBeLessThanOrEqual(1280)
     const section = (await page.locator('.report-schedules').boundingBox())!
     const table = (await page.locator('.schedules-table').boundingBox())!
     expect(section.x + section.width).toBeLessThanOrEqual(1280)

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Browser, type Page } from 'playwright-core'
-import { chromiumPresent, launchChromium, OUTPUT, signIn, startConsoleServer, watchedPage, type ConsoleServer } from './support'
+import { chromiumPresent, launchChromium, openAccountMenu, OUTPUT, signIn, startConsoleServer, watchedPage, type ConsoleServer } from './support'
 import { baseDataset, ids } from '../support/world'
 import { BUS304_GPX, readGpx } from '../track/recordings'
 
@@ -167,6 +167,7 @@ describe.skipIf(!hasChromium)('Reports in chromium', () => {
 
     // her own time zone, set in the header, is the report's
     expect(await page.locator('#own-zone-open').getAttribute('title')).toBe(`Your time zone: ${ZONE}`)
+    await openAccountMenu(page)
     await page.locator('#own-zone-open').click()
     await page.locator('#own-zone').selectOption('America/New_York')
     await page.getByRole('button', { name: 'Save time zone' }).click()
@@ -184,6 +185,7 @@ describe.skipIf(!hasChromium)('Reports in chromium', () => {
     const startNewYork = new Date((newYorkFirst.start as number) * 1000).toLocaleTimeString('en-GB', { timeZone: 'America/New_York', hour: '2-digit', minute: '2-digit' })
     expect(await cell('start')).toContain(startNewYork)
     // back to none of her own: the browser's
+    await openAccountMenu(page)
     await page.locator('#own-zone-open').click()
     await page.locator('#own-zone').selectOption('')
     await page.getByRole('button', { name: 'Save time zone' }).click()

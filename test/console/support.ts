@@ -160,3 +160,12 @@ export async function signIn(page: Page, base: string, name: string, options: { 
   await page.locator('.who').waitFor({ state: 'attached' })
   await page.locator('.live-status.live').waitFor()
 }
+
+/**
+ * The header's own settings (Time zone, Email alerts, Change password, Sign out): on a wide screen
+ * they are in the menu under the signed-in name, opened first; in the phone's menu they are listed.
+ */
+export async function openAccountMenu(page: Page): Promise<void> {
+  const toggle = page.locator('#account-toggle')
+  if ((await toggle.isVisible()) && (await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click()
+}

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
-import { chromiumPresent, launchChromium, OUTPUT, shot, watchedPage } from '../console/support'
+import { chromiumPresent, launchChromium, openAccountMenu, OUTPUT, shot, watchedPage } from '../console/support'
 import { freePort, serverEnv, spawnServer, type ServerProcess } from '../support/process'
 import { serverDatabase, type ServerDatabase } from '../support/server-database'
 
@@ -72,6 +72,7 @@ describe.skipIf(!hasChromium)('the console at the address it was opened at, APP_
 
     await page.goto(`${base}/`)
     await page.locator('.who').waitFor({ state: 'attached' })
+    await openAccountMenu(page)
     await page.getByRole('button', { name: 'Sign out' }).click()
     await page.getByText('You have signed out.').waitFor()
 

@@ -28,9 +28,13 @@ export function Dialog({ title, onClose, wide, children }: { title: string; onCl
     dialog.querySelector<HTMLElement>('[data-autofocus]')?.focus()
     return () => {
       if (dialog.open) dialog.close()
-      // the row that opened it may be gone (deleted): the view then
+      // the row that opened it may be gone (deleted): the view then; an opener in a menu that has
+      // closed since (the header's account menu) cannot take it: that menu's button then
       if (opener?.isConnected) opener.focus()
-      else document.getElementById('content')?.focus()
+      if (opener && document.activeElement !== opener) {
+        const menu = opener.closest('[id]')?.id
+        ;(document.querySelector<HTMLElement>(menu ? `[aria-controls="${menu}"]` : '#content') ?? document.getElementById('content'))?.focus()
+      }
     }
   }, [])
   return (

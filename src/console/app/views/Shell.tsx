@@ -1,4 +1,4 @@
-import { useSignal } from '@preact/signals'
+import { signal, useSignal } from '@preact/signals'
 import { useEffect, useMemo } from 'preact/hooks'
 import { forgetFilters } from '../filters'
 import { Fleet } from '../fleet'
@@ -93,21 +93,71 @@ export function Shell({ me }: { me: Me }) {
               </li>
             ))}
           </ul>
-          <div class="account">
-            <span class="who" title={me.role === 'admin' ? `${strings.account(me.name, me.account.name)} (${strings.roleAdmin})` : strings.account(me.name, me.account.name)}>
-              {strings.account(me.name, me.account.name)}
-            </span>
-            <OwnTimeZone />
-            <EmailAlerts />
-            <ChangePassword />
-            <button type="button" class="quiet" onClick={() => void signOut()}>
-              {strings.signOut}
-            </button>
-          </div>
+          <AccountMenu me={me} />
         </nav>
       </header>
       <Notices board={board} />
       {current.view === 'map' ? <LiveView fleet={fleet} selected={current.device} isAdmin={me.role === 'admin'} /> : current.view === 'history' ? <HistoryView fleet={fleet} route={current} /> : current.view === 'share' ? <ShareView fleet={fleet} /> : current.view === 'events' ? <EventsView fleet={fleet} board={board} /> : current.view === 'reports' ? <ReportsView fleet={fleet} /> : current.view === 'admin' ? <AdminView me={me} fleet={fleet} /> : <NotYet title={title} />}
+    </div>
+  )
+}
+
+/** A header wide enough for every view and a menu (as styles.css's header breakpoint). */
+const wideQuery = window.matchMedia('(min-width: 1200px)')
+const wideHeader = signal(wideQuery.matches)
+wideQuery.addEventListener('change', (event) => (wideHeader.value = event.matches))
+
+/**
+ * Who is signed in, and their own settings: on a wide header a menu under their name (so the line
+ * holds an admin's every view at 1280 px), in the phone's menu the name and then every button.
+ */
+function AccountMenu({ me }: { me: Me }) {
+  const open = useSignal(false)
+  const wide = wideHeader.value
+  const name = strings.account(me.name, me.account.name)
+  const title = me.role === 'admin' ? `${name} (${strings.roleAdmin})` : name
+  useEffect(() => {
+    if (!open.value) return
+    const outside = (event: Event) => {
+      if (!(event.target instanceof Element && event.target.closest('.account'))) open.value = false
+    }
+    const escape = (event: KeyboardEvent) => {
+      if (event.key !== 'Escape' || document.querySelector('dialog[open]')) return
+      open.value = false
+      document.getElementById('account-toggle')?.focus()
+    }
+    document.addEventListener('pointerdown', outside)
+    document.addEventListener('keydown', escape)
+    return () => {
+      document.removeEventListener('pointerdown', outside)
+      document.removeEventListener('keydown', escape)
+    }
+  }, [open.value])
+  // a choice (a button of the menu's own, not one inside its dialog) closes it
+  const chosen = (event: MouseEvent) => {
+    if (event.target instanceof Element && event.target.closest('.account-menu > button')) open.value = false
+  }
+  return (
+    <div class={wide ? 'account wide' : 'account'}>
+      {wide ? (
+        <button type="button" id="account-toggle" class="who" title={title} aria-expanded={open.value} aria-controls="account-menu" onClick={() => (open.value = !open.value)}>
+          <span class="who-name">{name}</span>
+          <span class="caret" aria-hidden="true" />
+        </button>
+      ) : (
+        <span class="who" title={title}>
+          {name}
+        </span>
+      )}
+      {/* closed, the menu keeps its dialog and its "… saved." note shown (styles.css) */}
+      <div id="account-menu" class={wide && open.value ? 'account-menu open' : 'account-menu'} onClick={chosen}>
+        <OwnTimeZone />
+        <EmailAlerts />
+        <ChangePassword />
+        <button type="button" class="quiet" onClick={() => void signOut()}>
+          {strings.signOut}
+        </button>
+      </div>
     </div>
   )
 }
