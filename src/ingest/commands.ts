@@ -6,8 +6,9 @@
  *
  *   login                onReconnect (a command sent and unanswered goes once more, or fails at
  *                        its second miss), then deliver
- *   deliver              nextToSend → encode → markSent → write; a text the protocol cannot carry
- *                        → markFailed, and the next one
+ *   deliver              nextToSend → encode (with the connection's state, which its decoder
+ *                        keeps: protocols/protocol.ts) → markSent → write; a text the protocol
+ *                        cannot carry → markFailed, and the next one
  *   queue.onReady(key)   the device's newest line delivers (a command was queued, or the previous
  *                        one was answered, or its answer wait ended)
  *   an answer frame      markAnswered, with the command its reference names (GT06's server flag),
@@ -44,9 +45,9 @@ export interface CommandLine {
   close(): void
 }
 
-export interface CommandCourier {
-  /** a device logged in on this connection: its line, which starts with the reconnection */
-  open(deviceKey: number, uniqueId: string, connection: { write(bytes: Uint8Array): void; readonly closed: boolean }): CommandLine
+export interface CommandCourier<S = unknown> {
+  /** a device logged in on this connection: its line, which starts with the reconnection; `state` is the connection's, which the unit's encoder reads and writes */
+  open(deviceKey: number, uniqueId: string, connection: { write(bytes: Uint8Array): void; readonly closed: boolean }, state: S): CommandLine
   /** no more deliveries (the listener stops) */
   stop(): void
 }
@@ -55,7 +56,7 @@ interface Line extends CommandLine {
   deliver(): void
 }
 
-export function createCommandCourier<F>(protocol: TcpProtocol<F>, queue: CommandDelivery, options: { clock: Clock; log: Logger }): CommandCourier {
+export function createCommandCourier<F, S>(protocol: TcpProtocol<F, S>, queue: CommandDelivery, options: { clock: Clock; log: Logger }): CommandCourier<S> {
   const { clock, log } = options
   const name = protocol.name
   const encode = protocol.encodeCommand
@@ -64,7 +65,7 @@ export function createCommandCourier<F>(protocol: TcpProtocol<F>, queue: Command
   const lines = new Map<number, Line[]>()
   const unsubscribe = queue.onReady((deviceKey) => lines.get(deviceKey)?.at(-1)?.deliver())
 
-  function open(deviceKey: number, uniqueId: string, connection: { write(bytes: Uint8Array): void; readonly closed: boolean }): CommandLine {
+  function open(deviceKey: number, uniqueId: string, connection: { write(bytes: Uint8Array): void; readonly closed: boolean }, state: S): CommandLine {
     let chain: Promise<void> = Promise.resolve()
     let deliveryDue = false
     let closed = false
@@ -83,7 +84,7 @@ export function createCommandCourier<F>(protocol: TcpProtocol<F>, queue: Command
         // (a command handed out to a line that closed meanwhile is held a few seconds, then handed out again)
         if (next === null || gone()) return
         const ref = commandRef(next.id)
-        const encoded = encode!(next.text, { uniqueId, ref, sequence: ++sequence, now: Math.floor(clock.now() / 1000) })
+        const encoded = encode!(next.text, { uniqueId, ref, sequence: ++sequence, now: Math.floor(clock.now() / 1000) }, state)
         if (encoded.kind === 'unfit') {
           log.info(`${name} cannot carry the command`, { id: next.id, device: deviceKey, reason: encoded.reason })
           await queue.markFailed(next.id, clock.now())

@@ -31,7 +31,10 @@
  *
  * Commands (with `commands`, for a protocol that has an encoder): each logged-in device gets a
  * command line (commands.ts) that sends what the queue hands out and gives back the answers the
- * unit's decoder recognises (a Step's `commandAnswer`).
+ * unit's decoder recognises (a Step's `commandAnswer`). The unit's decoder and encoder share one
+ * state per connection (`connectionState()`, protocols/protocol.ts), made when it opens and gone
+ * when it closes; the first command goes out only after a frame identified the device, so the
+ * decoder has seen that frame (an H02 maker, a watch's dialect, a JT808 header) by then.
  *
  * Nothing a client sends can throw out of here: a handler error closes that connection only.
  */
@@ -243,7 +246,7 @@ class Connection implements TcpConnection {
 }
 
 /** Serve `protocol` on its port: one session (below) for each connection. */
-export function startTcpListener<F>(protocol: TcpProtocol<F>, options: TcpListenerOptions): TcpListener {
+export function startTcpListener<F, S>(protocol: TcpProtocol<F, S>, options: TcpListenerOptions): TcpListener {
   const { clock, log, pipeline } = options
   const name = protocol.name
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
@@ -364,11 +367,12 @@ export function startTcpListener<F>(protocol: TcpProtocol<F>, options: TcpListen
  * One connection's session: frames from the machine, each decoded by the unit into a Step and
  * carried out. `device` is the session opened for the identifier in `uniqueId`.
  */
-function deviceSession<F>(protocol: TcpProtocol<F>, connection: TcpConnection, options: TcpListenerOptions, courier: CommandCourier | null): ConnectionHandler {
+function deviceSession<F, S>(protocol: TcpProtocol<F, S>, connection: TcpConnection, options: TcpListenerOptions, courier: CommandCourier<S> | null): ConnectionHandler {
   const { pipeline, clock, log } = options
   const name = protocol.name
   const framing = createFrameMachine(protocol.framing())
-  const decode = protocol.decoder()
+  /** what the unit's decoder and command encoder share on this connection, and on no other (protocol.ts) */
+  const state = protocol.connectionState()
   let device: DeviceSession | null = null
   /** the connection's identifier: its device's, or a masked unknown one's (then `device` is null) */
   let uniqueId: string | null = null
@@ -408,7 +412,7 @@ function deviceSession<F>(protocol: TcpProtocol<F>, connection: TcpConnection, o
       connection.identified()
       // (the line writes nothing before its first await: `then` still answers the login first)
       commandLine?.close()
-      commandLine = opened ? (courier?.open(opened.device.key, id, connection) ?? null) : null
+      commandLine = opened ? (courier?.open(opened.device.key, id, connection, state) ?? null) : null
       then()
       const queued = waiting
       waiting = []
@@ -482,7 +486,7 @@ function deviceSession<F>(protocol: TcpProtocol<F>, connection: TcpConnection, o
       waiting.push(frame)
       return
     }
-    carryOut(decode(frame, { now: Math.floor(clock.now() / 1000), uniqueId }))
+    carryOut(protocol.decode(frame, { now: Math.floor(clock.now() / 1000), uniqueId }, state))
   }
 
   return {

@@ -114,20 +114,31 @@ export interface CommandTarget {
 /** A command's text on the wire, or why the protocol cannot carry it (too long, characters it has no way to send): the command fails. */
 export type EncodedCommand = { kind: 'frame'; bytes: Uint8Array } | { kind: 'unfit'; reason: string }
 
-/** A connection's decoder: it may keep state between frames (H02 keeps the last status word). */
-export type FrameDecoder<F> = (frame: F, context: FrameContext) => Step
-
-export interface TcpProtocol<F = unknown> extends ProtocolBase {
+/**
+ * A TCP protocol unit. `S` is what one connection remembers (the unit's own type: H02's last status
+ * word and the maker the device named, a watch's dialect, the references JT808 serials and Meitrack
+ * flags went out under). The session handler makes it with `connectionState()` when the connection
+ * opens, hands that one object to every `decode` and every `encodeCommand` of the connection, and
+ * drops it when the connection closes: what a decoder tells its encoder lives exactly as long as
+ * the connection, is never shared with another one, and cannot be crowded out by what other
+ * connections send. A device that reconnects starts afresh and is learned again from its frames,
+ * which come before any command (a command goes out only once a frame has identified the device).
+ * The handler never looks inside it.
+ */
+export interface TcpProtocol<F = unknown, S = unknown> extends ProtocolBase {
   readonly transport: 'tcp'
   /** a new connection's framing rules (a reader may keep state: a handshake seen, a learned length) */
   framing(): FrameReader<F>
-  /** a new connection's decoder */
-  decoder(): FrameDecoder<F>
+  /** a new connection's state (a unit that keeps nothing gives null) */
+  connectionState(): S
+  /** What a frame asks of the session handler; it may update the connection's `state`. Pure otherwise. */
+  decode(frame: F, context: FrameContext, state: S): Step
   /**
-   * A command's text as this protocol sends it (absent: its devices take no commands). Its
-   * devices' answers come back as `commandAnswer` on the Steps its decoder returns.
+   * A command's text as this protocol sends it on the connection whose `state` is given (absent:
+   * its devices take no commands). Its devices' answers come back as `commandAnswer` on the Steps
+   * its decoder returns.
    */
-  encodeCommand?(text: string, target: CommandTarget): EncodedCommand
+  encodeCommand?(text: string, target: CommandTarget, state: S): EncodedCommand
   /**
    * The characters that split this protocol's command texts into commands or parameters (GT06's
    * `#` and `,`): a form value holding one would send more than its field, so it is refused (400)
@@ -159,4 +170,4 @@ export interface HttpProtocol extends ProtocolBase {
 }
 
 // any: the list holds units of different frame types; each unit is checked against its own
-export type Protocol = TcpProtocol<any> | HttpProtocol
+export type Protocol = TcpProtocol<any, any> | HttpProtocol

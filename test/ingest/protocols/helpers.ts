@@ -1,4 +1,6 @@
-/** Test helpers: hex strings (spaces allowed) to bytes and back. */
+/** Test helpers: hex strings (spaces allowed) to bytes and back; a unit's decoder as a connection runs it. */
+import type { FrameContext, Step, TcpProtocol } from '../../../src/ingest/protocols/protocol'
+
 export function hex(text: string): Uint8Array {
   const clean = text.replace(/[^0-9a-fA-F]/g, '')
   if (clean.length % 2 !== 0) throw new Error(`odd hex length: ${text}`)
@@ -22,3 +24,8 @@ export function concat(...parts: Uint8Array[]): Uint8Array {
 }
 
 export { seededRandom } from '../../support/random'
+
+/** A unit's decoder as one connection runs it: one state (`connectionState()`) for every frame given. */
+export function connectionDecoder<F, S>(protocol: TcpProtocol<F, S>, state: S = protocol.connectionState()): (frame: F, context: FrameContext) => Step {
+  return (frame, context) => protocol.decode(frame, context, state)
+}

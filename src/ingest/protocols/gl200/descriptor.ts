@@ -16,7 +16,7 @@ import { decodeGl200Frame } from './decoder'
 import { gl200FrameReader } from './framing'
 import { gl200Model } from './model'
 
-export const gl200: TcpProtocol<string> = {
+export const gl200: TcpProtocol<string, null> = {
   name: 'gl200',
   title: 'Queclink @Track (GV300, GL300, GV55, …)',
   transport: 'tcp',
@@ -24,13 +24,12 @@ export const gl200: TcpProtocol<string> = {
   portVariable: 'GL200_PORT',
   model: gl200Model,
   framing: () => gl200FrameReader(),
-  decoder() {
-    return (frame, { now }): Step => {
-      const message = decodeGl200Frame(frame, { now })
-      if (message.kind === 'invalid') return { kind: 'drop', reason: message.message }
-      const report: DecodedReport = Object.keys(message.status).length > 0 ? { ...message.report, status: message.status } : message.report
-      return { kind: 'report', report, reply: message.reply, ...(message.ack ? { commandAnswer: gl200AnswerOf(message.ack) } : {}) }
-    }
+  connectionState: () => null,
+  decode(frame, { now }): Step {
+    const message = decodeGl200Frame(frame, { now })
+    if (message.kind === 'invalid') return { kind: 'drop', reason: message.message }
+    const report: DecodedReport = Object.keys(message.status).length > 0 ? { ...message.report, status: message.status } : message.report
+    return { kind: 'report', report, reply: message.reply, ...(message.ack ? { commandAnswer: gl200AnswerOf(message.ack) } : {}) }
   },
   encodeCommand: (text) => encodeGl200Command(text),
   commandSeparators: GL200_COMMAND_SEPARATORS,

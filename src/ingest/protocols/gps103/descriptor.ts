@@ -16,7 +16,7 @@ const encoder = new TextEncoder()
 const LOAD = encoder.encode('LOAD')
 const ON = encoder.encode('ON')
 
-export const gps103: TcpProtocol<string> = {
+export const gps103: TcpProtocol<string, null> = {
   name: 'gps103',
   title: 'GPS103 (Coban TK103/TK303)',
   transport: 'tcp',
@@ -24,19 +24,18 @@ export const gps103: TcpProtocol<string> = {
   portVariable: 'GPS103_PORT',
   model: gps103Model,
   framing: () => gps103FrameReader(),
-  decoder() {
-    return (frame, { now }): Step => {
-      const message = decodeGps103Frame(frame, { now })
-      switch (message.kind) {
-        case 'invalid':
-          return { kind: 'drop', reason: message.reason }
-        // a heartbeat is a log-on too: a device that reconnects may beat before it logs on again
-        case 'login':
-        case 'heartbeat':
-          return { kind: 'login', uniqueId: message.uniqueId, accept: message.kind === 'login' ? LOAD : ON, refuse: null }
-        case 'report':
-          return { kind: 'report', report: message.report, reply: message.reply === null ? null : encoder.encode(message.reply) }
-      }
+  connectionState: () => null,
+  decode(frame, { now }): Step {
+    const message = decodeGps103Frame(frame, { now })
+    switch (message.kind) {
+      case 'invalid':
+        return { kind: 'drop', reason: message.reason }
+      // a heartbeat is a log-on too: a device that reconnects may beat before it logs on again
+      case 'login':
+      case 'heartbeat':
+        return { kind: 'login', uniqueId: message.uniqueId, accept: message.kind === 'login' ? LOAD : ON, refuse: null }
+      case 'report':
+        return { kind: 'report', report: message.report, reply: message.reply === null ? null : encoder.encode(message.reply) }
     }
   },
   encodeCommand: (text, { uniqueId }) => encodeGps103Command(text, uniqueId),

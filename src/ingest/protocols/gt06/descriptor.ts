@@ -54,7 +54,7 @@ function answerStep(frame: Gt06Frame, uniqueId: string | null): Step {
 
 const reader = gt06FrameReader()
 
-export const gt06: TcpProtocol<Gt06Frame> = {
+export const gt06: TcpProtocol<Gt06Frame, null> = {
   name: 'gt06',
   title: 'GT06 / Concox',
   transport: 'tcp',
@@ -63,7 +63,9 @@ export const gt06: TcpProtocol<Gt06Frame> = {
   model: gt06Model,
   // the GT06 reader keeps no state: one serves every connection
   framing: () => reader,
-  decoder: () => (frame, { now, uniqueId }) =>
+  // nothing is carried from one frame to the next: the answers echo the command's reference
+  connectionState: () => null,
+  decode: (frame, { now, uniqueId }) =>
     isGt06Answer(frame.protocol) && frame.lenient?.crcChecked !== false ? answerStep(frame, uniqueId) : gt06Step(decodeGt06Frame(frame, { imei: uniqueId }, { now })),
   // the server flag is the command's reference: the answer echoes it
   encodeCommand: (text, { ref, sequence }) => encodeGt06Command(text, ref, sequence),

@@ -19,23 +19,25 @@ import type { CommandAnswer, EncodedCommand } from '../protocol'
 import type { H02CommandAnswer } from './decoder'
 import { H02_DEFAULT_MAX_FRAME_BYTES } from './framing'
 import { h02ReplyTime } from './replies'
-import { RememberedByDevice } from '../remembered'
 
 const DEFAULT_MAKER = 'HQ'
-/**
- * The maker each device last named, when it is not HQ, by its id. The decoder learns it from the
- * frames and the encoder needs it for the same device; a device speaks before it is sent anything.
- */
-const makers = new RememberedByDevice<string>()
 
-/** A device named its maker in a frame. */
-export function rememberH02Maker(uniqueId: string, maker: string): void {
-  if (maker === DEFAULT_MAKER) {
-    makers.delete(uniqueId)
-    return
-  }
-  // only devices that name another maker than HQ are kept, so it stays small
-  if (makers.get(uniqueId) !== maker) makers.set(uniqueId, maker)
+/**
+ * What a connection's commands need of its frames: the maker its device last named. Part of the
+ * connection's state (descriptor.ts): the decoder writes it, the encoder reads it, and it goes with
+ * the connection. A device speaks before it is sent anything (a command waits for a frame that
+ * identifies it), so its text frames have named the maker by then; a binary frame names none.
+ */
+export interface H02MakerState {
+  /** the id whose frame last named a maker on this connection (null: none has) */
+  makerOf: string | null
+  maker: string
+}
+
+/** Device `uniqueId` named its maker in a frame on the connection of `state`. */
+export function rememberH02Maker(state: H02MakerState, uniqueId: string, maker: string): void {
+  state.makerOf = uniqueId
+  state.maker = maker
 }
 /**
  * What splits an H02 command text: `,` separates the parameters, `*` opens a frame and `#` closes
@@ -46,14 +48,19 @@ export const H02_COMMAND_SEPARATORS = [',', '*', '#'] as const
 /** a command name, then parameters of printable ASCII without the frame's own `*` and `#` */
 const COMMAND_TEXT = /^([A-Za-z0-9]{1,12})(,[\x20-\x22\x24-\x29\x2b-\x7e]*)?$/
 
-/** The frame carrying `text` (`<command>[,<parameter>…]`) to device `uniqueId`; unfit when it is not of that shape or the frame would be longer than an H02 frame (1 KiB). */
-export function encodeH02Command(text: string, uniqueId: string, unixSeconds: number): EncodedCommand {
+/**
+ * The frame carrying `text` (`<command>[,<parameter>…]`) to device `uniqueId`, under the maker its
+ * frames on this connection named (`state`); unfit when it is not of that shape or the frame would
+ * be longer than an H02 frame (1 KiB).
+ */
+export function encodeH02Command(text: string, uniqueId: string, unixSeconds: number, state: H02MakerState): EncodedCommand {
   const shape = COMMAND_TEXT.exec(text)
   if (!shape) {
     return { kind: 'unfit', reason: 'an H02 command is its name (letters, digits) and its parameters after commas, printable ASCII without * or #' }
   }
   const [, name, parameters = ''] = shape
-  const frame = `*${makers.get(uniqueId) ?? DEFAULT_MAKER},${uniqueId},${name},${h02ReplyTime(unixSeconds).slice(8)}${parameters}#`
+  const maker = state.makerOf === uniqueId ? state.maker : DEFAULT_MAKER
+  const frame = `*${maker},${uniqueId},${name},${h02ReplyTime(unixSeconds).slice(8)}${parameters}#`
   if (frame.length > H02_DEFAULT_MAX_FRAME_BYTES) {
     return { kind: 'unfit', reason: `an H02 frame of ${frame.length} bytes, more than the ${H02_DEFAULT_MAX_FRAME_BYTES} of one frame` }
   }

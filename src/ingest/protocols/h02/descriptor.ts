@@ -4,8 +4,9 @@
  * 15-digit IMEI, and the session handler opens the device's session on the first one (an unknown
  * id closes the connection, or is masked past its source's ration like any login).
  *
- * The connection's decoder keeps the device's last status word, so an alarm bit raises its event
- * when it turns on and not on every frame that repeats it (status.ts). What a frame says of the
+ * The connection's state keeps the device's last status word, so an alarm bit raises its event
+ * when it turns on and not on every frame that repeats it (status.ts), and the maker its frames
+ * name, which its commands go out under. What a frame says of the
  * device (the status word's ignition, arming and power, LINK's signal, battery and counters,
  * NBR's cell towers) is kept as the device's status. Nothing is answered by default (replies.ts).
  *
@@ -15,7 +16,7 @@
 import type { DecodedReport } from '../../types'
 import { networkStatus } from '../network'
 import type { Step, TcpProtocol } from '../protocol'
-import { encodeH02Command, H02_COMMAND_SEPARATORS, h02AnswerOf, rememberH02Maker } from './command'
+import { encodeH02Command, H02_COMMAND_SEPARATORS, h02AnswerOf, rememberH02Maker, type H02MakerState } from './command'
 import { decodeH02Frame, type H02Message } from './decoder'
 import { h02FrameReader, type H02Frame } from './framing'
 import { h02Model } from './model'
@@ -34,7 +35,13 @@ function deviceStatus(message: Extract<H02Message, { kind: 'report' }>): Record<
   return Object.keys(status).length > 0 ? status : undefined
 }
 
-export const h02: TcpProtocol<H02Frame> = {
+/** What one H02 connection keeps (protocol.ts): the maker for its commands, and the device's last status word. */
+export interface H02ConnectionState extends H02MakerState {
+  /** alarms are raised when their bit turns on */
+  previousStatusWord: number | null
+}
+
+export const h02: TcpProtocol<H02Frame, H02ConnectionState> = {
   name: 'h02',
   title: 'H02 (Sinotrack, Coban)',
   transport: 'tcp',
@@ -43,19 +50,16 @@ export const h02: TcpProtocol<H02Frame> = {
   model: h02Model,
   // the reader learns the length of the connection's binary frames: one a connection
   framing: () => h02FrameReader(),
-  decoder() {
-    /** the device's last status word on this connection: alarms are raised when their bit turns on */
-    let previousStatusWord: number | null = null
-    return (frame, { now }): Step => {
-      const message = decodeH02Frame(frame, { now, previousStatusWord })
-      if (message.kind === 'invalid') return { kind: 'drop', reason: message.message }
-      previousStatusWord = message.status?.value ?? previousStatusWord
-      if (typeof message.attributes.maker === 'string') rememberH02Maker(message.uniqueId, message.attributes.maker)
-      const status = deviceStatus(message)
-      const report: DecodedReport = status ? { ...message.report, status } : message.report
-      return { kind: 'report', report, reply: message.reply, ...(message.answer ? { commandAnswer: h02AnswerOf(message.answer) } : {}) }
-    }
+  connectionState: () => ({ previousStatusWord: null, makerOf: null, maker: '' }),
+  decode(frame, { now }, state): Step {
+    const message = decodeH02Frame(frame, { now, previousStatusWord: state.previousStatusWord })
+    if (message.kind === 'invalid') return { kind: 'drop', reason: message.message }
+    state.previousStatusWord = message.status?.value ?? state.previousStatusWord
+    if (typeof message.attributes.maker === 'string') rememberH02Maker(state, message.uniqueId, message.attributes.maker)
+    const status = deviceStatus(message)
+    const report: DecodedReport = status ? { ...message.report, status } : message.report
+    return { kind: 'report', report, reply: message.reply, ...(message.answer ? { commandAnswer: h02AnswerOf(message.answer) } : {}) }
   },
-  encodeCommand: (text, { uniqueId, now }) => encodeH02Command(text, uniqueId, now),
+  encodeCommand: (text, { uniqueId, now }, state) => encodeH02Command(text, uniqueId, now, state),
   commandSeparators: H02_COMMAND_SEPARATORS,
 }

@@ -14,34 +14,45 @@
  * The frame's serial is the low 16 bits of the command's reference. The terminal's general
  * response (0x0001) names that serial: the answer is matched back to the command through it
  * (`answerRef`), and its result (0 success, 1 failure, 2 message error, 3 not supported) is the
- * answer's text. Pure, but for the small tables of what each terminal's frames showed (its header
- * form) and which reference went out under which serial.
+ * answer's text. Pure, but for the connection's state (protocol.ts), which these functions are
+ * given: what the terminal's frames on the connection showed (its header form) and which reference
+ * went out under which serial on it.
  */
 import type { EncodedCommand } from '../protocol'
 import type { Jt808Answer } from './decoder'
 import type { Jt808Frame } from './framing'
 import { buildJt808Frame, type Jt808Terminal } from './replies'
-import { RememberedByDevice } from '../remembered'
 
 /** the longest body a frame carries unsplit (the properties' 10-bit length) */
 const MAX_BODY_BYTES = 1023
-/** the protocol version byte of each 2019 terminal, by identifier (2013 terminals need none) */
-const protocolVersions = new RememberedByDevice<number>()
-/** `<identifier>/<serial>` → the reference of the command sent under that serial */
-const sentRefs = new RememberedByDevice<number>()
+/** serials kept for their answers on one connection, as many as the command line keeps references (../../commands.ts) */
+const MAX_SENT_SERIALS = 32
 
-/** A terminal's frame showed its header form: commands to it use the same. */
-export function rememberJt808Terminal(frame: Jt808Frame): void {
-  if (frame.version2019 && protocolVersions.get(frame.terminalId) !== frame.protocolVersion) protocolVersions.set(frame.terminalId, frame.protocolVersion)
+/** What a connection's commands share with its decoder (part of the connection's state, descriptor.ts). */
+export interface Jt808CommandState {
+  /** the terminal whose frame last showed a 2019 header on this connection (null: none has), and that header's protocol version */
+  versionOf: string | null
+  protocolVersion: number
+  /** `<identifier>/<serial>` → the reference of the command sent under that serial on this connection, oldest first */
+  sentRefs: Map<string, number>
+}
+
+/** A terminal's frame showed its header form: commands to it on this connection use the same. */
+export function rememberJt808Terminal(state: Jt808CommandState, frame: Jt808Frame): void {
+  if (!frame.version2019) return
+  state.versionOf = frame.terminalId
+  state.protocolVersion = frame.protocolVersion
 }
 
 /** The terminal of `uniqueId`: its phone number's bytes from the identifier's nibbles (12 of a 2013 header, 20 of a 2019 one). */
-function terminalOf(uniqueId: string): Jt808Terminal | null {
+function terminalOf(uniqueId: string, state: Jt808CommandState): Jt808Terminal | null {
   if (!/^[0-9a-f]{12}$|^[0-9a-f]{20}$/.test(uniqueId)) return null
   const phone = new Uint8Array(uniqueId.length / 2)
   for (let i = 0; i < phone.length; i++) phone[i] = Number.parseInt(uniqueId.slice(i * 2, i * 2 + 2), 16)
   const version2019 = phone.length === 10
-  return { version2019, protocolVersion: version2019 ? (protocolVersions.get(uniqueId) ?? 1) : 0, phone }
+  // a 2019 terminal that has shown no header on this connection: version 1, the revision's first
+  const protocolVersion = !version2019 ? 0 : state.versionOf === uniqueId ? state.protocolVersion : 1
+  return { version2019, protocolVersion, phone }
 }
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/
@@ -83,21 +94,24 @@ function bodyOf(text: string, terminal: Jt808Terminal): { messageId: number; bod
   return 'a JT808 command is 8201, 8105:<word>[;<parameters>], 8103:<parameter id>=<number> or 8300:<text>'
 }
 
-/** The frame carrying the command `text` to the terminal `uniqueId`, its serial drawn from `ref`. */
-export function encodeJt808Command(text: string, uniqueId: string, ref: number): EncodedCommand {
-  const terminal = terminalOf(uniqueId)
+/** The frame carrying the command `text` to the terminal `uniqueId` on the connection of `state`, its serial drawn from `ref`. */
+export function encodeJt808Command(text: string, uniqueId: string, ref: number, state: Jt808CommandState): EncodedCommand {
+  const terminal = terminalOf(uniqueId, state)
   if (!terminal) return { kind: 'unfit', reason: 'the device did not name itself by a JT808 phone number' }
   const shaped = bodyOf(text, terminal)
   if (typeof shaped === 'string') return { kind: 'unfit', reason: shaped }
   if (shaped.body.length > MAX_BODY_BYTES) return { kind: 'unfit', reason: `a body of ${shaped.body.length} bytes, more than the ${MAX_BODY_BYTES} of one frame` }
   const serial = ref & 0xffff
-  sentRefs.set(`${uniqueId}/${serial}`, ref)
+  const key = `${uniqueId}/${serial}`
+  state.sentRefs.delete(key)
+  state.sentRefs.set(key, ref)
+  if (state.sentRefs.size > MAX_SENT_SERIALS) state.sentRefs.delete(state.sentRefs.keys().next().value!)
   return { kind: 'frame', bytes: buildJt808Frame(shaped.messageId, terminal, serial, shaped.body) }
 }
 
-/** The reference of the command a terminal's answer names by its serial, when this server sent it. */
-export function answerRef(uniqueId: string, answer: Jt808Answer): number | undefined {
-  return sentRefs.get(`${uniqueId}/${answer.replySerial}`)
+/** The reference of the command a terminal's answer names by its serial, when it was sent on this connection. */
+export function answerRef(uniqueId: string, answer: Jt808Answer, state: Jt808CommandState): number | undefined {
+  return state.sentRefs.size === 0 ? undefined : state.sentRefs.get(`${uniqueId}/${answer.replySerial}`)
 }
 
 const RESULT_WORDS = ['success', 'failure', 'message error', 'not supported', 'alarm confirmed']

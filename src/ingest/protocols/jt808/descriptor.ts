@@ -19,14 +19,20 @@
  * Every answer goes out after what the frame carried is committed (the session handler's rule).
  */
 import type { Step, TcpProtocol } from '../protocol'
-import { answerRef, answerText, encodeJt808Command, rememberJt808Terminal } from './command'
+import { answerRef, answerText, encodeJt808Command, rememberJt808Terminal, type Jt808CommandState } from './command'
 import { decodeJt808Frame } from './decoder'
 import { jt808FrameReader, type Jt808Frame } from './framing'
 import { jt808Model } from './model'
 
 const reader = jt808FrameReader()
 
-export const jt808: TcpProtocol<Jt808Frame> = {
+/** What one JT808 connection keeps (protocol.ts): its terminal's header form and the serials its commands went out under, and the last alarm flags. */
+export interface Jt808ConnectionState extends Jt808CommandState {
+  /** the alarm flags of the connection's last location: an alarm is raised when its bit turns on */
+  previousAlarmFlags: number | null
+}
+
+export const jt808: TcpProtocol<Jt808Frame, Jt808ConnectionState> = {
   name: 'jt808',
   title: 'JT/T 808',
   transport: 'tcp',
@@ -35,19 +41,16 @@ export const jt808: TcpProtocol<Jt808Frame> = {
   model: jt808Model,
   // the reader keeps no state: one serves every connection
   framing: () => reader,
-  decoder() {
-    /** the alarm flags of this connection's last location: an alarm is raised when its bit turns on */
-    let previousAlarmFlags: number | null = null
-    return (frame, { now }): Step => {
-      rememberJt808Terminal(frame)
-      const message = decodeJt808Frame(frame, { now, previousAlarmFlags })
-      if (message.kind === 'login') return { kind: 'login', uniqueId: message.uniqueId, accept: message.accept, refuse: message.refuse }
-      previousAlarmFlags = message.alarmFlags
-      const { report, reply, answer } = message
-      if (!answer) return { kind: 'report', report, reply }
-      const ref = answerRef(report.uniqueId, answer)
-      return { kind: 'report', report, reply, commandAnswer: { text: answerText(answer), ...(ref === undefined ? {} : { ref }) } }
-    }
+  connectionState: () => ({ previousAlarmFlags: null, versionOf: null, protocolVersion: 0, sentRefs: new Map() }),
+  decode(frame, { now }, state): Step {
+    rememberJt808Terminal(state, frame)
+    const message = decodeJt808Frame(frame, { now, previousAlarmFlags: state.previousAlarmFlags })
+    if (message.kind === 'login') return { kind: 'login', uniqueId: message.uniqueId, accept: message.accept, refuse: message.refuse }
+    state.previousAlarmFlags = message.alarmFlags
+    const { report, reply, answer } = message
+    if (!answer) return { kind: 'report', report, reply }
+    const ref = answerRef(report.uniqueId, answer, state)
+    return { kind: 'report', report, reply, commandAnswer: { text: answerText(answer), ...(ref === undefined ? {} : { ref }) } }
   },
-  encodeCommand: (text, { uniqueId, ref }) => encodeJt808Command(text, uniqueId, ref),
+  encodeCommand: (text, { uniqueId, ref }, state) => encodeJt808Command(text, uniqueId, ref, state),
 }

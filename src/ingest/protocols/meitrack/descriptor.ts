@@ -10,12 +10,12 @@
  * the command answered (command.ts).
  */
 import type { Step, TcpProtocol } from '../protocol'
-import { encodeMeitrackCommand, MEITRACK_COMMAND_SEPARATORS, meitrackAnsweredRef } from './command'
+import { encodeMeitrackCommand, MEITRACK_COMMAND_SEPARATORS, meitrackAnsweredRef, meitrackConnectionState, type MeitrackConnectionState } from './command'
 import { decodeMeitrackFrame } from './decoder'
 import { meitrackFrameReader, type MeitrackFrame } from './framing'
 import { meitrackModel } from './model'
 
-export const meitrack: TcpProtocol<MeitrackFrame> = {
+export const meitrack: TcpProtocol<MeitrackFrame, MeitrackConnectionState> = {
   name: 'meitrack',
   title: 'Meitrack (T366, T333, MVT)',
   transport: 'tcp',
@@ -23,20 +23,20 @@ export const meitrack: TcpProtocol<MeitrackFrame> = {
   portVariable: 'MEITRACK_PORT',
   model: meitrackModel,
   framing: () => meitrackFrameReader(),
-  decoder() {
-    return (frame, { now }): Step => {
-      const message = decodeMeitrackFrame(frame, { now })
-      if (message.kind === 'invalid') return { kind: 'drop', reason: message.message }
-      const status = Object.keys(message.status).length > 0 ? message.status : undefined
-      const report = status ? { ...message.report, status } : message.report
-      const ref = message.answer ? meitrackAnsweredRef(message.uniqueId, message.answer.flag) : undefined
-      // an AAA report with event 34 answers A10 only under a flag the server sent a command with:
-      // a position asked for by SMS or a keypad is not the answer to whatever command waits
-      const commandAnswer =
-        !message.answer || (message.type === 'AAA' && ref === undefined) ? undefined : ref === undefined ? { text: message.answer.text } : { text: message.answer.text, ref }
-      return { kind: 'report', report, reply: message.reply, ...(commandAnswer ? { commandAnswer } : {}) }
-    }
+  // the flags the connection's commands went out under (command.ts)
+  connectionState: meitrackConnectionState,
+  decode(frame, { now }, state): Step {
+    const message = decodeMeitrackFrame(frame, { now })
+    if (message.kind === 'invalid') return { kind: 'drop', reason: message.message }
+    const status = Object.keys(message.status).length > 0 ? message.status : undefined
+    const report = status ? { ...message.report, status } : message.report
+    const ref = message.answer ? meitrackAnsweredRef(message.uniqueId, message.answer.flag, state) : undefined
+    // an AAA report with event 34 answers A10 only under a flag the server sent a command with:
+    // a position asked for by SMS or a keypad is not the answer to whatever command waits
+    const commandAnswer =
+      !message.answer || (message.type === 'AAA' && ref === undefined) ? undefined : ref === undefined ? { text: message.answer.text } : { text: message.answer.text, ref }
+    return { kind: 'report', report, reply: message.reply, ...(commandAnswer ? { commandAnswer } : {}) }
   },
-  encodeCommand: (text, { uniqueId, sequence, ref }) => encodeMeitrackCommand(text, uniqueId, sequence, ref),
+  encodeCommand: (text, { uniqueId, sequence, ref }, state) => encodeMeitrackCommand(text, uniqueId, sequence, ref, state),
   commandSeparators: MEITRACK_COMMAND_SEPARATORS,
 }

@@ -59,7 +59,7 @@ function teltonikaStep(frame: TeltonikaFrame, uniqueId: string | null): Step {
   }
 }
 
-export const teltonika: TcpProtocol<TeltonikaFrame> = {
+export const teltonika: TcpProtocol<TeltonikaFrame, null> = {
   name: 'teltonika',
   title: 'Teltonika',
   transport: 'tcp',
@@ -68,7 +68,8 @@ export const teltonika: TcpProtocol<TeltonikaFrame> = {
   model: teltonikaModel,
   // the reader keeps whether the handshake was read: one a connection
   framing: () => teltonikaFrameReader(),
-  decoder: () => (frame, { uniqueId }) => teltonikaStep(frame, uniqueId),
+  connectionState: () => null,
+  decode: (frame, { uniqueId }) => teltonikaStep(frame, uniqueId),
   encodeCommand: (text) => encodeTeltonikaCommand(text),
   commandSeparators: TELTONIKA_COMMAND_SEPARATORS,
 }

@@ -7,14 +7,14 @@
  * A frame that echoes a command's name answers that command (command.ts).
  */
 import type { Step, TcpProtocol } from '../protocol'
-import { encodeWatchCommand, rememberWatchDialect, WATCH_COMMAND_SEPARATORS, watchAnswerOf } from './command'
+import { encodeWatchCommand, rememberWatchDialect, WATCH_COMMAND_SEPARATORS, watchAnswerOf, watchDialect, type WatchDialect } from './command'
 import { decodeWatchFrame, WATCH_COMMAND_ANSWERS, watchFrame } from './decoder'
 import { watchFrameReader } from './framing'
 import { watchModel } from './model'
 
 const encoder = new TextEncoder()
 
-export const watch: TcpProtocol<string> = {
+export const watch: TcpProtocol<string, WatchDialect> = {
   name: 'watch',
   title: 'Child and elder watches (SeTracker, 3G/4G)',
   transport: 'tcp',
@@ -22,17 +22,17 @@ export const watch: TcpProtocol<string> = {
   portVariable: 'WATCH_PORT',
   model: watchModel,
   framing: () => watchFrameReader(),
-  decoder() {
-    return (frame): Step => {
-      const message = decodeWatchFrame(frame)
-      if (message.kind === 'invalid') return { kind: 'drop', reason: message.reason }
-      const { header, report, replyContent } = message
-      rememberWatchDialect(header)
-      const reply = replyContent === null ? null : encoder.encode(watchFrame(header.maker, header.id, header.index, replyContent))
-      const answer = WATCH_COMMAND_ANSWERS.has(header.type) ? { commandAnswer: watchAnswerOf(header.content) } : {}
-      return { kind: 'report', report, reply, ...answer }
-    }
+  // the dialect the connection's watch speaks (command.ts)
+  connectionState: watchDialect,
+  decode(frame, _context, dialect): Step {
+    const message = decodeWatchFrame(frame)
+    if (message.kind === 'invalid') return { kind: 'drop', reason: message.reason }
+    const { header, report, replyContent } = message
+    rememberWatchDialect(dialect, header)
+    const reply = replyContent === null ? null : encoder.encode(watchFrame(header.maker, header.id, header.index, replyContent))
+    const answer = WATCH_COMMAND_ANSWERS.has(header.type) ? { commandAnswer: watchAnswerOf(header.content) } : {}
+    return { kind: 'report', report, reply, ...answer }
   },
-  encodeCommand: (text, { uniqueId }) => encodeWatchCommand(text, uniqueId),
+  encodeCommand: (text, { uniqueId }, dialect) => encodeWatchCommand(text, uniqueId, dialect),
   commandSeparators: WATCH_COMMAND_SEPARATORS,
 }

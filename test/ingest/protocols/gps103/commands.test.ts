@@ -24,6 +24,9 @@ const COBAN = '0f000000-0000-4000-8000-0000000001a1'
 const COBAN_IMEI = '359586015829802'
 const KID = '0f000000-0000-4000-8000-0000000001a2'
 const KID_WATCH_ID = '8800000015'
+/** a second watch, of a maker that numbers its frames (ZJ) */
+const GRAN = '0f000000-0000-4000-8000-0000000001a3'
+const GRAN_WATCH_ID = '8800000016'
 const cmd = { locate: '0e000000-0000-4000-8000-0000000001a1', interval: '0e000000-0000-4000-8000-0000000001a2', watchLocate: '0e000000-0000-4000-8000-0000000001a3' }
 
 function dataset() {
@@ -45,6 +48,7 @@ function dataset() {
     { id: COBAN, account: ids.acme, model: COBAN_MODEL, groups: [ids.trucks], alias: 'Coban', serial: 'S-COBAN', imei: COBAN_IMEI, state: 'off' },
     // a watch is found by its id, imported as the serial
     { id: KID, account: ids.acme, model: WATCH_MODEL, groups: [ids.trucks], alias: 'Kid', serial: KID_WATCH_ID, imei: '', state: 'off' },
+    { id: GRAN, account: ids.acme, model: WATCH_MODEL, groups: [ids.trucks], alias: 'Gran', serial: GRAN_WATCH_ID, imei: '', state: 'off' },
   )
   return data
 }
@@ -135,4 +139,22 @@ test("watch: a command goes out in the watch's own maker once it has spoken; its
   expect(both.match(/\[[^\]]*\]/g)!.sort()).toEqual([`[3G*${KID_WATCH_ID}*0002*CR]`, `[3G*${KID_WATCH_ID}*0002*LK]`])
   client.send(ascii(`[3G*${KID_WATCH_ID}*0002*CR]`))
   expect(await once(KID, locate.id, 'answered')).toMatchObject({ response: 'CR' })
+})
+
+test("two watches of two dialects on two connections: each command goes out in its own watch's maker and numbering", async () => {
+  // queued before either is connected: each waits for the frame that identifies its watch
+  const kidLocate = await send(KID, cmd.watchLocate)
+  const granLocate = await send(GRAN, cmd.watchLocate)
+  const kid = await connect(listeners[1])
+  const gran = await connect(listeners[1])
+  kid.send(ascii(`[3G*${KID_WATCH_ID}*0002*LK]`))
+  gran.send(ascii(`[ZJ*${GRAN_WATCH_ID}*0034*0002*LK]`))
+  // the LK's reply (its number echoed) and the command (number 0001), in either order
+  const kidFrames = await read(kid, `[3G*${KID_WATCH_ID}*0002*LK][3G*${KID_WATCH_ID}*0002*CR]`)
+  expect(kidFrames.match(/\[[^\]]*\]/g)!.sort()).toEqual([`[3G*${KID_WATCH_ID}*0002*CR]`, `[3G*${KID_WATCH_ID}*0002*LK]`])
+  const granFrames = await read(gran, `[ZJ*${GRAN_WATCH_ID}*0034*0002*LK][ZJ*${GRAN_WATCH_ID}*0001*0002*CR]`)
+  expect(granFrames.match(/\[[^\]]*\]/g)!.sort()).toEqual([`[ZJ*${GRAN_WATCH_ID}*0001*0002*CR]`, `[ZJ*${GRAN_WATCH_ID}*0034*0002*LK]`])
+  gran.send(ascii(`[ZJ*${GRAN_WATCH_ID}*0001*0002*CR]`))
+  expect(await once(GRAN, granLocate.id, 'answered')).toMatchObject({ response: 'CR' })
+  expect(await once(KID, kidLocate.id, 'sent')).toMatchObject({ response: null })
 })

@@ -11,6 +11,7 @@ import { gps103 } from '../../../../src/ingest/protocols/gps103/descriptor'
 import { gps103FrameReader } from '../../../../src/ingest/protocols/gps103/framing'
 import type { Step } from '../../../../src/ingest/protocols/protocol'
 import { CAPTURES } from '../../../fixtures/gps103/frames'
+import { connectionDecoder } from '../helpers'
 
 const NOW = 1_700_000_000
 const text = (bytes: Uint8Array | null) => (bytes === null ? null : new TextDecoder().decode(bytes))
@@ -192,7 +193,7 @@ describe('GPS103 framing', () => {
 
 describe('GPS103 unit', () => {
   test('the connection decoder: log on and heartbeat open the session (LOAD, ON), an SOS report answers E, a drop for garbage', () => {
-    const decode = gps103.decoder()
+    const decode = connectionDecoder(gps103)
     const context = { now: NOW, uniqueId: null }
     const login = decode('##,imei:359586015829802,A', context) as Extract<Step, { kind: 'login' }>
     expect({ ...login, accept: text(login.accept) }).toEqual({ kind: 'login', uniqueId: '359586015829802', accept: 'LOAD', refuse: null })

@@ -11,7 +11,7 @@ import { gt06 } from '../../../../src/ingest/protocols/gt06/descriptor'
 import { createGt06Parser } from '../../../../src/ingest/protocols/gt06/framing'
 import type { DecodedFix } from '../../../../src/ingest/types'
 import { TRACCAR_GT06_FRAMES } from '../../../fixtures/gt06/frames'
-import { hex, toHex } from '../helpers'
+import { connectionDecoder, hex, toHex } from '../helpers'
 
 const IMEI = '359339075005244'
 /** the listener's clock in these tests: 2024-03-15 08:30:05 UTC */
@@ -274,7 +274,7 @@ describe('GT06 positions of other models', () => {
     const entry = TRACCAR_GT06_FRAMES.find((frame) => frame.id === 'Gt06ProtocolDecoderTest:444')!
     const items = createGt06Parser().push(hex(entry.hex))
     if (items[0].kind !== 'frame') throw new Error('no frame')
-    const step = gt06.decoder()(items[0].frame, { now: NOW, uniqueId: IMEI })
+    const step = connectionDecoder(gt06)(items[0].frame, { now: NOW, uniqueId: IMEI })
     if (step.kind !== 'report') throw new Error(`expected a report, got ${JSON.stringify(step)}`)
     expect(step.commandAnswer?.text).toStartWith('Current position!Lat:N54.739332')
     expect(step.reply).toBeNull()

@@ -13,7 +13,7 @@ import type { Gt06Frame } from '../../../../src/ingest/protocols/gt06/framing'
 import type { Step } from '../../../../src/ingest/protocols/protocol'
 import type { DecodedFix } from '../../../../src/ingest/types'
 import { TRACCAR_GT06_FRAMES, type Gt06PublicFrame } from '../../../fixtures/gt06/frames'
-import { hex, toHex } from '../helpers'
+import { connectionDecoder, hex, toHex } from '../helpers'
 
 const IMEI = '359339075005244'
 /** the listener's clock in these tests: 2024-03-15 08:30:05 UTC */
@@ -41,7 +41,7 @@ interface Outcome {
 function run(bytes: Uint8Array): Outcome {
   // the shared framing machine with the unit's reader, and the unit's decoder, as a connection runs them
   const machine = createFrameMachine(gt06.framing())
-  const decode = gt06.decoder()
+  const decode = connectionDecoder(gt06)
   const outcome: Outcome = { frames: [], steps: [], fixes: [], replies: [] }
   for (const item of machine.push(bytes)) {
     if (item.kind !== 'frame') continue

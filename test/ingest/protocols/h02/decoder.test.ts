@@ -3,6 +3,7 @@ import { decodeH02Frame, type H02DecodeOptions, type H02Message } from '../../..
 import { h02 } from '../../../../src/ingest/protocols/h02/descriptor'
 import { scanFrames } from '../../../../src/ingest/protocols/framing'
 import { decodeH02Status, newlyActiveAlarms } from '../../../../src/ingest/protocols/h02/status'
+import { connectionDecoder } from '../helpers'
 import * as F from './frames'
 
 type Report = Extract<H02Message, { kind: 'report' }>
@@ -382,12 +383,12 @@ describe('H02 descriptor', () => {
     expect(h02).toMatchObject({ name: 'h02', transport: 'tcp', defaultPort: 5013, portVariable: 'H02_PORT' })
     const [item] = scanFrames(h02.framing(), F.ascii(F.V1_COSTA_RICA)).items
     if (item.kind !== 'frame') throw new Error('no frame')
-    const step = h02.decoder()(item.frame, { now: 1_700_000_000, uniqueId: null })
+    const step = connectionDecoder(h02)(item.frame, { now: 1_700_000_000, uniqueId: null })
     expect(step.kind).toBe('report')
   })
 
   test('a connection keeps the last status word: an alarm bit raises its event when it turns on, not on every frame', () => {
-    const decode = h02.decoder()
+    const decode = connectionDecoder(h02)
     const events = (frame: string) => {
       const [item] = scanFrames(h02.framing(), F.ascii(frame)).items
       if (item.kind !== 'frame') throw new Error('no frame')

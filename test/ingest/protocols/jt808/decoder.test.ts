@@ -11,7 +11,7 @@ import { jt808 } from '../../../../src/ingest/protocols/jt808/descriptor'
 import { jt808FrameReader, type Jt808Frame } from '../../../../src/ingest/protocols/jt808/framing'
 import { createFrameMachine } from '../../../../src/ingest/protocols/framing'
 import { byName } from '../../../fixtures/jt808/frames'
-import { hex, toHex } from '../helpers'
+import { connectionDecoder, hex, toHex } from '../helpers'
 import { framesOf } from './support'
 
 const NOW = Date.UTC(2026, 10, 27) / 1000
@@ -170,7 +170,7 @@ describe('JT808 commands', () => {
   test('position query, terminal control, a parameter and a text message as frames, their serial from the reference', () => {
     const wire = (plain: string) => toHex(hex(`7e${plain.replace(/\s/g, '')}${xorHex(plain)}7e`))
     const frames = ['8201', '8105:4', '8103:0029=30', '8300:RELAY,1#'].map((text) => {
-      const encoded = encodeJt808Command(text, terminal, 0xabcd1234)
+      const encoded = encodeJt808Command(text, terminal, 0xabcd1234, jt808.connectionState())
       return encoded.kind === 'frame' ? toHex(encoded.bytes) : encoded.reason
     })
     // message id, properties (the body's length), phone, serial 0x1234, body
@@ -185,12 +185,12 @@ describe('JT808 commands', () => {
   })
 
   test('texts of another shape are unfit, and so is a device not named by a phone number', () => {
-    for (const text of ['', '8105', '8105:9', '8103:0029=abc', '8300:', '8300:é', '8500:1', 'RESET#']) expect(encodeJt808Command(text, terminal, 1).kind).toBe('unfit')
-    expect(encodeJt808Command('8201', '123456789012345', 1).kind).toBe('unfit')
+    for (const text of ['', '8105', '8105:9', '8103:0029=abc', '8300:', '8300:é', '8500:1', 'RESET#']) expect(encodeJt808Command(text, terminal, 1, jt808.connectionState()).kind).toBe('unfit')
+    expect(encodeJt808Command('8201', '123456789012345', 1, jt808.connectionState()).kind).toBe('unfit')
   })
 
   test('a 2019 terminal gets the 2019 header and the text type', () => {
-    const encoded = encodeJt808Command('8300:Hi', '00000866496077582164', 7)
+    const encoded = encodeJt808Command('8300:Hi', '00000866496077582164', 7, jt808.connectionState())
     if (encoded.kind !== 'frame') throw new Error('a frame')
     const [item] = createFrameMachine(jt808FrameReader()).push(encoded.bytes)
     expect(item.kind === 'frame' && item.frame).toMatchObject({ messageId: 0x8300, version2019: true, protocolVersion: 1, terminalId: '00000866496077582164', serial: 7 })
@@ -198,16 +198,18 @@ describe('JT808 commands', () => {
   })
 
   test("the terminal's general response 0x0001 names the command by its serial: its reference and result come back", () => {
-    encodeJt808Command('8105:4', terminal, 0x5eed0042)
+    // the command and its answer on one connection
+    const connection = jt808.connectionState()
+    encodeJt808Command('8105:4', terminal, 0x5eed0042, connection)
     // a general response to serial 0x0042, message 0x8105, result 0 (success)
     const response = frameFrom(`0001 0005 ${terminal} 0009 0042 8105 00`)
     const message = asReport(decodeJt808Frame(response, { now: NOW }))
     expect(message.reply).toBeNull()
     expect(message.answer).toEqual({ replySerial: 0x42, replyMessageId: 0x8105, result: 0 })
-    expect(answerRef(terminal, message.answer!)).toBe(0x5eed0042)
+    expect(answerRef(terminal, message.answer!, connection)).toBe(0x5eed0042)
     expect(answerText(message.answer!)).toBe('8105 success')
     // through the descriptor: a report with the command's answer
-    const step = jt808.decoder()(response, { now: NOW, uniqueId: terminal })
+    const step = connectionDecoder(jt808, connection)(response, { now: NOW, uniqueId: terminal })
     expect(step).toMatchObject({ kind: 'report', reply: null, commandAnswer: { text: '8105 success', ref: 0x5eed0042 } })
   })
 })

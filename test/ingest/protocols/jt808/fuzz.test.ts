@@ -11,7 +11,7 @@ import { decodeJt808Frame, type Jt808Message } from '../../../../src/ingest/prot
 import { JT808_MAX_FRAME_BYTES, jt808FrameReader, type Jt808Frame } from '../../../../src/ingest/protocols/jt808/framing'
 import { seededRandom } from '../../../support/random'
 import { byName, JT808_FRAMES } from '../../../fixtures/jt808/frames'
-import { concat, hex } from '../helpers'
+import { concat, connectionDecoder, hex } from '../helpers'
 import { framesOf, onTheWire } from './support'
 
 const NOW = 1_790_000_000
@@ -48,7 +48,7 @@ describe('JT808 fuzz', () => {
     let frames = 0
     for (let run = 0; run < 150; run++) {
       const parser = createFrameMachine(jt808FrameReader())
-      const decode = jt808.decoder()
+      const decode = connectionDecoder(jt808)
       for (let chunk = 0; chunk < 20; chunk++) {
         const bytes = new Uint8Array(Math.floor(random() * 400))
         // flags and escapes are common, so the framing paths are exercised

@@ -7,11 +7,12 @@
 import { describe, expect, test } from 'bun:test'
 import { createFrameMachine } from '../../../../src/ingest/protocols/framing'
 import { PROTOCOLS } from '../../../../src/ingest/protocols'
-import { encodeMeitrackCommand } from '../../../../src/ingest/protocols/meitrack/command'
+import { encodeMeitrackCommand, meitrackConnectionState, type MeitrackConnectionState } from '../../../../src/ingest/protocols/meitrack/command'
 import { decodeMeitrackFrame, type MeitrackMessage } from '../../../../src/ingest/protocols/meitrack/decoder'
 import { meitrackFrameReader, type MeitrackFrame } from '../../../../src/ingest/protocols/meitrack/framing'
-import type { FrameDecoder, Step, TcpProtocol } from '../../../../src/ingest/protocols/protocol'
+import type { Step, TcpProtocol } from '../../../../src/ingest/protocols/protocol'
 import { FRAMES, frameNamed, wire, type SourcedFrame } from '../../../fixtures/meitrack/frames'
+import { connectionDecoder } from '../helpers'
 
 const ascii = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0))
 const text = (bytes: Uint8Array | null) => (bytes ? String.fromCharCode(...bytes) : null)
@@ -284,18 +285,21 @@ describe('no position', () => {
 describe('commands', () => {
   test("a command goes out as `@@<flag><length>,<IMEI>,<text>*<checksum>`, the Meitrack document's own example bytes", () => {
     // the document's example is `@@Q25,353358017784062,A10*6A`: the 17th command of a connection takes flag Q
-    expect(encodeMeitrackCommand('A10', '353358017784062', 16, 7)).toEqual({ kind: 'frame', bytes: ascii('@@Q25,353358017784062,A10*6A\r\n') })
-    expect(encodeMeitrackCommand('C01,0,12222', '353358017784062', 0, 8)).toEqual({ kind: 'frame', bytes: ascii('@@A33,353358017784062,C01,0,12222*DC\r\n') })
-    expect(encodeMeitrackCommand('c01', '353358017784062', 0, 9).kind).toBe('unfit')
-    expect(encodeMeitrackCommand('C01,1*2', '353358017784062', 0, 9).kind).toBe('unfit')
-    expect(encodeMeitrackCommand(`C02,0,1,${'x'.repeat(1100)}`, '353358017784062', 0, 9).kind).toBe('unfit')
+    const connection = meitrackConnectionState()
+    expect(encodeMeitrackCommand('A10', '353358017784062', 16, 7, connection)).toEqual({ kind: 'frame', bytes: ascii('@@Q25,353358017784062,A10*6A\r\n') })
+    expect(encodeMeitrackCommand('C01,0,12222', '353358017784062', 0, 8, connection)).toEqual({ kind: 'frame', bytes: ascii('@@A33,353358017784062,C01,0,12222*DC\r\n') })
+    expect(encodeMeitrackCommand('c01', '353358017784062', 0, 9, connection).kind).toBe('unfit')
+    expect(encodeMeitrackCommand('C01,1*2', '353358017784062', 0, 9, connection).kind).toBe('unfit')
+    expect(encodeMeitrackCommand(`C02,0,1,${'x'.repeat(1100)}`, '353358017784062', 0, 9, connection).kind).toBe('unfit')
   })
 
   test("the answer with the command's flag completes that command (its reference); another flag the oldest", () => {
-    const meitrack = PROTOCOLS.find((protocol) => protocol.name === 'meitrack') as TcpProtocol<MeitrackFrame>
-    const encoded = meitrack.encodeCommand!('C01,0,12222', { uniqueId: '353358017784062', ref: 0x1234, sequence: 12, now: NOW })
+    const meitrack = PROTOCOLS.find((protocol) => protocol.name === 'meitrack') as TcpProtocol<MeitrackFrame, MeitrackConnectionState>
+    // the command and the answers on one connection
+    const connection = meitrack.connectionState()
+    const encoded = meitrack.encodeCommand!('C01,0,12222', { uniqueId: '353358017784062', ref: 0x1234, sequence: 12, now: NOW }, connection)
     expect(text(encoded.kind === 'frame' ? encoded.bytes : null)!.startsWith('@@M33,')).toBe(true)
-    const decoder: FrameDecoder<MeitrackFrame> = meitrack.decoder()
+    const decoder = connectionDecoder(meitrack, connection)
     const answer = (flag: string): Step => {
       const [frame] = frames(ascii(withChecksum(`$$${flag}28,353358017784062,C01,OK*`)))
       return decoder(frame as MeitrackFrame, { now: NOW, uniqueId: null })

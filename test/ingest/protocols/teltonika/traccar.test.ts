@@ -13,7 +13,7 @@ import { createTeltonikaParser } from '../../../../src/ingest/protocols/teltonik
 import type { DecodedFix } from '../../../../src/ingest/types'
 import { TRACCAR_FRAMES, type ExpectedRecord, type TraccarFrame } from '../../../fixtures/teltonika/traccar'
 import { teltonikaFrame } from '../../frames'
-import { hex, toHex } from '../helpers'
+import { connectionDecoder, hex, toHex } from '../helpers'
 
 const IMEI = '356307042441013'
 const HANDSHAKE = hex('000F333536333037303432343431303133')
@@ -23,7 +23,7 @@ const COORDINATE_TOLERANCE = 1e-6
 function run(bytes: Uint8Array): { steps: Step[]; itemKinds: string[] } {
   const parser = createTeltonikaParser()
   parser.push(HANDSHAKE)
-  const decode = teltonika.decoder()
+  const decode = connectionDecoder(teltonika)
   const steps: Step[] = []
   const itemKinds: string[] = []
   for (const item of parser.push(bytes)) {

@@ -11,6 +11,7 @@ import { decodeWatchFrame, type WatchMessage } from '../../../../src/ingest/prot
 import { watch } from '../../../../src/ingest/protocols/watch/descriptor'
 import { watchFrameReader } from '../../../../src/ingest/protocols/watch/framing'
 import { CAPTURES } from '../../../fixtures/watch/frames'
+import { connectionDecoder } from '../helpers'
 
 const text = (bytes: Uint8Array | null) => (bytes === null ? null : new TextDecoder().decode(bytes))
 const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString().replace('.000', '')
@@ -28,7 +29,7 @@ function report(message: WatchMessage) {
 
 /** The Step the unit's connection decoder gives a frame, its reply as text. */
 function step(frame: string): Step & { replyText: string | null } {
-  const result = watch.decoder()(frame, { now: 0, uniqueId: null })
+  const result = connectionDecoder(watch)(frame, { now: 0, uniqueId: null })
   return { ...result, replyText: 'reply' in result ? text(result.reply) : null }
 }
 
@@ -155,23 +156,25 @@ describe('watch framing', () => {
 describe('watch commands', () => {
   test('a command is framed as the watch frames its own (its maker, its serial number); texts with *, [ or ] are unfit; every built-in command fits', () => {
     const sent = (result: ReturnType<typeof encodeWatchCommand>) => (result.kind === 'frame' ? text(result.bytes) : result.kind)
-    expect(sent(encodeWatchCommand('CR', '9000000001'))).toBe('[SG*9000000001*0002*CR]')
-    rememberWatchDialect(report(decodeWatchFrame('[3G*9000000002*0002*LK]')).header)
-    expect(sent(encodeWatchCommand('UPLOAD,600', '9000000002'))).toBe('[3G*9000000002*000A*UPLOAD,600]')
-    rememberWatchDialect(report(decodeWatchFrame('[ZJ*9000000003*0034*0002*LK]')).header)
-    expect(sent(encodeWatchCommand('CR', '9000000003'))).toBe('[ZJ*9000000003*0001*0002*CR]')
-    expect(sent(encodeWatchCommand('CR]', '9000000001'))).toBe('unfit')
-    expect(sent(encodeWatchCommand('SOS1,*1', '9000000001'))).toBe('unfit')
+    // each watch on its own connection, with that connection's state
+    const [first, second, third] = [watch.connectionState(), watch.connectionState(), watch.connectionState()]
+    expect(sent(encodeWatchCommand('CR', '9000000001', first))).toBe('[SG*9000000001*0002*CR]')
+    rememberWatchDialect(second, report(decodeWatchFrame('[3G*9000000002*0002*LK]')).header)
+    expect(sent(encodeWatchCommand('UPLOAD,600', '9000000002', second))).toBe('[3G*9000000002*000A*UPLOAD,600]')
+    rememberWatchDialect(third, report(decodeWatchFrame('[ZJ*9000000003*0034*0002*LK]')).header)
+    expect(sent(encodeWatchCommand('CR', '9000000003', third))).toBe('[ZJ*9000000003*0001*0002*CR]')
+    expect(sent(encodeWatchCommand('CR]', '9000000001', first))).toBe('unfit')
+    expect(sent(encodeWatchCommand('SOS1,*1', '9000000001', first))).toBe('unfit')
     const values: Record<string, string> = { seconds: '600', slot: '1', phone: '+31612345678', language: '1', zone: '5.5' }
     for (const command of watch.model.commands) {
-      expect(sent(encodeWatchCommand(command.send.text.replace(/\{(\w+)\}/g, (_, name: string) => values[name]), '9000000001'))).not.toBe('unfit')
+      expect(sent(encodeWatchCommand(command.send.text.replace(/\{(\w+)\}/g, (_, name: string) => values[name]), '9000000001', first))).not.toBe('unfit')
     }
   })
 
   test("a frame echoing a command's name answers the command waiting", () => {
-    const echo = watch.decoder()('[3G*9000000002*0002*CR]', { now: 0, uniqueId: null })
+    const echo = connectionDecoder(watch)('[3G*9000000002*0002*CR]', { now: 0, uniqueId: null })
     expect(echo).toMatchObject({ kind: 'report', reply: null, commandAnswer: { text: 'CR' } })
-    expect(watch.decoder()('[3G*9000000002*0002*LK]', { now: 0, uniqueId: null })).not.toHaveProperty('commandAnswer')
+    expect(connectionDecoder(watch)('[3G*9000000002*0002*LK]', { now: 0, uniqueId: null })).not.toHaveProperty('commandAnswer')
     expect(watch).toMatchObject({ name: 'watch', portVariable: 'WATCH_PORT', defaultPort: 5093 })
   })
 })
