@@ -6,25 +6,20 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
 import { join } from 'node:path'
-import { createApp } from '../../src/app'
 import type { manualClock } from '../../src/clock'
-import { ANSWER_WAIT_MS, createCommandQueue, type CommandQueue, type OutgoingCommand } from '../../src/commands/queue'
-import { loadConfig } from '../../src/config'
+import { ANSWER_WAIT_MS, type CommandQueue, type OutgoingCommand } from '../../src/commands/queue'
 import type { CommandDelivery } from '../../src/ingest/commands'
-import { LivePositions } from '../../src/ingest/live'
-import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline'
 import { crc16Arc, crc16X25 } from '../../src/ingest/protocols/crc'
 import { gt06 } from '../../src/ingest/protocols/gt06/descriptor'
 import { buildGt06Frame } from '../../src/ingest/protocols/gt06/replies'
 import { h02 } from '../../src/ingest/protocols/h02/descriptor'
 import { teltonika } from '../../src/ingest/protocols/teltonika/descriptor'
-import { startTcpListener, type TcpListener } from '../../src/ingest/tcp'
-import { silentLogger } from '../../src/log'
 import { until } from '../ingest/fleet'
-import { connectClient, gt06Login, gt06Status, hex, teltonikaImei, type TestClient } from '../ingest/frames'
+import { gt06Login, gt06Status, hex, teltonikaImei, type TestClient } from '../ingest/frames'
+import { type CommandLine, openCommandLine } from '../support/command-line'
 import { freePort, serverEnv, spawnServer } from '../support/process'
 import { serverDatabase } from '../support/server-database'
-import { type EngineWorld, ids, keys, openWorld } from '../support/world'
+import { ids, keys } from '../support/world'
 import { commandDataset, commandIds } from './support'
 
 const TRUCK1_IMEI = '359710049095001'
@@ -99,43 +94,23 @@ function watched(queue: CommandQueue) {
   }
 }
 
-let world: EngineWorld
+let line: CommandLine<'gt06' | 'teltonika' | 'h02'>
 let clock: ReturnType<typeof manualClock>
 let queue: CommandQueue
 let watch: ReturnType<typeof watched>
-let app: ReturnType<typeof createApp>
-let pipeline: IngestPipeline
-let listeners: Record<'gt06' | 'teltonika' | 'h02', TcpListener>
-const clients: TestClient[] = []
 
 beforeEach(async () => {
-  world = await openWorld(tcpDataset())
-  clock = world.clock
-  const live = new LivePositions()
-  const config = loadConfig({})
-  queue = createCommandQueue({ commands: world.stores.commands, clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
-  watch = watched(queue)
-  app = createApp({ stores: world.stores, config, clock, live, commandQueue: queue })
-  pipeline = createIngestPipeline({ stores: world.stores, clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
-  const options = { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', commands: watch.delivery }
-  listeners = { gt06: startTcpListener(gt06, options), teltonika: startTcpListener(teltonika, options), h02: startTcpListener(h02, options) }
+  // the listeners deliver from the watched queue, so a test can wait until a login's delivery has run
+  line = await openCommandLine(tcpDataset(), { gt06, teltonika, h02 }, { delivery: (commandQueue) => (watch = watched(commandQueue)).delivery })
+  clock = line.clock
+  queue = line.queue
 })
 
-afterEach(async () => {
-  for (const client of clients.splice(0)) client.end()
-  await Promise.all(Object.values(listeners).map((listener) => listener.stop()))
-  await pipeline.stop()
-  queue.stop()
-  await world.close()
-})
+afterEach(() => line.close())
 
 // ---- the API
 
-function call(method: string, path: string, body?: unknown): Promise<Response> {
-  const headers: Record<string, string> = { authorization: `Bearer ${keys.alice}` }
-  if (body !== undefined) headers['content-type'] = 'application/json'
-  return app.handle(new Request(`http://localhost${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }))
-}
+const call = (method: string, path: string, body?: unknown): Promise<Response> => line.call(method, path, { token: keys.alice, body })
 
 interface Sent {
   id: string
@@ -177,12 +152,6 @@ async function events(device: string): Promise<{ alarm_code: string; context: Re
   return (await res.json()) as { alarm_code: string; context: Record<string, unknown> }[]
 }
 
-async function connect(listener: TcpListener): Promise<TestClient> {
-  const client = await connectClient(listener.port)
-  clients.push(client)
-  return client
-}
-
 // ---- GT06, built from the document: 78 78 | length | protocol | content | serial | CRC-ITU | 0D 0A
 
 const ascii = (text: string) => Array.from(text, (c) => c.charCodeAt(0))
@@ -219,7 +188,7 @@ async function readGt06Frame(client: TestClient): Promise<Uint8Array> {
 }
 
 async function gt06LoggedIn(imei = TRUCK1_IMEI): Promise<TestClient> {
-  const client = await connect(listeners.gt06)
+  const client = await line.connect('gt06')
   client.send(gt06Login(imei, 1))
   expect(hex(await client.read(10))).toBe('78 78 05 01 00 01 D9 DC 0D 0A')
   return client
@@ -362,7 +331,7 @@ function codec12(type: 0x05 | 0x06, text: string): Uint8Array {
 }
 
 async function teltonikaLoggedIn(): Promise<TestClient> {
-  const client = await connect(listeners.teltonika)
+  const client = await line.connect('teltonika')
   client.send(teltonikaImei(TRUCK_T_IMEI))
   expect(hex(await client.read(1))).toBe('01')
   return client
@@ -418,7 +387,7 @@ describe('Teltonika', () => {
 
 describe('H02', () => {
   test('a text command in the maker the device uses, with the time; its V4 answer completes it', async () => {
-    const client = await connect(listeners.h02)
+    const client = await line.connect('h02')
     const sent = await send(TRUCK_H, cmd.cutFuel)
     const d = new Date(clock.now())
     const two = (n: number) => String(n).padStart(2, '0')
@@ -452,8 +421,8 @@ describe('across a restart of the server', () => {
     const base = `http://127.0.0.1:${ports.http}/devices/${ids.truck1}/commands`
     const headers = { authorization: `Bearer ${keys.alice}`, 'content-type': 'application/json' }
     const login = async () => {
-      const client = await connectClient(gt06Port)
-      clients.push(client)
+      // a client of the server process, ended with the line's own
+      const client = await line.connect(gt06Port)
       client.send(gt06Login(TRUCK1_IMEI, 1))
       expect(hex(await client.read(10, 5000))).toBe('78 78 05 01 00 01 D9 DC 0D 0A')
       return client

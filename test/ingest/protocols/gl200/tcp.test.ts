@@ -8,19 +8,11 @@
  * the @Track document, not by the server's encoders.
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test'
-import { createApp } from '../../../../src/app'
-import { manualClock } from '../../../../src/clock'
-import { createCommandQueue, type CommandQueue } from '../../../../src/commands/queue'
-import { loadConfig } from '../../../../src/config'
-import { LivePositions } from '../../../../src/ingest/live'
-import { createIngestPipeline, type IngestPipeline } from '../../../../src/ingest/pipeline'
 import { PROTOCOLS } from '../../../../src/ingest/protocols'
 import type { Protocol } from '../../../../src/ingest/protocols/protocol'
-import { startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
-import { silentLogger } from '../../../../src/log'
 import { commandDataset } from '../../../commands/support'
-import { type EngineWorld, ids, keys, openWorld } from '../../../support/world'
-import { connectClient, type TestClient } from '../../frames'
+import { type CommandLine, openCommandLine } from '../../../support/command-line'
+import { ids, keys } from '../../../support/world'
 
 const IMEI = '862894020180553'
 const DEVICE = '0f000000-0000-4000-8000-0000000000c1'
@@ -30,13 +22,7 @@ const START = Date.UTC(2026, 10, 25, 12, 0, 0)
 
 const gl200: Protocol = PROTOCOLS.find((protocol) => protocol.name === 'gl200')!
 
-let world: EngineWorld
-let clock: ReturnType<typeof manualClock>
-let queue: CommandQueue
-let app: ReturnType<typeof createApp>
-let pipeline: IngestPipeline
-let listener: TcpListener
-const clients: TestClient[] = []
+let line: CommandLine<'gl200'>
 
 /** the test world's fleet and a GV300 in Truck's group, of a model with the @Track position request */
 function dataset() {
@@ -58,40 +44,14 @@ function dataset() {
   return data
 }
 
-beforeEach(async () => {
-  // the world on the run's engine (TRACKER_TEST_ENGINE), with this file's own queue and app over its stores
-  world = await openWorld(dataset())
-  const { stores } = world
-  clock = world.clock
-  clock.set(START)
-  const live = new LivePositions()
-  const config = loadConfig({})
-  queue = createCommandQueue({ commands: stores.commands, clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
-  app = createApp({ stores, config, clock, live, commandQueue: queue })
-  pipeline = createIngestPipeline({ stores, clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
-  if (gl200.transport !== 'tcp') throw new Error('@Track is a TCP protocol')
-  listener = startTcpListener(gl200, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', commands: queue })
-})
+// the world on the run's engine (TRACKER_TEST_ENGINE), with the command queue, app and @Track listener over its stores
+beforeEach(async () => (line = await openCommandLine(dataset(), { gl200 }, { startAtMs: START })))
 
-afterEach(async () => {
-  for (const client of clients.splice(0)) client.end()
-  await listener.stop()
-  await pipeline.stop()
-  queue.stop()
-  await world.close()
-})
+afterEach(() => line.close())
 
-async function connect(): Promise<TestClient> {
-  const client = await connectClient(listener.port)
-  clients.push(client)
-  return client
-}
+const connect = () => line.connect('gl200')
 
-async function call(method: string, path: string, body?: unknown): Promise<Response> {
-  const headers: Record<string, string> = { authorization: `Bearer ${keys.alice}` }
-  if (body !== undefined) headers['content-type'] = 'application/json'
-  return app.handle(new Request(`http://localhost${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }))
-}
+const call = (method: string, path: string, body?: unknown): Promise<Response> => line.call(method, path, { token: keys.alice, body })
 
 async function json<T>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await call(method, path, body)

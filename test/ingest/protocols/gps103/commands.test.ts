@@ -5,18 +5,12 @@
  * for a watch, answers by echoing the command.
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test'
-import { createApp } from '../../../../src/app'
-import { createCommandQueue, type CommandQueue } from '../../../../src/commands/queue'
-import { loadConfig } from '../../../../src/config'
-import { LivePositions } from '../../../../src/ingest/live'
-import { createIngestPipeline, type IngestPipeline } from '../../../../src/ingest/pipeline'
 import { gps103 } from '../../../../src/ingest/protocols/gps103/descriptor'
 import { watch } from '../../../../src/ingest/protocols/watch/descriptor'
-import { startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
-import { silentLogger } from '../../../../src/log'
 import { commandDataset } from '../../../commands/support'
-import { type EngineWorld, ids, keys, openWorld } from '../../../support/world'
-import { connectClient, type TestClient } from '../../frames'
+import { type CommandLine, openCommandLine } from '../../../support/command-line'
+import { ids, keys } from '../../../support/world'
+import type { TestClient } from '../../frames'
 
 const COBAN_MODEL = '0d000000-0000-4000-8000-0000000001a1'
 const WATCH_MODEL = '0d000000-0000-4000-8000-0000000001a2'
@@ -53,33 +47,12 @@ function dataset() {
   return data
 }
 
-let world: EngineWorld
-let queue: CommandQueue
-let app: ReturnType<typeof createApp>
-let pipeline: IngestPipeline
-let listeners: TcpListener[]
-const clients: TestClient[] = []
+let line: CommandLine<'gps103' | 'watch'>
 
-beforeEach(async () => {
-  // the world on the run's engine (TRACKER_TEST_ENGINE), with this file's own queue and app over its stores
-  world = await openWorld(dataset())
-  const { stores, clock } = world
-  const live = new LivePositions()
-  const config = loadConfig({})
-  queue = createCommandQueue({ commands: stores.commands, clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
-  app = createApp({ stores, config, clock, live, commandQueue: queue })
-  pipeline = createIngestPipeline({ stores, clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
-  const options = { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', commands: queue }
-  listeners = [startTcpListener(gps103, options), startTcpListener(watch, options)]
-})
+// the world on the run's engine (TRACKER_TEST_ENGINE), with the command queue, app and listeners over its stores
+beforeEach(async () => (line = await openCommandLine(dataset(), { gps103, watch })))
 
-afterEach(async () => {
-  for (const client of clients.splice(0)) client.end()
-  await Promise.all(listeners.map((listener) => listener.stop()))
-  await pipeline.stop()
-  queue.stop()
-  await world.close()
-})
+afterEach(() => line.close())
 
 interface Sent {
   id: string
@@ -87,11 +60,7 @@ interface Sent {
   response: string | null
 }
 
-async function call(method: string, path: string, body?: unknown): Promise<Response> {
-  const headers: Record<string, string> = { authorization: `Bearer ${keys.alice}` }
-  if (body !== undefined) headers['content-type'] = 'application/json'
-  return app.handle(new Request(`http://localhost${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }))
-}
+const call = (method: string, path: string, body?: unknown): Promise<Response> => line.call(method, path, { token: keys.alice, body })
 
 async function send(device: string, command: string, body: unknown = {}): Promise<Sent> {
   const res = await call('POST', `/devices/${device}/commands/${command}`, body)
@@ -110,18 +79,12 @@ async function once(device: string, id: string, status: string): Promise<Sent> {
   throw new Error(`command ${id} is ${last?.status}, not ${status}`)
 }
 
-async function connect(listener: TcpListener): Promise<TestClient> {
-  const client = await connectClient(listener.port)
-  clients.push(client)
-  return client
-}
-
 const ascii = (text: string) => new TextEncoder().encode(text)
 const read = async (client: TestClient, expected: string) => new TextDecoder().decode(await client.read(expected.length))
 
 test('GPS103: a command waiting for a Coban goes out after its log on is answered, as **,imei:<IMEI>,<code>;', async () => {
   const locate = await send(COBAN, cmd.locate)
-  const client = await connect(listeners[0])
+  const client = await line.connect('gps103')
   client.send(ascii(`##,imei:${COBAN_IMEI},A;`))
   expect(await read(client, 'LOAD')).toBe('LOAD')
   expect(await read(client, `**,imei:${COBAN_IMEI},B;`)).toBe(`**,imei:${COBAN_IMEI},B;`)
@@ -132,7 +95,7 @@ test('GPS103: a command waiting for a Coban goes out after its log on is answere
 
 test("watch: a command goes out in the watch's own maker once it has spoken; its echo answers it", async () => {
   const locate = await send(KID, cmd.watchLocate)
-  const client = await connect(listeners[1])
+  const client = await line.connect('watch')
   client.send(ascii(`[3G*${KID_WATCH_ID}*0002*LK]`))
   // the LK's reply waits for the commit, the command line starts when the session opens: either may come first
   const both = await read(client, `[3G*${KID_WATCH_ID}*0002*LK][3G*${KID_WATCH_ID}*0002*CR]`)
@@ -145,8 +108,8 @@ test("two watches of two dialects on two connections: each command goes out in i
   // queued before either is connected: each waits for the frame that identifies its watch
   const kidLocate = await send(KID, cmd.watchLocate)
   const granLocate = await send(GRAN, cmd.watchLocate)
-  const kid = await connect(listeners[1])
-  const gran = await connect(listeners[1])
+  const kid = await line.connect('watch')
+  const gran = await line.connect('watch')
   kid.send(ascii(`[3G*${KID_WATCH_ID}*0002*LK]`))
   gran.send(ascii(`[ZJ*${GRAN_WATCH_ID}*0034*0002*LK]`))
   // the LK's reply (its number echoed) and the command (number 0001), in either order

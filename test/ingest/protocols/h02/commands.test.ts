@@ -7,18 +7,12 @@
  * before its first command, and nothing other connections send can make the server forget it.
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test'
-import { createApp } from '../../../../src/app'
-import { createCommandQueue, type CommandQueue } from '../../../../src/commands/queue'
-import { loadConfig } from '../../../../src/config'
-import { LivePositions } from '../../../../src/ingest/live'
-import { createIngestPipeline, type IngestPipeline } from '../../../../src/ingest/pipeline'
 import { h02 } from '../../../../src/ingest/protocols/h02/descriptor'
-import { startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
-import { silentLogger } from '../../../../src/log'
 import { commandDataset } from '../../../commands/support'
-import { type EngineWorld, ids, keys, openWorld } from '../../../support/world'
+import { openCommandLine, type WorldCommandLine } from '../../../support/command-line'
+import { type EngineWorld, ids, keys } from '../../../support/world'
 import { positionCount, untilRead } from '../../fleet'
-import { connectClient, type TestClient } from '../../frames'
+import type { TestClient } from '../../frames'
 
 const H02_MODEL = '0d000000-0000-4000-8000-0000000002a1'
 const CUT_FUEL = '0e000000-0000-4000-8000-0000000002a1'
@@ -43,43 +37,23 @@ function dataset() {
   return data
 }
 
+let line: WorldCommandLine<'h02'>
 let world: EngineWorld
-let queue: CommandQueue
-let app: ReturnType<typeof createApp>
-let pipeline: IngestPipeline
-let listener: TcpListener
-const clients: TestClient[] = []
 
 beforeEach(async () => {
-  world = await openWorld(dataset())
-  const { stores, clock } = world
-  const live = new LivePositions()
-  const config = loadConfig({})
-  queue = createCommandQueue({ commands: stores.commands, clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
-  app = createApp({ stores, config, clock, live, commandQueue: queue })
   // every unknown identifier masked (answered as a known one, its data dropped): a client may name as many as it likes
-  pipeline = createIngestPipeline({ stores, clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0, unknownIdentifiers: { perSource: 0 } })
-  listener = startTcpListener(h02, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', commands: queue })
+  line = await openCommandLine(dataset(), { h02 }, { pipeline: { unknownIdentifiers: { perSource: 0 } } })
+  world = line.world
 })
 
-afterEach(async () => {
-  for (const client of clients.splice(0)) client.end()
-  await listener.stop()
-  await pipeline.stop()
-  queue.stop()
-  await world.close()
-})
+afterEach(() => line.close())
 
 async function send(device: string): Promise<void> {
-  const res = await app.handle(new Request(`http://localhost/devices/${device}/commands/${CUT_FUEL}`, { method: 'POST', headers: { authorization: `Bearer ${keys.alice}` } }))
+  const res = await line.call('POST', `/devices/${device}/commands/${CUT_FUEL}`, { token: keys.alice })
   expect(res.status).toBe(202)
 }
 
-async function connect(): Promise<TestClient> {
-  const client = await connectClient(listener.port)
-  clients.push(client)
-  return client
-}
+const connect = (): Promise<TestClient> => line.connect('h02')
 
 const two = (n: number) => String(n).padStart(2, '0')
 /** hhmmss of the server's clock (UTC) */

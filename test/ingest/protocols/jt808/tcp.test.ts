@@ -9,22 +9,18 @@
  * clock (the capture's own date is years old and would be refused as too old).
  */
 import { afterEach, beforeEach, expect, test } from 'bun:test'
-import { createCommandQueue, type CommandQueue } from '../../../../src/commands/queue'
+import { manualClock } from '../../../../src/clock'
 import { loadConfig } from '../../../../src/config'
-import { LivePositions } from '../../../../src/ingest/live'
-import { createIngestPipeline, type IngestPipeline } from '../../../../src/ingest/pipeline'
+import { openProduct } from '../../../../src/database'
+import { importDataset } from '../../../../src/dataset/service'
 import { PROTOCOLS } from '../../../../src/ingest/protocols'
 import { jt808Model } from '../../../../src/ingest/protocols/jt808/model'
 import type { Protocol } from '../../../../src/ingest/protocols/protocol'
-import { createConnectionGate, startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
-import { silentLogger } from '../../../../src/log'
-import { connectClient, type TestClient } from '../../frames'
-import { baseDataset, ids, keys, type World } from '../../../support/world'
+import { createConnectionGate } from '../../../../src/ingest/tcp'
+import type { TestClient } from '../../frames'
+import { type CommandLine, commandLineOver } from '../../../support/command-line'
 import { serverDatabase, type ServerDatabase } from '../../../support/server-database'
-import { importDataset } from '../../../../src/dataset/service'
-import { createApp } from '../../../../src/app'
-import { manualClock } from '../../../../src/clock'
-import { openProduct, type ProductDatabase } from '../../../../src/database'
+import { baseDataset, ids, keys } from '../../../support/world'
 import { hex, toHex } from '../helpers'
 
 const START = Date.UTC(2026, 10, 25, 12, 0, 0)
@@ -34,12 +30,7 @@ const REBOOT = jt808Model.commands.find((command) => command.name === 'Reboot')!
 
 const jt808: Protocol = PROTOCOLS.find((protocol) => protocol.name === 'jt808')!
 let database: ServerDatabase
-let product: ProductDatabase
-let world: Pick<World, 'clock' | 'call'>
-let queue: CommandQueue
-let pipeline: IngestPipeline
-let listener: TcpListener
-const clients: TestClient[] = []
+let line: CommandLine<'jt808'>
 
 /** `plain` (header and body) framed: the XOR check code appended, 7E and 7D escaped, the flags around. */
 function framed(plainHex: string): Uint8Array {
@@ -68,46 +59,22 @@ const generalResponse = (serial: number, messageId: number, result = 0) => toHex
 beforeEach(async () => {
   const dataset = baseDataset() as ReturnType<typeof baseDataset> & { devices: unknown[] }
   dataset.devices.push({ id: DEVICE, account: ids.acme, model: jt808Model.id, groups: [ids.trucks], alias: 'Truck J', serial: PHONE, imei: '', state: 'off' })
-  const live = new LivePositions()
   const clock = manualClock(START)
   // the product's database on the run's engine (TRACKER_TEST_ENGINE): opened as the server opens
   // it, so the built-in models are there before the import names one
   database = await serverDatabase('tracker-jt808')
-  const config = loadConfig(database.env)
-  product = await openProduct(config, { purpose: 'server', clock })
+  const product = await openProduct(loadConfig(database.env), { purpose: 'server', clock })
   await importDataset(product.stores.dataset, dataset)
-  queue = createCommandQueue({ commands: product.stores.commands, clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
-  const app = createApp({ stores: product.stores, clock, live, config, commandQueue: queue })
-  world = {
-    clock,
-    call: (method, path, { token, body } = {}) =>
-      app.handle(
-        new Request(`http://localhost${path}`, {
-          method,
-          headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        }),
-      ),
+  const close = async () => {
+    await product.close()
+    await database.close()
   }
-  pipeline = createIngestPipeline({ stores: product.stores, clock: world.clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
-  if (jt808.transport !== 'tcp') throw new Error('JT808 is a TCP protocol')
-  listener = startTcpListener(jt808, { pipeline, clock: world.clock, log: silentLogger, port: 0, hostname: '127.0.0.1', gate: createConnectionGate(), commands: queue })
+  line = commandLineOver({ stores: product.stores, clock, close }, { jt808 }, { gate: createConnectionGate() })
 })
 
-afterEach(async () => {
-  for (const client of clients.splice(0)) client.end()
-  await listener.stop()
-  await pipeline.stop()
-  queue.stop()
-  await product.close()
-  await database.close()
-})
+afterEach(() => line.close())
 
-async function connect(): Promise<TestClient> {
-  const client = await connectClient(listener.port)
-  clients.push(client)
-  return client
-}
+const connect = (): Promise<TestClient> => line.connect('jt808')
 
 async function readFrame(client: TestClient, expected: string): Promise<void> {
   expect(toHex(await client.read(hex(expected).length))).toBe(expected)
@@ -127,7 +94,7 @@ function unescaped(frame: Uint8Array): Uint8Array {
   return Uint8Array.from(bytes)
 }
 
-const api = (path: string, method = 'GET', body?: unknown) => world.call(method, path, { token: keys.alice, body })
+const api = (path: string, method = 'GET', body?: unknown) => line.call(method, path, { token: keys.alice, body })
 
 test('JT808 is on the protocol list with its port variable and default port', () => {
   expect(jt808).toMatchObject({ name: 'jt808', transport: 'tcp', portVariable: 'JT808_PORT', defaultPort: 5015 })

@@ -8,18 +8,16 @@
  * old); lengths and checksums are computed here from the document's rule, not by the server's code.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'bun:test'
-import { createApp } from '../../../../src/app'
 import { manualClock } from '../../../../src/clock'
-import { createCommandQueue, type CommandQueue } from '../../../../src/commands/queue'
-import { loadConfig } from '../../../../src/config'
 import { LivePositions } from '../../../../src/ingest/live'
 import { createIngestPipeline, type IngestPipeline } from '../../../../src/ingest/pipeline'
 import { PROTOCOLS } from '../../../../src/ingest/protocols'
 import type { Protocol } from '../../../../src/ingest/protocols/protocol'
 import { createConnectionGate, startTcpListener, type TcpListener } from '../../../../src/ingest/tcp'
 import { silentLogger } from '../../../../src/log'
-import { type EngineWorld, ids, keys, openWorld } from '../../../support/world'
+import { type EngineWorld, ids, keys } from '../../../support/world'
 import { commandDataset } from '../../../commands/support'
+import { openCommandLine, type WorldCommandLine } from '../../../support/command-line'
 import { sql } from 'drizzle-orm'
 import { deviceRow, firstRow, openFleet, positionCount, rows, untilRead } from '../../fleet'
 import { connectClient, type TestClient } from '../../frames'
@@ -141,12 +139,7 @@ describe('commands', () => {
   const TRUCK = '0f000000-0000-4000-8000-0000000000a1'
   const STOP = '0e000000-0000-4000-8000-0000000000a1'
   const LOCATE = '0e000000-0000-4000-8000-0000000000a2'
-  let world: EngineWorld
-  let clock: ReturnType<typeof manualClock>
-  let queue: CommandQueue
-  let app: ReturnType<typeof createApp>
-  let pipeline: IngestPipeline
-  let listener: TcpListener
+  let line: WorldCommandLine<'meitrack'>
   let client: TestClient
 
   beforeEach(async () => {
@@ -162,32 +155,14 @@ describe('commands', () => {
       ],
     })
     data.devices.push({ id: TRUCK, account: ids.acme, model: MODEL, groups: [ids.trucks], alias: 'Truck M', serial: 'S-TM', imei: IMEI, state: 'off' })
-    // the world on the run's engine (TRACKER_TEST_ENGINE), with this file's own queue and app over its stores
-    world = await openWorld(data)
-    const { stores } = world
-    clock = world.clock
-    clock.set(START)
-    const live = new LivePositions()
-    const config = loadConfig({})
-    queue = createCommandQueue({ commands: stores.commands, clock, live, log: silentLogger, ttlSeconds: config.commandTtl })
-    app = createApp({ stores, config, clock, live, commandQueue: queue })
-    pipeline = createIngestPipeline({ stores, clock, log: silentLogger, live, offlineAfterSeconds: 600, sweepIntervalMs: 0 })
-    if (meitrack.transport !== 'tcp') throw new Error('Meitrack is a TCP protocol')
-    listener = startTcpListener(meitrack, { pipeline, clock, log: silentLogger, port: 0, hostname: '127.0.0.1', commands: queue })
-    client = await connectClient(listener.port)
+    // the world on the run's engine (TRACKER_TEST_ENGINE), with the command queue, app and Meitrack listener over its stores
+    line = await openCommandLine(data, { meitrack }, { startAtMs: START })
+    client = await line.connect('meitrack')
   })
 
-  afterEach(async () => {
-    client.end()
-    await listener.stop()
-    await pipeline.stop()
-    queue.stop()
-    await world.close()
-  })
+  afterEach(() => line.close())
 
-  async function call(method: string, path: string): Promise<Response> {
-    return app.handle(new Request(`http://localhost${path}`, { method, headers: { authorization: `Bearer ${keys.alice}`, 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined }))
-  }
+  const call = (method: string, path: string): Promise<Response> => line.call(method, path, { token: keys.alice, body: method === 'POST' ? {} : undefined })
 
   async function once(id: string, status: string): Promise<Record<string, unknown>> {
     let last: Record<string, unknown> | null = null
@@ -222,6 +197,6 @@ describe('commands', () => {
     expect(ask).toBe(seal('@@', ask[2], `,${IMEI},A10`))
     client.send(aaa(IMEI, START / 1000 - 5, 34, ask[2]))
     expect(String((await once(locate.id, 'answered')).response).startsWith('AAA,34,18.459575,-69.947161,')).toBe(true)
-    await untilRead(async () => (await positionCount(world, TRUCK)) === 2, 2000, 'the two fixes')
+    await untilRead(async () => (await positionCount(line.world, TRUCK)) === 2, 2000, 'the two fixes')
   })
 })
