@@ -13,6 +13,18 @@ import { REPORT_KINDS } from './types'
 
 const TAGS = ['Reports']
 
+const Run = t.Object({
+  id: t.String({ format: 'uuid', description: 'Also the X-Tracker-Delivery header of every attempt' }),
+  period: t.Object({ from: t.Integer(), to: t.Integer() }, { description: 'The period reported, Unix seconds: its first second and the first second after it' }),
+  status: t.String({ description: 'queued (not sent yet, or retrying), sent, or failed (still failing 24 h after the run was written)' }),
+  attempts: t.Integer(),
+  error: t.Union([t.String(), t.Null()], { description: 'Why the last attempt failed; null when none did' }),
+  created_at: t.Integer({ description: 'Unix seconds' }),
+  sent_at: t.Union([t.Integer(), t.Null()], { description: 'Unix seconds' }),
+  next_attempt_at: t.Union([t.Integer(), t.Null()], { description: 'Unix seconds, while queued' }),
+  manual: t.Boolean({ description: 'true: asked for with POST …/run' }),
+})
+
 const Schedule = t.Object({
   id: t.String({ format: 'uuid' }),
   name: t.String({ description: `1 to ${MAX_SCHEDULE_NAME_LENGTH} characters; names the mail's subject` }),
@@ -29,19 +41,9 @@ const Schedule = t.Object({
   owner: t.String({ description: 'The user the report is produced as (who made the schedule): their reach when it is sent' }),
   created_at: t.Integer({ description: 'Unix seconds' }),
   updated_at: t.Integer({ description: 'Unix seconds' }),
+  last_run: t.Union([Run, t.Null()], { description: 'Its newest run, scheduled or asked for (as GET …/runs lists them); null before the first' }),
 })
 
-const Run = t.Object({
-  id: t.String({ format: 'uuid', description: 'Also the X-Tracker-Delivery header of every attempt' }),
-  period: t.Object({ from: t.Integer(), to: t.Integer() }, { description: 'The period reported, Unix seconds: its first second and the first second after it' }),
-  status: t.String({ description: 'queued (not sent yet, or retrying), sent, or failed (still failing 24 h after the run was written)' }),
-  attempts: t.Integer(),
-  error: t.Union([t.String(), t.Null()], { description: 'Why the last attempt failed; null when none did' }),
-  created_at: t.Integer({ description: 'Unix seconds' }),
-  sent_at: t.Union([t.Integer(), t.Null()], { description: 'Unix seconds' }),
-  next_attempt_at: t.Union([t.Integer(), t.Null()], { description: 'Unix seconds, while queued' }),
-  manual: t.Boolean({ description: 'true: asked for with POST …/run' }),
-})
 
 /** any JSON object: the service checks each field and answers 400 with its path */
 const Body = t.Record(t.String(), t.Unknown(), {

@@ -3,7 +3,8 @@
  * sends): the schedules of an account or of one user, and the runs, each period's scheduled run
  * written once (`report_runs.period_key` is unique) before anything is sent.
  */
-import { and, asc, desc, eq, lte } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, inArray, lte, notExists, or } from 'drizzle-orm'
+import { alias } from 'drizzle-orm/sqlite-core'
 import { drizzle } from 'drizzle-orm/bun-sqlite'
 import type { DatabaseHandle } from '../../db/client'
 import { reportRuns, reportSchedules } from '../../db/schema'
@@ -43,6 +44,8 @@ export interface ReportScheduleStore {
   settleRun(id: string, settled: RunSettled): Promise<void>
   /** the schedule's runs, newest first */
   runs(scheduleId: string, limit: number): Promise<RunRow[]>
+  /** the newest run of each of these schedules (none for a schedule never run) */
+  lastRuns(scheduleIds: readonly string[]): Promise<RunRow[]>
 }
 
 /** the encodings of a schedule's list fields (JSON text in both engines) */
@@ -82,5 +85,25 @@ export function createReportScheduleStore(database: Pick<DatabaseHandle, 'sqlite
       db.update(r).set(settled).where(eq(r.id, id)).run()
     },
     runs: async (scheduleId, limit) => db.select().from(r).where(eq(r.scheduleId, scheduleId)).orderBy(desc(r.createdAt), desc(r.id)).limit(limit).all(),
+    async lastRuns(scheduleIds) {
+      if (scheduleIds.length === 0) return []
+      const newer = alias(r, 'newer')
+      // a run with no newer one of its schedule (by created_at, then id, as `runs` orders them)
+      return db
+        .select()
+        .from(r)
+        .where(
+          and(
+            inArray(r.scheduleId, [...scheduleIds]),
+            notExists(
+              db
+                .select({ id: newer.id })
+                .from(newer)
+                .where(and(eq(newer.scheduleId, r.scheduleId), or(gt(newer.createdAt, r.createdAt), and(eq(newer.createdAt, r.createdAt), gt(newer.id, r.id))))),
+            ),
+          ),
+        )
+        .all()
+    },
   }
 }

@@ -94,6 +94,7 @@ describe('the schedules API', () => {
       owner: ids.alice,
       created_at: unix('2026-11-25T12:00:00Z'),
       updated_at: unix('2026-11-25T12:00:00Z'),
+      last_run: null,
     })
     // tz defaults to the creator's own zone, else UTC
     expect((await world.call('PATCH', '/me', { token: keys.bob, body: { timezone: 'America/New_York' } })).status).toBe(200)
@@ -288,6 +289,27 @@ describe('the scheduler', () => {
     expect((await world.call('DELETE', `/users/${ids.bob}`, { token: keys.dana })).status).toBe(204)
     await problem(await world.call('GET', `/reports/schedules/${bobs.id}`, { token: keys.dana }), 404)
     expect(await list(keys.dana)).toEqual(['Weekly'])
+  })
+
+  test('every schedule carries its last run: null before the first, then the newest, in the list and alone', async () => {
+    world.clock.set(utc('2026-11-25T12:00:00Z'))
+    const weekly = await create({ ...DAILY, name: 'Weekly', period: 'week', to: ['alice@example.com'] })
+    const quiet = await create({ ...DAILY, name: 'Quiet' })
+    expect(weekly.last_run).toBeNull()
+    const lastRuns = async () =>
+      Object.fromEntries(((await (await world.call('GET', '/reports/schedules', { token: keys.alice })).json()) as (Schedule & { last_run: Run | null })[]).map((s) => [s.name, s.last_run?.id ?? null]))
+    expect(await lastRuns()).toEqual({ Quiet: null, Weekly: null })
+    for (let n = 0; n < 2; n++) {
+      expect((await world.call('POST', `/reports/schedules/${weekly.id}/run`, { token: keys.alice })).status).toBe(201)
+      world.clock.advance(60_000)
+    }
+    const [newest, older] = await runs(weekly.id)
+    expect(newest!.id).not.toBe(older!.id)
+    expect(await lastRuns()).toEqual({ Quiet: null, Weekly: newest!.id })
+    const alone = (await (await world.call('GET', `/reports/schedules/${weekly.id}`, { token: keys.alice })).json()) as { last_run: Run }
+    expect(alone.last_run).toEqual(newest!)
+    const renamed = (await (await world.call('PATCH', `/reports/schedules/${quiet.id}`, { token: keys.alice, body: { name: 'Still quiet' } })).json()) as { last_run: Run | null }
+    expect(renamed.last_run).toBeNull()
   })
 
   test('a refused mail is retried with backoff, and after 24 h of failing the run is failed', async () => {

@@ -18,7 +18,7 @@ export type Schedule = ScheduleView
 export type ScheduleRun = RunView
 
 /** the form's fields: the schedule's, with the addresses as typed and '' for no webhook */
-export type ScheduleDraft = Omit<Schedule, 'id' | 'owner' | 'created_at' | 'updated_at' | 'to' | 'webhook'> & {
+export type ScheduleDraft = Omit<Schedule, 'id' | 'owner' | 'created_at' | 'updated_at' | 'last_run' | 'to' | 'webhook'> & {
   /** addresses as typed: commas, spaces or semicolons between them */
   to: string
   /** a webhook channel's id, '' for none */
@@ -27,7 +27,7 @@ export type ScheduleDraft = Omit<Schedule, 'id' | 'owner' | 'created_at' | 'upda
 
 export function draftOf(schedule: Schedule | null, zone: string): ScheduleDraft {
   if (!schedule) return { name: '', kind: 'trips', devices: [], groups: [], period: 'week', at: '07:00', tz: zone, format: 'xlsx', to: '', webhook: '', enabled: true }
-  const { id: _id, owner: _owner, created_at: _created, updated_at: _updated, ...fields } = schedule
+  const { id: _id, owner: _owner, created_at: _created, updated_at: _updated, last_run: _last, ...fields } = schedule
   return { ...fields, to: schedule.to.join(', '), webhook: schedule.webhook ?? '' }
 }
 
@@ -82,17 +82,3 @@ export const momentText = (seconds: number, zone: string) => new Date(seconds * 
 
 /** a run's time: when it was sent, else when it was written */
 export const runTime = (run: ScheduleRun, zone: string) => momentText(run.sent_at ?? run.created_at, zone)
-
-/** `work` over every item, at most `limit` at a time (each schedule's last run is a request of its own), answers in order */
-export async function inTurns<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const answers: R[] = new Array(items.length)
-  let next = 0
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++
-      answers[index] = await work(items[index])
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
-  return answers
-}

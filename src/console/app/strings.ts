@@ -974,7 +974,6 @@ export const strings = {
     enabledOn: 'Enabled',
     enabledOff: 'Disabled',
     neverRun: 'Not run yet',
-    lastRunUnknown: 'Could not be read',
     runStatus: { queued: 'Queued', sent: 'Sent', failed: 'Failed' } as Record<string, string>,
     webhookNamed: (name: string) => `Webhook: ${name}`,
     webhookUnknown: 'A webhook channel',

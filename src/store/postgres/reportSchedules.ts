@@ -1,5 +1,6 @@
 /** src/store/reportSchedules.ts on PostgreSQL: the same statements over the twin tables. */
-import { and, asc, desc, eq, lte } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, inArray, lte, notExists, or } from 'drizzle-orm'
+import { alias } from 'drizzle-orm/pg-core'
 import type { PostgresHandle } from '../../../db/postgres/client'
 import { reportRuns, reportSchedules } from '../../../db/postgres/schema'
 import type { ReportScheduleStore } from '../reportSchedules'
@@ -43,5 +44,23 @@ export function createPostgresReportScheduleStore(database: Pick<PostgresHandle,
       await db.update(r).set(settled).where(eq(r.id, id))
     },
     runs: (scheduleId, limit) => db.select().from(r).where(eq(r.scheduleId, scheduleId)).orderBy(desc(r.createdAt), desc(r.id)).limit(limit),
+    async lastRuns(scheduleIds) {
+      if (scheduleIds.length === 0) return []
+      const newer = alias(r, 'newer')
+      return db
+        .select()
+        .from(r)
+        .where(
+          and(
+            inArray(r.scheduleId, [...scheduleIds]),
+            notExists(
+              db
+                .select({ id: newer.id })
+                .from(newer)
+                .where(and(eq(newer.scheduleId, r.scheduleId), or(gt(newer.createdAt, r.createdAt), and(eq(newer.createdAt, r.createdAt), gt(newer.id, r.id))))),
+            ),
+          ),
+        )
+    },
   }
 }

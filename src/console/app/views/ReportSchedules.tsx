@@ -10,7 +10,7 @@ import { ApiError, getJson } from '../api'
 import { describeFailure, listAll, write } from '../admin'
 import type { Fleet } from '../fleet'
 import { zoneNames, REPORT_KINDS, reportZone, type ReportKind } from '../reports'
-import { bodyOf, checkDraft, draftOf, formatsOf, inTurns, runPeriodText, runTime, SCHEDULE_PERIODS, type Schedule, type ScheduleDraft, type ScheduleRun, whatText, whenText, withKind } from '../schedules'
+import { bodyOf, checkDraft, draftOf, formatsOf, runPeriodText, runTime, SCHEDULE_PERIODS, type Schedule, type ScheduleDraft, type ScheduleRun, whatText, whenText, withKind } from '../schedules'
 import { me } from '../session'
 import { strings } from '../strings'
 import type { NotificationChannel } from '../types'
@@ -28,8 +28,6 @@ type Channels = { id: string; name: string }[] | null
 export function ReportSchedules({ fleet }: { fleet: Fleet }) {
   const isAdmin = me.value?.role === 'admin'
   const list = useSignal<ListState<Schedule>>({ status: 'loading' })
-  /** a schedule's last run: null when none yet, undefined when it could not be read */
-  const lastRuns = useSignal<Record<string, ScheduleRun | null | undefined>>({})
   const channels = useSignal<Channels>(null)
   const editing = useSignal<{ schedule: Schedule | null } | null>(null)
   const deleting = useSignal<Schedule | null>(null)
@@ -42,11 +40,9 @@ export function ReportSchedules({ fleet }: { fleet: Fleet }) {
     const ask = ++asked.current
     if (list.value.status !== 'ready') list.value = { status: 'loading' }
     try {
+      // each schedule comes with its last run
       const value = await getJson<Schedule[]>('reports/schedules')
-      // each one's last run (the list does not carry it): one small request each, a few at a time; undefined when it could not be read
-      const runs = await inTurns(value, 4, (item) => getJson<ScheduleRun[]>(path(item, '/runs?limit=1')).then((found) => found[0] ?? null, () => undefined))
       if (ask !== asked.current) return
-      lastRuns.value = Object.fromEntries(value.map((item, i) => [item.id, runs[i]]))
       list.value = { status: 'ready', value }
     } catch (error) {
       if (ask === asked.current) list.value = { status: 'error', message: messageOf(error) }
@@ -80,7 +76,7 @@ export function ReportSchedules({ fleet }: { fleet: Fleet }) {
   const sendNow = (item: Schedule) =>
     act(item, async () => {
       const run = (await write<ScheduleRun>('POST', path(item, '/run')))!
-      lastRuns.value = { ...lastRuns.value, [item.id]: run }
+      void load()
       return run.status === 'sent' ? s.sentNow(item.name, runPeriodText(run, item.tz)) : s.queuedNow(item.name, run.error)
     })
   const setEnabled = (item: Schedule, enabled: boolean) =>
@@ -107,7 +103,7 @@ export function ReportSchedules({ fleet }: { fleet: Fleet }) {
         {(items) => (
           <AdminTable class="schedules-table" columns={[s.colName, s.colReport, s.colWhen, s.colSendsTo, s.colEnabled, s.colLastRun]}>
             {items.map((item) => {
-              const last = lastRuns.value[item.id]
+              const last = item.last_run
               const busy = working.value === item.id
               return (
                 <tr key={item.id} data-id={item.id}>
@@ -130,7 +126,7 @@ export function ReportSchedules({ fleet }: { fleet: Fleet }) {
                     <span class={item.enabled ? 'nf-enabled on' : 'nf-enabled off'}>{item.enabled ? s.enabledOn : s.enabledOff}</span>
                   </Cell>
                   <Cell label={s.colLastRun} class="schedule-last-run">
-                    {last ? <RunStatus run={last} zone={item.tz} /> : <span class="muted">{last === null ? s.neverRun : s.lastRunUnknown}</span>}
+                    {last ? <RunStatus run={last} zone={item.tz} /> : <span class="muted">{s.neverRun}</span>}
                   </Cell>
                   <RowActions name={item.name} onEdit={() => (editing.value = { schedule: item })} onDelete={() => (deleting.value = item)}>
                     <button type="button" aria-label={s.sendNowNamed(item.name)} disabled={busy} onClick={() => void sendNow(item)}>
@@ -163,7 +159,7 @@ export function ReportSchedules({ fleet }: { fleet: Fleet }) {
           onClose={() => (editing.value = null)}
         />
       )}
-      {opened.value && <ScheduleRuns schedule={opened.value} lastRun={lastRuns.value[opened.value.id] ?? null} onClose={() => (opened.value = null)} />}
+      {opened.value && <ScheduleRuns schedule={opened.value} lastRun={(list.value.status === 'ready' ? list.value.value.find((item) => item.id === opened.value!.id)?.last_run : null) ?? null} onClose={() => (opened.value = null)} />}
       <ConfirmDelete
         target={deleting}
         title={(item) => s.deleteTitle(item.name)}
