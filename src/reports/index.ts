@@ -98,6 +98,13 @@ function listOf(value: string | undefined, path: string): string[] {
   return items
 }
 
+/** The document with its rows read (its totals, added up as they are read, then complete). */
+async function whole(document: ReportDocument): Promise<ReportDocument> {
+  const rows: ReportRow[] = []
+  for await (const row of document.rows) rows.push(row)
+  return { kind: document.kind, columns: document.columns, rows, totals: document.totals, period: document.period, tz: document.tz, generatedAt: document.generatedAt }
+}
+
 /** `{ rows, totals, generated_at, period, tz }`, written a batch of rows at a time (a route may hold 100,000). */
 function jsonAnswer(document: ReportDocument): Response {
   const encoder = new TextEncoder()
@@ -149,7 +156,11 @@ export function reportRoutes(auth: ReturnType<typeof authPlugin>, reports: Repor
         daily: query.daily === 'true',
         codes: listOf(query.codes, '/codes'),
       }, request.signal)
-      return format === 'json' ? jsonAnswer(document) : fileAnswer(document, format)
+      if (format !== 'json') return fileAnswer(document, format)
+      // a route's JSON is written as its rows are read; the other kinds' rows are read first, so
+      // that whatever stops them (a wait for the history memory budget that runs out: 503) is the
+      // answer's status rather than a cut body
+      return jsonAnswer(document.kind === 'route' ? document : await whole(document))
     },
     {
       auth: 'user',
