@@ -98,19 +98,36 @@ function listOf(value: string | undefined, path: string): string[] {
   return items
 }
 
-/** The document with its rows read (its totals, added up as they are read, then complete). */
-async function whole(document: ReportDocument): Promise<ReportDocument> {
-  const rows: ReportRow[] = []
-  for await (const row of document.rows) rows.push(row)
-  return { kind: document.kind, columns: document.columns, rows, totals: document.totals, period: document.period, tz: document.tz, generatedAt: document.generatedAt }
+/** `],"totals":…,"generated_at":…,"period":…,"tz":…}`: the totals read once the rows have been. */
+const jsonTail = (document: ReportDocument) =>
+  `],"totals":${JSON.stringify(document.totals)},"generated_at":${document.generatedAt},"period":${JSON.stringify(document.period)},"tz":${JSON.stringify(document.tz)}}`
+
+/**
+ * `{ rows, totals, generated_at, period, tz }` with every row produced before the answer: trips,
+ * stops and summaries (a row a trip, stop or device, device by device). Each row is written as it
+ * comes and only the text is kept, never the rows (a week's trips of 100 devices: 5.6 MB of text).
+ */
+async function jsonWritten(document: ReportDocument): Promise<Response> {
+  const parts: string[] = ['{"rows":[']
+  let batch = ''
+  let first = true
+  for await (const row of document.rows) {
+    batch += (first ? '' : ',') + JSON.stringify(row)
+    first = false
+    if (batch.length >= 64 * 1024) {
+      parts.push(batch)
+      batch = ''
+    }
+  }
+  parts.push(batch + jsonTail(document))
+  return new Response(new Blob(parts), { headers: { 'content-type': 'application/json;charset=utf-8' } })
 }
 
-/** `{ rows, totals, generated_at, period, tz }`, written a batch of rows at a time (a route may hold 100,000). */
+/** `{ rows, totals, generated_at, period, tz }`, written a batch of rows at a time as they are read (a route may hold 100,000). */
 function jsonAnswer(document: ReportDocument): Response {
   const encoder = new TextEncoder()
   const source = document.rows
   const rows: Iterator<ReportRow> | AsyncIterator<ReportRow> = Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]()
-  const tail = `],"totals":${JSON.stringify(document.totals)},"generated_at":${document.generatedAt},"period":${JSON.stringify(document.period)},"tz":${JSON.stringify(document.tz)}}`
   let first = true
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -121,7 +138,7 @@ function jsonAnswer(document: ReportDocument): Response {
       for (let n = 0; n < 1000; n++) {
         const next = await rows.next()
         if (next.done) {
-          controller.enqueue(encoder.encode(batch + tail))
+          controller.enqueue(encoder.encode(batch + jsonTail(document)))
           controller.close()
           return
         }
@@ -157,10 +174,11 @@ export function reportRoutes(auth: ReturnType<typeof authPlugin>, reports: Repor
         codes: listOf(query.codes, '/codes'),
       }, request.signal)
       if (format !== 'json') return fileAnswer(document, format)
-      // a route's JSON is written as its rows are read; the other kinds' rows are read first, so
-      // that whatever stops them (a wait for the history memory budget that runs out: 503) is the
-      // answer's status rather than a cut body
-      return jsonAnswer(document.kind === 'route' ? document : await whole(document))
+      // a route's JSON is written as its fixes are read; the other kinds' rows are all produced
+      // first, so that whatever stops them (a wait for the history memory budget that runs out:
+      // 503) is the answer's status rather than a cut body, and no history slot is held by an
+      // answer its client leaves unread
+      return document.kind === 'route' ? jsonAnswer(document) : await jsonWritten(document)
     },
     {
       auth: 'user',

@@ -220,14 +220,24 @@ export function createReportService({ history, events, reports, access, people, 
   /**
    * Rows produced device by device as they are read (a file holds one device's rows at a time,
    * never the report's), the reader's slot given back once they have all been read, or when they
-   * are abandoned (`return` on the iterator, even before the first row).
+   * are abandoned (`return` on the iterator, even before the first row). The first device is read
+   * before the answer starts, so that what refuses it (a wait for the memory budget that runs
+   * out: 503) is the answer's status rather than a cut body.
    */
-  function byDevice(devices: readonly ReportDevice[], rowsOf: (device: ReportDevice) => Promise<readonly ReportRow[]>, release: () => void): AsyncIterable<ReportRow> {
+  async function byDevice(devices: readonly ReportDevice[], rowsOf: (device: ReportDevice) => Promise<readonly ReportRow[]>, release: () => void): Promise<AsyncIterable<ReportRow>> {
+    let first: readonly ReportRow[] = []
+    try {
+      if (devices.length > 0) first = await rowsOf(devices[0]!)
+    } catch (error) {
+      release()
+      throw error
+    }
     return {
       [Symbol.asyncIterator]() {
         const rows = (async function* () {
           try {
-            for (const device of devices) yield* await rowsOf(device)
+            yield* first
+            for (let i = 1; i < devices.length; i++) yield* await rowsOf(devices[i]!)
           } finally {
             release()
           }
@@ -243,11 +253,11 @@ export function createReportService({ history, events, reports, access, people, 
     }
   }
 
-  function trips(devices: readonly ReportDevice[], range: Range, reader: Reader): Made {
+  async function trips(devices: readonly ReportDevice[], range: Range, reader: Reader): Promise<Made> {
     let distance = 0
     let duration = 0
     let maxSpeed: number | null = null
-    const rows = byDevice(devices, async (device) => {
+    const rows = await byDevice(devices, async (device) => {
       const { analysis } = await reader.analyse(device, range)
       const addresses = await geocoder.addresses(analysis.travels.flatMap((travel) => [travel.start, travel.end]))
       return analysis.travels.map((travel, i) => {
@@ -274,10 +284,10 @@ export function createReportService({ history, events, reports, access, people, 
     return { rows, totals }
   }
 
-  function stops(devices: readonly ReportDevice[], range: Range, reader: Reader): Made {
+  async function stops(devices: readonly ReportDevice[], range: Range, reader: Reader): Promise<Made> {
     let duration = 0
     let engineOn: number | null = null
-    const rows = byDevice(devices, async (device) => {
+    const rows = await byDevice(devices, async (device) => {
       const { analysis } = await reader.analyse(device, range)
       const addresses = await geocoder.addresses(analysis.stops)
       const ignition = analysis.stops.length === 0 ? [] : await reports.ignitionChangesIn(device.key, range.from, range.to)
@@ -324,7 +334,7 @@ export function createReportService({ history, events, reports, access, people, 
     }
   }
 
-  function summary(devices: readonly ReportDevice[], range: Range, reader: Reader, daily: boolean, tz: string): Made {
+  async function summary(devices: readonly ReportDevice[], range: Range, reader: Reader, daily: boolean, tz: string): Promise<Made> {
     // the totals, added up row by row in the rows' order as they are produced
     let distance = 0
     let driving = 0
@@ -347,7 +357,7 @@ export function createReportService({ history, events, reports, access, people, 
       if (row.last_fix !== null) lastFix = lastFix === null ? row.last_fix : Math.max(lastFix, row.last_fix)
       return row
     }
-    const rows = byDevice(devices, async (device) => {
+    const rows = await byDevice(devices, async (device) => {
       if (!daily) return [counted(await summaryOf(device, range, reader))]
       // each local day of the period on its own, as the history API would answer for that day
       const days: ReportRow[] = []
@@ -452,10 +462,10 @@ export function createReportService({ history, events, reports, access, people, 
         const reader: Reader = { analyse: (device, window) => read.analyse(device.key, window, thresholds), release: read.release }
         made =
           query.kind === 'trips'
-            ? trips(devices, range, reader)
+            ? await trips(devices, range, reader)
             : query.kind === 'stops'
-              ? stops(devices, range, reader)
-              : summary(devices, range, reader, query.daily ?? false, tz)
+              ? await stops(devices, range, reader)
+              : await summary(devices, range, reader, query.daily ?? false, tz)
       }
       const columns = query.kind === 'summary' && query.daily ? [...DEVICE_COLUMNS, DAY_COLUMN, ...REPORT_COLUMNS.summary.slice(2)] : REPORT_COLUMNS[query.kind]
       return {
