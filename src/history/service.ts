@@ -67,7 +67,7 @@ interface StoredFixes {
  * 32 MB of windows (about five devices' weeks at a fix every 10 s, 17 collections of ~30 ms),
  * 32–61 MB (`npm run bench -- reports`; the contract's bound for files is 64 MB).
  */
-export const REPORT_COLLECT_AFTER_BYTES = 32 * 1024 * 1024
+export const REPORT_COLLECT_AFTER_BYTES = 24 * 1024 * 1024
 
 export interface Range {
   from: number
@@ -144,9 +144,10 @@ export function createHistoryService({ positions, events, access, geocoder, memo
    * Sized once from the count `admit` made: counting costs less than growing and copying (3 ms
    * for a day at 1 Hz).
    */
-  async function readFixes(deviceKey: number, range: Range, counted: number): Promise<StoredFixes> {
+  async function readFixes(deviceKey: number, range: Range, counted: number, admitRead?: () => boolean): Promise<StoredFixes | null> {
     // a window read in one statement is a step too short to queue behind the others: it goes at once
     if (counted > FIXES_PER_READ) await turns.next()
+    if (admitRead && !admitRead()) return null
     let rows: EncodedFixRow[] = await positions.fixesIn(deviceKey, range.from, range.to, FIXES_PER_READ)
     let capacity = Math.max(counted, rows.length)
     let points = allocateColumns(capacity)
@@ -181,15 +182,20 @@ export function createHistoryService({ positions, events, access, geocoder, memo
       const after = rows[rows.length - 1][0] + 1
       rows = []
       await turns.next()
+      if (admitRead && !admitRead()) return null
       rows = await positions.fixesIn(deviceKey, after, range.to, FIXES_PER_READ)
     }
     return { points: truncateColumns(points, n), deviceValid: deviceValid.subarray(0, n), deviceInvalidCount }
   }
 
   /** Every stored fix, and the analysis of the fixes the device called valid. */
-  async function analyse(deviceKey: number, range: Range, counted: number, thresholds: Thresholds): Promise<{ points: TrackColumns; analysis: TrackAnalysis }> {
-    const { points, deviceValid, deviceInvalidCount } = await readFixes(deviceKey, range, counted)
-    const stepwise = counted > FIXES_PER_READ
+  async function analyse(deviceKey: number, range: Range, counted: number, thresholds: Thresholds): Promise<{ points: TrackColumns; analysis: TrackAnalysis }>
+  async function analyse(deviceKey: number, range: Range, counted: number, thresholds: Thresholds, admitRead: () => boolean): Promise<{ points: TrackColumns; analysis: TrackAnalysis } | null>
+  async function analyse(deviceKey: number, range: Range, counted: number, thresholds: Thresholds, admitRead?: () => boolean): Promise<{ points: TrackColumns; analysis: TrackAnalysis } | null> {
+    const read = await readFixes(deviceKey, range, counted, admitRead)
+    if (read === null) return null
+    const { points, deviceValid, deviceInvalidCount } = read
+    const stepwise = Math.max(counted, points.length) > FIXES_PER_READ
     if (stepwise) await turns.next()
     const tracked = deviceInvalidCount === 0 ? points : selectColumns(points, deviceValid)
     // a pass at a time, each on its own turn, unless the window is small enough for all at once
@@ -263,12 +269,16 @@ export function createHistoryService({ positions, events, access, geocoder, memo
     /**
      * A report's reader (src/reports): one reader over many devices, their windows read and
      * analysed one after the other as route and travels do. It takes one of the principal's slots
-     * at once (429 when they are taken) and holds it until `release`; each window reserves its
-     * share of the memory budget (a wait, then 503) while it is read and analysed, and gives it
-     * back once analysed. Unlike route and travels, a report reads a hundred windows back to back,
-     * so its window is counted in one statement (not a day at a time: the turns between cost a
-     * report more than they give), and its garbage is collected after every
-     * REPORT_COLLECT_AFTER_BYTES of windows rather than every 24 MB of answers.
+     * at once (429 when they are taken) and holds it until `release`. A report reads a hundred
+     * windows back to back, so two things differ from route and travels:
+     * - a window is not counted first (its count was an eighth of a week's trips report for 100
+     *   devices): each read of FIXES_PER_READ fixes takes its share of the memory budget before it
+     *   is made, while the budget has room at once (and none wait before it); when it has not, the
+     *   shares go back and the window is admitted as route and travels are, counted and reserved
+     *   whole (a wait, then 503). Either way the budget holds what the window costs while it is
+     *   read and analysed, and gets it back once analysed; a report never waits holding any.
+     * - its garbage is collected after every REPORT_COLLECT_AFTER_BYTES of windows, rather than
+     *   every 24 MB of answers.
      */
     reportReader(principal: Principal, signal?: AbortSignal): ReportReader {
       const releaseSlot = limit.acquire(principal)
@@ -276,14 +286,32 @@ export function createHistoryService({ positions, events, access, geocoder, memo
       return {
         async analyse(deviceKey, range, thresholds) {
           checkRange(range)
-          const fixes = await positions.countIn(deviceKey, range.from, range.to)
-          const bytes = fixes * BYTES_PER_FIX_IN_FLIGHT
-          const releaseMemory = await memory.reserve(bytes, signal)
+          const held: (() => void)[] = []
+          const giveBack = () => {
+            for (const release of held.splice(0)) release()
+          }
+          // each read's share taken before it is made, while the budget has room at once
+          const admitRead = () => {
+            const release = memory.tryReserve(FIXES_PER_READ * BYTES_PER_FIX_IN_FLIGHT)
+            if (release) held.push(release)
+            return release !== null
+          }
+          let fixes = 0
           try {
-            return await analyse(deviceKey, range, fixes, thresholds)
+            let analysed = signal?.aborted ? null : await analyse(deviceKey, range, 0, thresholds, admitRead)
+            if (analysed === null) {
+              // the budget has no room now: what the window took goes back, and it is admitted as
+              // route and travels are, counted, by its whole (a wait, then 503)
+              giveBack()
+              const counted = await positions.countIn(deviceKey, range.from, range.to)
+              held.push(await memory.reserve(counted * BYTES_PER_FIX_IN_FLIGHT, signal))
+              analysed = await analyse(deviceKey, range, counted, thresholds)
+            }
+            fixes = analysed.points.length
+            return analysed
           } finally {
-            releaseMemory()
-            uncollectedBytes += bytes
+            giveBack()
+            uncollectedBytes += fixes * BYTES_PER_FIX_IN_FLIGHT
             if (uncollectedBytes >= REPORT_COLLECT_AFTER_BYTES) {
               uncollectedBytes = 0
               // a step of its own, as turns.sent's
