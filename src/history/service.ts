@@ -150,6 +150,12 @@ export function createHistoryService({ positions, events, access, geocoder, memo
     if (admitRead && !admitRead()) return null
     let rows: EncodedFixRow[] = await positions.fixesIn(deviceKey, range.from, range.to, FIXES_PER_READ)
     let capacity = Math.max(counted, rows.length)
+    if (counted === 0 && rows.length === FIXES_PER_READ) {
+      // not counted (a report's window): as many as the first read's pace says the window holds,
+      // up to four reads' worth (then grown as they come)
+      const seconds = rows[rows.length - 1][0] - range.from + 1
+      capacity = Math.min(4 * FIXES_PER_READ, Math.ceil((FIXES_PER_READ * (range.to - range.from + 1)) / seconds))
+    }
     let points = allocateColumns(capacity)
     let deviceValid = new Uint8Array(capacity)
     let n = 0
