@@ -205,8 +205,9 @@ export function reportRoutes(auth: ReturnType<typeof authPlugin>, reports: Repor
           `\`events\` (${fieldsOf('events')}): \`codes\` keeps those codes; addresses are the offline "City, CC", as GET /events. ` +
           `\`route\` (${fieldsOf('route')}): every stored fix that may be a location (not those the device itself called invalid), at most ${MAX_ROUTE_ROWS.toLocaleString('en')} rows, ` +
           'else 400 with the count. `totals` (same keys, null where a total means nothing) for trips, stops and summary; null for events and route. ' +
-          'Each device\'s window is read as one of your history requests: it takes one of your slots (2 in flight with route and travels, else 429) and its share of ' +
-          'HISTORY_MEMORY_MB (a wait, then 503), given back once that device is analysed. ' +
+          'Trips, stops and summaries are read as one of your history requests: the report takes one of your slots (2 in flight with route and travels, else 429) ' +
+          'until its rows have been written (a file: until it has been downloaded, or the download cancelled), and each device\'s window its share of ' +
+          'HISTORY_MEMORY_MB (a wait, then 503) while it is analysed; files are written device by device as they are downloaded. ' +
           '`format` (or Accept: text/csv, the XLSX type, application/gpx+xml, application/vnd.google-earth.kml+xml) chooses a file instead of JSON: csv or xlsx for every kind, ' +
           'gpx and kml for route only (else 400 naming `/format`), as an attachment named `<kind>-<first day>-<last day>.<ext>` in the report\'s zone, streamed ' +
           '(README, Report files: local times with their offset in CSV, date cells in local time in XLSX, a totals row last).',
