@@ -61,11 +61,12 @@ interface StoredFixes {
 
 /**
  * A report's windows, reckoned as route and travels reckon theirs (BYTES_PER_FIX_IN_FLIGHT a
- * fix), analysed between two full collections. The garbage of a window outlives the young
- * generation's collections (its columns, the rows read while they are filled): left to the
- * engine, a week's trips file for 100 devices peaked 100–140 MB above idle; collected after every
- * 32 MB of windows (about five devices' weeks at a fix every 10 s, 17 collections of ~30 ms),
- * 32–61 MB (`npm run bench -- reports`; the contract's bound for files is 64 MB).
+ * fix), analysed between two full collections. A window's garbage (its columns, the rows read
+ * while they were filled, the analysis' arrays) outlives the young generation's collections: left
+ * to the engine, a week's trips file for 100 devices at a fix every 10 s peaked 100–140 MB above
+ * idle; collected after every 24 MB of windows (about four devices' weeks, 21 collections of
+ * ~28 ms), 49–61 MB; after every 32 MB, 45–66 MB (`npm run bench -- reports`; the contract's
+ * bound for files is 64 MB).
  */
 export const REPORT_COLLECT_AFTER_BYTES = 24 * 1024 * 1024
 
