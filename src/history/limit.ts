@@ -64,6 +64,8 @@ export interface MemoryBudget {
    * or when `signal` aborts meanwhile.
    */
   reserve(bytes: number, signal?: AbortSignal): Promise<() => void>
+  /** `bytes` at once if they fit and none wait before them (the release), else null: never waits. */
+  tryReserve(bytes: number): (() => void) | null
 }
 
 export interface MemoryBudgetOptions {
@@ -101,6 +103,9 @@ export function createMemoryBudget({ maxBytes, maxWaiting, maxWaitMs }: MemoryBu
   }
 
   return {
+    tryReserve(bytes) {
+      return queue.length === 0 && fits(bytes) ? take(bytes) : null
+    },
     reserve(bytes, signal) {
       if (signal?.aborted) return Promise.reject(new Unavailable('The request was abandoned', HISTORY_RETRY_AFTER_SECONDS))
       if (queue.length === 0 && fits(bytes)) return Promise.resolve(take(bytes))

@@ -59,6 +59,17 @@ interface StoredFixes {
   deviceInvalidCount: number
 }
 
+/**
+ * A report's windows, reckoned as route and travels reckon theirs (BYTES_PER_FIX_IN_FLIGHT a
+ * fix), analysed between two full collections. A window's garbage (its columns, the rows read
+ * while they were filled, the analysis' arrays) outlives the young generation's collections: left
+ * to the engine, a week's trips file for 100 devices at a fix every 10 s peaked 100–140 MB above
+ * idle; collected after every 24 MB of windows (about four devices' weeks, 21 collections of
+ * ~28 ms), 49–61 MB; after every 32 MB, 45–66 MB (`npm run bench -- reports`; the contract's
+ * bound for files is 64 MB).
+ */
+export const REPORT_COLLECT_AFTER_BYTES = 24 * 1024 * 1024
+
 export interface Range {
   from: number
   to: number
@@ -73,6 +84,14 @@ export interface Thresholds {
 function checkRange({ from, to }: Range): void {
   if (from > to) throw Invalid.field('/from', `must not be after to (${from} > ${to})`)
   if (to - from > MAX_RANGE_SECONDS) throw Invalid.field('/to', `the window may span at most 31 days (${MAX_RANGE_SECONDS} s); got ${to - from} s`)
+}
+
+/** A report's reader of many devices' windows (HistoryService.reportReader). */
+export interface ReportReader {
+  /** the device's window (the device already decided through the access function): every stored fix, and the analysis of those the device called valid */
+  analyse(deviceKey: number, range: Range, thresholds: Thresholds): Promise<{ points: TrackColumns; analysis: TrackAnalysis }>
+  /** gives the slot back; later calls do nothing */
+  release(): void
 }
 
 export function createHistoryService({ positions, events, access, geocoder, memoryBytes = DEFAULT_HISTORY_MEMORY_BYTES, maxWaitMs = MAX_HISTORY_WAIT_MS }: HistoryServiceDeps) {
@@ -126,11 +145,18 @@ export function createHistoryService({ positions, events, access, geocoder, memo
    * Sized once from the count `admit` made: counting costs less than growing and copying (3 ms
    * for a day at 1 Hz).
    */
-  async function readFixes(deviceKey: number, range: Range, counted: number): Promise<StoredFixes> {
+  async function readFixes(deviceKey: number, range: Range, counted: number, admitRead?: () => boolean): Promise<StoredFixes | null> {
     // a window read in one statement is a step too short to queue behind the others: it goes at once
     if (counted > FIXES_PER_READ) await turns.next()
+    if (admitRead && !admitRead()) return null
     let rows: EncodedFixRow[] = await positions.fixesIn(deviceKey, range.from, range.to, FIXES_PER_READ)
     let capacity = Math.max(counted, rows.length)
+    if (counted === 0 && rows.length === FIXES_PER_READ) {
+      // not counted (a report's window): as many as the first read's pace says the window holds,
+      // up to four reads' worth (then grown as they come)
+      const seconds = rows[rows.length - 1][0] - range.from + 1
+      capacity = Math.min(4 * FIXES_PER_READ, Math.ceil((FIXES_PER_READ * (range.to - range.from + 1)) / seconds))
+    }
     let points = allocateColumns(capacity)
     let deviceValid = new Uint8Array(capacity)
     let n = 0
@@ -163,15 +189,20 @@ export function createHistoryService({ positions, events, access, geocoder, memo
       const after = rows[rows.length - 1][0] + 1
       rows = []
       await turns.next()
+      if (admitRead && !admitRead()) return null
       rows = await positions.fixesIn(deviceKey, after, range.to, FIXES_PER_READ)
     }
     return { points: truncateColumns(points, n), deviceValid: deviceValid.subarray(0, n), deviceInvalidCount }
   }
 
   /** Every stored fix, and the analysis of the fixes the device called valid. */
-  async function analyse(deviceKey: number, range: Range, counted: number, thresholds: Thresholds): Promise<{ points: TrackColumns; analysis: TrackAnalysis }> {
-    const { points, deviceValid, deviceInvalidCount } = await readFixes(deviceKey, range, counted)
-    const stepwise = counted > FIXES_PER_READ
+  async function analyse(deviceKey: number, range: Range, counted: number, thresholds: Thresholds): Promise<{ points: TrackColumns; analysis: TrackAnalysis }>
+  async function analyse(deviceKey: number, range: Range, counted: number, thresholds: Thresholds, admitRead: () => boolean): Promise<{ points: TrackColumns; analysis: TrackAnalysis } | null>
+  async function analyse(deviceKey: number, range: Range, counted: number, thresholds: Thresholds, admitRead?: () => boolean): Promise<{ points: TrackColumns; analysis: TrackAnalysis } | null> {
+    const read = await readFixes(deviceKey, range, counted, admitRead)
+    if (read === null) return null
+    const { points, deviceValid, deviceInvalidCount } = read
+    const stepwise = Math.max(counted, points.length) > FIXES_PER_READ
     if (stepwise) await turns.next()
     const tracked = deviceInvalidCount === 0 ? points : selectColumns(points, deviceValid)
     // a pass at a time, each on its own turn, unless the window is small enough for all at once
@@ -243,17 +274,60 @@ export function createHistoryService({ positions, events, access, geocoder, memo
     },
 
     /**
-     * One device's window read and analysed as route and travels do, for the reports (the device
-     * already decided by their caller through the access function): admitted as one of the
-     * principal's history requests (a slot, and the memory budget), given back once analysed.
+     * A report's reader (src/reports): one reader over many devices, their windows read and
+     * analysed one after the other as route and travels do. It takes one of the principal's slots
+     * at once (429 when they are taken) and holds it until `release`. A report reads a hundred
+     * windows back to back, so two things differ from route and travels:
+     * - a window is not counted first (its count was an eighth of a week's trips report for 100
+     *   devices): each read of FIXES_PER_READ fixes takes its share of the memory budget before it
+     *   is made, while the budget has room at once (and none wait before it); when it has not, the
+     *   shares go back and the window is admitted as route and travels are, counted and reserved
+     *   whole (a wait, then 503). Either way the budget holds what the window costs while it is
+     *   read and analysed, and gets it back once analysed; a report never waits holding any.
+     * - its garbage is collected after every REPORT_COLLECT_AFTER_BYTES of windows, rather than
+     *   every 24 MB of answers.
      */
-    async analysedWindow(principal: Principal, deviceKey: number, range: Range, thresholds: Thresholds, signal?: AbortSignal): Promise<{ points: TrackColumns; analysis: TrackAnalysis }> {
-      checkRange(range)
-      const { fixes, release } = await admit(principal, deviceKey, range, signal)
-      try {
-        return await analyse(deviceKey, range, fixes, thresholds)
-      } finally {
-        release()
+    reportReader(principal: Principal, signal?: AbortSignal): ReportReader {
+      const releaseSlot = limit.acquire(principal)
+      let uncollectedBytes = 0
+      return {
+        async analyse(deviceKey, range, thresholds) {
+          checkRange(range)
+          const held: (() => void)[] = []
+          const giveBack = () => {
+            for (const release of held.splice(0)) release()
+          }
+          // each read's share taken before it is made, while the budget has room at once
+          const admitRead = () => {
+            const release = memory.tryReserve(FIXES_PER_READ * BYTES_PER_FIX_IN_FLIGHT)
+            if (release) held.push(release)
+            return release !== null
+          }
+          let fixes = 0
+          try {
+            let analysed = signal?.aborted ? null : await analyse(deviceKey, range, 0, thresholds, admitRead)
+            if (analysed === null) {
+              // the budget has no room now: what the window took goes back, and it is admitted as
+              // route and travels are, counted, by its whole (a wait, then 503)
+              giveBack()
+              const counted = await positions.countIn(deviceKey, range.from, range.to)
+              held.push(await memory.reserve(counted * BYTES_PER_FIX_IN_FLIGHT, signal))
+              analysed = await analyse(deviceKey, range, counted, thresholds)
+            }
+            fixes = analysed.points.length
+            return analysed
+          } finally {
+            giveBack()
+            uncollectedBytes += fixes * BYTES_PER_FIX_IN_FLIGHT
+            if (uncollectedBytes >= REPORT_COLLECT_AFTER_BYTES) {
+              uncollectedBytes = 0
+              // a step of its own, as turns.sent's
+              await turns.next()
+              Bun.gc(true)
+            }
+          }
+        },
+        release: releaseSlot,
       }
     },
 

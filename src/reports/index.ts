@@ -98,12 +98,36 @@ function listOf(value: string | undefined, path: string): string[] {
   return items
 }
 
-/** `{ rows, totals, generated_at, period, tz }`, written a batch of rows at a time (a route may hold 100,000). */
+/** `],"totals":…,"generated_at":…,"period":…,"tz":…}`: the totals read once the rows have been. */
+const jsonTail = (document: ReportDocument) =>
+  `],"totals":${JSON.stringify(document.totals)},"generated_at":${document.generatedAt},"period":${JSON.stringify(document.period)},"tz":${JSON.stringify(document.tz)}}`
+
+/**
+ * `{ rows, totals, generated_at, period, tz }` with every row produced before the answer: trips,
+ * stops and summaries (a row a trip, stop or device, device by device). Each row is written as it
+ * comes and only the text is kept, never the rows (a week's trips of 100 devices: 5.6 MB of text).
+ */
+async function jsonWritten(document: ReportDocument): Promise<Response> {
+  const parts: string[] = ['{"rows":[']
+  let batch = ''
+  let first = true
+  for await (const row of document.rows) {
+    batch += (first ? '' : ',') + JSON.stringify(row)
+    first = false
+    if (batch.length >= 64 * 1024) {
+      parts.push(batch)
+      batch = ''
+    }
+  }
+  parts.push(batch + jsonTail(document))
+  return new Response(new Blob(parts), { headers: { 'content-type': 'application/json;charset=utf-8' } })
+}
+
+/** `{ rows, totals, generated_at, period, tz }`, written a batch of rows at a time as they are read (a route may hold 100,000). */
 function jsonAnswer(document: ReportDocument): Response {
   const encoder = new TextEncoder()
   const source = document.rows
   const rows: Iterator<ReportRow> | AsyncIterator<ReportRow> = Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]()
-  const tail = `],"totals":${JSON.stringify(document.totals)},"generated_at":${document.generatedAt},"period":${JSON.stringify(document.period)},"tz":${JSON.stringify(document.tz)}}`
   let first = true
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -114,7 +138,7 @@ function jsonAnswer(document: ReportDocument): Response {
       for (let n = 0; n < 1000; n++) {
         const next = await rows.next()
         if (next.done) {
-          controller.enqueue(encoder.encode(batch + tail))
+          controller.enqueue(encoder.encode(batch + jsonTail(document)))
           controller.close()
           return
         }
@@ -149,7 +173,12 @@ export function reportRoutes(auth: ReturnType<typeof authPlugin>, reports: Repor
         daily: query.daily === 'true',
         codes: listOf(query.codes, '/codes'),
       }, request.signal)
-      return format === 'json' ? jsonAnswer(document) : fileAnswer(document, format)
+      if (format !== 'json') return fileAnswer(document, format)
+      // a route's JSON is written as its fixes are read; the other kinds' rows are all produced
+      // first, so that whatever stops them (a wait for the history memory budget that runs out:
+      // 503) is the answer's status rather than a cut body, and no history slot is held by an
+      // answer its client leaves unread
+      return document.kind === 'route' ? jsonAnswer(document) : await jsonWritten(document)
     },
     {
       auth: 'user',
@@ -176,8 +205,9 @@ export function reportRoutes(auth: ReturnType<typeof authPlugin>, reports: Repor
           `\`events\` (${fieldsOf('events')}): \`codes\` keeps those codes; addresses are the offline "City, CC", as GET /events. ` +
           `\`route\` (${fieldsOf('route')}): every stored fix that may be a location (not those the device itself called invalid), at most ${MAX_ROUTE_ROWS.toLocaleString('en')} rows, ` +
           'else 400 with the count. `totals` (same keys, null where a total means nothing) for trips, stops and summary; null for events and route. ' +
-          'Each device\'s window is read as one of your history requests: it takes one of your slots (2 in flight with route and travels, else 429) and its share of ' +
-          'HISTORY_MEMORY_MB (a wait, then 503), given back once that device is analysed. ' +
+          'Trips, stops and summaries are read as one of your history requests: the report takes one of your slots (2 in flight with route and travels, else 429) ' +
+          'until its rows have been written (a file: until it has been downloaded, or the download cancelled), and each device\'s window its share of ' +
+          'HISTORY_MEMORY_MB (a wait, then 503) while it is analysed; files are written device by device as they are downloaded. ' +
           '`format` (or Accept: text/csv, the XLSX type, application/gpx+xml, application/vnd.google-earth.kml+xml) chooses a file instead of JSON: csv or xlsx for every kind, ' +
           'gpx and kml for route only (else 400 naming `/format`), as an attachment named `<kind>-<first day>-<last day>.<ext>` in the report\'s zone, streamed ' +
           '(README, Report files: local times with their offset in CSV, date cells in local time in XLSX, a totals row last).',

@@ -11,7 +11,7 @@ import type { Clock } from '../clock'
 import { type DeviceAccess, isAccountAdmin } from '../devices/access'
 import { Forbidden, Invalid, NotFound } from '../errors'
 import type { Geocoder } from '../geocode'
-import type { HistoryService, Range, Thresholds } from '../history/service'
+import type { HistoryService, Range, ReportReader, Thresholds } from '../history/service'
 import type { Principal, UserPrincipal } from '../principal'
 import type { EventReads } from '../store/events'
 import type { PeopleStore } from '../store/people'
@@ -50,7 +50,7 @@ export interface ReportQuery {
 
 export interface ReportServiceDeps {
   /** each device's window, read and analysed by the history service (its budget and its track/ analysis) */
-  history: Pick<HistoryService, 'analysedWindow'>
+  history: Pick<HistoryService, 'reportReader'>
   events: Pick<EventReads, 'ofDevice'>
   reports: ReportReads
   access: DeviceAccess
@@ -66,8 +66,35 @@ interface ReportDevice {
   alias: string
 }
 
-/** A device's window read and analysed as the history API does (HistoryService.analysedWindow). */
-type Analyse = (device: ReportDevice, window: Range) => ReturnType<HistoryService['analysedWindow']>
+/** Devices' windows read and analysed as the history API does (HistoryService.reportReader), with the report's thresholds. */
+interface Reader {
+  analyse(device: ReportDevice, window: Range): ReturnType<ReportReader['analyse']>
+  release(): void
+}
+
+/** A kind's rows, and its totals row (null when the kind has none): complete once the rows have been read. */
+interface Made {
+  rows: Iterable<ReportRow> | AsyncIterable<ReportRow>
+  totals(): ReportRow | null
+}
+
+/** A summary row as summaryOf makes it (its totals are added up from these). */
+type SummaryRow = {
+  device: string
+  alias: string
+  distance_m: number
+  driving_s: number
+  stopped_s: number
+  max_speed_kmh: number | null
+  avg_speed_kmh: number
+  trips: number
+  stops: number
+  events: number
+  first_fix: number | null
+  last_fix: number | null
+  odometer_start_m: number | null
+  odometer_end_m: number | null
+}
 
 const column = (key: string, type: ReportColumn['type'], title: string): ReportColumn => ({ key, type, title })
 const DEVICE_COLUMNS = [column('device', 'text', 'Device id'), column('alias', 'text', 'Device')]
@@ -190,19 +217,54 @@ export function createReportService({ history, events, reports, access, people, 
   }
 
 
-  async function trips(devices: ReportDevice[], range: Range, analysed: Analyse) {
-    const rows: ReportRow[] = []
+  /**
+   * Rows produced device by device as they are read (a file holds one device's rows at a time,
+   * never the report's), the reader's slot given back once they have all been read, or when they
+   * are abandoned (`return` on the iterator, even before the first row). The first device is read
+   * before the answer starts, so that what refuses it (a wait for the memory budget that runs
+   * out: 503) is the answer's status rather than a cut body.
+   */
+  async function byDevice(devices: readonly ReportDevice[], rowsOf: (device: ReportDevice) => Promise<readonly ReportRow[]>, release: () => void): Promise<AsyncIterable<ReportRow>> {
+    let first: readonly ReportRow[] = []
+    try {
+      if (devices.length > 0) first = await rowsOf(devices[0]!)
+    } catch (error) {
+      release()
+      throw error
+    }
+    return {
+      [Symbol.asyncIterator]() {
+        const rows = (async function* () {
+          try {
+            yield* first
+            for (let i = 1; i < devices.length; i++) yield* await rowsOf(devices[i]!)
+          } finally {
+            release()
+          }
+        })()
+        return {
+          next: () => rows.next(),
+          return: () => {
+            release()
+            return rows.return(undefined)
+          },
+        }
+      },
+    }
+  }
+
+  async function trips(devices: readonly ReportDevice[], range: Range, reader: Reader): Promise<Made> {
     let distance = 0
     let duration = 0
     let maxSpeed: number | null = null
-    for (const device of devices) {
-      const { analysis } = await analysed(device, range)
+    const rows = await byDevice(devices, async (device) => {
+      const { analysis } = await reader.analyse(device, range)
       const addresses = await geocoder.addresses(analysis.travels.flatMap((travel) => [travel.start, travel.end]))
-      analysis.travels.forEach((travel, i) => {
+      return analysis.travels.map((travel, i) => {
         distance += travel.distance
         duration += travel.duration
         maxSpeed = Math.max(maxSpeed ?? 0, travel.max_speed)
-        rows.push({
+        return {
           device: device.id,
           alias: device.alias,
           start: travel.start.timestamp,
@@ -215,26 +277,25 @@ export function createReportService({ history, events, reports, access, people, 
           end_address: addresses[2 * i + 1],
           start_location: [travel.start.latitude, travel.start.longitude],
           end_location: [travel.end.latitude, travel.end.longitude],
-        })
+        }
       })
-    }
-    const totals = { ...emptyRow('trips'), duration_s: duration, distance_m: distance, max_speed_kmh: maxSpeed, avg_speed_kmh: kmh(distance, duration) }
+    }, reader.release)
+    const totals = () => ({ ...emptyRow('trips'), duration_s: duration, distance_m: distance, max_speed_kmh: maxSpeed, avg_speed_kmh: kmh(distance, duration) })
     return { rows, totals }
   }
 
-  async function stops(devices: ReportDevice[], range: Range, analysed: Analyse) {
-    const rows: ReportRow[] = []
+  async function stops(devices: readonly ReportDevice[], range: Range, reader: Reader): Promise<Made> {
     let duration = 0
     let engineOn: number | null = null
-    for (const device of devices) {
-      const { analysis } = await analysed(device, range)
+    const rows = await byDevice(devices, async (device) => {
+      const { analysis } = await reader.analyse(device, range)
       const addresses = await geocoder.addresses(analysis.stops)
       const ignition = analysis.stops.length === 0 ? [] : await reports.ignitionChangesIn(device.key, range.from, range.to)
-      analysis.stops.forEach((stop, i) => {
+      return analysis.stops.map((stop, i) => {
         duration += stop.duration
         const engineOnSeconds = ignition.length === 0 ? null : secondsOn(ignition, stop.start, stop.end)
         if (engineOnSeconds !== null) engineOn = (engineOn ?? 0) + engineOnSeconds
-        rows.push({
+        return {
           device: device.id,
           alias: device.alias,
           start: stop.start,
@@ -243,15 +304,15 @@ export function createReportService({ history, events, reports, access, people, 
           location: [stop.latitude, stop.longitude],
           address: addresses[i],
           engine_on_s: engineOnSeconds,
-        })
+        }
       })
-    }
-    return { rows, totals: { ...emptyRow('stops'), duration_s: duration, engine_on_s: engineOn } }
+    }, reader.release)
+    return { rows, totals: () => ({ ...emptyRow('stops'), duration_s: duration, engine_on_s: engineOn }) }
   }
 
   /** One summary row: what the history API's travels and route say of the window, and its events. */
-  async function summaryOf(device: ReportDevice, range: Range, analysed: Analyse): Promise<ReportRow> {
-    const { points, analysis } = await analysed(device, range)
+  async function summaryOf(device: ReportDevice, range: Range, reader: Reader): Promise<SummaryRow> {
+    const { points, analysis } = await reader.analyse(device, range)
     const driving = analysis.travels.reduce((sum, travel) => sum + travel.duration, 0)
     const eventCount = (await events.ofDevice(device.key, range.from, range.to)).length
     const odometer = await reports.odometerIn(device.key, range.from, range.to)
@@ -273,40 +334,60 @@ export function createReportService({ history, events, reports, access, people, 
     }
   }
 
-  async function summary(devices: ReportDevice[], range: Range, analysed: Analyse, daily: boolean, tz: string) {
-    const rows: ReportRow[] = []
-    for (const device of devices) {
-      if (!daily) {
-        rows.push(await summaryOf(device, range, analysed))
-        continue
-      }
+  async function summary(devices: readonly ReportDevice[], range: Range, reader: Reader, daily: boolean, tz: string): Promise<Made> {
+    // the totals, added up row by row in the rows' order as they are produced
+    let distance = 0
+    let driving = 0
+    let stopped = 0
+    let tripCount = 0
+    let stopCount = 0
+    let eventCount = 0
+    let maxSpeed: number | null = null
+    let firstFix: number | null = null
+    let lastFix: number | null = null
+    const counted = (row: SummaryRow): SummaryRow => {
+      distance += row.distance_m
+      driving += row.driving_s
+      stopped += row.stopped_s
+      tripCount += row.trips
+      stopCount += row.stops
+      eventCount += row.events
+      if (row.max_speed_kmh !== null) maxSpeed = maxSpeed === null ? row.max_speed_kmh : Math.max(maxSpeed, row.max_speed_kmh)
+      if (row.first_fix !== null) firstFix = firstFix === null ? row.first_fix : Math.min(firstFix, row.first_fix)
+      if (row.last_fix !== null) lastFix = lastFix === null ? row.last_fix : Math.max(lastFix, row.last_fix)
+      return row
+    }
+    const rows = await byDevice(devices, async (device) => {
+      if (!daily) return [counted(await summaryOf(device, range, reader))]
       // each local day of the period on its own, as the history API would answer for that day
+      const days: ReportRow[] = []
       for (const { day, from, to } of localDaysOf(range.from, range.to, tz)) {
-        const { device: id, alias, ...figures } = await summaryOf(device, { from, to }, analysed)
-        rows.push({ device: id, alias, day, ...figures })
+        const { device: id, alias, ...figures } = counted(await summaryOf(device, { from, to }, reader))
+        days.push({ device: id, alias, day, ...figures })
       }
+      return days
+    }, reader.release)
+    const totals = () => {
+      const row: Record<string, unknown> = {
+        ...emptyRow('summary'),
+        distance_m: distance,
+        driving_s: driving,
+        stopped_s: stopped,
+        max_speed_kmh: maxSpeed,
+        avg_speed_kmh: kmh(distance, driving),
+        trips: tripCount,
+        stops: stopCount,
+        events: eventCount,
+        first_fix: firstFix,
+        last_fix: lastFix,
+      }
+      if (daily) row.day = null
+      return row
     }
-    const sum = (key: string) => rows.reduce((total, row) => total + (row[key] as number), 0)
-    const extreme = (key: string, pick: (a: number, b: number) => number) =>
-      rows.reduce<number | null>((found, row) => (row[key] === null ? found : found === null ? (row[key] as number) : pick(found, row[key] as number)), null)
-    const totals: Record<string, unknown> = {
-      ...emptyRow('summary'),
-      distance_m: sum('distance_m'),
-      driving_s: sum('driving_s'),
-      stopped_s: sum('stopped_s'),
-      max_speed_kmh: extreme('max_speed_kmh', Math.max),
-      avg_speed_kmh: kmh(sum('distance_m'), sum('driving_s')),
-      trips: sum('trips'),
-      stops: sum('stops'),
-      events: sum('events'),
-      first_fix: extreme('first_fix', Math.min),
-      last_fix: extreme('last_fix', Math.max),
-    }
-    if (daily) totals.day = null
     return { rows, totals }
   }
 
-  async function eventRows(devices: ReportDevice[], range: Range, codes: readonly string[] | undefined) {
+  async function eventRows(devices: readonly ReportDevice[], range: Range, codes: readonly string[] | undefined): Promise<Made> {
     const wanted = codes && codes.length > 0 ? new Set(codes) : null
     const rows: ReportRow[] = []
     for (const device of devices) {
@@ -324,11 +405,11 @@ export function createReportService({ history, events, reports, access, people, 
         })
       }
     }
-    return { rows, totals: null }
+    return { rows, totals: () => null }
   }
 
   /** The route's rows, read a chunk at a time as they are written: up to MAX_ROUTE_ROWS, counted first. */
-  async function route(devices: ReportDevice[], range: Range) {
+  async function route(devices: readonly ReportDevice[], range: Range): Promise<Made> {
     let total = 0
     for (const device of devices) total += await reports.locatableCountIn(device.key, range.from, range.to)
     if (total > MAX_ROUTE_ROWS) {
@@ -358,7 +439,7 @@ export function createReportService({ history, events, reports, access, people, 
         }
       }
     }
-    return { rows: rows(), totals: null }
+    return { rows: rows(), totals: () => null }
   }
 
   return {
@@ -370,20 +451,35 @@ export function createReportService({ history, events, reports, access, people, 
       const tz = await zoneOf(user, query.tz)
       const devices = await devicesOf(user, query)
       const thresholds: Thresholds = { stopThresholdSeconds: query.stopThresholdSeconds ?? DEFAULT_STOP_THRESHOLD_SECONDS, gapThresholdSeconds: DEFAULT_GAP_THRESHOLD_SECONDS }
-      const analysed: Analyse = (device, window) => history.analysedWindow(user, device.key, window, thresholds, signal)
       const generatedAt = Math.floor(clock.now() / 1000)
-      const made =
-        query.kind === 'trips'
-          ? await trips(devices, range, analysed)
-          : query.kind === 'stops'
-            ? await stops(devices, range, analysed)
-            : query.kind === 'summary'
-              ? await summary(devices, range, analysed, query.daily ?? false, tz)
-              : query.kind === 'events'
-                ? await eventRows(devices, range, query.codes)
-                : await route(devices, range)
+      let made: Made
+      if (query.kind === 'events') made = await eventRows(devices, range, query.codes)
+      else if (query.kind === 'route') made = await route(devices, range)
+      else {
+        // one of the user's history slots from here until the rows are read (429 now when taken);
+        // no device, nothing to read: no slot (as before, when each device took one in turn)
+        const read = devices.length > 0 ? history.reportReader(user, signal) : { analyse: () => Promise.reject(new Error('no device to read')), release: () => {} }
+        const reader: Reader = { analyse: (device, window) => read.analyse(device.key, window, thresholds), release: read.release }
+        made =
+          query.kind === 'trips'
+            ? await trips(devices, range, reader)
+            : query.kind === 'stops'
+              ? await stops(devices, range, reader)
+              : await summary(devices, range, reader, query.daily ?? false, tz)
+      }
       const columns = query.kind === 'summary' && query.daily ? [...DEVICE_COLUMNS, DAY_COLUMN, ...REPORT_COLUMNS.summary.slice(2)] : REPORT_COLUMNS[query.kind]
-      return { kind: query.kind, columns, rows: made.rows, totals: made.totals, period: range, tz, generatedAt }
+      return {
+        kind: query.kind,
+        columns,
+        rows: made.rows,
+        // trips', stops' and summaries' totals are added up as their rows are produced: complete once the rows have been read
+        get totals() {
+          return made.totals()
+        },
+        period: range,
+        tz,
+        generatedAt,
+      }
     },
   }
 }

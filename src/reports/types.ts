@@ -37,9 +37,17 @@ export type ReportRow = Readonly<Record<string, unknown>>
 export interface ReportDocument {
   readonly kind: ReportKind
   readonly columns: readonly ReportColumn[]
-  /** in order (device alias, then time); may be produced lazily (route: up to 100,000 rows) */
+  /**
+   * in order (device alias, then time); may be produced lazily, as they are read (route: up to
+   * 100,000 rows; trips, stops and summary: device by device). Lazy rows hold what reading them
+   * takes (trips, stops, summary: one of the user's history slots) until they have been read to
+   * the end or closed (`return` on their iterator): a writer that stops early closes them.
+   */
   readonly rows: Iterable<ReportRow> | AsyncIterable<ReportRow>
-  /** the totals row (same keys; null where a total means nothing), or null when the kind has none */
+  /**
+   * the totals row (same keys; null where a total means nothing), or null when the kind has none;
+   * of lazy rows, added up as they are produced: read it after the rows (as a totals row is last)
+   */
   readonly totals: ReportRow | null
   /** the period asked, Unix seconds */
   readonly period: { readonly from: number; readonly to: number }

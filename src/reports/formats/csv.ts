@@ -67,13 +67,14 @@ const line = (fields: string[]) => `${fields.map(csvField).join(',')}\r\n`
 export function csvBody(document: ReportDocument): ReadableStream<Uint8Array> {
   const clock = localClock(document.tz)
   const { columns } = document
+  const rows = rowsOf(document.rows)
   return textStream(async function* () {
     yield line(csvHeader(columns))
-    for await (const row of rowsOf(document.rows)) yield line(cells(columns, row, clock))
+    for await (const row of rows) yield line(cells(columns, row, clock))
     if (document.totals) {
       const totals = cells(columns, document.totals, clock)
       totals[0] = 'total'
       yield line(totals)
     }
-  })
+  }, rows)
 }

@@ -118,6 +118,7 @@ async function zipperCaughtUp(sheet: ExcelJS.Worksheet): Promise<void> {
 }
 
 export function xlsxBody(document: ReportDocument): ReadableStream<Uint8Array> {
+  const rows = rowsOf(document.rows)
   let controller!: ReadableStreamDefaultController<Uint8Array>
   let started = false
   let cancelled = false
@@ -159,7 +160,7 @@ export function xlsxBody(document: ReportDocument): ReadableStream<Uint8Array> {
     header.font = { bold: true }
     header.commit()
     let written = 0
-    for await (const row of rowsOf(document.rows)) {
+    for await (const row of rows) {
       if (cancelled) return
       const sheetRow = sheet.addRow(columns.map((column) => column.value(row)))
       for (let i = 0; i < styles.length; i++) sheetRow.getCell(i + 1).style = styles[i]
@@ -199,6 +200,8 @@ export function xlsxBody(document: ReportDocument): ReadableStream<Uint8Array> {
       cancel() {
         cancelled = true
         release()
+        // closed here too: a body cancelled before its first pull never started the loop
+        return rows.return().then(() => {})
       },
     },
     { highWaterMark: QUEUE_BYTES, size: (chunk) => chunk?.byteLength ?? 0 },
