@@ -27,6 +27,12 @@ export const MAX_REPORT_SECONDS = 31 * 86_400
 export const MAX_REPORT_DEVICES = 1000
 /** The most rows of a route report. */
 export const MAX_ROUTE_ROWS = 100_000
+/**
+ * Rows of a route between two full collections. The rows, their attributes and the writers'
+ * text are garbage the young generation's collections leave for later: a 100,000-row XLSX then
+ * peaked at 72–99 MB above idle; collected every 20,000 rows it stays under the contract's 64 MB.
+ */
+const ROUTE_COLLECT_AFTER_ROWS = 5_000
 /** Fixes of a route report read by one statement. */
 const ROUTE_ROWS_PER_READ = 5000
 
@@ -416,10 +422,16 @@ export function createReportService({ history, events, reports, access, people, 
       throw new Invalid(`A route report holds at most ${MAX_ROUTE_ROWS} fixes; this one would hold ${total}: choose a shorter period or fewer devices`)
     }
     async function* rows(): AsyncGenerator<ReportRow> {
+      let uncollectedRows = 0
       for (const device of devices) {
         let from = range.from
         for (;;) {
+          if (uncollectedRows >= ROUTE_COLLECT_AFTER_ROWS) {
+            uncollectedRows = 0
+            Bun.gc(true)
+          }
           const chunk = await reports.locatableFixesIn(device.key, from, range.to, ROUTE_ROWS_PER_READ)
+          uncollectedRows += chunk.length
           for (const fix of chunk) {
             yield {
               device: device.id,
