@@ -14,7 +14,6 @@ import { fmt } from './load'
 const ROWS = 100_000
 const RUNS = 3
 const MEMORY_BOUND_MB = 64
-const XLSX_OVER_CSV_BOUND = 2
 const T0 = 1793577600 // 2026-11-02T00:00:00Z
 const MB = 1024 * 1024
 
@@ -125,7 +124,9 @@ if (process.argv[2] === '--child') {
     )
   }
   const ratio = xlsx.ms / csv.ms
-  console.log(`  csv / floor ${(csv.ms / floor.ms).toFixed(1)}×; xlsx / csv ${ratio.toFixed(2)}× (issue 24: ≤ ${XLSX_OVER_CSV_BOUND}×)`)
+  // issue 24's XLSX ≤ 2× CSV is for a week's trips report, the analysis and the reads included
+  // (`npm run bench -- reports`); here the writers alone, where CSV is only text
+  console.log(`  csv / floor ${(csv.ms / floor.ms).toFixed(1)}×; xlsx / csv ${ratio.toFixed(2)}× (the writers alone; issue 24's ≤ 2× is the trips report's, in the reports bench)`)
   const memoryOk = csv.aboveIdleMb < MEMORY_BOUND_MB && xlsx.aboveIdleMb < MEMORY_BOUND_MB
-  console.log(`  memory ${memoryOk ? 'within' : 'OVER'} the bound; ratio ${ratio <= XLSX_OVER_CSV_BOUND ? 'within' : 'OVER'} the bound`)
+  console.log(`  memory ${memoryOk ? 'within' : 'OVER'} the bound`)
 }
