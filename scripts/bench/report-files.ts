@@ -5,7 +5,7 @@
  * Each format runs in its own process (so each peak is its own), three times after a warm-up;
  * reported: the median time, the bytes, and the peak resident memory above the process's idle
  * (contract: < 64 MB while producing a 100,000-row route), against the floor (the same rows
- * pulled and dropped), and the XLSX/CSV time ratio (issue 24: ≤ 2×).
+ * pulled and dropped), and the XLSX/CSV time ratio of the writers alone (issue 24 bounds the trips report's, measured by the reports bench).
  */
 import { renderReport } from '../../src/reports/formats'
 import type { ReportColumn, ReportDocument, ReportRow } from '../../src/reports/types'
