@@ -81,10 +81,16 @@ export interface Thresholds {
   gapThresholdSeconds: number
 }
 
-function checkRange({ from, to }: Range): void {
+function checkRange({ from, to }: Range, maxSeconds = MAX_RANGE_SECONDS): void {
   if (from > to) throw Invalid.field('/from', `must not be after to (${from} > ${to})`)
-  if (to - from > MAX_RANGE_SECONDS) throw Invalid.field('/to', `the window may span at most 31 days (${MAX_RANGE_SECONDS} s); got ${to - from} s`)
+  if (to - from > maxSeconds) throw Invalid.field('/to', `the window may span at most 31 days (${maxSeconds} s); got ${to - from} s`)
 }
+
+/**
+ * A report's window: the report service counts its 31 days on the report zone's clocks, so a
+ * month in which summer time ends is longer in seconds (by an hour; two in Antarctica/Troll).
+ */
+const MAX_REPORT_WINDOW_SECONDS = MAX_RANGE_SECONDS + 2 * 3600
 
 /** A report's reader of many devices' windows (HistoryService.reportReader). */
 export interface ReportReader {
@@ -292,7 +298,7 @@ export function createHistoryService({ positions, events, access, geocoder, memo
       let uncollectedBytes = 0
       return {
         async analyse(deviceKey, range, thresholds) {
-          checkRange(range)
+          checkRange(range, MAX_REPORT_WINDOW_SECONDS)
           const held: (() => void)[] = []
           const giveBack = () => {
             for (const release of held.splice(0)) release()

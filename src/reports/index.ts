@@ -191,7 +191,7 @@ export function reportRoutes(auth: ReturnType<typeof authPlugin>, reports: Repor
           'For users (an API key or session); a share token gets 403. `devices` and `groups` (comma-separated ids) choose the devices: those named and ' +
           'those of the groups named that you reach; a device or group you cannot reach (or that does not exist) is 404 naming it, as everywhere. ' +
           `Neither: every device you reach (devices in state \`unlink\` are left out, as in GET /devices). At most ${MAX_REPORT_DEVICES} devices, else 400. ` +
-          '`from` and `to` are Unix seconds, both inclusive, `from` ≤ `to`, at most 31 days apart, else 400. `tz` is an IANA zone (else 400 naming `/tz`; ' +
+          '`from` and `to` are Unix seconds, both inclusive, `from` ≤ `to`, at most 31 days apart on the clocks of `tz` (a month in which summer time ends is one report, though an hour longer in seconds), else 400. `tz` is an IANA zone (else 400 naming `/tz`; ' +
           'default your own `timezone`, set with PATCH /me, else UTC); it decides the local days of `summary` with `daily=true`. ' +
           'Rows are ordered by device alias (then id), then time; times are Unix seconds, locations `[latitude, longitude]`. ' +
           `\`trips\` (${fieldsOf('trips')}) and \`stops\` (${fieldsOf('stops')}) are the history API's travels and stops, computed by the same reader and ` +

@@ -17,7 +17,7 @@ import type { EventReads } from '../store/events'
 import type { PeopleStore } from '../store/people'
 import { COORDINATE_SCALE, SPEED_SCALE } from '../store/positions'
 import type { IgnitionChange, ReportReads } from '../store/reports'
-import { checkZone, localDaysOf } from '../timezone'
+import { checkZone, localDaysOf, offsetSeconds } from '../timezone'
 import { DEFAULT_GAP_THRESHOLD_SECONDS, DEFAULT_STOP_THRESHOLD_SECONDS } from '../track'
 import type { ReportColumn, ReportDocument, ReportKind, ReportRow } from './types'
 
@@ -179,9 +179,16 @@ function requireUser(principal: Principal): UserPrincipal {
   return principal
 }
 
-function checkPeriod({ from, to }: Range): void {
+/**
+ * At most 31 days of the report's zone, counted on its clocks: a month in which summer time ends
+ * is 31 days and an hour of seconds, and is one month all the same (in UTC, plain seconds).
+ */
+function checkPeriod({ from, to }: Range, tz: string): void {
   if (from > to) throw Invalid.field('/from', `must not be after to (${from} > ${to})`)
-  if (to - from > MAX_REPORT_SECONDS) throw Invalid.field('/to', `the period may span at most 31 days (${MAX_REPORT_SECONDS} s); got ${to - from} s`)
+  const localSpan = to + offsetSeconds(to, tz) - (from + offsetSeconds(from, tz))
+  if (localSpan > MAX_REPORT_SECONDS) {
+    throw Invalid.field('/to', `the period may span at most 31 days (${MAX_REPORT_SECONDS} s${tz === 'UTC' ? '' : ` of ${tz}'s clocks`}); got ${localSpan} s`)
+  }
 }
 
 export function createReportService({ history, events, reports, access, people, geocoder, clock }: ReportServiceDeps) {
@@ -459,8 +466,8 @@ export function createReportService({ history, events, reports, access, people, 
     async report(principal: Principal, query: ReportQuery, signal?: AbortSignal): Promise<ReportDocument> {
       const user = requireUser(principal)
       const range = { from: query.from, to: query.to }
-      checkPeriod(range)
       const tz = await zoneOf(user, query.tz)
+      checkPeriod(range, tz)
       const devices = await devicesOf(user, query)
       const thresholds: Thresholds = { stopThresholdSeconds: query.stopThresholdSeconds ?? DEFAULT_STOP_THRESHOLD_SECONDS, gapThresholdSeconds: DEFAULT_GAP_THRESHOLD_SECONDS }
       const generatedAt = Math.floor(clock.now() / 1000)

@@ -215,6 +215,18 @@ describe('GET /reports: devices, order, the answer', () => {
   })
 })
 
+test('31 days are counted on the report zone\'s clocks: October in Paris (31 days and an hour of seconds) is one report; a second more is not, nor are the same seconds in UTC', async () => {
+  const october = `from=${Date.parse('2025-10-01T00:00:00+02:00') / 1000}&to=${Date.parse('2025-10-31T23:59:59+01:00') / 1000}`
+  for (const kind of ['trips', 'stops', 'summary', 'events', 'route']) {
+    const paris = await get(`/reports/${kind}?${october}&tz=Europe/Paris`)
+    expect(paris.status, await paris.clone().text()).toBe(200)
+  }
+  const utc = await problem(await get(`/reports/summary?${october}&tz=UTC`), 400)
+  expect(utc.detail).toContain('at most 31 days')
+  const longer = `from=${Date.parse('2025-10-01T00:00:00+02:00') / 1000}&to=${Date.parse('2025-11-01T00:00:01+01:00') / 1000}`
+  expect((await problem(await get(`/reports/summary?${longer}&tz=Europe/Paris`), 400)).detail).toBe("/to: the period may span at most 31 days (2678400 s of Europe/Paris's clocks); got 2678401 s")
+})
+
 describe('GET /reports: files', () => {
   const period = `from=${FROM}&to=${TO}&tz=Europe/Paris`
 

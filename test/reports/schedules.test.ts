@@ -291,6 +291,13 @@ describe('the scheduler', () => {
     expect(await list(keys.dana)).toEqual(['Weekly'])
   })
 
+  test('a month schedule sends a month in which summer time ends (31 days and an hour of seconds)', async () => {
+    world.clock.set(utc('2026-11-02T12:00:00Z'))
+    const monthly = await create({ ...DAILY, name: 'Monthly', period: 'month', tz: 'Europe/Paris', to: ['alice@example.com'] })
+    const sent = await world.call('POST', `/reports/schedules/${monthly.id}/run`, { token: keys.alice })
+    expect(await sent.json()).toMatchObject({ status: 'sent', error: null, period: { from: unix('2026-09-30T22:00:00Z'), to: unix('2026-10-31T23:00:00Z') } })
+  })
+
   test('every schedule carries its last run: null before the first, then the newest, in the list and alone', async () => {
     world.clock.set(utc('2026-11-25T12:00:00Z'))
     const weekly = await create({ ...DAILY, name: 'Weekly', period: 'week', to: ['alice@example.com'] })
