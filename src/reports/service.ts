@@ -19,6 +19,7 @@ import { COORDINATE_SCALE, SPEED_SCALE } from '../store/positions'
 import type { IgnitionChange, ReportReads } from '../store/reports'
 import { checkZone, localDaysOf, offsetSeconds } from '../timezone'
 import { DEFAULT_GAP_THRESHOLD_SECONDS, DEFAULT_STOP_THRESHOLD_SECONDS } from '../track'
+import { garbageWatch } from './garbage'
 import type { ReportColumn, ReportDocument, ReportKind, ReportRow } from './types'
 
 /** The longest period of one report: 31 days. */
@@ -27,12 +28,8 @@ export const MAX_REPORT_SECONDS = 31 * 86_400
 export const MAX_REPORT_DEVICES = 1000
 /** The most rows of a route report. */
 export const MAX_ROUTE_ROWS = 100_000
-/**
- * Rows of a route between two full collections. The rows, their attributes and the writers'
- * text are garbage the young generation's collections leave for later: a 100,000-row XLSX then
- * peaked at 72–99 MB above idle; collected every 20,000 rows it stays under the contract's 64 MB.
- */
-const ROUTE_COLLECT_AFTER_ROWS = 5_000
+/** Growth of the process while a route is read, above which it is collected (garbage.ts). */
+const ROUTE_GROWTH_BYTES = 8 * 1024 * 1024
 /** Fixes of a route report read by one statement. */
 const ROUTE_ROWS_PER_READ = 5000
 
@@ -429,16 +426,12 @@ export function createReportService({ history, events, reports, access, people, 
       throw new Invalid(`A route report holds at most ${MAX_ROUTE_ROWS} fixes; this one would hold ${total}: choose a shorter period or fewer devices`)
     }
     async function* rows(): AsyncGenerator<ReportRow> {
-      let uncollectedRows = 0
+      const collectIfGrown = garbageWatch(ROUTE_GROWTH_BYTES)
       for (const device of devices) {
         let from = range.from
         for (;;) {
-          if (uncollectedRows >= ROUTE_COLLECT_AFTER_ROWS) {
-            uncollectedRows = 0
-            Bun.gc(true)
-          }
+          collectIfGrown()
           const chunk = await reports.locatableFixesIn(device.key, from, range.to, ROUTE_ROWS_PER_READ)
-          uncollectedRows += chunk.length
           for (const fix of chunk) {
             yield {
               device: device.id,

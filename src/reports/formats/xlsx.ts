@@ -14,6 +14,7 @@ import { Writable } from 'node:stream'
 import ExcelJS from 'exceljs'
 import type { ReportColumn, ReportDocument, ReportRow } from '../types'
 import { localClock, type LocalClock } from './local-time'
+import { garbageWatch } from '../garbage'
 import { rowsOf } from './stream'
 
 const DATE_TIME_FORMAT = 'yyyy-mm-dd hh:mm:ss'
@@ -23,12 +24,10 @@ const QUEUE_BYTES = 1024 * 1024
 /** rows written between two looks at the reader (and one turn of the event loop for the zipper) */
 const ROWS_PER_TURN = 512
 /**
- * Rows written between two full collections (a multiple of ROWS_PER_TURN). exceljs makes a row's
- * cells, styles and XML as objects and text, several KB a row, garbage that outlives the young
- * generation's collections: a 100,000-row route from the store reached 72–99 MB above idle, over
- * the contract's 64 MB.
+ * Growth of the process while a sheet is written, above which it is collected (garbage.ts):
+ * exceljs makes each row's cells, styles and XML as objects and text, several KB a row.
  */
-const ROWS_PER_COLLECTION = 2_048
+const GROWTH_BYTES = 8 * 1024 * 1024
 
 interface SheetColumn {
   title: string
@@ -167,13 +166,14 @@ export function xlsxBody(document: ReportDocument): ReadableStream<Uint8Array> {
     header.font = { bold: true }
     header.commit()
     let written = 0
+    const collectIfGrown = garbageWatch(GROWTH_BYTES)
     for await (const row of rows) {
       if (cancelled) return
       const sheetRow = sheet.addRow(columns.map((column) => column.value(row)))
       for (let i = 0; i < styles.length; i++) sheetRow.getCell(i + 1).style = styles[i]
       sheetRow.commit()
       if (++written % ROWS_PER_TURN === 0) {
-        if (written % ROWS_PER_COLLECTION === 0) Bun.gc(true)
+        collectIfGrown()
         await new Promise<void>((resolve) => setImmediate(resolve))
         while (heldWrite && !cancelled) await new Promise<void>((resolve) => (resume = resolve))
         await zipperCaughtUp(sheet)
