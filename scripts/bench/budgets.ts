@@ -22,7 +22,7 @@ import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { importNow } from '../../test/support/import'
 import { PROTOCOLS } from '../../src/ingest/protocols'
-import { fmt } from './load'
+import { closeBuiltFixes, fmt } from './load'
 
 const DB = process.env.BENCH_BUDGETS_DB ?? join(tmpdir(), 'bench-budgets.db')
 const ROOT = join(import.meta.dir, '..', '..')
@@ -81,10 +81,7 @@ function build() {
     }
   })
   write(batch)
-  const count = database.sqlite.query<{ n: number }, []>('SELECT count(*) AS n FROM positions').get()!.n
-  database.sqlite.run('PRAGMA wal_checkpoint(TRUNCATE)')
-  database.close()
-  console.log(`built: ${fmt(count)} fixes in ${fmt((performance.now() - started) / 1000, 1)} s`)
+  closeBuiltFixes(database, started)
 }
 
 function freePort(): number {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../../db/client'
 import { importNow } from '../../test/support/import'
-import { fmt, startServerProcess } from './load'
+import { closeBuiltFixes, fmt, startServerProcess } from './load'
 
 const DB = process.env.BENCH_HISTORY_DB ?? join(tmpdir(), 'bench-history.db')
 const OTHER_DEVICES = 1000
@@ -70,10 +70,7 @@ function build() {
     }
   }
   write(batch)
-  const count = (database.sqlite.query('SELECT count(*) AS n FROM positions').get() as { n: number }).n
-  database.sqlite.run('PRAGMA wal_checkpoint(TRUNCATE)')
-  database.close()
-  console.log(`built: ${fmt(count)} fixes in ${fmt((performance.now() - started) / 1000, 1)} s`)
+  closeBuiltFixes(database, started)
 }
 
 if (!existsSync(DB)) build()

@@ -22,7 +22,7 @@ import { createGeocoder, type Geocoder } from '../../src/geocode'
 import { COORDINATE_SCALE, FLAG_UNLOCATABLE, SPEED_SCALE } from '../../src/store/positions'
 import { allocateColumns, analyseTrack, truncateColumns, DEFAULT_GAP_THRESHOLD_SECONDS, DEFAULT_STOP_THRESHOLD_SECONDS } from '../../src/track'
 import { importNow } from '../../test/support/import'
-import { fmt } from './load'
+import { closeBuiltFixes, fmt } from './load'
 
 const DB = process.env.BENCH_REPORTS_DB ?? join(tmpdir(), 'bench-reports.db')
 const DEVICES = 100
@@ -94,10 +94,7 @@ function build() {
     }
   }
   write(batch)
-  const count = (database.sqlite.query('SELECT count(*) AS n FROM positions').get() as { n: number }).n
-  database.sqlite.run('PRAGMA wal_checkpoint(TRUNCATE)')
-  database.close()
-  console.log(`built: ${fmt(count)} fixes in ${fmt((performance.now() - started) / 1000, 1)} s`)
+  closeBuiltFixes(database, started)
 }
 
 if (!existsSync(DB)) build()
