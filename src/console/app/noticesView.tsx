@@ -7,20 +7,19 @@
  * never dropped. Where the stack sits is the Shell's and styles.css's: a column of its own beside
  * a page with tables on a desktop, over the map on the live map, across the bottom on a phone.
  */
-import { signal, useSignal } from '@preact/signals'
+import { useSignal } from '@preact/signals'
 import { now } from './clock'
 import { eventName } from './eventNames'
 import { iso, when } from './format'
 import type { NoticeBoard } from './noticeBoard'
+import { mediaMatches } from './media'
 import { isUrgent, STACKED, stack, type Notice } from './notices'
 import { deviceHref } from './router'
 import { strings } from './strings'
 
 /** Notices stacked on a phone (as styles.css's phone breakpoint). */
 const STACKED_ON_PHONE = 2
-const phoneQuery = window.matchMedia('(max-width: 799px)')
-const onPhone = signal(phoneQuery.matches)
-phoneQuery.addEventListener('change', (e) => (onPhone.value = e.matches))
+const onPhone = mediaMatches('(max-width: 799px)')
 
 function focusAfterDismiss(next: number | null) {
   // after Preact has redrawn the stack

@@ -1,7 +1,8 @@
-import { signal, useSignal } from '@preact/signals'
+import { useSignal } from '@preact/signals'
 import { useEffect, useMemo } from 'preact/hooks'
 import { forgetFilters } from '../filters'
 import { Fleet } from '../fleet'
+import { mediaMatches } from '../media'
 import { NoticeBoard } from '../noticeBoard'
 import { Notices } from '../noticesView'
 import { route } from '../router'
@@ -103,9 +104,7 @@ export function Shell({ me }: { me: Me }) {
 }
 
 /** A header wide enough for every view and a menu (as styles.css's header breakpoint). */
-const wideQuery = window.matchMedia('(min-width: 1200px)')
-const wideHeader = signal(wideQuery.matches)
-wideQuery.addEventListener('change', (event) => (wideHeader.value = event.matches))
+const wideHeader = mediaMatches('(min-width: 1200px)')
 
 /**
  * Who is signed in, and their own settings: on a wide header a menu under their name (so the line
