@@ -59,17 +59,6 @@ interface StoredFixes {
   deviceInvalidCount: number
 }
 
-/**
- * A report's windows, reckoned as route and travels reckon theirs (BYTES_PER_FIX_IN_FLIGHT a
- * fix), analysed between two full collections. A window's garbage (its columns, the rows read
- * while they were filled, the analysis' arrays) outlives the young generation's collections: left
- * to the engine, a week's trips file for 100 devices at a fix every 10 s peaked 100–140 MB above
- * idle; collected after every 24 MB of windows (about four devices' weeks, 21 collections of
- * ~28 ms), 49–61 MB; after every 32 MB, 45–66 MB (`npm run bench -- reports`; the contract's
- * bound for files is 64 MB).
- */
-export const REPORT_COLLECT_AFTER_BYTES = 24 * 1024 * 1024
-
 export interface Range {
   from: number
   to: number
@@ -290,12 +279,15 @@ export function createHistoryService({ positions, events, access, geocoder, memo
      *   shares go back and the window is admitted as route and travels are, counted and reserved
      *   whole (a wait, then 503). Either way the budget holds what the window costs while it is
      *   read and analysed, and gets it back once analysed; a report never waits holding any.
-     * - its garbage is collected after every REPORT_COLLECT_AFTER_BYTES of windows, rather than
-     *   every 24 MB of answers.
+     * - each window analysed is told to `turns.sent` at what it was reckoned (BYTES_PER_FIX_IN_FLIGHT
+     *   a fix), as an answer sent is: its garbage (the columns, the rows read while they were
+     *   filled, the analysis' arrays) outlives the young generation's collections, and left to the
+     *   engine a week's trips file for 100 devices at a fix every 10 s peaked 100–140 MB above idle;
+     *   collected every 24 MB of windows, 47–59 MB (`npm run bench -- reports`; the contract's bound
+     *   for files is 64 MB).
      */
     reportReader(principal: Principal, signal?: AbortSignal): ReportReader {
       const releaseSlot = limit.acquire(principal)
-      let uncollectedBytes = 0
       return {
         async analyse(deviceKey, range, thresholds) {
           checkRange(range, MAX_REPORT_WINDOW_SECONDS)
@@ -324,13 +316,7 @@ export function createHistoryService({ positions, events, access, geocoder, memo
             return analysed
           } finally {
             giveBack()
-            uncollectedBytes += fixes * BYTES_PER_FIX_IN_FLIGHT
-            if (uncollectedBytes >= REPORT_COLLECT_AFTER_BYTES) {
-              uncollectedBytes = 0
-              // a step of its own, as turns.sent's
-              await turns.next()
-              Bun.gc(true)
-            }
+            turns.sent(fixes * BYTES_PER_FIX_IN_FLIGHT)
           }
         },
         release: releaseSlot,
