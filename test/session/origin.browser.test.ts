@@ -88,6 +88,8 @@ describe.skipIf(!hasChromium)('the console at the address it was opened at, APP_
     await page.locator('#group-name').fill('Vans')
     await page.locator('#group-name').press('Enter')
     await page.getByText('Vans was added.').waitFor()
+    // the note comes with the answer; the list is read again after it
+    await page.locator('.admin-table tbody .cell-name').getByText('Vans', { exact: true }).waitFor()
     expect(await page.locator('.admin-table tbody .cell-name').allTextContents()).toContain('Vans')
     await shot(page, 'origin-signed-in-desktop')
 
